@@ -1,0 +1,45 @@
+"""Shared CLI plumbing: consoles, settings loading, and clean failure messages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NoReturn
+
+import typer
+from rich.console import Console
+
+from colonnade.config import ConfigError, Settings, load_settings
+
+__all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_USAGE", "State", "console", "err_console", "fail", "settings_of"]
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+@dataclass
+class State:
+    config_path: Path | None = None
+    _settings: Settings | None = field(default=None, repr=False)
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    err_console.print(f"[red]error:[/red] {message}", soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def settings_of(ctx: typer.Context) -> Settings:
+    """Load settings once per invocation; a bad config ends the command with one line per problem."""
+    state = ctx.find_object(State) or State()
+    if state._settings is None:
+        try:
+            state._settings = load_settings(state.config_path)
+        except ConfigError as exc:
+            for problem in exc.problems:
+                err_console.print(f"[red]config error:[/red] {problem}", soft_wrap=True)
+            raise typer.Exit(EXIT_USAGE) from None
+    return state._settings

@@ -1,0 +1,142 @@
+"""Settings: one typed model, read from `colonnade.yaml` and overridden by `COLONNADE_*` variables.
+
+Nested keys use a double underscore in the environment: `server.port` is `COLONNADE_SERVER__PORT`.
+Every problem in a config file is reported at once, as `file: key: what is expected`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+__all__ = ["ConfigError", "ServerSettings", "Settings", "load_settings"]
+
+ENV_PREFIX = "COLONNADE_"
+DEFAULT_CONFIG_FILE = "colonnade.yaml"
+_NOT_SETTINGS = {"CONFIG"}
+
+
+class ConfigError(Exception):
+    """One or more problems in the configuration; `problems` holds one line each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ServerSettings(_Section):
+    host: str = Field(default="127.0.0.1", description="Interface the gateway listens on.")
+    port: int = Field(default=8765, ge=0, le=65535, description="TCP port of the gateway.")
+
+
+class Settings(_Section):
+    """Everything that can be configured, with the embedded defaults."""
+
+    data_dir: Path = Field(default=Path(".colonnade"), description="Where embedded state lives.")
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy async URL; default is a SQLite file under data_dir.",
+    )
+    contracts: list[Path] = Field(
+        default_factory=list, description="Contract files or folders published at start-up."
+    )
+    wire_profile: Literal["strict", "mcp"] = Field(
+        default="strict", description="Tool names clients see: strict (A-Za-z0-9_-) or mcp (also '.')."
+    )
+    log_level: Literal["debug", "info", "warning", "error"] = Field(default="info")
+    server: ServerSettings = Field(default_factory=ServerSettings)
+
+    @property
+    def effective_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{self.data_dir / 'colonnade.db'}"
+
+
+def load_settings(
+    config_path: str | Path | None = None, environ: Mapping[str, str] | None = None
+) -> Settings:
+    """Read the YAML file (if any) and apply environment overrides; raise ConfigError on problems."""
+    env = dict(os.environ if environ is None else environ)
+    explicit = config_path is not None or f"{ENV_PREFIX}CONFIG" in env
+    path = Path(config_path or env.get(f"{ENV_PREFIX}CONFIG") or DEFAULT_CONFIG_FILE)
+    data: dict[str, Any] = {}
+    source = str(path)
+    if path.exists():
+        data = _read_file(path)
+    elif explicit:
+        raise ConfigError([f"{path}: config file not found (given by --config or COLONNADE_CONFIG)"])
+    problems: list[str] = []
+    for key, raw in sorted(env.items()):
+        if not key.startswith(ENV_PREFIX) or key[len(ENV_PREFIX) :] in _NOT_SETTINGS:
+            continue
+        dotted = key[len(ENV_PREFIX) :].lower().split("__")
+        _set_path(data, dotted, _env_value(raw))
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        for err in exc.errors():
+            key = ".".join(str(p) for p in err["loc"])
+            origin = _origin(key, env, source)
+            problems.append(f"{origin}: {key}: {_expected(err)}")
+        raise ConfigError(problems) from None
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+        raise ConfigError([f"{where}: invalid YAML: {exc.problem}"]) from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError([f"{path}: cannot read config: {exc}"]) from None
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise ConfigError([f"{path}: expected a mapping of settings at the top level"])
+    return loaded
+
+
+def _env_value(raw: str) -> Any:
+    """Environment values are strings; JSON lists/objects are accepted for list settings."""
+    stripped = raw.strip()
+    if stripped.startswith(("[", "{")):
+        try:
+            return json.loads(stripped)
+        except json.JSONDecodeError:
+            return raw
+    return raw
+
+
+def _set_path(data: dict[str, Any], keys: list[str], value: Any) -> None:
+    node = data
+    for key in keys[:-1]:
+        child = node.get(key)
+        if not isinstance(child, dict):
+            child = {}
+            node[key] = child
+        node = child
+    node[keys[-1]] = value
+
+
+def _origin(key: str, env: Mapping[str, str], source: str) -> str:
+    env_name = ENV_PREFIX + key.upper().replace(".", "__")
+    return f"environment {env_name}" if env_name in env else source
+
+
+def _expected(err: Any) -> str:
+    if err["type"] == "extra_forbidden":
+        return "unknown setting (check the spelling; see docs/configuration.md)"
+    message = str(err["msg"])
+    return f"{message} (got {err['input']!r})" if "input" in err and err["type"] != "missing" else message

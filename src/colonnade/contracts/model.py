@@ -1,0 +1,218 @@
+"""The Universal API Contract (UAC): one API of one tenant, its backend and its endpoints.
+
+The pydantic models are the single source of truth: the published JSON Schema
+(`schemas/uac.schema.json`) is generated from them, and the validator checks raw
+documents against that schema before any semantic rule runs.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "HTTP_METHODS",
+    "Backend",
+    "BackendAuth",
+    "Classification",
+    "Contract",
+    "ContractStatus",
+    "Endpoint",
+    "LlmBlock",
+    "LlmExample",
+    "Operation",
+    "SideEffects",
+    "derive_input_schema",
+    "path_parameters",
+]
+
+KEBAB = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+SEMVER = (
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$"
+)
+OPERATION_ID = r"^[A-Za-z_][A-Za-z0-9_]*$"
+SECRET_NAME = r"^[A-Za-z_][A-Za-z0-9_.-]*$"
+HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+_PATH_PARAM = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class SideEffects(StrEnum):
+    """What calling an operation does to the world; drives annotations, gating and retries."""
+
+    NONE = "none"
+    READ = "read"
+    WRITE = "write"
+    DESTRUCTIVE = "destructive"
+
+
+class ContractStatus(StrEnum):
+    DRAFT = "draft"
+    PUBLISHED = "published"
+    DEPRECATED = "deprecated"
+
+
+class Classification(StrEnum):
+    PUBLIC = "public"
+    INTERNAL = "internal"
+    CONFIDENTIAL = "confidential"
+    RESTRICTED = "restricted"
+
+
+class HttpMethod(StrEnum):
+    GET = "GET"
+    POST = "POST"
+    PUT = "PUT"
+    PATCH = "PATCH"
+    DELETE = "DELETE"
+    HEAD = "HEAD"
+    OPTIONS = "OPTIONS"
+
+
+class AuthType(StrEnum):
+    BEARER = "bearer"
+    API_KEY_HEADER = "api_key_header"
+    BASIC = "basic"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=False)
+
+
+class LlmExample(_Strict):
+    """One synthetic call: an input and a fragment the result must contain."""
+
+    input: dict[str, Any] = Field(description="Arguments for the tool; synthetic data only.")
+    expected_output_contains: str = Field(
+        description="A substring the JSON-serialised result must contain when this example is run."
+    )
+
+
+class LlmBlock(_Strict):
+    """What an agent (and the gateway's governance) needs to know about one operation."""
+
+    summary: str = Field(description="What the operation does; target <= 160 characters.")
+    intent: str = Field(description="When an agent should use it; target <= 360 characters.")
+    tool_name: str = Field(
+        description="Stable tool name, unique in the tenant/API namespace: 1-64 chars of A-Za-z0-9_.-"
+    )
+    side_effects: SideEffects = Field(description="none | read | write | destructive")
+    safe_for_agents: bool = Field(description="May an autonomous agent call it under normal policy.")
+    requires_human_approval: bool = Field(description="Must a human approve each call before execution.")
+    examples: list[LlmExample] = Field(
+        description="One or two synthetic examples {input, expected_output_contains}."
+    )
+
+
+class BackendAuth(_Strict):
+    """How the gateway authenticates to the backend; `secret` names a secret, it never holds one."""
+
+    type: AuthType = Field(description="bearer | api_key_header | basic")
+    secret: str = Field(pattern=SECRET_NAME, description="Name of the secret (e.g. an env variable name).")
+    header: str | None = Field(default=None, description="Header name for api_key_header auth.")
+
+
+class Backend(_Strict):
+    base_url: str = Field(pattern=r"^https?://[^\s/]+", description="Base URL of the HTTP backend.")
+    auth: BackendAuth | None = Field(default=None, description="Optional reference to a backend credential.")
+    timeout_ms: int | None = Field(default=None, ge=1, le=600_000, description="Default per-call timeout.")
+
+
+class Endpoint(_Strict):
+    path: str = Field(pattern=r"^/", description="URL path below base_url; {param} marks path parameters.")
+    methods: list[HttpMethod] = Field(min_length=1, description="HTTP methods served at this path.")
+    operation_id: str = Field(pattern=OPERATION_ID, description="Identifier of the operation in the API.")
+    description: str | None = Field(default=None, description="Longer human description.")
+    tags: list[str] = Field(default_factory=list, description="Free-form tags (domains, features).")
+    input_schema: dict[str, Any] | None = Field(
+        default=None,
+        description="JSON Schema 2020-12 of the arguments; derived from path parameters when absent.",
+    )
+    output_schema: dict[str, Any] | None = Field(default=None, description="JSON Schema of the result.")
+    mcp: bool = Field(default=True, description="Expose this endpoint as an MCP tool.")
+    llm: LlmBlock | None = Field(default=None, description="Agent-facing metadata for the operation.")
+
+    def effective_input_schema(self) -> dict[str, Any]:
+        return self.input_schema if self.input_schema is not None else derive_input_schema(self.path)
+
+
+class Contract(_Strict):
+    """One API of one tenant at one version."""
+
+    name: str = Field(pattern=KEBAB, description="API name, kebab-case.")
+    version: str = Field(pattern=SEMVER, description="Semantic version of this contract.")
+    tenant: str = Field(pattern=KEBAB, description="Owning tenant, kebab-case.")
+    display_name: str = Field(min_length=1, description="Human-readable API name.")
+    description: str = Field(description="What the API is for.")
+    status: ContractStatus = Field(description="draft | published | deprecated")
+    classification: Classification | None = Field(
+        default=None, description="Data classification: public | internal | confidential | restricted."
+    )
+    backend: Backend
+    endpoints: list[Endpoint] = Field(description="The operations of this API.")
+
+    def operations(self) -> list[Operation]:
+        """Every (endpoint, method) pair, in document order: each becomes one tool."""
+        ops: list[Operation] = []
+        for index, endpoint in enumerate(self.endpoints):
+            multi = len(endpoint.methods) > 1
+            for method in endpoint.methods:
+                ops.append(Operation(self, endpoint, index, method.value, multi))
+        return ops
+
+
+class Operation:
+    """One endpoint + method of a contract; the unit projected into a tool."""
+
+    __slots__ = ("_multi", "contract", "endpoint", "index", "method")
+
+    def __init__(self, contract: Contract, endpoint: Endpoint, index: int, method: str, multi: bool) -> None:
+        self.contract = contract
+        self.endpoint = endpoint
+        self.index = index
+        self.method = method
+        self._multi = multi
+
+    @property
+    def name(self) -> str:
+        """operation_id, suffixed with the method when one endpoint serves several methods."""
+        oid = self.endpoint.operation_id
+        return f"{oid}_{self.method.lower()}" if self._multi else oid
+
+    @property
+    def tool_name(self) -> str:
+        """The operation segment of the canonical name: `llm.tool_name` when present, else the name."""
+        llm = self.endpoint.llm
+        if llm is None:
+            return self.name
+        return f"{llm.tool_name}_{self.method.lower()}" if self._multi else llm.tool_name
+
+    @property
+    def canonical_name(self) -> str:
+        """`{tenant}:{api}:{tool_name}`: what audit, metrics, policies and smoke assertions use."""
+        return f"{self.contract.tenant}:{self.contract.name}:{self.tool_name}"
+
+    @property
+    def pointer(self) -> str:
+        return f"/endpoints/{self.index}"
+
+    def __repr__(self) -> str:
+        return f"Operation({self.method} {self.endpoint.path} -> {self.canonical_name})"
+
+
+def path_parameters(path: str) -> list[str]:
+    return _PATH_PARAM.findall(path)
+
+
+def derive_input_schema(path: str) -> dict[str, Any]:
+    """One required string property per `{param}` of the path."""
+    params = path_parameters(path)
+    return {
+        "type": "object",
+        "properties": {p: {"type": "string"} for p in params},
+        "required": params,
+        "additionalProperties": False,
+    }
