@@ -37,6 +37,7 @@ class _Section(BaseModel):
 class ServerSettings(_Section):
     host: str = Field(default="127.0.0.1", description="Interface the gateway listens on.")
     port: int = Field(default=8765, ge=0, le=65535, description="TCP port of the gateway.")
+    page_size: int = Field(default=200, ge=1, le=10_000, description="Tools per tools/list page.")
 
 
 class Settings(_Section):
@@ -52,6 +53,9 @@ class Settings(_Section):
     )
     wire_profile: Literal["strict", "mcp"] = Field(
         default="strict", description="Tool names clients see: strict (A-Za-z0-9_-) or mcp (also '.')."
+    )
+    catalog_poll_s: float = Field(
+        default=2.0, gt=0, le=3600, description="How often the catalog picks up publishes from the store."
     )
     log_level: Literal["debug", "info", "warning", "error"] = Field(default="info")
     server: ServerSettings = Field(default_factory=ServerSettings)

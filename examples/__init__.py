@@ -1,0 +1,1 @@
+"""Runnable examples: demo contracts and the demo backend that serves them."""

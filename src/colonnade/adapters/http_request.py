@@ -1,0 +1,165 @@
+"""Turn a binding and validated arguments into the pieces of one HTTP request.
+
+Path values are percent-encoded as a single segment (a `/`, `?`, `#` or `..` in a value can
+never change which resource is addressed); query and header values are rendered as text
+(`true`/`false` for booleans, JSON for objects); body arguments form one JSON object.
+Arguments the binding does not describe are ignored: the caller validated them already.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from colonnade.adapters.binding import HttpBinding, ParamLocation
+from colonnade.adapters.outcome import MISCONFIGURED, SCHEMA
+from colonnade.adapters.secrets import SecretResolver
+from colonnade.contracts.model import AuthType, BackendAuth
+
+__all__ = ["DEFAULT_API_KEY_HEADER", "RequestBuildError", "RequestParts", "auth_headers", "request_parts"]
+
+DEFAULT_API_KEY_HEADER = "X-API-Key"
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_DOT_SEGMENTS = frozenset({".", ".."})
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_HEADER_VALUE = re.compile(r"^[\t\x20-\x7e]*$")
+_ABSENT = object()
+
+
+class RequestBuildError(Exception):
+    """The request cannot be built; `code` is a taxonomy code, the message names the argument."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class RequestParts:
+    method: str
+    url: str
+    query: tuple[tuple[str, str], ...]
+    headers: dict[str, str]
+    content: bytes | None
+
+
+def request_parts(binding: HttpBinding, arguments: dict[str, Any]) -> RequestParts:
+    """Place every described argument; raise RequestBuildError when one cannot be placed."""
+    query: list[tuple[str, str]] = []
+    headers: dict[str, str] = {"accept": "application/json"}
+    path_values: dict[str, Any] = {}
+    body: dict[str, Any] = {}
+    raw_body: Any = _ABSENT
+    for spec in binding.params:
+        if spec.name not in arguments:
+            continue
+        value = arguments[spec.name]
+        if spec.location is ParamLocation.PATH:
+            path_values[spec.wire_name] = value
+        elif spec.location is ParamLocation.QUERY:
+            query.extend(_query_pairs(spec.wire_name, value))
+        elif spec.location is ParamLocation.HEADER:
+            if value is not None:
+                _set_header(headers, spec.wire_name, _text(value))
+        elif spec.location is ParamLocation.BODY:
+            body[spec.wire_name] = value
+        else:
+            raw_body = value
+    content = _content(raw_body, body)
+    if content is not None:
+        headers["content-type"] = "application/json"
+    url = binding.base_url.rstrip("/") + _fill_path(binding.path, path_values)
+    return RequestParts(binding.method, url, tuple(query), headers, content)
+
+
+async def auth_headers(auth: BackendAuth, secrets: SecretResolver) -> dict[str, str]:
+    """The header that authenticates the gateway to the backend; the secret's value stays in it."""
+    value = await secrets.resolve(auth.secret)
+    if value is None:
+        raise RequestBuildError(
+            MISCONFIGURED,
+            f"backend secret {auth.secret!r} is not set; {secrets.how_to_set(auth.secret)}",
+        )
+    if auth.type is AuthType.BEARER:
+        name, header_value = "authorization", f"Bearer {value}"
+    elif auth.type is AuthType.API_KEY_HEADER:
+        name, header_value = (auth.header or DEFAULT_API_KEY_HEADER).lower(), value
+    else:
+        name, header_value = "authorization", _basic(auth.secret, value)
+    if not _HEADER_VALUE.match(header_value):
+        raise RequestBuildError(
+            MISCONFIGURED,
+            f"backend secret {auth.secret!r} contains characters a header cannot carry "
+            "(only printable ASCII is allowed); set it again without them",
+        )
+    return {name: header_value}
+
+
+def _basic(secret_name: str, value: str) -> str:
+    if ":" not in value:
+        raise RequestBuildError(
+            MISCONFIGURED,
+            f"backend secret {secret_name!r} is used for basic auth and must have the form user:password",
+        )
+    return "Basic " + base64.b64encode(value.encode("utf-8")).decode("ascii")
+
+
+def _fill_path(template: str, values: dict[str, Any]) -> str:
+    def segment(match: re.Match[str]) -> str:
+        name = match.group(1)
+        value = values.get(name)
+        if value is None:
+            raise RequestBuildError(SCHEMA, f"path parameter {name!r} is missing; give it a value")
+        encoded = quote(_text(value), safe="")
+        if not encoded:
+            raise RequestBuildError(
+                SCHEMA, f"path parameter {name!r} is empty; an empty segment would address another resource"
+            )
+        return encoded.replace(".", "%2E") if encoded in _DOT_SEGMENTS else encoded
+
+    return _PLACEHOLDER.sub(segment, template)
+
+
+def _query_pairs(name: str, value: Any) -> list[tuple[str, str]]:
+    items = value if isinstance(value, list | tuple) else [value]
+    return [(name, _text(item)) for item in items if item is not None]
+
+
+def _set_header(headers: dict[str, str], name: str, value: str) -> None:
+    if not _HEADER_NAME.match(name):
+        raise RequestBuildError(
+            MISCONFIGURED, f"header name {name!r} (x-name in the contract) is not a valid HTTP header name"
+        )
+    value = value.strip(" \t")
+    if not _HEADER_VALUE.match(value):
+        raise RequestBuildError(
+            SCHEMA, f"header {name!r}: the value must be printable ASCII without line breaks"
+        )
+    headers[name.lower()] = value
+
+
+def _content(raw_body: Any, body: dict[str, Any]) -> bytes | None:
+    """A raw-body argument is the whole body and wins over body arguments; no arguments, no body."""
+    if raw_body is not _ABSENT:
+        return _json_body(raw_body)
+    return _json_body(body) if body else None
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return str(value)
+
+
+def _json_body(value: Any) -> bytes:
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    except (TypeError, ValueError) as exc:
+        raise RequestBuildError(SCHEMA, f"the request body cannot be encoded as JSON: {exc}") from None

@@ -1,0 +1,223 @@
+"""Classify what a backend answered (or how it failed) into an AdapterOutcome.
+
+Only connection-level failures, timeouts and 408/429/502/503/504 are retryable: the adapter
+does not know whether the operation is idempotent, so a 500 (the backend may have acted) is
+terminal and the pipeline's retry policy decides the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import ssl
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx2
+
+from colonnade.adapters.outcome import (
+    AUTH_REFUSED,
+    CONFLICT,
+    MALFORMED,
+    MISCONFIGURED,
+    NOT_FOUND,
+    RATE_LIMITED,
+    REJECTED,
+    SERVER_FAULT,
+    TIMEOUT,
+    UNAVAILABLE,
+    UNREACHABLE,
+    AdapterOutcome,
+    OutcomeKind,
+)
+
+__all__ = ["backend_message", "outcome_from_exception", "outcome_from_response", "retry_after_ms"]
+
+_RETRYABLE_STATUS = {
+    408: UNAVAILABLE,
+    429: RATE_LIMITED,
+    502: UNAVAILABLE,
+    503: UNAVAILABLE,
+    504: UNAVAILABLE,
+}
+_CLIENT_STATUS = {
+    401: AUTH_REFUSED,
+    403: AUTH_REFUSED,
+    404: NOT_FOUND,
+    410: NOT_FOUND,
+    409: CONFLICT,
+    412: CONFLICT,
+    428: CONFLICT,
+}
+_MESSAGE_KEYS = ("message", "detail", "error_description", "error", "title", "msg")
+_MESSAGE_LIMIT = 500
+
+
+def outcome_from_response(response: httpx2.Response, content: bytes, duration_ms: float) -> AdapterOutcome:
+    """Map a complete answer: 2xx success, listed statuses retryable, everything else terminal."""
+    status = response.status_code
+    declared_json = _is_json(response.headers.get("content-type", ""))
+    try:
+        body = _parse(response, content, declared_json)
+    except ValueError as exc:
+        if 200 <= status < 300:
+            return AdapterOutcome(
+                OutcomeKind.TERMINAL_ERROR,
+                status_code=status,
+                body=_text(response, content),
+                error_code=MALFORMED,
+                message=f"the backend declared JSON but sent a body that is not valid JSON ({exc})",
+                duration_ms=duration_ms,
+            )
+        body = _text(response, content)
+    if 200 <= status < 300:
+        return AdapterOutcome(OutcomeKind.SUCCESS, status_code=status, body=body, duration_ms=duration_ms)
+    retryable_code = _RETRYABLE_STATUS.get(status)
+    return AdapterOutcome(
+        OutcomeKind.TERMINAL_ERROR if retryable_code is None else OutcomeKind.RETRYABLE_ERROR,
+        status_code=status,
+        body=body,
+        error_code=retryable_code or _terminal_code(status),
+        message=_error_message(response, body),
+        retry_after_ms=None
+        if retryable_code is None
+        else retry_after_ms(response.headers.get("retry-after")),
+        duration_ms=duration_ms,
+    )
+
+
+def outcome_from_exception(
+    exc: Exception, origin: str, timeout_s: float, duration_ms: float
+) -> AdapterOutcome:
+    """Map a failure without a complete answer; messages name the origin, never the full URL."""
+    code, message = _failure(exc, origin, timeout_s)
+    retryable = code in (TIMEOUT, UNREACHABLE)
+    return AdapterOutcome(
+        OutcomeKind.RETRYABLE_ERROR if retryable else OutcomeKind.TERMINAL_ERROR,
+        error_code=code,
+        message=message,
+        duration_ms=duration_ms,
+    )
+
+
+def retry_after_ms(value: str | None, now: datetime | None = None) -> int | None:
+    """`Retry-After` as milliseconds from now: delay-seconds or an HTTP-date; None when unusable."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        return _until_date(text, now)
+    return round(seconds * 1000) if seconds >= 0 else None
+
+
+def backend_message(body: Any) -> str | None:
+    """The backend's own words: a message/detail/error field (nested too), or a plain-text body."""
+    if isinstance(body, str):
+        return _clip(body.strip()) or None
+    if isinstance(body, dict):
+        for key in _MESSAGE_KEYS:
+            found = backend_message(body.get(key))
+            if found:
+                return found
+        return None
+    if isinstance(body, list):
+        return _clip("; ".join(m for item in body[:5] if (m := backend_message(item)))) or None
+    return None
+
+
+def _until_date(text: str, now: datetime | None) -> int | None:
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    delta = when - (now or datetime.now(UTC))
+    return max(0, round(delta.total_seconds() * 1000))
+
+
+def _terminal_code(status: int) -> str:
+    if status >= 500:
+        return SERVER_FAULT
+    if status >= 400:
+        return _CLIENT_STATUS.get(status, REJECTED)
+    return MISCONFIGURED
+
+
+def _error_message(response: httpx2.Response, body: Any) -> str:
+    status = response.status_code
+    if 300 <= status < 400:
+        location = response.headers.get("location", "another URL")
+        return f"the backend redirected ({status}) to {location}; point the contract's base_url there"
+    media = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    own = None if media == "text/html" else backend_message(body)
+    return own or f"the backend answered {status} {response.reason_phrase}".rstrip()
+
+
+def _failure(exc: Exception, origin: str, timeout_s: float) -> tuple[str, str]:
+    if isinstance(exc, TimeoutError | httpx2.TimeoutException):
+        waited = "no free connection to" if isinstance(exc, httpx2.PoolTimeout) else "no answer from"
+        return TIMEOUT, f"{waited} {origin} within {timeout_s:g} s"
+    if isinstance(exc, httpx2.ConnectError):
+        return _connect_failure(exc, origin)
+    if isinstance(exc, httpx2.DecodingError):
+        return MALFORMED, f"the body from {origin} cannot be decoded: {exc}"
+    if isinstance(exc, httpx2.NetworkError | httpx2.RemoteProtocolError):
+        return UNREACHABLE, f"the connection to {origin} was closed before a complete answer ({_reason(exc)})"
+    if isinstance(exc, httpx2.InvalidURL | httpx2.UnsupportedProtocol):
+        return MISCONFIGURED, f"the backend URL is not usable: {exc}; fix the contract's backend.base_url"
+    return MISCONFIGURED, f"the request to {origin} could not be sent: {_reason(exc)}"
+
+
+def _connect_failure(exc: Exception, origin: str) -> tuple[str, str]:
+    for cause in _chain(exc):
+        if isinstance(cause, ssl.SSLError):
+            reason = cause.reason or str(cause)
+            return MISCONFIGURED, f"TLS with {origin} failed ({reason}); check the backend's TLS set-up"
+        if isinstance(cause, socket.gaierror):
+            return UNREACHABLE, f"the host of {origin} cannot be resolved ({cause.strerror})"
+    return UNREACHABLE, f"cannot connect to {origin} ({_reason(exc)})"
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """The exception and what caused it, through the HTTP stack's re-raises."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _reason(exc: Exception) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _is_json(content_type: str) -> bool:
+    media = content_type.split(";")[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")
+
+
+def _parse(response: httpx2.Response, content: bytes, declared_json: bool) -> Any:
+    if not content:
+        return None
+    if declared_json:
+        return json.loads(content)
+    return _text(response, content)
+
+
+def _text(response: httpx2.Response, content: bytes) -> str | None:
+    if not content:
+        return None
+    try:
+        return content.decode(response.charset_encoding or "utf-8", errors="replace")
+    except LookupError:
+        return content.decode("utf-8", errors="replace")
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 1] + "…"

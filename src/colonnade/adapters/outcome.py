@@ -1,0 +1,89 @@
+"""What one execution against a backend produced, before any governance looks at it.
+
+An adapter reports facts (status, body, a taxonomy code); the call pipeline decides what to
+do with them (retry, envelope, audit). The codes an adapter emits are listed in
+`ADAPTER_ERROR_CODES` and belong to the call taxonomy's registry (`calls/errors.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "ADAPTER_ERROR_CODES",
+    "AUTH_REFUSED",
+    "CONFLICT",
+    "MALFORMED",
+    "MISCONFIGURED",
+    "NOT_FOUND",
+    "RATE_LIMITED",
+    "REJECTED",
+    "SCHEMA",
+    "SERVER_FAULT",
+    "TIMEOUT",
+    "UNAVAILABLE",
+    "UNREACHABLE",
+    "AdapterOutcome",
+    "OutcomeKind",
+]
+
+
+class OutcomeKind(StrEnum):
+    SUCCESS = "success"
+    RETRYABLE_ERROR = "retryable_error"
+    TERMINAL_ERROR = "terminal_error"
+
+
+REJECTED = "I-REQ-UPSTREAM-REJECTED"
+NOT_FOUND = "I-REQ-UPSTREAM-NOT-FOUND"
+SCHEMA = "I-REQ-SCHEMA"
+AUTH_REFUSED = "A-AUTH-UPSTREAM"
+CONFLICT = "P-PRECOND-CONFLICT"
+TIMEOUT = "R-TIMEOUT-001"
+RATE_LIMITED = "R-UPSTREAM-429"
+UNAVAILABLE = "R-UPSTREAM-UNAVAILABLE"
+UNREACHABLE = "R-UPSTREAM-CONNECT"
+SERVER_FAULT = "S-TOOL-UPSTREAM-FAULT"
+MISCONFIGURED = "S-TOOL-CONFIG"
+MALFORMED = "D-DATA-MALFORMED"
+
+ADAPTER_ERROR_CODES: dict[str, str] = {
+    REJECTED: "backend answered 4xx (400, 405, 422, ... not listed below): the request was wrong",
+    NOT_FOUND: "backend answered 404 or 410",
+    SCHEMA: "an argument cannot be placed on the request (missing or empty path parameter, "
+    "header value that is not printable ASCII, body that is not JSON)",
+    AUTH_REFUSED: "backend answered 401 or 403 to the gateway's credentials",
+    CONFLICT: "backend answered 409, 412 or 428",
+    TIMEOUT: "no complete answer within the call's timeout (connect, pool wait or read)",
+    RATE_LIMITED: "backend answered 429; retry_after_ms from Retry-After when given",
+    UNAVAILABLE: "backend answered 408, 502, 503 or 504; retry_after_ms from Retry-After when given",
+    UNREACHABLE: "connection refused or reset, host name not resolvable, connection closed mid-answer",
+    SERVER_FAULT: "backend answered 500 or another 5xx not listed above",
+    MISCONFIGURED: "backend secret missing or unusable, invalid base URL, TLS failure, or a redirect",
+    MALFORMED: "2xx body declared JSON but not parseable, undecodable content encoding, "
+    "or a body over the adapter's size limit",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class AdapterOutcome:
+    """The result of one execution; `duration_ms` is the time spent talking to the backend.
+
+    `body` is the parsed JSON when the backend declared JSON, else the text (None when empty).
+    `message` is the backend's own error message when it gave one, else a description of the
+    failure; it is None on success.
+    """
+
+    kind: OutcomeKind
+    status_code: int | None = None
+    body: Any = None
+    error_code: str | None = None
+    message: str | None = None
+    retry_after_ms: int | None = None
+    duration_ms: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.kind is OutcomeKind.SUCCESS

@@ -1,0 +1,113 @@
+"""The envelopes of the tool-call contract: what a caller asks (CallRequest) and gets (CallResult).
+
+Every surface (MCP, REST, CLI) translates its protocol into a CallRequest and renders the
+CallResult back; the status of a result is definitive (never partial success with an error).
+"""
+
+from __future__ import annotations
+
+import uuid
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "CallContext",
+    "CallConstraints",
+    "CallError",
+    "CallMetrics",
+    "CallRequest",
+    "CallResult",
+    "CallStatus",
+    "Provenance",
+    "RetryPolicy",
+]
+
+
+class CallStatus(StrEnum):
+    SUCCESS = "success"
+    SUCCESS_PREP = "success_prep"
+    RETRYABLE_ERROR = "retryable_error"
+    TERMINAL_ERROR = "terminal_error"
+    INVALID_REQUEST = "invalid_request"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RetryPolicy(_Model):
+    max_attempts: int = Field(default=1, ge=1, le=10)
+    base_ms: int = Field(default=100, ge=0, le=60_000)
+    cap_ms: int = Field(default=2_000, ge=0, le=600_000)
+    jitter: Literal["none", "full"] = "full"
+
+
+class CallContext(_Model):
+    actor_id: str | None = None
+    scopes: list[str] = Field(default_factory=list)
+    trace_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    parent_span_id: str | None = None
+    locale: str | None = None
+    timezone: str | None = None
+    clock: str | None = None
+    env: str | None = None
+
+
+class CallConstraints(_Model):
+    timeout_ms: int | None = Field(default=None, ge=1, le=600_000)
+    deadline_unix_ms: int | None = Field(default=None, ge=0)
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=256)
+    memory_mb_limit: int | None = Field(default=None, ge=1)
+    net_allowlist: list[str] | None = None
+    retry_policy: RetryPolicy | None = None
+
+
+class CallRequest(_Model):
+    """One call of one tool; `tool_id` is a canonical or wire name."""
+
+    call_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
+    tool_id: str = Field(min_length=1, max_length=512)
+    tool_version: str | None = None
+    fn: str | None = None
+    input: dict[str, Any] = Field(default_factory=dict)
+    context: CallContext = Field(default_factory=CallContext)
+    constraints: CallConstraints = Field(default_factory=CallConstraints)
+    provenance: dict[str, Any] | None = None
+    dry_run: bool = False
+
+
+class CallError(_Model):
+    code: str
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+    fix: str
+
+
+class CallMetrics(_Model):
+    duration_ms: float = 0.0
+    cpu_ms: float = 0.0
+    memory_peak_mb: float = 0.0
+
+
+class Provenance(_Model):
+    tool_id: str
+    tool_version: str
+    digest: str
+
+
+class CallResult(_Model):
+    call_id: str
+    status: CallStatus
+    output: Any = None
+    error: CallError | None = None
+    side_effects: list[str] = Field(default_factory=list)
+    metrics: CallMetrics = Field(default_factory=CallMetrics)
+    provenance: Provenance | None = None
+    warnings: list[str] = Field(default_factory=list)
+    commit_token: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status in (CallStatus.SUCCESS, CallStatus.SUCCESS_PREP)

@@ -1,0 +1,51 @@
+"""The call pipeline: one ordered list of stages with one signature; the order lives here only."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
+
+from colonnade.calls.call import Call
+from colonnade.calls.envelope import CallResult
+
+__all__ = ["Next", "Pipeline", "Stage"]
+
+Next = Callable[[Call], Awaitable[CallResult]]
+
+
+class Stage(Protocol):
+    """A stage ends the call by returning a CallResult, or passes it on with `await next(call)`."""
+
+    async def __call__(self, call: Call, next: Next) -> CallResult: ...
+
+
+class Pipeline:
+    """Runs the stages in order; the last stage must end every call it receives."""
+
+    def __init__(self, stages: Sequence[Stage]) -> None:
+        if not stages:
+            raise ValueError("a pipeline needs at least one stage")
+        self.stages = tuple(stages)
+        self._entry = self._chain(0)
+
+    def _chain(self, index: int) -> Next:
+        stage = self.stages[index]
+        if index == len(self.stages) - 1:
+
+            async def last(call: Call) -> CallResult:
+                return await stage(call, _past_the_end)
+
+            return last
+        following = self._chain(index + 1)
+
+        async def step(call: Call) -> CallResult:
+            return await stage(call, following)
+
+        return step
+
+    async def run(self, call: Call) -> CallResult:
+        return await self._entry(call)
+
+
+async def _past_the_end(call: Call) -> CallResult:
+    raise RuntimeError(f"the last pipeline stage passed call {call.request.call_id} on; it must end it")

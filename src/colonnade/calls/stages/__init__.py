@@ -1,0 +1,1 @@
+"""Pipeline stages: one guarantee per module, all with the `(call, next)` signature."""

@@ -1,0 +1,25 @@
+"""Input validation: every violation of the tool's input schema, listed with its JSON pointer."""
+
+from __future__ import annotations
+
+from colonnade.calls.call import Call
+from colonnade.calls.envelope import CallResult
+from colonnade.calls.errors import error
+from colonnade.calls.pipeline import Next
+from colonnade.calls.schemas import violations
+
+__all__ = ["InputValidation"]
+
+
+class InputValidation:
+    async def __call__(self, call: Call, next: Next) -> CallResult:
+        found = violations(call.tool.input_schema, call.request.input)
+        if found:
+            summary = "; ".join(f"{v.pointer or '/'}: {v.message}" for v in found[:5])
+            status, err = error(
+                "I-REQ-SCHEMA",
+                f"{len(found)} argument problem(s) for '{call.tool.canonical_name}': {summary}",
+                violations=[v.to_dict() for v in found],
+            )
+            return call.result(status, error=err)
+        return await next(call)

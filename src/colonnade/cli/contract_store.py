@@ -1,0 +1,275 @@
+"""`colonnade contract publish | list | history | deprecate`: the contract store from the command line.
+
+Every command migrates the database first, so a fresh machine needs no setup step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+from colonnade.cli.common import EXIT_FINDINGS, EXIT_USAGE, console, err_console, fail, settings_of
+from colonnade.cli.root import contract_app
+from colonnade.config import Settings
+from colonnade.contracts.findings import Finding
+from colonnade.contracts.load import ContractLoadError
+from colonnade.contracts.model import Contract, ContractStatus
+from colonnade.contracts.validate import ContractInvalid, load_contract
+from colonnade.store import (
+    ContractConflict,
+    ContractNotFound,
+    ContractStore,
+    StoredContract,
+    StoreError,
+    create_store_engine,
+    migrate_engine,
+)
+from colonnade.store.engine import parse_database_url
+
+__all__ = ["deprecate_command", "history_command", "list_command", "publish_command", "run_with_store"]
+
+T = TypeVar("T")
+
+_STATUS_STYLE = {
+    ContractStatus.DRAFT: "yellow",
+    ContractStatus.PUBLISHED: "green",
+    ContractStatus.DEPRECATED: "dim",
+}
+
+
+def run_with_store(settings: Settings, work: Callable[[ContractStore], Awaitable[T]]) -> T:
+    """Open the configured database, migrate it, run `work`; store and database errors end the command."""
+
+    async def main() -> T:
+        engine = create_store_engine(settings.effective_database_url)
+        try:
+            await migrate_engine(engine)
+            return await work(ContractStore(engine))
+        finally:
+            await engine.dispose()
+
+    try:
+        return asyncio.run(main())
+    except ContractNotFound as exc:
+        fail(str(exc), EXIT_USAGE)
+    except ContractConflict as exc:
+        fail(str(exc), EXIT_FINDINGS)
+    except StoreError as exc:
+        fail(str(exc), EXIT_USAGE)
+    except (SQLAlchemyError, OSError) as exc:
+        fail(
+            f"cannot use the database {_shown_url(settings)}: {_reason(exc)}; check database_url "
+            "(COLONNADE_DATABASE_URL) and that the database is running",
+            EXIT_USAGE,
+        )
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    path: Path
+    contract: Contract
+    result: str
+    stored: StoredContract | None = None
+
+
+@contract_app.command("publish")
+def publish_command(
+    ctx: typer.Context,
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="Contract files (YAML or JSON) to validate and publish.", show_default=False),
+    ],
+) -> None:
+    """Validate contract files and publish them to the store.
+
+    Nothing is published unless every file is valid. A published version is immutable: to change
+    a contract, bump its version; earlier versions stay in the store as history.
+    """
+    contracts = _load_valid(paths)
+    settings = settings_of(ctx)
+    outcomes = run_with_store(settings, lambda store: _publish_all(store, contracts))
+    table = Table("file", "contract", "version", "endpoints", "result", title="Published contracts")
+    for outcome in outcomes:
+        endpoints = str(len(outcome.contract.operations()))
+        style = "red" if outcome.stored is None else "green"
+        table.add_row(
+            str(outcome.path),
+            f"{outcome.contract.tenant}/{outcome.contract.name}",
+            outcome.contract.version,
+            endpoints,
+            f"[{style}]{outcome.result}[/{style}]",
+        )
+    console.print(table)
+    if any(outcome.stored is None for outcome in outcomes):
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+@contract_app.command("list")
+def list_command(
+    ctx: typer.Context,
+    tenant: Annotated[
+        str | None, typer.Option("--tenant", "-t", help="Only this tenant's contracts.")
+    ] = None,
+    status: Annotated[
+        ContractStatus | None, typer.Option("--status", "-s", help="Only versions with this status.")
+    ] = None,
+) -> None:
+    """List stored contract versions, by tenant and API, newest version first."""
+    stored = run_with_store(settings_of(ctx), lambda store: store.list(tenant=tenant, status=status))
+    if not stored:
+        console.print("no contracts stored yet; publish one with `colonnade contract publish FILE`")
+        return
+    table = Table("tenant", "api", "version", "status", "spec", "updated (UTC)")
+    for item in stored:
+        table.add_row(
+            item.tenant,
+            item.name,
+            item.version,
+            _status(item.status),
+            item.spec_hash[:12],
+            _when(item.updated_at),
+        )
+    console.print(table)
+
+
+@contract_app.command("history")
+def history_command(
+    ctx: typer.Context,
+    tenant: Annotated[str, typer.Argument(help="Tenant that owns the API.", show_default=False)],
+    name: Annotated[str, typer.Argument(help="API name (the contract's `name`).", show_default=False)],
+) -> None:
+    """Show every stored version of one API, newest first."""
+    versions = run_with_store(settings_of(ctx), lambda store: store.history(tenant, name))
+    if not versions:
+        fail(f"no contract {tenant}/{name} in the store; check `colonnade contract list` for the names")
+    table = Table("version", "status", "spec", "created (UTC)", "updated (UTC)", title=f"{tenant}/{name}")
+    for item in versions:
+        table.add_row(
+            item.version,
+            _status(item.status),
+            item.spec_hash[:12],
+            _when(item.created_at),
+            _when(item.updated_at),
+        )
+    console.print(table)
+
+
+@contract_app.command("deprecate")
+def deprecate_command(
+    ctx: typer.Context,
+    tenant: Annotated[str, typer.Argument(help="Tenant that owns the API.", show_default=False)],
+    name: Annotated[str, typer.Argument(help="API name (the contract's `name`).", show_default=False)],
+    version: Annotated[str, typer.Argument(help="Version to deprecate, e.g. 1.2.0.", show_default=False)],
+) -> None:
+    """Mark a published version deprecated; it stays in the store as history."""
+
+    async def work(store: ContractStore) -> tuple[StoredContract, StoredContract | None]:
+        deprecated = await store.deprecate(tenant, name, version)
+        try:
+            return deprecated, await store.get(tenant, name)
+        except ContractNotFound:
+            return deprecated, None
+
+    deprecated, latest = run_with_store(settings_of(ctx), work)
+    console.print(f"deprecated {deprecated.label}")
+    if latest is None:
+        console.print(f"[yellow]{tenant}/{name} has no published version left[/yellow]")
+    else:
+        console.print(f"latest published version of {tenant}/{name}: {latest.version}")
+
+
+def _load_valid(paths: list[Path]) -> list[tuple[Path, Contract]]:
+    """Load and validate every file; report all problems, then stop unless every file is valid."""
+    loaded: list[tuple[Path, Contract]] = []
+    unreadable = invalid = 0
+    for path in paths:
+        try:
+            loaded.append((path, load_contract(path)))
+        except ContractLoadError as exc:
+            unreadable += 1
+            err_console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+        except ContractInvalid as exc:
+            invalid += 1
+            for finding in exc.errors:
+                err_console.print(_finding_line(path, finding), soft_wrap=True)
+    if unreadable or invalid:
+        failed = unreadable + invalid
+        err_console.print(f"nothing published: {failed} of {len(paths)} file(s) cannot be published")
+        raise typer.Exit(EXIT_USAGE if unreadable else EXIT_FINDINGS)
+    return loaded
+
+
+async def _publish_all(store: ContractStore, contracts: list[tuple[Path, Contract]]) -> list[_Outcome]:
+    outcomes: list[_Outcome] = []
+    columns = (TextColumn("publishing"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"))
+    with Progress(*columns, console=err_console, transient=True, disable=len(contracts) < 2) as progress:
+        task = progress.add_task("", total=len(contracts))
+        for path, contract in contracts:
+            progress.update(task, description=str(path))
+            outcomes.append(await _publish_one(store, path, contract))
+            progress.advance(task)
+    return outcomes
+
+
+async def _publish_one(store: ContractStore, path: Path, contract: Contract) -> _Outcome:
+    try:
+        before = await store.get(contract.tenant, contract.name, contract.version)
+    except ContractNotFound:
+        before = None
+    try:
+        stored = await store.save(contract.model_copy(update={"status": ContractStatus.PUBLISHED}))
+        if stored.status is not ContractStatus.PUBLISHED:
+            stored = await store.publish(contract.tenant, contract.name, contract.version)
+    except ContractConflict as exc:
+        err_console.print(f"[red]error:[/red] {path}: {exc}", soft_wrap=True)
+        return _Outcome(path, contract, "refused: bump the version")
+    return _Outcome(path, contract, _result(before, stored), stored)
+
+
+def _result(before: StoredContract | None, after: StoredContract) -> str:
+    if before is None:
+        return "published"
+    if before.spec_hash != after.spec_hash:
+        return "published (replaced the draft)"
+    if before.status is ContractStatus.PUBLISHED:
+        return "unchanged (already published)"
+    return f"published (was {before.status.value})"
+
+
+def _finding_line(path: Path, finding: Finding) -> str:
+    where = f"{path}:{finding.line}:{finding.column}" if finding.line is not None else str(path)
+    pointer = finding.path or "/"
+    return f"{where}: [red]{finding.code}[/red] {pointer}: {finding.message} (fix: {finding.fix})"
+
+
+def _status(status: ContractStatus) -> str:
+    return f"[{_STATUS_STYLE[status]}]{status.value}[/{_STATUS_STYLE[status]}]"
+
+
+def _when(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M")
+
+
+def _shown_url(settings: Settings) -> str:
+    try:
+        return repr(parse_database_url(settings.effective_database_url).render_as_string(hide_password=True))
+    except StoreError:
+        return "(invalid URL)"
+
+
+def _reason(exc: BaseException) -> str:
+    """The driver's own message, without SQLAlchemy's statement dump and documentation link."""
+    if isinstance(exc, DBAPIError) and exc.orig is not None:
+        return str(exc.orig)
+    if isinstance(exc, SQLAlchemyError):
+        return type(exc).__name__
+    return str(exc) or type(exc).__name__

@@ -1,0 +1,183 @@
+"""`colonnade serve` and `colonnade demo`: run the gateway (Streamable HTTP or stdio)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import uvicorn
+import yaml
+from mcp.server.stdio import stdio_server
+
+from colonnade.cli.common import EXIT_USAGE, err_console, fail, settings_of
+from colonnade.cli.root import app
+from colonnade.config import Settings
+from colonnade.contracts.load import ContractLoadError
+from colonnade.contracts.validate import ContractInvalid
+from colonnade.runtime.gateway import Gateway
+from colonnade.store.errors import StoreError
+
+__all__ = ["demo", "serve"]
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+DEMO_CONTRACTS = REPO_ROOT / "examples" / "contracts"
+DEMO_BACKEND_PORT = 8766
+
+
+@app.command()
+def serve(
+    ctx: typer.Context,
+    host: Annotated[str | None, typer.Option(help="Interface to listen on (default from config: 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option(help="TCP port (default from config: 8765).")] = None,
+    stdio: Annotated[bool, typer.Option("--stdio", help="Serve MCP over stdin/stdout instead of HTTP.")] = False,
+    contract: Annotated[
+        list[Path] | None,
+        typer.Option("--contract", "-C", help="Contract file or folder to publish at start-up (repeatable)."),
+    ] = None,
+) -> None:
+    """Run the gateway: MCP at http://HOST:PORT/mcp plus /healthz and /readyz, or MCP over stdio.
+
+    Example: colonnade serve --port 8765 -C examples/contracts
+    """
+    settings = _with_overrides(settings_of(ctx), host, port, contract)
+    if stdio:
+        asyncio.run(_run_stdio(settings))
+    else:
+        asyncio.run(_run_http(settings, banner=True))
+
+
+@app.command()
+def demo(
+    ctx: typer.Context,
+    port: Annotated[int, typer.Option(help="Gateway port.")] = 8765,
+    backend_port: Annotated[int, typer.Option(help="Demo backend port.")] = DEMO_BACKEND_PORT,
+) -> None:
+    """Run the demo: the CRM + billing demo backend and the gateway with the demo contracts published.
+
+    Example: colonnade demo   (what `make run` does); stop with Ctrl-C.
+    """
+    if not DEMO_CONTRACTS.is_dir():
+        fail(f"demo contracts not found at {DEMO_CONTRACTS}; run `colonnade demo` from a source checkout")
+    settings = settings_of(ctx)
+    contracts = _demo_contracts(settings, backend_port)
+    settings = _with_overrides(settings, None, port, contracts)
+    with _demo_backend(settings, backend_port):
+        asyncio.run(_run_http(settings, banner=True, snippet=True))
+
+
+def _with_overrides(settings: Settings, host: str | None, port: int | None, contracts: list[Path] | None) -> Settings:
+    server = settings.server.model_copy(
+        update={k: v for k, v in (("host", host), ("port", port)) if v is not None}
+    )
+    update: dict[str, object] = {"server": server}
+    if contracts:
+        update["contracts"] = [*settings.contracts, *contracts]
+    return settings.model_copy(update=update)
+
+
+@contextlib.asynccontextmanager
+async def _open_gateway(settings: Settings) -> AsyncIterator[Gateway]:
+    try:
+        gateway = await Gateway.open(settings)
+    except ContractLoadError as exc:
+        fail(f"cannot load contract: {exc}")
+    except ContractInvalid as exc:
+        lines = [f"  {f.code} {f.path}: {f.message} (fix: {f.fix})" for f in exc.findings if f.is_error]
+        fail("a configured contract is invalid:\n" + "\n".join(lines))
+    except StoreError as exc:
+        fail(str(exc))
+    try:
+        yield gateway
+    finally:
+        await gateway.aclose()
+
+
+async def _run_http(settings: Settings, *, banner: bool, snippet: bool = False) -> None:
+    async with _open_gateway(settings) as gateway:
+        host, port = settings.server.host, settings.server.port
+        config = uvicorn.Config(gateway.http_app(), host=host, port=port, log_level="warning", lifespan="on")
+        server = uvicorn.Server(config)
+        if banner:
+            _print_banner(gateway, f"http://{host}:{port}/mcp", snippet)
+        await server.serve()
+        if not server.started:
+            raise typer.Exit(EXIT_USAGE)
+
+
+async def _run_stdio(settings: Settings) -> None:
+    async with _open_gateway(settings) as gateway, stdio_server() as (read, write):
+        sync = asyncio.create_task(gateway.sync.run())
+        try:
+            server = gateway.mcp.server
+            await server.run(read, write, server.create_initialization_options())
+        finally:
+            sync.cancel()
+
+
+def _print_banner(gateway: Gateway, url: str, snippet: bool) -> None:
+    err_console.print(f"[bold green]Colonnade[/bold green] serving {len(gateway.catalog)} tools at [bold]{url}[/bold]")
+    for entry in gateway.catalog.api_versions():
+        if entry.active:
+            err_console.print(f"  {entry.tenant}/{entry.api} {entry.version}: {entry.tools} tools")
+    if snippet:
+        config = {"mcpServers": {"colonnade": {"type": "http", "url": url}}}
+        err_console.print("MCP client config (paste into your client's settings):")
+        err_console.print(json.dumps(config, indent=2), markup=False, highlight=False)
+        err_console.print(f"Health: {url.removesuffix('/mcp')}/readyz   Stop: Ctrl-C")
+
+
+def _demo_contracts(settings: Settings, backend_port: int) -> list[Path]:
+    """The bundled contracts, pointed at the demo backend's port when it is not the default."""
+    if backend_port == DEMO_BACKEND_PORT:
+        return [DEMO_CONTRACTS]
+    target = settings.data_dir / "demo-contracts"
+    target.mkdir(parents=True, exist_ok=True)
+    for src in sorted(DEMO_CONTRACTS.glob("*.yaml")):
+        data = yaml.safe_load(src.read_text(encoding="utf-8"))
+        data["backend"]["base_url"] = f"http://127.0.0.1:{backend_port}"
+        (target / src.name).write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return [target]
+
+
+@contextlib.contextmanager
+def _demo_backend(settings: Settings, port: int) -> Iterator[None]:
+    """The demo backend as a child process, stopped when the gateway stops."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    db = (settings.data_dir / "demo_backend.db").resolve()
+    cmd = [sys.executable, "-m", "examples.demo_backend", "--port", str(port), "--db", str(db)]
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env)
+    try:
+        _wait_ready(f"http://127.0.0.1:{port}/healthz", proc)
+        err_console.print(f"demo backend on http://127.0.0.1:{port} (data: {db})")
+        yield
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _wait_ready(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            fail(f"the demo backend exited with code {proc.returncode} (is port {url.split(':')[2].split('/')[0]} free?)")
+        try:
+            with urllib.request.urlopen(url, timeout=1.0) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    fail(f"the demo backend did not answer at {url} within {timeout_s:.0f}s")

@@ -1,0 +1,273 @@
+"""One OpenAPI operation -> the schemas and fields of one UAC endpoint.
+
+Problems confined to one operation (a form-encoded body, a required cookie, a malformed
+parameter) raise `Unmappable` with the reason, so the importer can skip that operation and
+say why; losses worth knowing that still allow the import are returned as notes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from colonnade.adapters.binding import ParamLocation
+from colonnade.contracts.openapi.inputs import NAME_EXTENSION, TEMPLATE_PARAM, InputField, assemble_input
+from colonnade.contracts.openapi.media import json_media, media_types
+from colonnade.contracts.openapi.refs import join_pointer
+from colonnade.contracts.openapi.schemas import SchemaConverter, SchemaScope, without_flagged
+
+__all__ = ["EndpointDraft", "Unmappable", "draft_endpoint"]
+
+_PARAM_LOCATIONS = {"path", "query", "header", "cookie"}
+_SUCCESS = re.compile(r"^2(\d\d|XX)$")
+_FLATTENABLE = frozenset({"type", "properties", "required", "title", "description", "examples", "deprecated"})
+_CLOSED = frozenset({"additionalProperties", "unevaluatedProperties"})
+_NO_SCHEMA: dict[str, Any] = {"type": "string"}
+
+
+class Unmappable(Exception):
+    """The operation cannot become an endpoint; the message says why."""
+
+
+@dataclass
+class EndpointDraft:
+    """What the importer needs to write one endpoint, before names and `llm` are settled."""
+
+    path: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    notes: list[str] = field(default_factory=list)
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _preferred(owner: object) -> str | None:
+    """The property name the exporter recorded for a parameter or body field, if any."""
+    name = _mapping(owner).get(NAME_EXTENSION)
+    return name if isinstance(name, str) else None
+
+
+@dataclass
+class _Context:
+    converter: SchemaConverter
+    scope: SchemaScope
+    notes: list[str]
+
+
+def _parameters(
+    ctx: _Context, path_item: Mapping[str, Any], operation: Mapping[str, Any], item_ptr: str, op_ptr: str
+) -> list[tuple[Mapping[str, Any], str]]:
+    """Path-level then operation-level parameters, the latter overriding by (name, in)."""
+    merged: dict[tuple[str, str], tuple[Mapping[str, Any], str]] = {}
+    for owner, owner_ptr in ((path_item, item_ptr), (operation, op_ptr)):
+        listed = owner.get("parameters", [])
+        if not isinstance(listed, list):
+            raise Unmappable(f"parameters at {owner_ptr}/parameters is not a list")
+        for index, raw in enumerate(listed):
+            ptr = join_pointer(owner_ptr, "parameters", index)
+            param, _ = ctx.converter.resolver.follow(raw, ptr)
+            name, where = _mapping(param).get("name"), _mapping(param).get("in")
+            if not isinstance(name, str) or where not in _PARAM_LOCATIONS:
+                raise Unmappable(
+                    f"parameter at {ptr} needs a string `name` and an `in` of path|query|header|cookie"
+                )
+            merged[(name, str(where))] = (param, ptr)
+    return list(merged.values())
+
+
+def _parameter_schema(ctx: _Context, param: Mapping[str, Any], ptr: str) -> Any:
+    if "schema" in param:
+        schema = ctx.scope.convert(param["schema"], join_pointer(ptr, "schema"))
+    elif isinstance(param.get("content"), Mapping) and param["content"]:
+        media, media_obj = next(iter(param["content"].items()))
+        raw = _mapping(media_obj).get("schema", {})
+        schema = ctx.scope.convert(raw, join_pointer(ptr, "content", media, "schema"))
+    else:
+        schema = dict(_NO_SCHEMA)
+    if not isinstance(schema, dict):
+        return schema
+    if isinstance(param.get("description"), str) and "description" not in schema:
+        schema["description"] = param["description"]
+    if param.get("deprecated") is True:
+        schema["deprecated"] = True
+    if "example" in param and "examples" not in schema:
+        schema["examples"] = [param["example"]]
+    return schema
+
+
+def _parameter_fields(
+    ctx: _Context, path: str, params: list[tuple[Mapping[str, Any], str]]
+) -> list[InputField]:
+    in_template = TEMPLATE_PARAM.findall(path)
+    fields: list[InputField] = []
+    declared_path: set[str] = set()
+    for param, ptr in params:
+        name, where = str(param["name"]), str(param["in"])
+        if where == "cookie":
+            if param.get("required") is True:
+                raise Unmappable(f"required cookie parameter {name!r}: contracts cannot send cookies")
+            ctx.notes.append(f"optional cookie parameter {name!r} not imported")
+            continue
+        if where == "path" and name not in in_template:
+            ctx.notes.append(f"path parameter {name!r} is not in the path template; not imported")
+            continue
+        if where == "path":
+            declared_path.add(name)
+        location = ParamLocation(where)
+        required = where == "path" or param.get("required") is True
+        schema = _parameter_schema(ctx, param, ptr)
+        fields.append(InputField(name, location, schema, required, _preferred(param)))
+    for name in in_template:
+        if name not in declared_path:
+            ctx.notes.append(f"path parameter {{{name}}} is not declared; imported as a string")
+            fields.append(InputField(name, ParamLocation.PATH, dict(_NO_SCHEMA), True))
+    return fields
+
+
+def _object_fields(schema: Any, *, part: bool = False) -> tuple[dict[str, Any], list[str]] | None:
+    """Properties and required names of a plain JSON object schema, or `None` when it is not one.
+
+    A `part` of an `allOf` may have no properties (e.g. it only lists `required`).
+    """
+    if not isinstance(schema, Mapping):
+        return None
+    if "allOf" in schema:
+        return _merged_all_of(schema)
+    for key, value in schema.items():
+        if key in _CLOSED and value is not False:
+            return None
+        if key not in _FLATTENABLE and key not in _CLOSED and not key.startswith("x-"):
+            return None
+    if schema.get("type", "object") != "object":
+        return None
+    properties = schema.get("properties", {})
+    if not isinstance(properties, Mapping) or not (properties or part):
+        return None
+    required = schema.get("required", [])
+    return dict(properties), [r for r in required if isinstance(r, str)]
+
+
+def _merged_all_of(schema: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]] | None:
+    """An `allOf` of plain objects is one object: properties joined (a property in two parts gets both)."""
+    parts = schema["allOf"]
+    if not isinstance(parts, list):
+        return None
+    rest = {k: v for k, v in schema.items() if k != "allOf"}
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for piece in [*parts, rest]:
+        flat = _object_fields(piece, part=True)
+        if flat is None:
+            return None
+        for name, sub in flat[0].items():
+            if name in properties and properties[name] != sub:
+                properties[name] = {"allOf": [properties[name], sub]}
+            else:
+                properties[name] = sub
+        required.extend(r for r in flat[1] if r not in required)
+    if not properties:
+        return None
+    return properties, [r for r in required if r in properties]
+
+
+def _is_empty_object(schema: object) -> bool:
+    """A body schema that can carry nothing: an object with no properties (Stripe's DELETE bodies)."""
+    if not isinstance(schema, Mapping) or "$ref" in schema:
+        return False
+    closed = {"type", "properties", "description", "title"}
+    return schema.get("type") == "object" and not schema.get("properties") and set(schema) <= closed
+
+
+def _body_fields(ctx: _Context, operation: Mapping[str, Any], op_ptr: str) -> list[InputField]:
+    if "requestBody" not in operation:
+        return []
+    body_ptr = join_pointer(op_ptr, "requestBody")
+    body, body_ptr = ctx.converter.resolver.follow(operation["requestBody"], body_ptr)
+    content = _mapping(_mapping(body).get("content"))
+    if not content:
+        return []
+    picked = json_media(content)
+    if picked is None:
+        kinds = ", ".join(media_types(content))
+        if all(_is_empty_object(_mapping(media_obj).get("schema")) for media_obj in content.values()):
+            ctx.notes.append(f"request body ({kinds}) declares no fields; not imported")
+            return []
+        raise Unmappable(
+            f"request body is {kinds}; only JSON bodies can be mapped "
+            "(form, multipart, binary and XML bodies are not supported)"
+        )
+    media, media_obj = picked
+    others = [m for m in media_types(content) if m != media]
+    if others:
+        ctx.notes.append(f"request body also accepts {', '.join(others)}; only {media} imported")
+    raw = _mapping(media_obj).get("schema", {})
+    converted = ctx.scope.convert(raw, join_pointer(body_ptr, "content", media, "schema"))
+    schema = without_flagged(converted, "readOnly")
+    body_required = _mapping(body).get("required") is True
+    flat = _object_fields(schema)
+    if flat is None:
+        return [InputField("body", ParamLocation.RAW_BODY, schema, body_required, _preferred(body))]
+    properties, required = flat
+    return [
+        InputField(name, ParamLocation.BODY, sub, name in required, _preferred(sub))
+        for name, sub in properties.items()
+    ]
+
+
+def _as_mapping(schema: Any) -> dict[str, Any]:
+    """Boolean schemas as objects: `true` accepts anything, `false` nothing."""
+    if isinstance(schema, dict):
+        return schema
+    return {} if schema is not False else {"not": {}}
+
+
+def _output_schema(ctx: _Context, operation: Mapping[str, Any], op_ptr: str) -> dict[str, Any] | None:
+    """The schema of the first 2xx response with JSON content, with its own `$defs`."""
+    responses = _mapping(operation.get("responses"))
+    text_only: list[str] = []
+    for code, raw in responses.items():
+        if not _SUCCESS.match(str(code)):
+            continue
+        response, ptr = ctx.converter.resolver.follow(raw, join_pointer(op_ptr, "responses", code))
+        content = _mapping(_mapping(response).get("content"))
+        picked = json_media(content)
+        if picked is None:
+            text_only.extend(f"{code} {m}" for m in media_types(content))
+            continue
+        media, media_obj = picked
+        if "schema" not in _mapping(media_obj):
+            return None
+        scope = ctx.converter.scope()
+        converted = scope.convert(media_obj["schema"], join_pointer(ptr, "content", media, "schema"))
+        schema = _as_mapping(without_flagged(converted, "writeOnly"))
+        defs = scope.defs()
+        if defs:
+            schema["$defs"] = {**_mapping(schema.get("$defs")), **defs}
+        return schema
+    if text_only:
+        ctx.notes.append(f"success response is not JSON ({', '.join(text_only)}); no output_schema")
+    return None
+
+
+def draft_endpoint(
+    converter: SchemaConverter,
+    *,
+    path: str,
+    path_item: Mapping[str, Any],
+    operation: Mapping[str, Any],
+    item_pointer: str,
+    op_pointer: str,
+) -> EndpointDraft:
+    """Input and output schemas of one operation; raises `Unmappable` when it cannot be an endpoint."""
+    ctx = _Context(converter, converter.scope(), [])
+    params = _parameters(ctx, path_item, operation, item_pointer, op_pointer)
+    fields = _parameter_fields(ctx, path, params) + _body_fields(ctx, operation, op_pointer)
+    input_schema, renamed_path = assemble_input(path, fields, ctx.scope.defs())
+    output_schema = _output_schema(ctx, operation, op_pointer)
+    if "servers" in operation or "servers" in path_item:
+        ctx.notes.append("operation-level servers are ignored; every endpoint uses backend.base_url")
+    return EndpointDraft(renamed_path, input_schema, output_schema, ctx.notes)

@@ -1,0 +1,636 @@
+"""The validator's rules: one function per public code (UAC001..UAC015), each safe on raw data.
+
+Every rule takes the same `Subject` (the JSON-shaped document and what rules share) and yields
+findings; `RULES` lists them and nothing else decides what runs. Rules read the raw data
+defensively so that a document that fails the schema still gets every semantic finding that
+can be computed: authors fix everything in one pass instead of one error per run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
+from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped, unused-ignore]
+from referencing import Registry
+from referencing.exceptions import Unresolvable
+
+from colonnade.contracts.findings import Finding, Severity
+from colonnade.contracts.model import derive_input_schema, path_parameters
+from colonnade.contracts.secrets import find_secrets
+from colonnade.contracts.violations import (
+    describe_value,
+    dotted,
+    explain_all,
+    pointer_of,
+    schema_violations,
+)
+
+__all__ = [
+    "CODES",
+    "RULES",
+    "Rule",
+    "Subject",
+    "raw_tool_names",
+]
+
+CODES: dict[str, tuple[Severity, str]] = {
+    "UAC001": (Severity.ERROR, "document does not match the contract schema"),
+    "UAC002": (Severity.ERROR, "an llm block is present but malformed"),
+    "UAC003": (Severity.ERROR, "side_effects: destructive without requires_human_approval: true"),
+    "UAC004": (Severity.WARNING, "an endpoint exposed as an MCP tool has no llm block"),
+    "UAC005": (Severity.WARNING, "HTTP method conflicts with side_effects"),
+    "UAC006": (Severity.WARNING, "summary longer than 160 characters"),
+    "UAC007": (Severity.WARNING, "intent longer than 360 characters"),
+    "UAC008": (Severity.ERROR, "tool name not unique within the tenant/API namespace"),
+    "UAC009": (Severity.ERROR, "tool name has characters outside A-Za-z0-9_.- or is longer than 64"),
+    "UAC010": (Severity.ERROR, "an example input does not validate against the endpoint's input schema"),
+    "UAC011": (Severity.WARNING, "more than two examples"),
+    "UAC012": (Severity.ERROR, "an example contains what looks like a secret or real personal data"),
+    "UAC013": (Severity.ERROR, "the same path + method appears twice in one contract"),
+    "UAC014": (Severity.WARNING, "safe_for_agents: true on a destructive operation"),
+    "UAC015": (Severity.ERROR, "a published contract has no endpoints"),
+}
+
+SUMMARY_LIMIT = 160
+INTENT_LIMIT = 360
+TOOL_NAME_LIMIT = 64
+PARAM_LOCATIONS = ("path", "query", "header", "body", "raw-body")
+_TOOL_NAME_CHARS = re.compile(r"[A-Za-z0-9_.-]")
+_BODYLESS = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
+_WRITES = frozenset({"write", "destructive"})
+_READS = frozenset({"none", "read"})
+_METHOD_CONFLICTS = {
+    "GET": _WRITES,
+    "HEAD": _WRITES,
+    "DELETE": _READS,
+    "POST": _READS,
+    "PUT": _READS,
+    "PATCH": _READS,
+}
+
+
+def _finding(code: str, pointer: str, message: str, fix: str) -> Finding:
+    return Finding(code, CODES[code][0], pointer, message, fix)
+
+
+# --- the document under validation ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RawEndpoint:
+    """One entry of `endpoints`, read without trusting its shape."""
+
+    index: int
+    data: dict[str, Any]
+
+    @property
+    def pointer(self) -> str:
+        return f"/endpoints/{self.index}"
+
+    @property
+    def path(self) -> str | None:
+        path = self.data.get("path")
+        return path if isinstance(path, str) else None
+
+    @property
+    def methods(self) -> list[tuple[int, str]]:
+        """(position, upper-cased method) for each method that is at least a string."""
+        methods = self.data.get("methods")
+        if not isinstance(methods, list):
+            return []
+        return [(i, m.upper()) for i, m in enumerate(methods) if isinstance(m, str)]
+
+    @property
+    def llm(self) -> dict[str, Any] | None:
+        llm = self.data.get("llm")
+        return llm if isinstance(llm, dict) else None
+
+    def llm_pointer(self, field: str) -> str:
+        return f"{self.pointer}/llm/{field}"
+
+    @property
+    def label(self) -> str:
+        """How the endpoint reads in a message: `endpoint 2 (GET, POST /customers)`."""
+        methods = ", ".join(m for _, m in self.methods)
+        route = " ".join(part for part in (methods, self.path or "") if part)
+        return f"endpoint {self.index} ({route})" if route else f"endpoint {self.index}"
+
+    @property
+    def input_schema(self) -> Any:
+        return self.data.get("input_schema")
+
+    def effective_input_schema(self) -> dict[str, Any] | None:
+        """The declared input schema, or the one derived from `{param}`s; None if unknowable."""
+        declared = self.input_schema
+        if declared is None and self.path is not None:
+            return derive_input_schema(self.path)
+        return declared if isinstance(declared, dict) else None
+
+
+class Subject:
+    """The JSON-shaped document and the facts several rules share (computed once)."""
+
+    def __init__(self, data: Any, shape_findings: Iterable[Finding] = ()) -> None:
+        self.data = data
+        self.shape_findings = list(shape_findings)
+
+    @cached_property
+    def schema_findings(self) -> list[Finding]:
+        return schema_violations(self.data)
+
+    @cached_property
+    def endpoints(self) -> list[RawEndpoint]:
+        endpoints = self.data.get("endpoints") if isinstance(self.data, dict) else None
+        if not isinstance(endpoints, list):
+            return []
+        return [RawEndpoint(i, e) for i, e in enumerate(endpoints) if isinstance(e, dict)]
+
+    @cached_property
+    def broken_input_schemas(self) -> dict[int, list[Finding]]:
+        """Per endpoint index: why its input_schema is not valid JSON Schema (empty when it is)."""
+        return {ep.index: list(_metaschema_problems(ep, "input_schema")) for ep in self.endpoints}
+
+
+Rule = Callable[[Subject], Iterable[Finding]]
+
+
+# --- UAC001 / UAC002: the schema ----------------------------------------------------------------
+
+
+def uac001_schema(subject: Subject) -> Iterator[Finding]:
+    """The document's shape: JSON data model, then the published contract schema."""
+    yield from subject.shape_findings
+    yield from (f for f in subject.schema_findings if f.code == "UAC001")
+
+
+def uac001_input_schemas(subject: Subject) -> Iterator[Finding]:
+    """Input/output schemas are valid JSON Schema 2020-12 and bind every argument to the request."""
+    for endpoint in subject.endpoints:
+        broken = subject.broken_input_schemas[endpoint.index]
+        yield from broken
+        if not broken:
+            yield from _input_schema_problems(endpoint)
+        yield from _metaschema_problems(endpoint, "output_schema")
+
+
+def uac002_llm_block(subject: Subject) -> Iterator[Finding]:
+    """Schema violations located inside an endpoint's `llm` block."""
+    yield from (f for f in subject.schema_findings if f.code == "UAC002")
+
+
+_META_VALIDATOR = Draft202012Validator(
+    Draft202012Validator.META_SCHEMA,
+    format_checker=Draft202012Validator.FORMAT_CHECKER,
+    registry=Registry(),
+)
+
+
+def _metaschema_problems(endpoint: RawEndpoint, field: str) -> Iterator[Finding]:
+    schema = endpoint.data.get(field)
+    if not isinstance(schema, dict):
+        return
+    base = ["endpoints", endpoint.index, field]
+    for error in _META_VALIDATOR.iter_errors(schema):
+        yield _finding(
+            "UAC001",
+            pointer_of([*base, *error.absolute_path]),
+            f"{dotted(base)} is not a valid JSON Schema 2020-12: {_short(error.message)}",
+            "fix the schema (see https://json-schema.org/draft/2020-12)",
+        )
+
+
+def _input_schema_problems(endpoint: RawEndpoint) -> Iterator[Finding]:
+    schema = endpoint.input_schema
+    if not isinstance(schema, dict):
+        return
+    if schema.get("type") != "object":
+        yield _finding(
+            "UAC001",
+            f"{endpoint.pointer}/input_schema/type",
+            f"input_schema of {endpoint.label} has type {describe_value(schema.get('type'))}; "
+            "a tool's arguments are always an object",
+            "set `type: object` and describe each argument under `properties`",
+        )
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        yield from _binding_problems(endpoint, schema, properties)
+
+
+def _binding_problems(
+    endpoint: RawEndpoint, schema: dict[str, Any], props: dict[str, Any]
+) -> Iterator[Finding]:
+    """`x-in` values, and a property behind every `{param}` of the path (required, not elsewhere)."""
+    base = f"{endpoint.pointer}/input_schema"
+    placeholders = path_parameters(endpoint.path or "")
+    in_path: dict[str, str] = {}
+    raw_bodies: list[str] = []
+    body_args: list[str] = []
+    has_body_method = any(m not in _BODYLESS for _, m in endpoint.methods)
+    for name, prop in props.items():
+        prop = prop if isinstance(prop, dict) else {}
+        where = f"{base}/properties/{_escape(name)}"
+        declared = prop.get("x-in")
+        wire = prop.get("x-name", name)
+        if "x-name" in prop and not isinstance(wire, str):
+            yield _finding(
+                "UAC001",
+                f"{where}/x-name",
+                f"x-name of argument '{name}' is {describe_value(wire)}; it must be a string",
+                "set x-name to the parameter's name on the wire, e.g. X-Request-Id",
+            )
+            wire = name
+        if declared is not None and declared not in PARAM_LOCATIONS:
+            yield _finding(
+                "UAC001",
+                f"{where}/x-in",
+                f"x-in of argument '{name}' is {describe_value(declared)}; "
+                f"expected one of: {', '.join(PARAM_LOCATIONS)}",
+                f"use one of: {', '.join(PARAM_LOCATIONS)}",
+            )
+            continue
+        location = declared or ("path" if name in placeholders else None)
+        if location == "path":
+            in_path[str(wire)] = name
+            if wire not in placeholders:
+                yield _finding(
+                    "UAC001",
+                    f"{where}/x-in",
+                    f"argument '{name}' goes to the path, but path {endpoint.path!r} has no {{{wire}}}",
+                    f"add {{{wire}}} to the path, or send the argument elsewhere (x-in: query/header/body)",
+                )
+        elif location == "raw-body":
+            raw_bodies.append(name)
+        elif location == "body" or (location is None and has_body_method):
+            body_args.append(name)
+    yield from _placeholder_problems(endpoint, schema, placeholders, in_path)
+    yield from _raw_body_problems(endpoint, raw_bodies, body_args)
+
+
+def _placeholder_problems(
+    endpoint: RawEndpoint, schema: dict[str, Any], placeholders: list[str], in_path: dict[str, str]
+) -> Iterator[Finding]:
+    base = f"{endpoint.pointer}/input_schema"
+    required = schema.get("required")
+    required = required if isinstance(required, list) else []
+    for param in dict.fromkeys(placeholders):
+        name = in_path.get(param)
+        if name is None:
+            yield _finding(
+                "UAC001",
+                f"{base}/properties",
+                f"path parameter {{{param}}} of {endpoint.label} has no property in input_schema",
+                f"add a property '{param}' (e.g. `{param}: {{type: string}}`) and list it in `required`",
+            )
+        elif name not in required:
+            yield _finding(
+                "UAC001",
+                f"{base}/required",
+                f"path parameter {{{param}}} of {endpoint.label} is not required in input_schema; "
+                "a request without it has no URL",
+                f"add '{name}' to input_schema.required",
+            )
+
+
+def _raw_body_problems(
+    endpoint: RawEndpoint, raw_bodies: list[str], body_args: list[str]
+) -> Iterator[Finding]:
+    base = f"{endpoint.pointer}/input_schema/properties"
+    if len(raw_bodies) > 1:
+        yield _finding(
+            "UAC001",
+            f"{base}/{_escape(raw_bodies[1])}/x-in",
+            f"arguments {', '.join(repr(n) for n in raw_bodies)} of {endpoint.label} are all the raw body; "
+            "a request has one body",
+            "keep x-in: raw-body on one argument",
+        )
+    if raw_bodies and body_args:
+        yield _finding(
+            "UAC001",
+            f"{base}/{_escape(raw_bodies[0])}/x-in",
+            f"argument '{raw_bodies[0]}' of {endpoint.label} is the whole raw body, but "
+            f"{', '.join(repr(n) for n in body_args)} also go(es) to the JSON body",
+            "move the other arguments to the path, query or headers (x-in), or drop x-in: raw-body",
+        )
+
+
+# --- UAC003..UAC007, UAC014: the llm block's meaning ------------------------------------------------
+
+
+def _llm_endpoints(subject: Subject) -> Iterator[tuple[RawEndpoint, dict[str, Any]]]:
+    for endpoint in subject.endpoints:
+        if endpoint.llm is not None:
+            yield endpoint, endpoint.llm
+
+
+def uac003_destructive_needs_approval(subject: Subject) -> Iterator[Finding]:
+    for endpoint, llm in _llm_endpoints(subject):
+        approval = llm.get("requires_human_approval")
+        if llm.get("side_effects") == "destructive" and approval is not True:
+            state = describe_value(approval) if "requires_human_approval" in llm else "missing"
+            yield _finding(
+                "UAC003",
+                endpoint.llm_pointer("requires_human_approval"),
+                f"{endpoint.label} is destructive but requires_human_approval is {state}",
+                "set `requires_human_approval: true` (or lower side_effects if it cannot destroy data)",
+            )
+
+
+def uac004_tool_without_llm(subject: Subject) -> Iterator[Finding]:
+    for endpoint in subject.endpoints:
+        if endpoint.data.get("mcp", True) is not False and endpoint.data.get("llm") is None:
+            yield _finding(
+                "UAC004",
+                endpoint.pointer,
+                f"{endpoint.label} is exposed as an MCP tool but has no llm block; agents get no summary, "
+                "intent or side-effect information",
+                "add an `llm` block (summary, intent, tool_name, side_effects, safe_for_agents, "
+                "requires_human_approval, examples), or set `mcp: false` to keep it off the tool list",
+            )
+
+
+def uac005_method_vs_side_effects(subject: Subject) -> Iterator[Finding]:
+    for endpoint, llm in _llm_endpoints(subject):
+        effects = llm.get("side_effects")
+        for _, method in endpoint.methods:
+            if effects in _METHOD_CONFLICTS.get(method, ()):
+                yield _finding(
+                    "UAC005",
+                    endpoint.llm_pointer("side_effects"),
+                    f"{endpoint.label}: {method} conflicts with side_effects '{effects}'",
+                    _method_fix(method),
+                )
+
+
+def _method_fix(method: str) -> str:
+    if method in ("GET", "HEAD"):
+        return f"{method} must not change state: use side_effects none or read, or a POST/PUT/PATCH/DELETE"
+    if method == "DELETE":
+        return "a DELETE changes state: use side_effects write or destructive"
+    return f"a {method} usually changes state: use side_effects write or destructive, or GET for reads"
+
+
+def _too_long(subject: Subject, field: str, limit: int, code: str) -> Iterator[Finding]:
+    for endpoint, llm in _llm_endpoints(subject):
+        text = llm.get(field)
+        if isinstance(text, str) and len(text) > limit:
+            yield _finding(
+                code,
+                endpoint.llm_pointer(field),
+                f"{field} of {endpoint.label} is {len(text)} characters; the target is at most {limit}",
+                f"shorten it to {limit} characters or fewer",
+            )
+
+
+def uac006_summary_length(subject: Subject) -> Iterator[Finding]:
+    return _too_long(subject, "summary", SUMMARY_LIMIT, "UAC006")
+
+
+def uac007_intent_length(subject: Subject) -> Iterator[Finding]:
+    return _too_long(subject, "intent", INTENT_LIMIT, "UAC007")
+
+
+def uac014_destructive_safe_for_agents(subject: Subject) -> Iterator[Finding]:
+    for endpoint, llm in _llm_endpoints(subject):
+        if llm.get("side_effects") == "destructive" and llm.get("safe_for_agents") is True:
+            yield _finding(
+                "UAC014",
+                endpoint.llm_pointer("safe_for_agents"),
+                f"{endpoint.label} is destructive yet marked safe_for_agents: true",
+                "set `safe_for_agents: false` unless an unsupervised agent may really destroy this data",
+            )
+
+
+# --- UAC008, UAC009: tool names ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RawToolName:
+    """The tool name one (endpoint, method) gets, the name it derives from, and that name's field."""
+
+    name: str
+    base: str
+    method: str
+    endpoint: RawEndpoint
+    pointer: str
+
+
+def raw_tool_names(subject: Subject) -> list[RawToolName]:
+    """Mirror of `Operation.tool_name` on raw data (a test keeps the two in step)."""
+    names: list[RawToolName] = []
+    for endpoint in subject.endpoints:
+        if endpoint.data.get("llm") is not None:
+            llm = endpoint.llm or {}
+            base, pointer = llm.get("tool_name"), endpoint.llm_pointer("tool_name")
+        else:
+            base, pointer = endpoint.data.get("operation_id"), f"{endpoint.pointer}/operation_id"
+        if not isinstance(base, str):
+            continue
+        methods = endpoint.methods
+        for _, method in methods:
+            name = f"{base}_{method.lower()}" if len(methods) > 1 else base
+            names.append(RawToolName(name, base, method, endpoint, pointer))
+    return names
+
+
+def uac008_unique_tool_names(subject: Subject) -> Iterator[Finding]:
+    first: dict[str, RawToolName] = {}
+    for tool in raw_tool_names(subject):
+        earlier = first.setdefault(tool.name, tool)
+        if earlier is tool:
+            continue
+        yield _finding(
+            "UAC008",
+            tool.pointer,
+            f"tool name '{tool.name}' of {tool.method} {tool.endpoint.label} is already used by "
+            f"{earlier.method} {earlier.endpoint.label}",
+            "give one of them a distinct llm.tool_name (tool names are unique per tenant and API)",
+        )
+
+
+def uac009_tool_name_format(subject: Subject) -> Iterator[Finding]:
+    by_field: dict[str, list[RawToolName]] = {}
+    for tool in raw_tool_names(subject):
+        by_field.setdefault(tool.pointer, []).append(tool)
+    for pointer, tools in by_field.items():
+        base, endpoint = tools[0].base, tools[0].endpoint
+        problem = _tool_name_problem(base)
+        longest = max(tools, key=lambda tool: len(tool.name))
+        if problem is None and len(longest.name) > TOOL_NAME_LIMIT:
+            base = longest.name
+            problem = (
+                f"(derived for {longest.method}: the endpoint serves several methods) is {len(base)} "
+                f"characters long; the limit is {TOOL_NAME_LIMIT}"
+            )
+        if problem is not None:
+            yield _finding(
+                "UAC009",
+                pointer,
+                f"tool name '{base}' of {endpoint.label} {problem}",
+                f"use 1-{TOOL_NAME_LIMIT} characters of A-Za-z0-9_.- (e.g. 'get_customer')",
+            )
+
+
+def _tool_name_problem(name: str) -> str | None:
+    if not name:
+        return "is empty"
+    bad = sorted({c for c in name if not _TOOL_NAME_CHARS.fullmatch(c)})
+    if bad:
+        return f"contains {', '.join(repr(c) for c in bad)}, outside A-Za-z0-9_.-"
+    if len(name) > TOOL_NAME_LIMIT:
+        return f"is {len(name)} characters long; the limit is {TOOL_NAME_LIMIT}"
+    return None
+
+
+# --- UAC010..UAC012: examples ------------------------------------------------------------------
+
+
+def _examples(subject: Subject) -> Iterator[tuple[RawEndpoint, int, Any]]:
+    for endpoint, llm in _llm_endpoints(subject):
+        examples = llm.get("examples")
+        if isinstance(examples, list):
+            for index, example in enumerate(examples):
+                yield endpoint, index, example
+
+
+def uac010_example_inputs(subject: Subject) -> Iterator[Finding]:
+    for endpoint, index, example in _examples(subject):
+        schema = endpoint.effective_input_schema()
+        if schema is None or subject.broken_input_schemas[endpoint.index]:
+            continue
+        data = example.get("input") if isinstance(example, dict) else None
+        if not isinstance(data, dict):
+            continue
+        base = ["endpoints", endpoint.index, "llm", "examples", index, "input"]
+        yield from _input_violations(endpoint, schema, data, base)
+
+
+def _input_violations(
+    endpoint: RawEndpoint, schema: dict[str, Any], data: Any, base: list[object]
+) -> Iterator[Finding]:
+    validator = Draft202012Validator(
+        schema, registry=Registry(), format_checker=Draft202012Validator.FORMAT_CHECKER
+    )
+    fix = f"make the example match input_schema of {endpoint.label}"
+    try:
+        errors: list[ValidationError] = list(validator.iter_errors(data))
+    except Unresolvable as exc:
+        yield _finding(
+            "UAC001",
+            f"{endpoint.pointer}/input_schema",
+            f"input_schema of {endpoint.label} has a $ref that cannot be resolved: {_short(str(exc))}",
+            "use only references inside the schema itself (e.g. #/$defs/Customer)",
+        )
+        return
+    for tokens, message, hint in explain_all(errors, base, fix):
+        yield _finding("UAC010", pointer_of(tokens), f"example input does not fit: {message}", hint)
+
+
+def uac011_example_count(subject: Subject) -> Iterator[Finding]:
+    for endpoint, llm in _llm_endpoints(subject):
+        examples = llm.get("examples")
+        if isinstance(examples, list) and len(examples) > 2:
+            yield _finding(
+                "UAC011",
+                endpoint.llm_pointer("examples"),
+                f"{endpoint.label} has {len(examples)} examples; one or two keep the tool description short",
+                "keep the one or two most telling examples",
+            )
+
+
+def uac012_synthetic_examples(subject: Subject) -> Iterator[Finding]:
+    for endpoint, index, example in _examples(subject):
+        tokens: list[object] = ["endpoints", endpoint.index, "llm", "examples", index]
+        for where, what, text in _strings(example, tokens):
+            for match in find_secrets(text):
+                yield _finding(
+                    "UAC012",
+                    pointer_of(where),
+                    f"{dotted(where)} ({what}) contains {match.kind}: {match.redacted}",
+                    "replace it with synthetic data: example.com addresses, placeholder tokens such as "
+                    "'<token>', made-up identifiers; never real credentials or card-like numbers",
+                )
+
+
+def _strings(value: Any, tokens: list[object]) -> Iterator[tuple[list[object], str, str]]:
+    """(location, 'key' or 'value', text) for every string and integer under `value`."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield [*tokens, key], "key", str(key)
+            yield from _strings(item, [*tokens, key])
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _strings(item, [*tokens, i])
+    elif isinstance(value, str):
+        yield tokens, "value", value
+    elif isinstance(value, int) and not isinstance(value, bool):
+        yield tokens, "value", str(value)
+
+
+# --- UAC013, UAC015: the contract as a whole ----------------------------------------------------
+
+
+def uac013_unique_routes(subject: Subject) -> Iterator[Finding]:
+    first: dict[tuple[str, str], RawEndpoint] = {}
+    for endpoint in subject.endpoints:
+        if endpoint.path is None:
+            continue
+        route = re.sub(r"\{[^}]*\}", "{}", endpoint.path)
+        for position, method in endpoint.methods:
+            earlier = first.setdefault((method, route), endpoint)
+            if earlier is endpoint and _first_position(endpoint, method) == position:
+                continue
+            where = "twice in the same endpoint" if earlier is endpoint else f"already in {earlier.label}"
+            yield _finding(
+                "UAC013",
+                f"{endpoint.pointer}/methods/{position}",
+                f"{method} {endpoint.path} of {endpoint.label} is declared {where}",
+                "declare each path + method once (path parameter names do not make routes different)",
+            )
+
+
+def _first_position(endpoint: RawEndpoint, method: str) -> int:
+    return next(position for position, m in endpoint.methods if m == method)
+
+
+def uac015_published_has_endpoints(subject: Subject) -> Iterator[Finding]:
+    data = subject.data if isinstance(subject.data, dict) else {}
+    if data.get("status") == "published" and data.get("endpoints") == []:
+        yield _finding(
+            "UAC015",
+            "/endpoints",
+            "the contract is published but has no endpoints",
+            "add at least one endpoint, or set `status: draft` until it has some",
+        )
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+RULES: tuple[Rule, ...] = (
+    uac001_schema,
+    uac001_input_schemas,
+    uac002_llm_block,
+    uac003_destructive_needs_approval,
+    uac004_tool_without_llm,
+    uac005_method_vs_side_effects,
+    uac006_summary_length,
+    uac007_intent_length,
+    uac008_unique_tool_names,
+    uac009_tool_name_format,
+    uac010_example_inputs,
+    uac011_example_count,
+    uac012_synthetic_examples,
+    uac013_unique_routes,
+    uac014_destructive_safe_for_agents,
+    uac015_published_has_endpoints,
+)

@@ -1,0 +1,55 @@
+"""Keep the catalog in step with the store, so a `contract publish` in another process goes live.
+
+A cheap fingerprint of the contracts table is compared on a short interval; only when it moved
+are the published versions re-read and the catalog reconciled (which announces the change).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from colonnade.catalog.catalog import Catalog
+from colonnade.store.contracts_repo import ContractStore
+
+__all__ = ["CatalogSync"]
+
+logger = logging.getLogger(__name__)
+Fingerprint = frozenset[tuple[str, str, str, str, str]]
+
+
+class CatalogSync:
+    def __init__(self, store: ContractStore, catalog: Catalog, *, interval_s: float = 2.0) -> None:
+        self.store = store
+        self.catalog = catalog
+        self.interval_s = interval_s
+        self._fingerprint: Fingerprint | None = None
+
+    async def refresh(self) -> bool:
+        """Reconcile once; True when the catalog was changed."""
+        rows = await self.store.list()
+        fingerprint = frozenset((r.tenant, r.name, r.version, r.status.value, r.spec_hash) for r in rows)
+        if fingerprint == self._fingerprint:
+            return False
+        self._fingerprint = fingerprint
+        published: dict[tuple[str, str], set[str]] = {}
+        for row in rows:
+            if row.status.value == "published":
+                published.setdefault((row.tenant, row.name), set()).add(row.version)
+        changed = False
+        for entry in self.catalog.api_versions():
+            if entry.version not in published.get((entry.tenant, entry.api), set()):
+                changed |= bool(self.catalog.remove(entry.tenant, entry.api, entry.version))
+        for stored in await self.store.published_contracts():
+            if self.catalog.active_version(stored.tenant, stored.name) != stored.version:
+                changed |= bool(self.catalog.publish(stored.contract()))
+        return changed
+
+    async def run(self) -> None:
+        """Poll until cancelled; a failing poll is logged and retried on the next tick."""
+        while True:
+            await asyncio.sleep(self.interval_s)
+            try:
+                await self.refresh()
+            except Exception:  # the store may be briefly unavailable; the next tick retries
+                logger.exception("catalog refresh from the store failed")

@@ -1,0 +1,94 @@
+"""The store's tables as typed SQLAlchemy declarations; the migrations must produce exactly these.
+
+Constraint names come from one naming convention so that migrations, reflection and error
+messages agree on every database. Free-length text is `Text`, so no database truncates or rejects
+what another accepts.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeEngine
+
+__all__ = ["Base", "ContractRow", "EndpointRow", "metadata"]
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# JSONB on PostgreSQL (indexable, compact); plain JSON text elsewhere.
+JSON_DOCUMENT: TypeEngine[Any] = JSON().with_variant(JSONB(), "postgresql")
+
+CONTRACT_STATUSES = ("draft", "published", "deprecated")
+SIDE_EFFECTS = ("none", "read", "write", "destructive")
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+metadata = Base.metadata
+
+
+class ContractRow(Base):
+    """One version of one API of one tenant; `document` is the contract without its status."""
+
+    __tablename__ = "contracts"
+    __table_args__ = (
+        UniqueConstraint("tenant", "name", "version"),
+        CheckConstraint(_in("status", CONTRACT_STATUSES), name="status"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    tenant: Mapped[str] = mapped_column(Text)
+    name: Mapped[str] = mapped_column(Text)
+    version: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16))
+    spec_hash: Mapped[str] = mapped_column(String(64))
+    document: Mapped[dict[str, Any]] = mapped_column(JSON_DOCUMENT)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class EndpointRow(Base):
+    """One operation (path + method) of a stored contract: what the catalog turns into a tool."""
+
+    __tablename__ = "endpoints"
+    __table_args__ = (
+        UniqueConstraint("contract_id", "path", "method"),
+        CheckConstraint(_in("side_effects", SIDE_EFFECTS), name="side_effects"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    contract_id: Mapped[int] = mapped_column(Integer, ForeignKey("contracts.id", ondelete="CASCADE"))
+    path: Mapped[str] = mapped_column(Text)
+    method: Mapped[str] = mapped_column(String(16))
+    operation_id: Mapped[str] = mapped_column(Text)
+    tool_name: Mapped[str] = mapped_column(Text)
+    canonical_name: Mapped[str] = mapped_column(Text)
+    side_effects: Mapped[str | None] = mapped_column(String(16))
+    mcp: Mapped[bool] = mapped_column(Boolean)

@@ -1,0 +1,70 @@
+"""The HTTP application: MCP Streamable HTTP at /mcp plus health endpoints, one Starlette app."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Route
+
+from colonnade import __version__
+from colonnade.surfaces.mcp_server import McpSurface
+
+__all__ = ["build_http_app"]
+
+Readiness = Callable[[], Awaitable[dict[str, Any]]]
+
+
+def build_http_app(
+    surface: McpSurface,
+    *,
+    host: str = "127.0.0.1",
+    readiness: Readiness | None = None,
+    extra_routes: list[BaseRoute] | None = None,
+    lifespan: Callable[[], contextlib.AbstractAsyncContextManager[None]] | None = None,
+) -> Starlette:
+    """Compose the MCP endpoint, /healthz (process alive) and /readyz (dependencies ready)."""
+    mcp_app = surface.server.streamable_http_app(
+        host=host, json_response=True, transport_security=_transport_security(host)
+    )
+
+    async def healthz(_: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok", "version": __version__})
+
+    async def readyz(_: Request) -> JSONResponse:
+        checks = await readiness() if readiness is not None else {}
+        ready = all(bool(v.get("ok")) if isinstance(v, dict) else bool(v) for v in checks.values())
+        body = {"status": "ready" if ready else "not ready", "tools": len(surface.catalog), "checks": checks}
+        return JSONResponse(body, status_code=200 if ready else 503)
+
+    @contextlib.asynccontextmanager
+    async def app_lifespan(_: Starlette) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            if lifespan is not None:
+                await stack.enter_async_context(lifespan())
+            await stack.enter_async_context(surface.server.session_manager.run())
+            yield
+
+    routes: list[BaseRoute] = [
+        *mcp_app.routes,
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+        *(extra_routes or []),
+    ]
+    return Starlette(routes=routes, lifespan=app_lifespan)
+
+
+def _transport_security(host: str) -> TransportSecuritySettings | None:
+    """DNS-rebinding protection on loopback; behind a real hostname the operator configures a proxy."""
+    if host in ("127.0.0.1", "localhost", "::1"):
+        return TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        )
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)

@@ -1,0 +1,45 @@
+"""Render a CallResult as an MCP CallToolResult: structured content, a JSON text block, typed _meta."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import mcp_types as types
+
+from colonnade.calls.envelope import CallResult
+
+__all__ = ["RESULT_META_KEY", "render_result"]
+
+RESULT_META_KEY = "colonnade/result"
+
+
+def render_result(result: CallResult, *, legacy: bool) -> types.CallToolResult:
+    """Success carries the output; any other status is `is_error` with code, message and fix."""
+    envelope = result.model_dump(mode="json", exclude={"output"}, exclude_none=True)
+    meta = {RESULT_META_KEY: envelope}
+    if result.ok:
+        structured = _structured(result.output, legacy=legacy)
+        text = json.dumps(result.output, ensure_ascii=False, separators=(",", ":"))
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)],
+            structured_content=structured,
+            is_error=False,
+            _meta=meta,
+        )
+    error = result.error
+    assert error is not None, "a non-success CallResult always carries an error"
+    text = f"{error.code}: {error.message}\nfix: {error.fix}"
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content={"status": result.status.value, "error": error.model_dump(mode="json")},
+        is_error=True,
+        _meta=meta,
+    )
+
+
+def _structured(output: Any, *, legacy: bool) -> Any:
+    """Handshake-era clients accept only an object as structured content."""
+    if isinstance(output, dict) or not legacy:
+        return output
+    return {"result": output}

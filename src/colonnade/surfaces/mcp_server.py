@@ -1,0 +1,116 @@
+"""The MCP surface: the catalog as MCP tools, calls through the pipeline, list-change announcements.
+
+Built on the SDK's low-level `Server`, which serves both protocol eras: 2026-07-28 clients learn
+about list changes over `subscriptions/listen`; handshake-era clients get
+`notifications/tools/list_changed` on the sessions this surface has seen.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.session import ServerSession
+from mcp.shared.exceptions import MCPError
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from colonnade import __version__
+from colonnade.calls.envelope import CallContext, CallRequest
+from colonnade.calls.service import CallService
+from colonnade.catalog.catalog import Catalog, CatalogChange
+from colonnade.surfaces.mcp_render import render_result
+
+__all__ = ["DEFAULT_PAGE_SIZE", "DRY_RUN_META_KEY", "McpSurface"]
+
+logger = logging.getLogger(__name__)
+DEFAULT_PAGE_SIZE = 200
+DRY_RUN_META_KEY = "colonnade/dry_run"
+_INSTRUCTIONS = (
+    "Colonnade exposes governed API operations as tools. Destructive or approval-gated tools are "
+    "never executed without a human's approval; every error carries a stable code and a fix hint."
+)
+
+
+class _GatewayServer(Server[Any]):
+    """Advertises `tools.listChanged` to handshake-era clients on every transport (HTTP included)."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
+class McpSurface:
+    """Translates MCP requests into catalog reads and CallRequests; holds no governance."""
+
+    def __init__(self, catalog: Catalog, calls: CallService, *, page_size: int = DEFAULT_PAGE_SIZE) -> None:
+        self.catalog = catalog
+        self.calls = calls
+        self.page_size = page_size
+        self.bus = InMemorySubscriptionBus()
+        self._legacy_sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        self.server = _GatewayServer(
+            "colonnade",
+            version=__version__,
+            title="Colonnade gateway",
+            instructions=_INSTRUCTIONS,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_subscriptions_listen=ListenHandler(self.bus),
+        )
+        self.server.middleware.append(self._remember_legacy_session)
+        catalog.subscribe(self._on_catalog_change)
+
+    async def _remember_legacy_session(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS and ctx.session is not None:
+            self._legacy_sessions.add(ctx.session)
+        return await call_next(ctx)
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        cursor = params.cursor if params is not None else None
+        try:
+            tools, next_cursor = self.catalog.page(cursor, self.page_size)
+        except ValueError as exc:
+            raise MCPError(types.INVALID_PARAMS, f"invalid cursor: {exc}") from None
+        return types.ListToolsResult(tools=[tool.to_mcp() for tool in tools], next_cursor=next_cursor)
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        meta = dict(params.meta or {})
+        request = CallRequest(
+            tool_id=params.name,
+            input=dict(params.arguments or {}),
+            context=CallContext(),
+            dry_run=bool(meta.get(DRY_RUN_META_KEY)),
+        )
+        result = await self.calls.call(request)
+        return render_result(result, legacy=ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS)
+
+    async def _on_catalog_change(self, change: CatalogChange) -> None:
+        await self.announce_tools_changed()
+
+    async def announce_tools_changed(self) -> None:
+        """Tell every listening client that the tool list changed, in both protocol eras."""
+        await self.bus.publish(ToolsListChanged())
+        for session in list(self._legacy_sessions):
+            try:
+                await session.send_tool_list_changed()
+            except Exception as exc:  # a closed session must not stop the others from hearing
+                logger.debug("dropping a closed MCP session: %s", exc)
+                self._legacy_sessions.discard(session)

@@ -1,0 +1,177 @@
+"""Canonical <-> wire names: readable in the common case, reversible and collision-free always."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from colonnade.catalog import InvalidCanonicalName, WireNameCollision, naming
+from colonnade.catalog.naming import (
+    WireNames,
+    WireProfile,
+    from_wire,
+    join_canonical,
+    split_canonical,
+    to_wire,
+    wire_name_pattern,
+)
+
+PROFILES: tuple[WireProfile, ...] = ("strict", "mcp")
+
+KEBAB = st.from_regex(r"\A[a-z0-9]{1,8}(-[a-z0-9]{1,8}){0,2}\Z")
+TOOL_NAME = st.from_regex(r"\A[A-Za-z0-9_.-]{1,64}\Z")
+NASTY = st.text(alphabet="_-.:aZ9", min_size=1, max_size=12)
+ANY_TEXT = st.text(min_size=1, max_size=40)
+
+
+def segment(tool: bool) -> st.SearchStrategy[str]:
+    """Tenant/api segments cannot hold ':'; the tool segment can hold anything."""
+    strategy = st.one_of(NASTY, ANY_TEXT, TOOL_NAME)
+    return strategy if tool else strategy.filter(lambda s: ":" not in s)
+
+
+CANONICAL = st.one_of(
+    st.tuples(KEBAB, KEBAB, TOOL_NAME).map(":".join),
+    st.tuples(segment(False), segment(False), segment(True)).map(":".join),
+)
+
+
+@pytest.mark.parametrize(
+    ("canonical", "strict", "mcp"),
+    [
+        ("acme:crm:search_customers", "acme__crm__search_customers", "acme.crm.search_customers"),
+        ("acme-corp:crm-v2:list-items", "acme-corp__crm-v2__list-items", "acme-corp.crm-v2.list-items"),
+        ("acme:crm:getCustomer_v2", "acme__crm__getCustomer_v2", "acme.crm.getCustomer_v2"),
+        ("acme:crm:v1.search", "acme__crm__v1-_2e-search", "acme.crm.v1-_2e-search"),
+        ("acme:crm:x__y", "acme__crm__x_-_5f-y", "acme.crm.x__y"),
+        ("acme:crm:_private", "acme__crm__-_5f-private", "acme.crm._private"),
+        ("acme:crm:a-_b", "acme__crm__a--_5f-b", "acme.crm.a--_5f-b"),
+        ("acme:crm:a:b", "acme__crm__a-_3a-b", "acme.crm.a-_3a-b"),
+        ("été:crm:x", "-_e9-t-_e9-__crm__x", "-_e9-t-_e9-.crm.x"),
+    ],
+)
+def test_known_names(canonical: str, strict: str, mcp: str) -> None:
+    assert to_wire(canonical, "strict") == strict
+    assert to_wire(canonical, "mcp") == mcp
+    assert from_wire(strict, "strict") == canonical
+    assert from_wire(mcp, "mcp") == canonical
+
+
+@given(KEBAB, KEBAB, TOOL_NAME)
+def test_plain_contract_names_stay_readable(tenant: str, api: str, tool: str) -> None:
+    plain = "." not in tool and "__" not in tool and "-_" not in tool and not tool.startswith("_")
+    plain = plain and not tool.endswith("_")
+    if plain:
+        assert to_wire(f"{tenant}:{api}:{tool}") == f"{tenant}__{api}__{tool}"
+    if "-_" not in tool and "._" not in tool:
+        assert to_wire(f"{tenant}:{api}:{tool}", "mcp") == f"{tenant}.{api}.{tool.replace('.', '-_2e-')}"
+
+
+@settings(max_examples=400)
+@given(CANONICAL)
+def test_wire_names_match_the_profile_and_reverse(canonical: str) -> None:
+    for profile in PROFILES:
+        wire = to_wire(canonical, profile)
+        assert wire_name_pattern(profile).match(wire)
+        if "-_-" in wire:
+            assert from_wire(wire, profile) is None
+        else:
+            assert from_wire(wire, profile) == canonical
+
+
+@settings(max_examples=400)
+@given(st.text(alphabet="_-.:aZ9", min_size=1, max_size=20))
+def test_every_wire_name_stands_for_at_most_one_canonical_name(wire: str) -> None:
+    for profile in PROFILES:
+        canonical = from_wire(wire, profile)
+        if canonical is not None:
+            assert to_wire(canonical, profile) == wire
+
+
+@settings(max_examples=100)
+@given(st.lists(CANONICAL, min_size=1, max_size=60, unique=True))
+def test_a_registry_of_many_names_has_no_collisions_and_resolves_all(names: list[str]) -> None:
+    for profile in PROFILES:
+        registry = WireNames(profile)
+        wires = [registry.add(name) for name in names]
+        assert len(set(wires)) == len(names)
+        assert all(registry.canonical(w) == n for w, n in zip(wires, names, strict=True))
+        assert all(registry.wire(n) == w for w, n in zip(wires, names, strict=True))
+
+
+def test_long_names_are_shortened_deterministically_and_resolve_through_the_registry() -> None:
+    first = "acme:crm:" + "search_customers_by_region_and_lifetime_value_" * 2 + "one"
+    second = "acme:crm:" + "search_customers_by_region_and_lifetime_value_" * 2 + "two"
+    registry = WireNames()
+
+    wire_one, wire_two = registry.add(first), registry.add(second)
+
+    assert len(wire_one) == 64
+    assert wire_one.startswith("acme__crm__search_customers_by_region_and")
+    assert wire_one != wire_two
+    assert wire_one == to_wire(first)
+    assert from_wire(wire_one) is None
+    assert registry.canonical(wire_one) == first
+    assert registry.canonical(wire_two) == second
+    assert to_wire(first, "mcp") == "acme.crm." + first.split(":", 2)[2]
+
+
+def test_shortening_never_cuts_an_escape_in_half() -> None:
+    canonical = "acme:crm:" + "a" * 47 + "." + "b" * 20
+    wire = to_wire(canonical)
+
+    assert len(wire) <= 64
+    assert wire.endswith("-_-" + wire[-10:])
+    prefix = wire[: -len("-_-") - 10]
+    assert prefix.endswith("a") or prefix.endswith("-_2e-")
+
+
+def test_registry_reports_a_hash_collision(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(naming, "_HASH_LENGTH", 1)
+    registry = WireNames()
+    names = [f"acme:crm:{'x' * 70}{i}" for i in range(40)]
+
+    with pytest.raises(WireNameCollision) as caught:
+        for name in names:
+            registry.add(name)
+    assert caught.value.existing in names
+    assert caught.value.incoming in names
+    assert "is already used by" in str(caught.value)
+
+
+def test_registry_add_is_idempotent_and_discard_forgets() -> None:
+    registry = WireNames("mcp")
+
+    assert registry.add("a:b:c") == registry.add("a:b:c") == "a.b.c"
+    assert len(registry) == 1 and "a:b:c" in registry
+    registry.discard("a:b:c")
+    assert registry.canonical("a.b.c") is None
+    assert registry.wire("a:b:c") is None
+    assert len(registry) == 0
+
+
+@pytest.mark.parametrize(
+    "wire",
+    ["acme__crm", "acme__crm__x__y", "acme__crm__-_zz-", "acme__crm__-_061-", "acme:crm:x", "", "a__b__-_-"],
+)
+def test_wire_names_that_are_not_encodings_do_not_resolve(wire: str) -> None:
+    assert from_wire(wire) is None
+
+
+@pytest.mark.parametrize("name", ["acme:crm", "acme::x", ":crm:x", "acme:crm:"])
+def test_malformed_canonical_names_are_refused(name: str) -> None:
+    with pytest.raises(InvalidCanonicalName):
+        to_wire(name)
+
+
+def test_split_and_join() -> None:
+    assert split_canonical("acme:crm:ns:tool") == ("acme", "crm", "ns:tool")
+    assert join_canonical("acme", "crm", "tool") == "acme:crm:tool"
+    with pytest.raises(InvalidCanonicalName):
+        join_canonical("ac:me", "crm", "tool")
+
+
+def test_unknown_profile_is_named() -> None:
+    with pytest.raises(ValueError, match="unknown wire name profile 'dotted'"):
+        to_wire("a:b:c", "dotted")  # type: ignore[arg-type]

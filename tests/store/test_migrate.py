@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import Column, Connection, Integer, MetaData, Table, inspect
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from colonnade.store import SchemaError, create_store_engine, migrate, migrate_engine
+from colonnade.store.tables import metadata
+
+
+def _diff(connection: Connection, target: MetaData) -> list[Any]:
+    context = MigrationContext.configure(connection, opts={"compare_type": True})
+    return list(compare_metadata(context, target))
+
+
+def _table_names(connection: Connection) -> set[str]:
+    return set(inspect(connection).get_table_names())
+
+
+async def test_migrate_creates_exactly_the_declared_schema(empty_engine: AsyncEngine) -> None:
+    await migrate_engine(empty_engine)
+    async with empty_engine.connect() as connection:
+        tables = await connection.run_sync(_table_names)
+        diff = await connection.run_sync(_diff, metadata)
+    assert tables == {"alembic_version", "contracts", "endpoints"}
+    assert diff == []
+
+
+async def test_schema_comparison_notices_a_missing_table(empty_engine: AsyncEngine) -> None:
+    """Guards the test above: the comparison must be able to fail."""
+    await migrate_engine(empty_engine)
+    extended = MetaData()
+    for table in metadata.tables.values():
+        table.to_metadata(extended)
+    Table("not_migrated", extended, Column("id", Integer, primary_key=True))
+    async with empty_engine.connect() as connection:
+        diff = await connection.run_sync(_diff, extended)
+    assert [entry[0] for entry in diff] == ["add_table"]
+
+
+async def test_migrate_twice_changes_nothing(empty_engine: AsyncEngine) -> None:
+    await migrate_engine(empty_engine)
+    async with empty_engine.begin() as connection:
+        await connection.exec_driver_sql(
+            "INSERT INTO contracts (tenant, name, version, status, spec_hash, document, created_at, "
+            "updated_at) VALUES ('acme', 'crm', '1.0.0', 'draft', 'x', '{}', "
+            "'2026-01-01 00:00:00', '2026-01-01 00:00:00')"
+        )
+    await migrate_engine(empty_engine)
+    async with empty_engine.connect() as connection:
+        count = (await connection.exec_driver_sql("SELECT count(*) FROM contracts")).scalar()
+        revision = (await connection.exec_driver_sql("SELECT version_num FROM alembic_version")).scalar()
+    assert count == 1
+    assert revision == "0001"
+
+
+async def test_migrate_by_url_creates_the_sqlite_file_and_its_folder(tmp_path: Path) -> None:
+    database = tmp_path / "data" / "colonnade.db"
+    await migrate(f"sqlite+aiosqlite:///{database}")
+    await migrate(f"sqlite+aiosqlite:///{database}")
+    engine = create_store_engine(f"sqlite+aiosqlite:///{database}")
+    try:
+        async with engine.connect() as connection:
+            assert {"contracts", "endpoints"} <= await connection.run_sync(_table_names)
+    finally:
+        await engine.dispose()
+
+
+async def test_database_from_a_newer_colonnade_is_refused_clearly(empty_engine: AsyncEngine) -> None:
+    await migrate_engine(empty_engine)
+    async with empty_engine.begin() as connection:
+        await connection.exec_driver_sql("UPDATE alembic_version SET version_num = '9999'")
+    with pytest.raises(SchemaError, match="upgrade Colonnade"):
+        await migrate_engine(empty_engine)
