@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from examples.demo_backend.db import allocate_id
 from examples.demo_backend.emails import check_email
 from examples.demo_backend.errors import ApiError, conflict, not_found
 from examples.demo_backend.fields import FieldReader, read_json_object
@@ -42,11 +43,6 @@ def _ensure_email_free(db: sqlite3.Connection, email: str, owner: str | None = N
     row = db.execute("SELECT id FROM customers WHERE email = ?", (email,)).fetchone()
     if row is not None and row["id"] != owner:
         raise conflict("email_taken", f"{email} already belongs to customer {row['id']}")
-
-
-def _next_id(db: sqlite3.Connection) -> str:
-    row = db.execute("SELECT MAX(CAST(SUBSTR(id, 3) AS INTEGER)) FROM customers").fetchone()
-    return f"C-{(row[0] or 1000) + 1}"
 
 
 def _like(text: str) -> str:
@@ -84,9 +80,9 @@ async def create_customer(request: Request) -> JSONResponse:
     normalized = _checked_email(email)
     db = connection_of(request)
     _ensure_email_free(db, normalized)
-    customer_id = _next_id(db)
     created_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     with db:
+        customer_id = allocate_id(db, "customer")
         db.execute(
             f"INSERT INTO customers ({_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
             (customer_id, name, normalized, company, created_at),

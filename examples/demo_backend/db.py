@@ -7,7 +7,7 @@ from pathlib import Path
 
 from examples.demo_backend.seed import seed
 
-__all__ = ["DEFAULT_DB_PATH", "DemoDatabase", "open_database"]
+__all__ = ["DEFAULT_DB_PATH", "DemoDatabase", "allocate_id", "open_database"]
 
 DEFAULT_DB_PATH = Path(".colonnade") / "demo_backend.db"
 
@@ -36,6 +36,11 @@ CREATE TABLE IF NOT EXISTS invoice_lines (
     unit_price_cents INTEGER NOT NULL,
     PRIMARY KEY (invoice_id, position)
 );
+CREATE TABLE IF NOT EXISTS id_counters (
+    kind TEXT PRIMARY KEY,
+    prefix TEXT NOT NULL,
+    last INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS idempotency_keys (
     key TEXT PRIMARY KEY,
     fingerprint TEXT NOT NULL,
@@ -58,6 +63,16 @@ def open_database(path: str | Path) -> sqlite3.Connection:
         if connection.execute("SELECT COUNT(*) FROM customers").fetchone()[0] == 0:
             seed(connection)
     return connection
+
+
+def allocate_id(connection: sqlite3.Connection, kind: str) -> str:
+    """The next id of a kind (`C-1006`, `INV-2007`); a deleted record's id is never handed out again.
+
+    Call it inside the transaction that inserts the record.
+    """
+    connection.execute("UPDATE id_counters SET last = last + 1 WHERE kind = ?", (kind,))
+    row = connection.execute("SELECT prefix, last FROM id_counters WHERE kind = ?", (kind,)).fetchone()
+    return f"{row['prefix']}{row['last']}"
 
 
 class DemoDatabase:

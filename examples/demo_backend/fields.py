@@ -116,13 +116,12 @@ class FieldReader:
 
     def check(self) -> None:
         """Flag unknown fields, then raise when anything was wrong with this request."""
-        for name in sorted(set(self._values) - self._seen):
-            self._problem(name, "is not a known field")
+        self.flag_unknown()
         if self.problems:
             raise ApiError(422, "invalid_request", "; ".join(self.problems), list(self.problems))
 
-    def finish_nested(self) -> None:
-        """Flag unknown fields of a nested object; the outer reader's `check()` raises."""
+    def flag_unknown(self) -> None:
+        """Record every field that was never read; nested readers call this, the outer one `check()`."""
         for name in sorted(set(self._values) - self._seen):
             self._problem(name, "is not a known field")
 

@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from examples.demo_backend.db import allocate_id
 from examples.demo_backend.errors import ApiError, conflict, not_found
 from examples.demo_backend.fields import FieldReader, read_json_object
 from examples.demo_backend.state import connection_of
@@ -58,11 +59,6 @@ def _load(db: sqlite3.Connection, invoice_id: str) -> dict[str, Any]:
     return _invoice(db, row)
 
 
-def _next_id(db: sqlite3.Connection) -> str:
-    row = db.execute("SELECT MAX(CAST(SUBSTR(id, 5) AS INTEGER)) FROM invoices").fetchone()
-    return f"INV-{(row[0] or 2000) + 1}"
-
-
 async def list_invoices(request: Request) -> JSONResponse:
     reader = FieldReader(request.query_params, from_query=True)
     customer_id = reader.text("customer_id", max_length=20, pattern=_CUSTOMER_ID)
@@ -98,7 +94,7 @@ async def create_invoice(request: Request) -> JSONResponse:
                 line.integer("unit_price_cents", required=True, minimum=0, maximum=100_000_000),
             )
         )
-        line.finish_nested()
+        line.flag_unknown()
     key = _idempotency_key(request, reader)
     reader.check()
     db = connection_of(request)
@@ -109,10 +105,10 @@ async def create_invoice(request: Request) -> JSONResponse:
         replayed = _replay(db, key, fingerprint)
         if replayed is not None:
             return JSONResponse(replayed, status_code=201, headers={"Idempotent-Replayed": "true"})
-    invoice_id = _next_id(db)
     issued_on = date.today()
     due_on = issued_on + timedelta(days=due_in_days)
     with db:
+        invoice_id = allocate_id(db, "invoice")
         db.execute(
             f"INSERT INTO invoices ({_COLUMNS}) VALUES (?, ?, 'open', ?, ?, ?, NULL)",
             (invoice_id, customer_id, currency, issued_on.isoformat(), due_on.isoformat()),

@@ -79,8 +79,19 @@ INVOICES = (
 )
 
 
+def _number(record_id: str) -> int:
+    return int(record_id.rsplit("-", 1)[1])
+
+
 def seed(connection: sqlite3.Connection) -> None:
     """Insert the synthetic records; the caller decides when (only into an empty database)."""
+    connection.executemany(
+        "INSERT INTO id_counters (kind, prefix, last) VALUES (?, ?, ?)",
+        [
+            ("customer", "C-", max(_number(c.id) for c in CUSTOMERS)),
+            ("invoice", "INV-", max(_number(i.id) for i in INVOICES)),
+        ],
+    )
     connection.executemany(
         "INSERT INTO customers (id, name, email, company, created_at) VALUES (?, ?, ?, ?, ?)", CUSTOMERS
     )

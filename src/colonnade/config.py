@@ -20,6 +20,7 @@ __all__ = ["ConfigError", "ServerSettings", "Settings", "load_settings"]
 ENV_PREFIX = "COLONNADE_"
 DEFAULT_CONFIG_FILE = "colonnade.yaml"
 _NOT_SETTINGS = {"CONFIG"}
+_SECRET_PREFIX = "SECRET_"  # COLONNADE_SECRET_<NAME> holds backend secrets, not settings
 
 
 class ConfigError(Exception):
@@ -82,9 +83,10 @@ def load_settings(
         raise ConfigError([f"{path}: config file not found (given by --config or COLONNADE_CONFIG)"])
     problems: list[str] = []
     for key, raw in sorted(env.items()):
-        if not key.startswith(ENV_PREFIX) or key[len(ENV_PREFIX) :] in _NOT_SETTINGS:
+        name = key[len(ENV_PREFIX) :]
+        if not key.startswith(ENV_PREFIX) or name in _NOT_SETTINGS or name.startswith(_SECRET_PREFIX):
             continue
-        dotted = key[len(ENV_PREFIX) :].lower().split("__")
+        dotted = name.lower().split("__")
         _set_path(data, dotted, _env_value(raw))
     try:
         return Settings.model_validate(data)

@@ -140,8 +140,8 @@ def test_publish_several_files_through_the_console_script(workspace: Workspace) 
         "acme/crm 1.0.0": ContractStatus.PUBLISHED,
         "acme/crm 1.1.0": ContractStatus.PUBLISHED,
     }
-    again = workspace.run("contract", "publish", str(first))
-    assert again.returncode == 0
+    again = invoke(workspace, "contract", "publish", str(first))
+    assert again.exit_code == 0
     assert "unchanged (already published)" in again.stdout
 
 
@@ -153,20 +153,35 @@ def test_list_through_the_console_script(workspace: Workspace) -> None:
         contract_data(tenant="globex", name="billing", status="published"),
     )
 
-    everything = workspace.run("contract", "list")
-    drafts = workspace.run("contract", "list", "--status", "draft")
-    globex = workspace.run("contract", "list", "--tenant", "globex")
+    result = workspace.run("contract", "list")
 
-    assert everything.returncode == drafts.returncode == globex.returncode == 0
-    lines = [line for line in everything.stdout.splitlines() if "acme" in line]
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if "acme" in line]
     assert [next(v for v in ("1.10.0", "1.9.0", "1.0.0") if v in line) for line in lines] == [
         "1.10.0",
         "1.9.0",
         "1.0.0",
     ]
-    assert "globex" in everything.stdout
-    assert "1.9.0" in drafts.stdout and "1.10.0" not in drafts.stdout
+    assert "globex" in result.stdout
+    assert "draft" in lines[1]
+
+
+def test_list_filters_by_tenant_and_status(workspace: Workspace) -> None:
+    workspace.seed(
+        contract_data(status="published"),
+        contract_data(version="1.9.0", status="draft"),
+        contract_data(tenant="globex", name="billing", status="published"),
+    )
+
+    drafts = invoke(workspace, "contract", "list", "--status", "draft")
+    globex = invoke(workspace, "contract", "list", "--tenant", "globex")
+    none = invoke(workspace, "contract", "list", "--tenant", "globex", "--status", "deprecated")
+
+    assert drafts.exit_code == globex.exit_code == none.exit_code == 0
+    assert "1.9.0" in drafts.stdout and "1.0.0" not in drafts.stdout
     assert "globex" in globex.stdout and "acme" not in globex.stdout
+    assert "no contracts stored yet" not in drafts.stdout
+    assert "no stored contract matches tenant globex and status deprecated" in none.stdout
 
 
 def test_history_through_the_console_script(workspace: Workspace) -> None:

@@ -214,6 +214,13 @@ def test_delete_customer(client: httpx2.Client, assert_conforms: Conforms) -> No
     error_of(client.delete(f"/customers/{created['id']}"), 404, "not_found")
 
 
+def test_a_deleted_customer_id_is_never_reused(client: httpx2.Client) -> None:
+    newest = new_customer(client, "del.newest@example.com")
+    assert client.delete(f"/customers/{newest['id']}").status_code == 200
+    successor = new_customer(client, "del.successor@example.com")
+    assert int(successor["id"][2:]) > int(newest["id"][2:])
+
+
 def test_delete_customer_with_invoices_is_409(client: httpx2.Client) -> None:
     assert "accounting" in error_of(client.delete("/customers/C-1001"), 409, "customer_has_invoices")
     assert client.get("/customers/C-1001").status_code == 200

@@ -145,17 +145,14 @@ def test_examples_use_synthetic_data_only(all_operations: list[Operation]) -> No
 
 def test_the_validate_command_accepts_the_demo_contracts() -> None:
     """The issue's acceptance check, through the real console script, warnings counted as errors."""
-    commands = subprocess.run(
-        [str(COLONNADE), "contract", "--help"], capture_output=True, text=True, check=False
-    )
-    if " validate " not in commands.stdout:
-        pytest.skip("`colonnade contract validate` is not registered in this build")
     result = subprocess.run(
         [str(COLONNADE), "contract", "validate", "--strict", *map(str, CONTRACT_FILES)],
         capture_output=True,
         text=True,
         check=False,
     )
+    if result.returncode == 2 and "No such command" in result.stderr:
+        pytest.skip("`colonnade contract validate` is not registered in this build")
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -77,3 +78,28 @@ async def test_database_from_a_newer_colonnade_is_refused_clearly(empty_engine: 
         await connection.exec_driver_sql("UPDATE alembic_version SET version_num = '9999'")
     with pytest.raises(SchemaError, match="upgrade Colonnade"):
         await migrate_engine(empty_engine)
+
+
+async def test_replicas_starting_together_migrate_once(empty_engine: AsyncEngine) -> None:
+    """Several gateways may start at once against one PostgreSQL; on SQLite one process owns the file."""
+    if empty_engine.dialect.name != "postgresql":
+        pytest.skip("concurrent start-up applies to PostgreSQL")
+    schema = (await _scalar(empty_engine, "SELECT current_schema()"))
+    others = [
+        create_store_engine(
+            empty_engine.url.render_as_string(hide_password=False),
+            connect_args={"server_settings": {"search_path": schema}},
+        )
+        for _ in range(3)
+    ]
+    try:
+        await asyncio.gather(migrate_engine(empty_engine), *(migrate_engine(e) for e in others))
+    finally:
+        for other in others:
+            await other.dispose()
+    assert await _scalar(empty_engine, "SELECT version_num FROM alembic_version") == "0001"
+
+
+async def _scalar(engine: AsyncEngine, sql: str) -> Any:
+    async with engine.connect() as connection:
+        return (await connection.exec_driver_sql(sql)).scalar()

@@ -126,7 +126,11 @@ def list_command(
     """List stored contract versions, by tenant and API, newest version first."""
     stored = run_with_store(settings_of(ctx), lambda store: store.list(tenant=tenant, status=status))
     if not stored:
-        console.print("no contracts stored yet; publish one with `colonnade contract publish FILE`")
+        filters = [f"{key} {value}" for key, value in (("tenant", tenant), ("status", status)) if value]
+        if filters:
+            console.print(f"no stored contract matches {' and '.join(filters)}")
+        else:
+            console.print("no contracts stored yet; publish one with `colonnade contract publish FILE`")
         return
     table = Table("tenant", "api", "version", "status", "spec", "updated (UTC)")
     for item in stored:

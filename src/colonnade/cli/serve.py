@@ -10,9 +10,9 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 import uvicorn
@@ -51,9 +51,9 @@ def serve(
     """
     settings = _with_overrides(settings_of(ctx), host, port, contract)
     if stdio:
-        asyncio.run(_run_stdio(settings))
+        _run(_run_stdio(settings))
     else:
-        asyncio.run(_run_http(settings, banner=True))
+        _run(_run_http(settings, banner=True))
 
 
 @app.command()
@@ -72,7 +72,17 @@ def demo(
     contracts = _demo_contracts(settings, backend_port)
     settings = _with_overrides(settings, None, port, contracts)
     with _demo_backend(settings, backend_port):
-        asyncio.run(_run_http(settings, banner=True, snippet=True))
+        _run(_run_http(settings, banner=True, snippet=True))
+
+
+def _run(main: Coroutine[Any, Any, None]) -> None:
+    """uvloop where available: a faster event loop is most of a gateway's per-call budget."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main)
+        return
+    uvloop.run(main)
 
 
 def _with_overrides(settings: Settings, host: str | None, port: int | None, contracts: list[Path] | None) -> Settings:
@@ -105,7 +115,9 @@ async def _open_gateway(settings: Settings) -> AsyncIterator[Gateway]:
 async def _run_http(settings: Settings, *, banner: bool, snippet: bool = False) -> None:
     async with _open_gateway(settings) as gateway:
         host, port = settings.server.host, settings.server.port
-        config = uvicorn.Config(gateway.http_app(), host=host, port=port, log_level="warning", lifespan="on")
+        config = uvicorn.Config(
+            gateway.http_app(), host=host, port=port, log_level="warning", lifespan="on", http="httptools"
+        )
         server = uvicorn.Server(config)
         if banner:
             _print_banner(gateway, f"http://{host}:{port}/mcp", snippet)

@@ -141,7 +141,9 @@ class Subject:
 
     @cached_property
     def schema_findings(self) -> list[Finding]:
-        return schema_violations(self.data)
+        """Schema violations, less those at a value already reported as not JSON (one finding each)."""
+        reported = {f.path for f in self.shape_findings}
+        return [f for f in schema_violations(self.data) if f.path not in reported]
 
     @cached_property
     def endpoints(self) -> list[RawEndpoint]:
@@ -357,7 +359,7 @@ def uac005_method_vs_side_effects(subject: Subject) -> Iterator[Finding]:
     for endpoint, llm in _llm_endpoints(subject):
         effects = llm.get("side_effects")
         for _, method in endpoint.methods:
-            if effects in _METHOD_CONFLICTS.get(method, ()):
+            if isinstance(effects, str) and effects in _METHOD_CONFLICTS.get(method, ()):
                 yield _finding(
                     "UAC005",
                     endpoint.llm_pointer("side_effects"),

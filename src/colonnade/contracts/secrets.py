@@ -112,7 +112,7 @@ def _url_password(text: str) -> Iterator[Candidate]:
             yield match.span()
 
 
-_DIGIT_RUN = re.compile(r"(?<![\w.])\d+(?:[ -]\d+)*(?![\w.]\d)")
+_DIGIT_RUN = re.compile(r"(?<![\w.])\d+(?:[ -]\d+)*(?!\w|\.\d)")
 
 
 def luhn_valid(digits: str) -> bool:

@@ -109,9 +109,9 @@ class DocumentTooComplex(Exception):
 def json_shaped(data: Any) -> tuple[Any, list[Finding]]:
     """A JSON-data copy of a parsed YAML document, plus UAC001 findings for what JSON cannot hold.
 
-    YAML dates become ISO strings (what the author meant); numeric keys become strings; boolean
-    and null keys (`on:`, `yes:`, `~:`) and binary or set values are reported; recursive aliases
-    are cut. Raises DocumentTooComplex past MAX_DEPTH levels or MAX_NODES values.
+    YAML dates become ISO strings (what the author meant), sets and tuples lists, numeric keys
+    strings; boolean and null keys (`on:`, `yes:`, `~:`) and binary values are reported;
+    recursive aliases are cut. Raises DocumentTooComplex past MAX_DEPTH levels or MAX_NODES values.
     """
     shaper = _Shaper()
     return shaper.shape(data, [], ()), shaper.findings
@@ -128,6 +128,8 @@ class _Shaper:
             return value
         if isinstance(value, datetime.date):
             return value.isoformat()
+        if isinstance(value, set | frozenset):
+            value = sorted(value, key=repr)
         if not isinstance(value, dict | list | tuple):
             self._report(
                 tokens,

@@ -67,6 +67,7 @@ class McpSurface:
             version=__version__,
             title="Colonnade gateway",
             instructions=_INSTRUCTIONS,
+            get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self.bus),
@@ -78,6 +79,11 @@ class McpSurface:
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS and ctx.session is not None:
             self._legacy_sessions.add(ctx.session)
         return await call_next(ctx)
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        """For the SDK's Mcp-Param header check: a catalog lookup, not a full tools/list."""
+        tool = self.catalog.get(name)
+        return tool.input_schema if tool is not None else None
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None

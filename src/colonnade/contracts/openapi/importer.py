@@ -183,7 +183,7 @@ def _llm_blocks(mapped: list[_Mapped]) -> tuple[dict[str, dict[str, Any]], list[
         if LLM_EXTENSION in item.operation:
             block, reason = merge_llm(item.operation[LLM_EXTENSION], seed)
         else:
-            block, reason = seed, seed_reason(summary, description)
+            block, reason = seed, seed_reason(item.method, summary, description)
         if block["tool_name"] in taken:
             block["tool_name"] = tool
             reason = "; ".join(filter(None, [reason, "x-llm tool_name already used by another operation"]))

@@ -23,6 +23,8 @@ INTENT_LIMIT = 360
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 LLM_FIELDS = tuple(LlmBlock.model_fields)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+_HTML_TAG = re.compile(r"<[^<>]+>")
+_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.,;:!?])")
 _SIDE_EFFECTS = {
     "GET": SideEffects.READ,
     "HEAD": SideEffects.READ,
@@ -39,6 +41,11 @@ def side_effects_for(method: str) -> SideEffects:
     return _SIDE_EFFECTS[method.upper()]
 
 
+def _without_html(text: str) -> str:
+    """Descriptions are often HTML (Stripe's are): keep the words, drop the tags."""
+    return _SPACE_BEFORE_PUNCTUATION.sub(r"\1", " ".join(_HTML_TAG.sub(" ", text).split()))
+
+
 def _first_sentence(text: str) -> str:
     flat = " ".join(text.split())
     return _SENTENCE_END.split(flat, maxsplit=1)[0]
@@ -50,8 +57,18 @@ def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:]
 
 
+def _adds_to(description: str, summary: str) -> bool:
+    """Does the description say more than the summary (beyond case and a final period)?"""
+
+    def bare(text: str) -> str:
+        return " ".join(text.split()).rstrip(".").casefold()
+
+    return bare(description) != bare(summary)
+
+
 def seed_llm(*, method: str, path: str, summary: str, description: str, tool_name: str) -> dict[str, Any]:
     """A draft block from the operation's `summary` and `description` (either may be empty)."""
+    summary, description = _without_html(summary), _without_html(description)
     side_effects = side_effects_for(method)
     destructive = side_effects is SideEffects.DESTRUCTIVE
     if summary.strip():
@@ -60,7 +77,7 @@ def seed_llm(*, method: str, path: str, summary: str, description: str, tool_nam
         short = truncate(_first_sentence(description), SUMMARY_LIMIT)
     else:
         short = f"{method.upper()} {path}"
-    if description.strip() and " ".join(description.split()) != short:
+    if description.strip() and _adds_to(description, short):
         intent = truncate(description, INTENT_LIMIT)
     elif summary.strip() or description.strip():
         intent = truncate(f"Use to {_lower_first(short.rstrip('.'))}.", INTENT_LIMIT)
@@ -77,10 +94,12 @@ def seed_llm(*, method: str, path: str, summary: str, description: str, tool_nam
     }
 
 
-def seed_reason(summary: str, description: str) -> str:
+def seed_reason(method: str, summary: str, description: str) -> str:
+    """Why a seeded block needs review: where its prose came from and what was guessed."""
     sources = [label for label, text in (("summary", summary), ("description", description)) if text.strip()]
     origin = " and ".join(sources) if sources else "the method and path only"
-    return f"no x-llm: llm block drafted from {origin}; side effects guessed from the HTTP method"
+    guessed = side_effects_for(method).value
+    return f"no x-llm: drafted from {origin}; side_effects {guessed!r} guessed from {method.upper()}"
 
 
 def merge_llm(given: object, seed: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from colonnade.contracts.model import KEBAB, SECRET_NAME, AuthType, Classification
 from colonnade.contracts.openapi.errors import OpenApiError
-from colonnade.contracts.openapi.naming import coerce_semver, identifier, kebab
+from colonnade.contracts.openapi.naming import coerce_semver, kebab, snake_case
 from colonnade.contracts.openapi.refs import RefResolver, join_pointer
 from colonnade.contracts.openapi.report import ImportNote
 
@@ -135,7 +135,7 @@ def _auth(
         return None
     kind, header = mapped
     given = scheme.get(SECRET_EXTENSION)
-    secret = given if isinstance(given, str) and _SECRET.match(given) else identifier(f"{api}_{name}").upper()
+    secret = given if isinstance(given, str) and _SECRET.match(given) else snake_case(f"{api}_{name}").upper()
     if secret != given:
         notes.append(ImportNote("backend.auth", f"reads the secret {secret}; define it before serving"))
     auth: dict[str, Any] = {"type": kind.value, "secret": secret}

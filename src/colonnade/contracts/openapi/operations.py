@@ -244,7 +244,7 @@ def _output_schema(ctx: _Context, operation: Mapping[str, Any], op_ptr: str) -> 
         scope = ctx.converter.scope()
         converted = scope.convert(media_obj["schema"], join_pointer(ptr, "content", media, "schema"))
         schema = _as_mapping(without_flagged(converted, "writeOnly"))
-        defs = scope.defs()
+        defs = {name: without_flagged(sub, "writeOnly") for name, sub in scope.defs().items()}
         if defs:
             schema["$defs"] = {**_mapping(schema.get("$defs")), **defs}
         return schema
@@ -266,7 +266,8 @@ def draft_endpoint(
     ctx = _Context(converter, converter.scope(), [])
     params = _parameters(ctx, path_item, operation, item_pointer, op_pointer)
     fields = _parameter_fields(ctx, path, params) + _body_fields(ctx, operation, op_pointer)
-    input_schema, renamed_path = assemble_input(path, fields, ctx.scope.defs())
+    defs = {name: without_flagged(schema, "readOnly") for name, schema in ctx.scope.defs().items()}
+    input_schema, renamed_path = assemble_input(path, fields, defs)
     output_schema = _output_schema(ctx, operation, op_pointer)
     if "servers" in operation or "servers" in path_item:
         ctx.notes.append("operation-level servers are ignored; every endpoint uses backend.base_url")

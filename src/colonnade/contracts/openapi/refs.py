@@ -79,7 +79,7 @@ class RefResolver:
         """Follow `$ref` after `$ref` until a real object; returns it and where it lives."""
         chain = [pointer]
         while isinstance(node, Mapping) and "$ref" in node:
-            target, node = self.resolve(node["$ref"], at=pointer)
+            target, node = self.resolve(node["$ref"], at=join_pointer(pointer, "$ref"))
             if target in chain:
                 loop = " -> ".join([*chain[chain.index(target) :], target])
                 raise OpenApiError(

@@ -1,0 +1,76 @@
+"""Start the demo backend and a gateway as real processes on loopback, for benchmarks."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx2
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+COLONNADE = Path(sys.executable).with_name("colonnade")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait(url: str, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"a process exited ({proc.returncode}) before {url} answered")
+        try:
+            if httpx2.get(url, timeout=1.0).status_code == 200:
+                return
+        except httpx2.HTTPError:
+            time.sleep(0.1)
+    raise SystemExit(f"{url} did not answer within {timeout}s")
+
+
+@dataclass(frozen=True)
+class Stack:
+    backend_url: str
+    mcp_url: str
+
+
+@contextlib.contextmanager
+def demo_stack() -> Iterator[Stack]:
+    with tempfile.TemporaryDirectory(prefix="colonnade-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        backend_port, gateway_port = free_port(), free_port()
+        backend_url = f"http://127.0.0.1:{backend_port}"
+        procs: list[subprocess.Popen[bytes]] = []
+        try:
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "examples.demo_backend", "--port", str(backend_port), "--db", str(tmp / "d.db")],
+                cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+            ))
+            _wait(f"{backend_url}/healthz", procs[-1])
+            contracts = []
+            for src in sorted((ROOT / "examples" / "contracts").glob("*.yaml")):
+                data = yaml.safe_load(src.read_text())
+                data["backend"]["base_url"] = backend_url
+                (tmp / src.name).write_text(yaml.safe_dump(data, sort_keys=False))
+                contracts.append(str(tmp / src.name))
+            env = {**os.environ, "COLONNADE_DATA_DIR": str(tmp / "data"),
+                   "COLONNADE_CONTRACTS": json.dumps(contracts)}
+            procs.append(subprocess.Popen([str(COLONNADE), "serve", "--port", str(gateway_port)], cwd=tmp, env=env))
+            _wait(f"http://127.0.0.1:{gateway_port}/readyz", procs[-1])
+            yield Stack(backend_url, f"http://127.0.0.1:{gateway_port}/mcp")
+        finally:
+            for proc in reversed(procs):
+                proc.terminate()
+                proc.wait(timeout=10)

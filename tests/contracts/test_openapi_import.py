@@ -1,0 +1,652 @@
+"""Importing hand-written OpenAPI documents in the styles of well-known public APIs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from colonnade.contracts.load import load_document
+from colonnade.contracts.model import Contract
+from colonnade.contracts.openapi import ImportResult, import_openapi
+from colonnade.contracts.validate import validate_data
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openapi"
+ALL_FIXTURES = sorted(p.name for p in FIXTURES.iterdir())
+
+
+def _import(name: str, **options: Any) -> ImportResult:
+    options.setdefault("tenant", "acme")
+    return import_openapi(load_document(FIXTURES / name).data, **options)
+
+
+def _endpoint(result: ImportResult, method: str, path: str) -> dict[str, Any]:
+    matches = [e for e in result.contract_data["endpoints"] if e["path"] == path and e["methods"] == [method]]
+    assert len(matches) == 1, f"{method} {path}: {len(matches)} endpoints"
+    return matches[0]
+
+
+def _properties(endpoint: dict[str, Any]) -> dict[str, Any]:
+    return dict(endpoint["input_schema"]["properties"])
+
+
+def _review(result: ImportResult) -> dict[str, str]:
+    return {item.operation_id: item.reason for item in result.needs_review}
+
+
+def _skipped(result: ImportResult) -> dict[str, str]:
+    return {f"{s.method} {s.path}": s.reason for s in result.skipped}
+
+
+def _notes(result: ImportResult) -> list[str]:
+    return [str(note) for note in result.notes]
+
+
+@pytest.mark.parametrize("name", ALL_FIXTURES)
+def test_every_fixture_imports_to_a_valid_draft_contract(name: str) -> None:
+    result = _import(name)
+    errors = [f for f in validate_data(result.contract_data) if f.is_error]
+    assert errors == []
+    contract = Contract.model_validate(result.contract_data)
+    assert contract.status.value == "draft"
+    for endpoint in contract.endpoints:
+        jsonschema.Draft202012Validator.check_schema(endpoint.effective_input_schema())
+        if endpoint.output_schema is not None:
+            jsonschema.Draft202012Validator.check_schema(endpoint.output_schema)
+    ops = [(o.method, o.path) for o in result.imported]
+    assert ops == [(o.method, o.endpoint.path) for o in contract.operations()]
+    assert len({o.tool_name for o in contract.operations()}) == len(contract.endpoints)
+
+
+def test_fixtures_cover_at_least_five_api_styles() -> None:
+    assert len(ALL_FIXTURES) >= 5
+
+
+class TestPetstore:
+    """OpenAPI 3.0 YAML with components, shared parameters and request bodies."""
+
+    result = _import("petstore.yaml")
+
+    def test_contract_fields_come_from_info_servers_and_security(self) -> None:
+        data = self.result.contract_data
+        assert data["name"] == "swagger-petstore-openapi-3-0"
+        assert data["version"] == "1.0.0"
+        assert data["tenant"] == "acme"
+        assert data["display_name"] == "Swagger Petstore - OpenAPI 3.0"
+        assert data["description"] == "A sample pet store server. Pets, orders and the store's inventory."
+        assert data["status"] == "draft"
+        assert data["backend"] == {
+            "base_url": "https://petstore3.example.com/api/v3",
+            "auth": {
+                "type": "api_key_header",
+                "secret": "SWAGGER_PETSTORE_OPENAPI_3_0_API_KEY",
+                "header": "api_key",
+            },
+        }
+        assert "info.version: '1.0' written as the semantic version 1.0.0" in _notes(self.result)
+
+    def test_one_endpoint_per_operation_with_operation_ids_kept(self) -> None:
+        assert [(o.method, o.path, o.operation_id) for o in self.result.imported] == [
+            ("POST", "/pet", "addPet"),
+            ("PUT", "/pet", "updatePet"),
+            ("GET", "/pet/findByStatus", "findPetsByStatus"),
+            ("GET", "/pet/{petId}", "getPetById"),
+            ("POST", "/pet/{petId}", "updatePetWithForm"),
+            ("DELETE", "/pet/{petId}", "deletePet"),
+            ("GET", "/store/inventory", "getInventory"),
+            ("POST", "/store/order", "placeOrder"),
+            ("GET", "/user/logout", "logoutUser"),
+        ]
+
+    def test_json_body_properties_become_body_arguments_without_read_only_ones(self) -> None:
+        add_pet = _endpoint(self.result, "POST", "/pet")
+        props = _properties(add_pet)
+        assert list(props) == ["name", "nickname", "category", "photoUrls", "tags", "status"]
+        assert {p["x-in"] for p in props.values()} == {"body"}
+        assert add_pet["input_schema"]["required"] == ["name", "photoUrls"]
+        assert add_pet["input_schema"]["additionalProperties"] is False
+        assert props["nickname"] == {"x-in": "body", "type": ["string", "null"]}
+        assert props["status"]["enum"] == ["available", "pending", "sold", None]
+        assert props["tags"]["items"] == {
+            "type": "object",
+            "properties": {"id": {"type": "integer", "format": "int64"}, "name": {"type": "string"}},
+        }
+        assert props["name"]["examples"] == ["doggie"]
+        assert "id" in add_pet["output_schema"]["properties"]
+        assert "request body also accepts application/xml, application/x-www-form-urlencoded" in " ".join(
+            _notes(self.result)
+        )
+
+    def test_shared_path_parameter_and_header_parameter(self) -> None:
+        get_pet = _endpoint(self.result, "GET", "/pet/{petId}")
+        assert _properties(get_pet) == {
+            "petId": {"x-in": "path", "type": "integer", "format": "int64", "description": "ID of pet"}
+        }
+        assert get_pet["input_schema"]["required"] == ["petId"]
+        delete = _endpoint(self.result, "DELETE", "/pet/{petId}")
+        assert _properties(delete)["api_key"] == {"x-in": "header", "type": "string"}
+        assert delete["input_schema"]["required"] == ["petId"]
+
+    def test_query_parameters_and_array_output(self) -> None:
+        find = _endpoint(self.result, "GET", "/pet/findByStatus")
+        assert _properties(find)["status"] == {
+            "x-in": "query",
+            "type": "string",
+            "default": "available",
+            "enum": ["available", "pending", "sold"],
+            "description": "Status values that need to be considered for filter",
+        }
+        assert "required" not in find["input_schema"]
+        assert find["output_schema"]["type"] == "array"
+        assert find["output_schema"]["items"]["required"] == ["name", "photoUrls"]
+
+    def test_exclusive_bounds_are_rewritten_and_read_only_ids_dropped(self) -> None:
+        order = _endpoint(self.result, "POST", "/store/order")
+        props = _properties(order)
+        assert "id" not in props
+        assert props["quantity"] == {
+            "x-in": "body",
+            "type": "integer",
+            "format": "int32",
+            "exclusiveMinimum": 0,
+            "maximum": 100,
+        }
+        assert order["output_schema"]["properties"]["id"]["readOnly"] is True
+
+    def test_output_schema_is_the_first_2xx_json_response(self) -> None:
+        inventory = _endpoint(self.result, "GET", "/store/inventory")
+        assert inventory["output_schema"] == {
+            "type": "object",
+            "additionalProperties": {"type": "integer", "format": "int32"},
+        }
+        assert _properties(inventory) == {}
+        assert "output_schema" not in _endpoint(self.result, "GET", "/user/logout")
+
+    def test_binary_upload_is_skipped_with_the_reason(self) -> None:
+        [skip] = self.result.skipped
+        assert (skip.method, skip.path, skip.operation_id) == (
+            "POST",
+            "/pet/{petId}/uploadImage",
+            "uploadFile",
+        )
+        assert skip.reason.startswith(
+            "request body is application/octet-stream; only JSON bodies can be mapped"
+        )
+        assert skip.pointer == "/paths/~1pet~1{petId}~1uploadImage/post"
+
+    def test_every_operation_gets_a_seeded_llm_block_to_review(self) -> None:
+        review = _review(self.result)
+        assert set(review) == {o.operation_id for o in self.result.imported}
+        assert (
+            review["addPet"]
+            == "no x-llm: drafted from summary and description; side_effects 'write' guessed from POST"
+        )
+        assert review["updatePet"] == "no x-llm: drafted from summary; side_effects 'write' guessed from PUT"
+        add_pet = _endpoint(self.result, "POST", "/pet")["llm"]
+        assert add_pet == {
+            "summary": "Add a new pet to the store",
+            "intent": "Use to add a new pet to the store.",
+            "tool_name": "add_pet",
+            "side_effects": "write",
+            "safe_for_agents": True,
+            "requires_human_approval": False,
+            "examples": [],
+        }
+        get_pet = _endpoint(self.result, "GET", "/pet/{petId}")["llm"]
+        assert (get_pet["summary"], get_pet["intent"], get_pet["side_effects"]) == (
+            "Find pet by ID",
+            "Returns a single pet",
+            "read",
+        )
+        delete = _endpoint(self.result, "DELETE", "/pet/{petId}")["llm"]
+        assert (delete["side_effects"], delete["requires_human_approval"], delete["safe_for_agents"]) == (
+            "destructive",
+            True,
+            False,
+        )
+
+
+class TestGitHub:
+    """OpenAPI 3.1 JSON: shared parameters, headers, type arrays, operationIds with slashes."""
+
+    result = _import("github.json")
+
+    def test_contract_fields(self) -> None:
+        data = self.result.contract_data
+        assert (data["name"], data["version"], data["display_name"]) == (
+            "github-v3-rest-api",
+            "1.1.4",
+            "GitHub v3 REST API",
+        )
+        assert (
+            data["description"]
+            == "GitHub's v3 REST API: a hand-written excerpt with repositories and issues."
+        )
+        assert data["backend"] == {
+            "base_url": "https://api.github.com",
+            "auth": {"type": "bearer", "secret": "GITHUB_V3_REST_API_BEARER"},
+        }
+
+    def test_operation_ids_with_slashes_and_dashes_become_identifiers(self) -> None:
+        assert [(o.operation_id, o.tool_name) for o in self.result.imported] == [
+            ("repos_get", "repos_get"),
+            ("issues_list_for_repo", "issues_list_for_repo"),
+            ("issues_create", "issues_create"),
+            ("issues_lock", "issues_lock"),
+            ("issues_unlock", "issues_unlock"),
+            ("issues_set_labels", "issues_set_labels"),
+        ]
+
+    def test_path_and_header_parameters(self) -> None:
+        repo = _endpoint(self.result, "GET", "/repos/{owner}/{repo}")
+        props = _properties(repo)
+        assert list(props) == ["owner", "repo", "x_github_api_version"]
+        assert props["owner"]["x-in"] == "path"
+        assert props["x_github_api_version"] == {
+            "x-in": "header",
+            "x-name": "X-GitHub-Api-Version",
+            "type": "string",
+            "enum": ["2022-11-28"],
+            "default": "2022-11-28",
+            "description": "The API version to use.",
+        }
+        assert repo["input_schema"]["required"] == ["owner", "repo"]
+        assert repo["output_schema"]["properties"]["owner"]["properties"]["name"] == {
+            "type": ["string", "null"]
+        }
+
+    def test_path_level_and_operation_parameters_merge(self) -> None:
+        issues = _endpoint(self.result, "GET", "/repos/{owner}/{repo}/issues")
+        props = _properties(issues)
+        assert list(props) == [
+            "owner",
+            "repo",
+            "state",
+            "labels",
+            "since",
+            "per_page",
+            "page",
+            "x_github_api_version",
+        ]
+        assert props["per_page"] == {
+            "x-in": "query",
+            "type": "integer",
+            "default": 30,
+            "maximum": 100,
+            "description": "The number of results per page (max 100).",
+        }
+        assert props["since"]["format"] == "date-time"
+        user = issues["output_schema"]["items"]["properties"]["user"]
+        assert user["anyOf"][0] == {"type": "null"}
+        assert user["anyOf"][1]["title"] == "Simple User"
+
+    def test_json_body_with_type_arrays_and_201_output(self) -> None:
+        create = _endpoint(self.result, "POST", "/repos/{owner}/{repo}/issues")
+        props = _properties(create)
+        assert list(props) == ["owner", "repo", "title", "body", "assignees", "milestone", "labels"]
+        assert props["body"] == {
+            "x-in": "body",
+            "type": ["string", "null"],
+            "description": "The contents of the issue.",
+        }
+        assert props["milestone"]["type"] == ["string", "integer", "null"]
+        assert props["title"]["oneOf"] == [{"type": "string"}, {"type": "integer"}]
+        assert create["input_schema"]["required"] == ["owner", "repo", "title"]
+        assert create["output_schema"]["title"] == "Issue"
+
+    def test_non_object_json_bodies_become_one_raw_body_argument(self) -> None:
+        lock = _endpoint(self.result, "PUT", "/repos/{owner}/{repo}/issues/{issue_number}/lock")
+        body = _properties(lock)["body"]
+        assert body["x-in"] == "raw-body"
+        assert body["type"] == ["object", "null"]
+        assert lock["input_schema"]["required"] == ["owner", "repo", "issue_number"]
+        assert "output_schema" not in lock
+        labels = _endpoint(self.result, "PATCH", "/repos/{owner}/{repo}/issues/{issue_number}/labels")
+        assert _properties(labels)["body"] == {
+            "x-in": "raw-body",
+            "type": "array",
+            "minItems": 1,
+            "items": {"type": "string", "minLength": 1},
+        }
+
+    def test_side_effects_follow_the_method(self) -> None:
+        effects = {
+            o.operation_id: _endpoint(self.result, o.method, o.path)["llm"]["side_effects"]
+            for o in self.result.imported
+        }
+        assert effects == {
+            "repos_get": "read",
+            "issues_list_for_repo": "read",
+            "issues_create": "write",
+            "issues_lock": "write",
+            "issues_unlock": "destructive",
+            "issues_set_labels": "write",
+        }
+        assert self.result.skipped == []
+
+
+class TestStripe:
+    """Form-encoded v1 writes (skipped), JSON v2 endpoints, a date as version, HTML prose."""
+
+    result = _import("stripe.yaml")
+
+    def test_contract_fields(self) -> None:
+        data = self.result.contract_data
+        assert (data["name"], data["version"]) == ("stripe-api", "2024.6.20")
+        assert data["backend"] == {
+            "base_url": "https://api.stripe.com",
+            "auth": {"type": "bearer", "secret": "STRIPE_API_BEARER_AUTH"},
+        }
+
+    def test_form_and_multipart_bodies_are_skipped_with_the_reason(self) -> None:
+        assert _skipped(self.result) == {
+            "POST /v1/customers": (
+                "request body is application/x-www-form-urlencoded; only JSON bodies can be mapped "
+                "(form, multipart, binary and XML bodies are not supported)"
+            ),
+            "POST /v1/customers/{customer}": (
+                "request body is application/x-www-form-urlencoded; only JSON bodies can be mapped "
+                "(form, multipart, binary and XML bodies are not supported)"
+            ),
+            "POST /v1/files": (
+                "request body is multipart/form-data; only JSON bodies can be mapped "
+                "(form, multipart, binary and XML bodies are not supported)"
+            ),
+        }
+        assert [s.operation_id for s in self.result.skipped] == [
+            "PostCustomers",
+            "PostCustomersCustomer",
+            "PostFiles",
+        ]
+
+    def test_json_operations_are_imported(self) -> None:
+        assert [o.operation_id for o in self.result.imported] == [
+            "GetCustomers",
+            "GetCustomersCustomer",
+            "DeleteCustomersCustomer",
+            "PostV2BillingMeterEvents",
+        ]
+        assert [o.tool_name for o in self.result.imported] == [
+            "get_customers",
+            "get_customers_customer",
+            "delete_customers_customer",
+            "post_v2_billing_meter_events",
+        ]
+
+    def test_query_parameter_with_brackets_keeps_its_wire_name(self) -> None:
+        customer = _endpoint(self.result, "GET", "/v1/customers/{customer}")
+        assert _properties(customer)["expand"] == {
+            "x-in": "query",
+            "x-name": "expand[]",
+            "type": "array",
+            "items": {"type": "string"},
+        }
+
+    def test_nullable_any_of_output_accepts_null_and_the_object(self) -> None:
+        listing = _endpoint(self.result, "GET", "/v1/customers")
+        customer = listing["output_schema"]["properties"]["data"]["items"]
+        assert customer["properties"]["email"] == {"type": ["string", "null"], "maxLength": 5000}
+        address = jsonschema.Draft202012Validator(customer["properties"]["address"])
+        assert address.is_valid(None)
+        assert address.is_valid({"city": "Springfield", "country": None})
+        assert not address.is_valid({"city": 7})
+        assert "x-resourceId" in customer
+
+    def test_empty_form_body_of_a_delete_is_ignored_with_a_note(self) -> None:
+        delete = _endpoint(self.result, "DELETE", "/v1/customers/{customer}")
+        assert list(_properties(delete)) == ["customer"]
+        assert delete["output_schema"]["properties"]["deleted"] == {"type": "boolean", "enum": [True]}
+        assert (
+            "DELETE /v1/customers/{customer}: request body (application/x-www-form-urlencoded) declares no fields; "
+            "not imported"
+        ) in _notes(self.result)
+
+    def test_json_body_with_headers(self) -> None:
+        events = _endpoint(self.result, "POST", "/v2/billing/meter_events")
+        props = _properties(events)
+        assert list(props) == [
+            "stripe_version",
+            "idempotency_key",
+            "event_name",
+            "identifier",
+            "payload",
+            "timestamp",
+        ]
+        assert props["idempotency_key"] == {
+            "x-in": "header",
+            "x-name": "Idempotency-Key",
+            "type": "string",
+            "maxLength": 255,
+        }
+        assert props["payload"] == {
+            "x-in": "body",
+            "type": "object",
+            "additionalProperties": {"type": "string"},
+        }
+        assert events["input_schema"]["required"] == ["event_name", "payload"]
+
+    def test_seeded_prose_drops_html(self) -> None:
+        llm = _endpoint(self.result, "GET", "/v1/customers")["llm"]
+        assert llm["summary"] == "Returns a list of your customers."
+        assert llm["intent"].startswith("Returns a list of your customers. The customers are returned sorted")
+        assert "<p>" not in llm["intent"]
+        assert _review(self.result)["GetCustomers"] == (
+            "no x-llm: drafted from description; side_effects 'read' guessed from GET"
+        )
+
+
+class TestXLlm:
+    """`x-llm` blocks: complete ones are kept, partial or invalid ones are completed and flagged."""
+
+    result = _import("tasks_x_llm.yaml")
+
+    def test_contract_fields(self) -> None:
+        data = self.result.contract_data
+        assert (data["name"], data["version"], data["backend"]) == (
+            "acme-tasks",
+            "2.0.0",
+            {"base_url": "https://tasks.example.com/api"},
+        )
+
+    def test_complete_x_llm_blocks_are_used_as_written(self) -> None:
+        search = _endpoint(self.result, "GET", "/tasks")["llm"]
+        assert search == {
+            "summary": "Search tasks by text and return the matching tasks.",
+            "intent": "Use when you need a task id or want to see which tasks mention a word.",
+            "tool_name": "search_tasks",
+            "side_effects": "read",
+            "safe_for_agents": True,
+            "requires_human_approval": False,
+            "examples": [{"input": {"q": "invoice"}, "expected_output_contains": "Send invoice"}],
+        }
+        create = _endpoint(self.result, "POST", "/tasks")
+        assert create["llm"]["tool_name"] == "create_task"
+        assert create["llm"]["examples"][0]["input"] == {"title": "Send invoice", "due": "2030-01-31"}
+        assert "listTasks" not in _review(self.result)
+        assert "createTask" not in _review(self.result)
+
+    def test_operations_without_x_llm_are_seeded(self) -> None:
+        get = _endpoint(self.result, "GET", "/tasks/{id}")["llm"]
+        assert (get["summary"], get["intent"], get["tool_name"]) == (
+            "Get a task",
+            "Returns one task by id, with its project and due date.",
+            "get_task",
+        )
+        assert _review(self.result)["getTask"].startswith("no x-llm: drafted from summary and description")
+
+    def test_partial_and_clashing_x_llm_is_completed_and_flagged(self) -> None:
+        replace = _endpoint(self.result, "PUT", "/tasks/{id}")["llm"]
+        assert replace["summary"] == "Replace every field of a task."
+        assert replace["intent"] == "Use to replace a task."
+        assert replace["tool_name"] == "replace_task"
+        assert _review(self.result)["replaceTask"] == (
+            "x-llm lacks intent (drafted); x-llm tool_name already used by another operation"
+        )
+
+    def test_invalid_fields_are_replaced_and_unknown_keys_dropped(self) -> None:
+        delete = _endpoint(self.result, "DELETE", "/tasks/{id}")["llm"]
+        assert delete["summary"] == "Delete a task forever."
+        assert delete["side_effects"] == "destructive"
+        assert "owner" not in delete
+        assert _review(self.result)["deleteTask"] == (
+            "x-llm has an invalid side_effects (drafted); x-llm has unknown keys owner (dropped)"
+        )
+        complete = _endpoint(self.result, "POST", "/tasks/{id}/complete")["llm"]
+        assert complete["tool_name"] == "complete_task"
+        assert complete["examples"] == []
+        assert _review(self.result)["completeTask"] == (
+            "x-llm lacks intent, examples (drafted); x-llm has an invalid tool_name (drafted)"
+        )
+
+    def test_x_llm_that_is_not_a_mapping_is_replaced(self) -> None:
+        reindex = _endpoint(self.result, "POST", "/admin/reindex")
+        assert reindex["mcp"] is False
+        assert reindex["llm"]["summary"] == "Rebuild the search index"
+        assert _review(self.result)["reindex"] == "x-llm is a str, not a mapping: llm block drafted instead"
+
+    def test_name_clashes_between_locations_are_resolved_not_merged(self) -> None:
+        replace = _endpoint(self.result, "PUT", "/tasks/{id}")
+        props = _properties(replace)
+        assert {name: (p["x-in"], p.get("x-name")) for name, p in props.items()} == {
+            "id": ("path", None),
+            "version": ("query", None),
+            "x_request_id": ("header", "X-Request-Id"),
+            "body_id": ("body", "id"),
+            "body_version": ("body", "version"),
+            "title": ("body", None),
+        }
+        assert replace["input_schema"]["required"] == ["id", "version", "title"]
+
+    def test_all_of_output_keeps_read_only_fields(self) -> None:
+        get = _endpoint(self.result, "GET", "/tasks/{id}")
+        assert get["output_schema"]["allOf"][1]["properties"]["id"] == {"type": "string", "readOnly": True}
+        create = _endpoint(self.result, "POST", "/tasks")
+        assert list(_properties(create)) == ["idempotency_key", "title", "due", "project_id"]
+        assert create["input_schema"]["required"] == ["title"]
+
+
+class TestForestEdgeCases:
+    """No operationIds, server variables, recursion, odd bodies, parameters and methods."""
+
+    result = _import("forest_edge_cases.yaml")
+
+    def test_server_variables_take_their_defaults(self) -> None:
+        data = self.result.contract_data
+        assert data["backend"] == {"base_url": "https://eu.forest.example.com/v3"}
+        assert (data["name"], data["version"]) == ("forest-inventory", "3.0.0")
+        assert data["description"] == "Forest Inventory, imported from an OpenAPI document."
+
+    def test_operation_ids_are_synthesised_from_method_and_path(self) -> None:
+        assert [(o.method, o.path, o.operation_id) for o in self.result.imported] == [
+            ("GET", "/", "get_root"),
+            ("GET", "/plots/{plot_id}/trees", "get_plots_by_plot_id_trees"),
+            ("POST", "/plots/{plot_id}/trees", "post_plots_by_plot_id_trees"),
+            ("PUT", "/plots/{plotId}/observations", "put_plots_by_plotId_observations"),
+            ("GET", "/taxonomy/{rank}", "get_taxonomy_by_rank"),
+            ("DELETE", "/threads/{id}", "delete_threads_by_id"),
+            ("PATCH", "/comments/{id}", "patch_comments_by_id"),
+        ]
+
+    def test_odd_parameter_names_get_identifiers_and_wire_names(self) -> None:
+        trees = _endpoint(self.result, "GET", "/plots/{plot_id}/trees")
+        props = _properties(trees)
+        assert {name: (p["x-in"], p.get("x-name")) for name, p in props.items()} == {
+            "plot_id": ("path", None),
+            "species_name": ("query", "species.name"),
+            "filter": ("query", None),
+            "accept_language": ("header", "Accept-Language"),
+        }
+        assert props["filter"]["properties"] == {"min_height_m": {"type": "number"}}
+        assert trees["output_schema"]["items"]["properties"]["species"] == {
+            "type": "string",
+            "pattern": "^[A-Z][a-z]+ [a-z]+$",
+            "description": "Latin name of the species.",
+        }
+
+    def test_array_body_is_one_required_raw_body_argument(self) -> None:
+        post = _endpoint(self.result, "POST", "/plots/{plot_id}/trees")
+        body = _properties(post)["body"]
+        assert body["x-in"] == "raw-body"
+        assert (body["type"], body["minItems"]) == ("array", 1)
+        assert body["items"]["required"] == ["tag", "species"]
+        assert post["input_schema"]["required"] == ["plot_id", "body"]
+
+    def test_one_of_body_is_raw_and_undeclared_path_parameters_are_added(self) -> None:
+        put = _endpoint(self.result, "PUT", "/plots/{plotId}/observations")
+        props = _properties(put)
+        assert props["plotId"] == {"x-in": "path", "type": "string"}
+        assert [alt["properties"]["kind"] for alt in props["body"]["oneOf"]] == [
+            {"const": "sighting"},
+            {"const": "measurement"},
+        ]
+        assert put["input_schema"]["required"] == ["plotId"]
+
+    def test_recursive_schema_is_kept_exact_with_defs(self) -> None:
+        taxonomy = _endpoint(self.result, "GET", "/taxonomy/{rank}")
+        output = taxonomy["output_schema"]
+        assert output["properties"]["children"]["items"] == {"$ref": "#/$defs/Taxon"}
+        assert set(output["$defs"]) == {"Taxon"}
+        validator = jsonschema.Draft202012Validator(output)
+        tree = {
+            "name": "Pinaceae",
+            "rank": "family",
+            "children": [{"name": "Pinus", "rank": "genus", "children": []}],
+        }
+        assert validator.is_valid(tree)
+        assert not validator.is_valid({**tree, "children": [{"name": "Pinus", "rank": "genus"}]})
+        assert _properties(taxonomy)["depth"] == {
+            "x-in": "query",
+            "type": "integer",
+            "minimum": 0,
+            "exclusiveMaximum": 10,
+        }
+
+    def test_mutual_recursion_in_inputs_drops_read_only_fields_in_defs_too(self) -> None:
+        patch = _endpoint(self.result, "PATCH", "/comments/{id}")
+        schema = patch["input_schema"]
+        assert list(schema["properties"]) == ["id", "text", "thread", "replies"]
+        assert schema["properties"]["id"]["x-in"] == "path"
+        assert "id" not in schema["$defs"]["Comment"]["properties"]
+        validator = jsonschema.Draft202012Validator(schema)
+        assert validator.is_valid({"id": "c1", "replies": [{"text": "hi", "replies": [{"text": "ho"}]}]})
+        assert not validator.is_valid({"id": "c1", "replies": [{"replies": [{"text": 3}]}]})
+        thread = _endpoint(self.result, "DELETE", "/threads/{id}")["output_schema"]
+        assert set(thread["$defs"]) == {"Thread", "Comment"}
+        jsonschema.Draft202012Validator.check_schema(thread)
+
+    def test_unmappable_operations_are_skipped_with_reasons(self) -> None:
+        assert _skipped(self.result) == {
+            "TRACE /plots/{plot-id}/trees": (
+                "method TRACE cannot be a contract endpoint (supported: GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS)"
+            ),
+            "GET /threads/{id}": "required cookie parameter 'auth': contracts cannot send cookies",
+        }
+
+    def test_losses_are_noted(self) -> None:
+        assert _notes(self.result) == [
+            "info.version: '3' written as the semantic version 3.0.0",
+            "GET /: success response is not JSON (200 text/plain); no output_schema",
+            "GET /plots/{plot-id}/trees: optional cookie parameter 'session' not imported",
+            "PUT /plots/{plotId}/observations: path parameter {plotId} is not declared; imported as a string",
+            "webhooks: webhooks describe calls the API makes, not tools; not imported",
+        ]
+
+    def test_seeds_without_summary_use_the_first_sentence(self) -> None:
+        llm = _endpoint(self.result, "GET", "/plots/{plot_id}/trees")["llm"]
+        assert llm["summary"] == "Lists the trees of a plot."
+        assert llm["intent"] == "Lists the trees of a plot. Trees are ordered by tag number."
+        destructive = _endpoint(self.result, "DELETE", "/threads/{id}")["llm"]
+        assert (destructive["side_effects"], destructive["requires_human_approval"]) == ("destructive", True)
+
+
+def test_api_and_base_url_options_override_the_document() -> None:
+    result = _import("petstore.yaml", api="pets", base_url="http://127.0.0.1:9000/v3/")
+    assert result.contract_data["name"] == "pets"
+    assert result.contract_data["backend"]["base_url"] == "http://127.0.0.1:9000/v3"
+    assert result.contract_data["backend"]["auth"]["secret"] == "PETS_API_KEY"
+
+
+def test_the_tenant_is_taken_as_given() -> None:
+    assert _import("github.json", tenant="open-source").contract_data["tenant"] == "open-source"
