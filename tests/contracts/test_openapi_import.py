@@ -67,10 +67,13 @@ def test_fixtures_cover_at_least_five_api_styles() -> None:
 class TestPetstore:
     """OpenAPI 3.0 YAML with components, shared parameters and request bodies."""
 
-    result = _import("petstore.yaml")
+    @pytest.fixture(scope="class")
+    @classmethod
+    def result(cls) -> ImportResult:
+        return _import("petstore.yaml")
 
-    def test_contract_fields_come_from_info_servers_and_security(self) -> None:
-        data = self.result.contract_data
+    def test_contract_fields_come_from_info_servers_and_security(self, result: ImportResult) -> None:
+        data = result.contract_data
         assert data["name"] == "swagger-petstore-openapi-3-0"
         assert data["version"] == "1.0.0"
         assert data["tenant"] == "acme"
@@ -85,10 +88,10 @@ class TestPetstore:
                 "header": "api_key",
             },
         }
-        assert "info.version: '1.0' written as the semantic version 1.0.0" in _notes(self.result)
+        assert "info.version: '1.0' written as the semantic version 1.0.0" in _notes(result)
 
-    def test_one_endpoint_per_operation_with_operation_ids_kept(self) -> None:
-        assert [(o.method, o.path, o.operation_id) for o in self.result.imported] == [
+    def test_one_endpoint_per_operation_with_operation_ids_kept(self, result: ImportResult) -> None:
+        assert [(o.method, o.path, o.operation_id) for o in result.imported] == [
             ("POST", "/pet", "addPet"),
             ("PUT", "/pet", "updatePet"),
             ("GET", "/pet/findByStatus", "findPetsByStatus"),
@@ -100,8 +103,10 @@ class TestPetstore:
             ("GET", "/user/logout", "logoutUser"),
         ]
 
-    def test_json_body_properties_become_body_arguments_without_read_only_ones(self) -> None:
-        add_pet = _endpoint(self.result, "POST", "/pet")
+    def test_json_body_properties_become_body_arguments_without_read_only_ones(
+        self, result: ImportResult
+    ) -> None:
+        add_pet = _endpoint(result, "POST", "/pet")
         props = _properties(add_pet)
         assert list(props) == ["name", "nickname", "category", "photoUrls", "tags", "status"]
         assert {p["x-in"] for p in props.values()} == {"body"}
@@ -116,21 +121,21 @@ class TestPetstore:
         assert props["name"]["examples"] == ["doggie"]
         assert "id" in add_pet["output_schema"]["properties"]
         assert "request body also accepts application/xml, application/x-www-form-urlencoded" in " ".join(
-            _notes(self.result)
+            _notes(result)
         )
 
-    def test_shared_path_parameter_and_header_parameter(self) -> None:
-        get_pet = _endpoint(self.result, "GET", "/pet/{petId}")
+    def test_shared_path_parameter_and_header_parameter(self, result: ImportResult) -> None:
+        get_pet = _endpoint(result, "GET", "/pet/{petId}")
         assert _properties(get_pet) == {
             "petId": {"x-in": "path", "type": "integer", "format": "int64", "description": "ID of pet"}
         }
         assert get_pet["input_schema"]["required"] == ["petId"]
-        delete = _endpoint(self.result, "DELETE", "/pet/{petId}")
+        delete = _endpoint(result, "DELETE", "/pet/{petId}")
         assert _properties(delete)["api_key"] == {"x-in": "header", "type": "string"}
         assert delete["input_schema"]["required"] == ["petId"]
 
-    def test_query_parameters_and_array_output(self) -> None:
-        find = _endpoint(self.result, "GET", "/pet/findByStatus")
+    def test_query_parameters_and_array_output(self, result: ImportResult) -> None:
+        find = _endpoint(result, "GET", "/pet/findByStatus")
         assert _properties(find)["status"] == {
             "x-in": "query",
             "type": "string",
@@ -142,8 +147,8 @@ class TestPetstore:
         assert find["output_schema"]["type"] == "array"
         assert find["output_schema"]["items"]["required"] == ["name", "photoUrls"]
 
-    def test_exclusive_bounds_are_rewritten_and_read_only_ids_dropped(self) -> None:
-        order = _endpoint(self.result, "POST", "/store/order")
+    def test_exclusive_bounds_are_rewritten_and_read_only_ids_dropped(self, result: ImportResult) -> None:
+        order = _endpoint(result, "POST", "/store/order")
         props = _properties(order)
         assert "id" not in props
         assert props["quantity"] == {
@@ -155,17 +160,17 @@ class TestPetstore:
         }
         assert order["output_schema"]["properties"]["id"]["readOnly"] is True
 
-    def test_output_schema_is_the_first_2xx_json_response(self) -> None:
-        inventory = _endpoint(self.result, "GET", "/store/inventory")
+    def test_output_schema_is_the_first_2xx_json_response(self, result: ImportResult) -> None:
+        inventory = _endpoint(result, "GET", "/store/inventory")
         assert inventory["output_schema"] == {
             "type": "object",
             "additionalProperties": {"type": "integer", "format": "int32"},
         }
         assert _properties(inventory) == {}
-        assert "output_schema" not in _endpoint(self.result, "GET", "/user/logout")
+        assert "output_schema" not in _endpoint(result, "GET", "/user/logout")
 
-    def test_binary_upload_is_skipped_with_the_reason(self) -> None:
-        [skip] = self.result.skipped
+    def test_binary_upload_is_skipped_with_the_reason(self, result: ImportResult) -> None:
+        [skip] = result.skipped
         assert (skip.method, skip.path, skip.operation_id) == (
             "POST",
             "/pet/{petId}/uploadImage",
@@ -176,15 +181,15 @@ class TestPetstore:
         )
         assert skip.pointer == "/paths/~1pet~1{petId}~1uploadImage/post"
 
-    def test_every_operation_gets_a_seeded_llm_block_to_review(self) -> None:
-        review = _review(self.result)
-        assert set(review) == {o.operation_id for o in self.result.imported}
+    def test_every_operation_gets_a_seeded_llm_block_to_review(self, result: ImportResult) -> None:
+        review = _review(result)
+        assert set(review) == {o.operation_id for o in result.imported}
         assert (
             review["addPet"]
             == "no x-llm: drafted from summary and description; side_effects 'write' guessed from POST"
         )
         assert review["updatePet"] == "no x-llm: drafted from summary; side_effects 'write' guessed from PUT"
-        add_pet = _endpoint(self.result, "POST", "/pet")["llm"]
+        add_pet = _endpoint(result, "POST", "/pet")["llm"]
         assert add_pet == {
             "summary": "Add a new pet to the store",
             "intent": "Use to add a new pet to the store.",
@@ -194,13 +199,13 @@ class TestPetstore:
             "requires_human_approval": False,
             "examples": [],
         }
-        get_pet = _endpoint(self.result, "GET", "/pet/{petId}")["llm"]
+        get_pet = _endpoint(result, "GET", "/pet/{petId}")["llm"]
         assert (get_pet["summary"], get_pet["intent"], get_pet["side_effects"]) == (
             "Find pet by ID",
             "Returns a single pet",
             "read",
         )
-        delete = _endpoint(self.result, "DELETE", "/pet/{petId}")["llm"]
+        delete = _endpoint(result, "DELETE", "/pet/{petId}")["llm"]
         assert (delete["side_effects"], delete["requires_human_approval"], delete["safe_for_agents"]) == (
             "destructive",
             True,
@@ -211,10 +216,13 @@ class TestPetstore:
 class TestGitHub:
     """OpenAPI 3.1 JSON: shared parameters, headers, type arrays, operationIds with slashes."""
 
-    result = _import("github.json")
+    @pytest.fixture(scope="class")
+    @classmethod
+    def result(cls) -> ImportResult:
+        return _import("github.json")
 
-    def test_contract_fields(self) -> None:
-        data = self.result.contract_data
+    def test_contract_fields(self, result: ImportResult) -> None:
+        data = result.contract_data
         assert (data["name"], data["version"], data["display_name"]) == (
             "github-v3-rest-api",
             "1.1.4",
@@ -229,8 +237,8 @@ class TestGitHub:
             "auth": {"type": "bearer", "secret": "GITHUB_V3_REST_API_BEARER"},
         }
 
-    def test_operation_ids_with_slashes_and_dashes_become_identifiers(self) -> None:
-        assert [(o.operation_id, o.tool_name) for o in self.result.imported] == [
+    def test_operation_ids_with_slashes_and_dashes_become_identifiers(self, result: ImportResult) -> None:
+        assert [(o.operation_id, o.tool_name) for o in result.imported] == [
             ("repos_get", "repos_get"),
             ("issues_list_for_repo", "issues_list_for_repo"),
             ("issues_create", "issues_create"),
@@ -239,8 +247,8 @@ class TestGitHub:
             ("issues_set_labels", "issues_set_labels"),
         ]
 
-    def test_path_and_header_parameters(self) -> None:
-        repo = _endpoint(self.result, "GET", "/repos/{owner}/{repo}")
+    def test_path_and_header_parameters(self, result: ImportResult) -> None:
+        repo = _endpoint(result, "GET", "/repos/{owner}/{repo}")
         props = _properties(repo)
         assert list(props) == ["owner", "repo", "x_github_api_version"]
         assert props["owner"]["x-in"] == "path"
@@ -257,8 +265,8 @@ class TestGitHub:
             "type": ["string", "null"]
         }
 
-    def test_path_level_and_operation_parameters_merge(self) -> None:
-        issues = _endpoint(self.result, "GET", "/repos/{owner}/{repo}/issues")
+    def test_path_level_and_operation_parameters_merge(self, result: ImportResult) -> None:
+        issues = _endpoint(result, "GET", "/repos/{owner}/{repo}/issues")
         props = _properties(issues)
         assert list(props) == [
             "owner",
@@ -282,8 +290,8 @@ class TestGitHub:
         assert user["anyOf"][0] == {"type": "null"}
         assert user["anyOf"][1]["title"] == "Simple User"
 
-    def test_json_body_with_type_arrays_and_201_output(self) -> None:
-        create = _endpoint(self.result, "POST", "/repos/{owner}/{repo}/issues")
+    def test_json_body_with_type_arrays_and_201_output(self, result: ImportResult) -> None:
+        create = _endpoint(result, "POST", "/repos/{owner}/{repo}/issues")
         props = _properties(create)
         assert list(props) == ["owner", "repo", "title", "body", "assignees", "milestone", "labels"]
         assert props["body"] == {
@@ -296,14 +304,14 @@ class TestGitHub:
         assert create["input_schema"]["required"] == ["owner", "repo", "title"]
         assert create["output_schema"]["title"] == "Issue"
 
-    def test_non_object_json_bodies_become_one_raw_body_argument(self) -> None:
-        lock = _endpoint(self.result, "PUT", "/repos/{owner}/{repo}/issues/{issue_number}/lock")
+    def test_non_object_json_bodies_become_one_raw_body_argument(self, result: ImportResult) -> None:
+        lock = _endpoint(result, "PUT", "/repos/{owner}/{repo}/issues/{issue_number}/lock")
         body = _properties(lock)["body"]
         assert body["x-in"] == "raw-body"
         assert body["type"] == ["object", "null"]
         assert lock["input_schema"]["required"] == ["owner", "repo", "issue_number"]
         assert "output_schema" not in lock
-        labels = _endpoint(self.result, "PATCH", "/repos/{owner}/{repo}/issues/{issue_number}/labels")
+        labels = _endpoint(result, "PATCH", "/repos/{owner}/{repo}/issues/{issue_number}/labels")
         assert _properties(labels)["body"] == {
             "x-in": "raw-body",
             "type": "array",
@@ -311,10 +319,10 @@ class TestGitHub:
             "items": {"type": "string", "minLength": 1},
         }
 
-    def test_side_effects_follow_the_method(self) -> None:
+    def test_side_effects_follow_the_method(self, result: ImportResult) -> None:
         effects = {
-            o.operation_id: _endpoint(self.result, o.method, o.path)["llm"]["side_effects"]
-            for o in self.result.imported
+            o.operation_id: _endpoint(result, o.method, o.path)["llm"]["side_effects"]
+            for o in result.imported
         }
         assert effects == {
             "repos_get": "read",
@@ -324,24 +332,27 @@ class TestGitHub:
             "issues_unlock": "destructive",
             "issues_set_labels": "write",
         }
-        assert self.result.skipped == []
+        assert result.skipped == []
 
 
 class TestStripe:
     """Form-encoded v1 writes (skipped), JSON v2 endpoints, a date as version, HTML prose."""
 
-    result = _import("stripe.yaml")
+    @pytest.fixture(scope="class")
+    @classmethod
+    def result(cls) -> ImportResult:
+        return _import("stripe.yaml")
 
-    def test_contract_fields(self) -> None:
-        data = self.result.contract_data
+    def test_contract_fields(self, result: ImportResult) -> None:
+        data = result.contract_data
         assert (data["name"], data["version"]) == ("stripe-api", "2024.6.20")
         assert data["backend"] == {
             "base_url": "https://api.stripe.com",
             "auth": {"type": "bearer", "secret": "STRIPE_API_BEARER_AUTH"},
         }
 
-    def test_form_and_multipart_bodies_are_skipped_with_the_reason(self) -> None:
-        assert _skipped(self.result) == {
+    def test_form_and_multipart_bodies_are_skipped_with_the_reason(self, result: ImportResult) -> None:
+        assert _skipped(result) == {
             "POST /v1/customers": (
                 "request body is application/x-www-form-urlencoded; only JSON bodies can be mapped "
                 "(form, multipart, binary and XML bodies are not supported)"
@@ -355,28 +366,28 @@ class TestStripe:
                 "(form, multipart, binary and XML bodies are not supported)"
             ),
         }
-        assert [s.operation_id for s in self.result.skipped] == [
+        assert [s.operation_id for s in result.skipped] == [
             "PostCustomers",
             "PostCustomersCustomer",
             "PostFiles",
         ]
 
-    def test_json_operations_are_imported(self) -> None:
-        assert [o.operation_id for o in self.result.imported] == [
+    def test_json_operations_are_imported(self, result: ImportResult) -> None:
+        assert [o.operation_id for o in result.imported] == [
             "GetCustomers",
             "GetCustomersCustomer",
             "DeleteCustomersCustomer",
             "PostV2BillingMeterEvents",
         ]
-        assert [o.tool_name for o in self.result.imported] == [
+        assert [o.tool_name for o in result.imported] == [
             "get_customers",
             "get_customers_customer",
             "delete_customers_customer",
             "post_v2_billing_meter_events",
         ]
 
-    def test_query_parameter_with_brackets_keeps_its_wire_name(self) -> None:
-        customer = _endpoint(self.result, "GET", "/v1/customers/{customer}")
+    def test_query_parameter_with_brackets_keeps_its_wire_name(self, result: ImportResult) -> None:
+        customer = _endpoint(result, "GET", "/v1/customers/{customer}")
         assert _properties(customer)["expand"] == {
             "x-in": "query",
             "x-name": "expand[]",
@@ -384,8 +395,8 @@ class TestStripe:
             "items": {"type": "string"},
         }
 
-    def test_nullable_any_of_output_accepts_null_and_the_object(self) -> None:
-        listing = _endpoint(self.result, "GET", "/v1/customers")
+    def test_nullable_any_of_output_accepts_null_and_the_object(self, result: ImportResult) -> None:
+        listing = _endpoint(result, "GET", "/v1/customers")
         customer = listing["output_schema"]["properties"]["data"]["items"]
         assert customer["properties"]["email"] == {"type": ["string", "null"], "maxLength": 5000}
         address = jsonschema.Draft202012Validator(customer["properties"]["address"])
@@ -394,17 +405,17 @@ class TestStripe:
         assert not address.is_valid({"city": 7})
         assert "x-resourceId" in customer
 
-    def test_empty_form_body_of_a_delete_is_ignored_with_a_note(self) -> None:
-        delete = _endpoint(self.result, "DELETE", "/v1/customers/{customer}")
+    def test_empty_form_body_of_a_delete_is_ignored_with_a_note(self, result: ImportResult) -> None:
+        delete = _endpoint(result, "DELETE", "/v1/customers/{customer}")
         assert list(_properties(delete)) == ["customer"]
         assert delete["output_schema"]["properties"]["deleted"] == {"type": "boolean", "enum": [True]}
         assert (
-            "DELETE /v1/customers/{customer}: request body (application/x-www-form-urlencoded) declares no fields; "
-            "not imported"
-        ) in _notes(self.result)
+            "DELETE /v1/customers/{customer}: request body (application/x-www-form-urlencoded) "
+            "declares no fields; not imported"
+        ) in _notes(result)
 
-    def test_json_body_with_headers(self) -> None:
-        events = _endpoint(self.result, "POST", "/v2/billing/meter_events")
+    def test_json_body_with_headers(self, result: ImportResult) -> None:
+        events = _endpoint(result, "POST", "/v2/billing/meter_events")
         props = _properties(events)
         assert list(props) == [
             "stripe_version",
@@ -427,12 +438,12 @@ class TestStripe:
         }
         assert events["input_schema"]["required"] == ["event_name", "payload"]
 
-    def test_seeded_prose_drops_html(self) -> None:
-        llm = _endpoint(self.result, "GET", "/v1/customers")["llm"]
+    def test_seeded_prose_drops_html(self, result: ImportResult) -> None:
+        llm = _endpoint(result, "GET", "/v1/customers")["llm"]
         assert llm["summary"] == "Returns a list of your customers."
         assert llm["intent"].startswith("Returns a list of your customers. The customers are returned sorted")
         assert "<p>" not in llm["intent"]
-        assert _review(self.result)["GetCustomers"] == (
+        assert _review(result)["GetCustomers"] == (
             "no x-llm: drafted from description; side_effects 'read' guessed from GET"
         )
 
@@ -440,18 +451,21 @@ class TestStripe:
 class TestXLlm:
     """`x-llm` blocks: complete ones are kept, partial or invalid ones are completed and flagged."""
 
-    result = _import("tasks_x_llm.yaml")
+    @pytest.fixture(scope="class")
+    @classmethod
+    def result(cls) -> ImportResult:
+        return _import("tasks_x_llm.yaml")
 
-    def test_contract_fields(self) -> None:
-        data = self.result.contract_data
+    def test_contract_fields(self, result: ImportResult) -> None:
+        data = result.contract_data
         assert (data["name"], data["version"], data["backend"]) == (
             "acme-tasks",
             "2.0.0",
             {"base_url": "https://tasks.example.com/api"},
         )
 
-    def test_complete_x_llm_blocks_are_used_as_written(self) -> None:
-        search = _endpoint(self.result, "GET", "/tasks")["llm"]
+    def test_complete_x_llm_blocks_are_used_as_written(self, result: ImportResult) -> None:
+        search = _endpoint(result, "GET", "/tasks")["llm"]
         assert search == {
             "summary": "Search tasks by text and return the matching tasks.",
             "intent": "Use when you need a task id or want to see which tasks mention a word.",
@@ -461,53 +475,53 @@ class TestXLlm:
             "requires_human_approval": False,
             "examples": [{"input": {"q": "invoice"}, "expected_output_contains": "Send invoice"}],
         }
-        create = _endpoint(self.result, "POST", "/tasks")
+        create = _endpoint(result, "POST", "/tasks")
         assert create["llm"]["tool_name"] == "create_task"
         assert create["llm"]["examples"][0]["input"] == {"title": "Send invoice", "due": "2030-01-31"}
-        assert "listTasks" not in _review(self.result)
-        assert "createTask" not in _review(self.result)
+        assert "listTasks" not in _review(result)
+        assert "createTask" not in _review(result)
 
-    def test_operations_without_x_llm_are_seeded(self) -> None:
-        get = _endpoint(self.result, "GET", "/tasks/{id}")["llm"]
+    def test_operations_without_x_llm_are_seeded(self, result: ImportResult) -> None:
+        get = _endpoint(result, "GET", "/tasks/{id}")["llm"]
         assert (get["summary"], get["intent"], get["tool_name"]) == (
             "Get a task",
             "Returns one task by id, with its project and due date.",
             "get_task",
         )
-        assert _review(self.result)["getTask"].startswith("no x-llm: drafted from summary and description")
+        assert _review(result)["getTask"].startswith("no x-llm: drafted from summary and description")
 
-    def test_partial_and_clashing_x_llm_is_completed_and_flagged(self) -> None:
-        replace = _endpoint(self.result, "PUT", "/tasks/{id}")["llm"]
+    def test_partial_and_clashing_x_llm_is_completed_and_flagged(self, result: ImportResult) -> None:
+        replace = _endpoint(result, "PUT", "/tasks/{id}")["llm"]
         assert replace["summary"] == "Replace every field of a task."
         assert replace["intent"] == "Use to replace a task."
         assert replace["tool_name"] == "replace_task"
-        assert _review(self.result)["replaceTask"] == (
+        assert _review(result)["replaceTask"] == (
             "x-llm lacks intent (drafted); x-llm tool_name already used by another operation"
         )
 
-    def test_invalid_fields_are_replaced_and_unknown_keys_dropped(self) -> None:
-        delete = _endpoint(self.result, "DELETE", "/tasks/{id}")["llm"]
+    def test_invalid_fields_are_replaced_and_unknown_keys_dropped(self, result: ImportResult) -> None:
+        delete = _endpoint(result, "DELETE", "/tasks/{id}")["llm"]
         assert delete["summary"] == "Delete a task forever."
         assert delete["side_effects"] == "destructive"
         assert "owner" not in delete
-        assert _review(self.result)["deleteTask"] == (
+        assert _review(result)["deleteTask"] == (
             "x-llm has an invalid side_effects (drafted); x-llm has unknown keys owner (dropped)"
         )
-        complete = _endpoint(self.result, "POST", "/tasks/{id}/complete")["llm"]
+        complete = _endpoint(result, "POST", "/tasks/{id}/complete")["llm"]
         assert complete["tool_name"] == "complete_task"
         assert complete["examples"] == []
-        assert _review(self.result)["completeTask"] == (
+        assert _review(result)["completeTask"] == (
             "x-llm lacks intent, examples (drafted); x-llm has an invalid tool_name (drafted)"
         )
 
-    def test_x_llm_that_is_not_a_mapping_is_replaced(self) -> None:
-        reindex = _endpoint(self.result, "POST", "/admin/reindex")
+    def test_x_llm_that_is_not_a_mapping_is_replaced(self, result: ImportResult) -> None:
+        reindex = _endpoint(result, "POST", "/admin/reindex")
         assert reindex["mcp"] is False
         assert reindex["llm"]["summary"] == "Rebuild the search index"
-        assert _review(self.result)["reindex"] == "x-llm is a str, not a mapping: llm block drafted instead"
+        assert _review(result)["reindex"] == "x-llm is a str, not a mapping: llm block drafted instead"
 
-    def test_name_clashes_between_locations_are_resolved_not_merged(self) -> None:
-        replace = _endpoint(self.result, "PUT", "/tasks/{id}")
+    def test_name_clashes_between_locations_are_resolved_not_merged(self, result: ImportResult) -> None:
+        replace = _endpoint(result, "PUT", "/tasks/{id}")
         props = _properties(replace)
         assert {name: (p["x-in"], p.get("x-name")) for name, p in props.items()} == {
             "id": ("path", None),
@@ -519,10 +533,10 @@ class TestXLlm:
         }
         assert replace["input_schema"]["required"] == ["id", "version", "title"]
 
-    def test_all_of_output_keeps_read_only_fields(self) -> None:
-        get = _endpoint(self.result, "GET", "/tasks/{id}")
+    def test_all_of_output_keeps_read_only_fields(self, result: ImportResult) -> None:
+        get = _endpoint(result, "GET", "/tasks/{id}")
         assert get["output_schema"]["allOf"][1]["properties"]["id"] == {"type": "string", "readOnly": True}
-        create = _endpoint(self.result, "POST", "/tasks")
+        create = _endpoint(result, "POST", "/tasks")
         assert list(_properties(create)) == ["idempotency_key", "title", "due", "project_id"]
         assert create["input_schema"]["required"] == ["title"]
 
@@ -530,16 +544,19 @@ class TestXLlm:
 class TestForestEdgeCases:
     """No operationIds, server variables, recursion, odd bodies, parameters and methods."""
 
-    result = _import("forest_edge_cases.yaml")
+    @pytest.fixture(scope="class")
+    @classmethod
+    def result(cls) -> ImportResult:
+        return _import("forest_edge_cases.yaml")
 
-    def test_server_variables_take_their_defaults(self) -> None:
-        data = self.result.contract_data
+    def test_server_variables_take_their_defaults(self, result: ImportResult) -> None:
+        data = result.contract_data
         assert data["backend"] == {"base_url": "https://eu.forest.example.com/v3"}
         assert (data["name"], data["version"]) == ("forest-inventory", "3.0.0")
         assert data["description"] == "Forest Inventory, imported from an OpenAPI document."
 
-    def test_operation_ids_are_synthesised_from_method_and_path(self) -> None:
-        assert [(o.method, o.path, o.operation_id) for o in self.result.imported] == [
+    def test_operation_ids_are_synthesised_from_method_and_path(self, result: ImportResult) -> None:
+        assert [(o.method, o.path, o.operation_id) for o in result.imported] == [
             ("GET", "/", "get_root"),
             ("GET", "/plots/{plot_id}/trees", "get_plots_by_plot_id_trees"),
             ("POST", "/plots/{plot_id}/trees", "post_plots_by_plot_id_trees"),
@@ -549,8 +566,8 @@ class TestForestEdgeCases:
             ("PATCH", "/comments/{id}", "patch_comments_by_id"),
         ]
 
-    def test_odd_parameter_names_get_identifiers_and_wire_names(self) -> None:
-        trees = _endpoint(self.result, "GET", "/plots/{plot_id}/trees")
+    def test_odd_parameter_names_get_identifiers_and_wire_names(self, result: ImportResult) -> None:
+        trees = _endpoint(result, "GET", "/plots/{plot_id}/trees")
         props = _properties(trees)
         assert {name: (p["x-in"], p.get("x-name")) for name, p in props.items()} == {
             "plot_id": ("path", None),
@@ -565,16 +582,16 @@ class TestForestEdgeCases:
             "description": "Latin name of the species.",
         }
 
-    def test_array_body_is_one_required_raw_body_argument(self) -> None:
-        post = _endpoint(self.result, "POST", "/plots/{plot_id}/trees")
+    def test_array_body_is_one_required_raw_body_argument(self, result: ImportResult) -> None:
+        post = _endpoint(result, "POST", "/plots/{plot_id}/trees")
         body = _properties(post)["body"]
         assert body["x-in"] == "raw-body"
         assert (body["type"], body["minItems"]) == ("array", 1)
         assert body["items"]["required"] == ["tag", "species"]
         assert post["input_schema"]["required"] == ["plot_id", "body"]
 
-    def test_one_of_body_is_raw_and_undeclared_path_parameters_are_added(self) -> None:
-        put = _endpoint(self.result, "PUT", "/plots/{plotId}/observations")
+    def test_one_of_body_is_raw_and_undeclared_path_parameters_are_added(self, result: ImportResult) -> None:
+        put = _endpoint(result, "PUT", "/plots/{plotId}/observations")
         props = _properties(put)
         assert props["plotId"] == {"x-in": "path", "type": "string"}
         assert [alt["properties"]["kind"] for alt in props["body"]["oneOf"]] == [
@@ -583,8 +600,8 @@ class TestForestEdgeCases:
         ]
         assert put["input_schema"]["required"] == ["plotId"]
 
-    def test_recursive_schema_is_kept_exact_with_defs(self) -> None:
-        taxonomy = _endpoint(self.result, "GET", "/taxonomy/{rank}")
+    def test_recursive_schema_is_kept_exact_with_defs(self, result: ImportResult) -> None:
+        taxonomy = _endpoint(result, "GET", "/taxonomy/{rank}")
         output = taxonomy["output_schema"]
         assert output["properties"]["children"]["items"] == {"$ref": "#/$defs/Taxon"}
         assert set(output["$defs"]) == {"Taxon"}
@@ -603,8 +620,10 @@ class TestForestEdgeCases:
             "exclusiveMaximum": 10,
         }
 
-    def test_mutual_recursion_in_inputs_drops_read_only_fields_in_defs_too(self) -> None:
-        patch = _endpoint(self.result, "PATCH", "/comments/{id}")
+    def test_mutual_recursion_in_inputs_drops_read_only_fields_in_defs_too(
+        self, result: ImportResult
+    ) -> None:
+        patch = _endpoint(result, "PATCH", "/comments/{id}")
         schema = patch["input_schema"]
         assert list(schema["properties"]) == ["id", "text", "thread", "replies"]
         assert schema["properties"]["id"]["x-in"] == "path"
@@ -612,20 +631,21 @@ class TestForestEdgeCases:
         validator = jsonschema.Draft202012Validator(schema)
         assert validator.is_valid({"id": "c1", "replies": [{"text": "hi", "replies": [{"text": "ho"}]}]})
         assert not validator.is_valid({"id": "c1", "replies": [{"replies": [{"text": 3}]}]})
-        thread = _endpoint(self.result, "DELETE", "/threads/{id}")["output_schema"]
+        thread = _endpoint(result, "DELETE", "/threads/{id}")["output_schema"]
         assert set(thread["$defs"]) == {"Thread", "Comment"}
         jsonschema.Draft202012Validator.check_schema(thread)
 
-    def test_unmappable_operations_are_skipped_with_reasons(self) -> None:
-        assert _skipped(self.result) == {
+    def test_unmappable_operations_are_skipped_with_reasons(self, result: ImportResult) -> None:
+        assert _skipped(result) == {
             "TRACE /plots/{plot-id}/trees": (
-                "method TRACE cannot be a contract endpoint (supported: GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS)"
+                "method TRACE cannot be a contract endpoint "
+                "(supported: GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS)"
             ),
             "GET /threads/{id}": "required cookie parameter 'auth': contracts cannot send cookies",
         }
 
-    def test_losses_are_noted(self) -> None:
-        assert _notes(self.result) == [
+    def test_losses_are_noted(self, result: ImportResult) -> None:
+        assert _notes(result) == [
             "info.version: '3' written as the semantic version 3.0.0",
             "GET /: success response is not JSON (200 text/plain); no output_schema",
             "GET /plots/{plot-id}/trees: optional cookie parameter 'session' not imported",
@@ -633,11 +653,11 @@ class TestForestEdgeCases:
             "webhooks: webhooks describe calls the API makes, not tools; not imported",
         ]
 
-    def test_seeds_without_summary_use_the_first_sentence(self) -> None:
-        llm = _endpoint(self.result, "GET", "/plots/{plot_id}/trees")["llm"]
+    def test_seeds_without_summary_use_the_first_sentence(self, result: ImportResult) -> None:
+        llm = _endpoint(result, "GET", "/plots/{plot_id}/trees")["llm"]
         assert llm["summary"] == "Lists the trees of a plot."
         assert llm["intent"] == "Lists the trees of a plot. Trees are ordered by tag number."
-        destructive = _endpoint(self.result, "DELETE", "/threads/{id}")["llm"]
+        destructive = _endpoint(result, "DELETE", "/threads/{id}")["llm"]
         assert (destructive["side_effects"], destructive["requires_human_approval"]) == ("destructive", True)
 
 

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,41 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.support.loopback import free_port, stop_process, wait_http
+
 ROOT = Path(__file__).resolve().parents[2]
 COLONNADE = Path(sys.executable).with_name("colonnade")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_http(url: str, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
-    import httpx2
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            out = proc.stdout.read().decode() if proc.stdout else ""
-            raise RuntimeError(f"process exited with {proc.returncode} before {url} answered:\n{out}")
-        try:
-            if httpx2.get(url, timeout=1.0).status_code < 500:
-                return
-        except httpx2.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError(f"{url} did not answer within {timeout}s")
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def contracts_for(backend_url: str, dest: Path) -> list[Path]:
@@ -103,5 +70,5 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         yield Stack(backend_url, gateway_url, f"{gateway_url}/mcp", contracts, env)
     finally:
         if gateway is not None:
-            stop(gateway)
-        stop(backend)
+            stop_process(gateway)
+        stop_process(backend)

@@ -61,7 +61,8 @@ class McpSurface:
         self.calls = calls
         self.page_size = page_size
         self.bus = InMemorySubscriptionBus()
-        self._legacy_sessions: weakref.WeakSet[ServerSession] = weakref.WeakSet()
+        # Sessions are per request; the connection behind them lives as long as the client does.
+        self._legacy: weakref.WeakKeyDictionary[object, ServerSession] = weakref.WeakKeyDictionary()
         self.server = _GatewayServer(
             "colonnade",
             version=__version__,
@@ -77,7 +78,7 @@ class McpSurface:
 
     async def _remember_legacy_session(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS and ctx.session is not None:
-            self._legacy_sessions.add(ctx.session)
+            self._legacy[_connection_of(ctx.session)] = ctx.session
         return await call_next(ctx)
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
@@ -114,9 +115,14 @@ class McpSurface:
     async def announce_tools_changed(self) -> None:
         """Tell every listening client that the tool list changed, in both protocol eras."""
         await self.bus.publish(ToolsListChanged())
-        for session in list(self._legacy_sessions):
+        for connection, session in list(self._legacy.items()):
             try:
                 await session.send_tool_list_changed()
-            except Exception as exc:  # a closed session must not stop the others from hearing
-                logger.debug("dropping a closed MCP session: %s", exc)
-                self._legacy_sessions.discard(session)
+            except Exception as exc:  # a closed connection must not stop the others from hearing
+                logger.debug("dropping a closed MCP connection: %s", exc)
+                self._legacy.pop(connection, None)
+
+
+def _connection_of(session: ServerSession) -> object:
+    """The connection a per-request session speaks for (the SDK keeps it private)."""
+    return getattr(session, "_connection", session)

@@ -6,7 +6,8 @@ the whole body. Each operation's `llm` block is written as `x-llm`. What OpenAPI
 field for travels in extensions the importer reads back: `x-colonnade` (contract name,
 classification, backend timeout), `x-colonnade-name` (a property name that differs from
 the wire name), `x-colonnade-secret` (the backend secret's name) and `x-colonnade-mcp`.
-Recursive schemas keep their `$defs`, moved to `components.schemas`.
+Recursive schemas keep their `$defs`, moved to `components.schemas`; an endpoint without
+an `llm` block gets `x-llm: null` so that the import does not seed one.
 """
 
 from __future__ import annotations
@@ -169,6 +170,8 @@ def _operation(operation: Operation, components: _Components) -> dict[str, Any]:
     op["responses"] = {"200": success}
     if endpoint.llm is not None:
         op[LLM_EXTENSION] = {**endpoint.llm.model_dump(mode="json"), "tool_name": operation.tool_name}
+    else:
+        op[LLM_EXTENSION] = None
     if not endpoint.mcp:
         op[MCP_EXTENSION] = False
     return op

@@ -168,11 +168,15 @@ def _text(value: object) -> str:
 
 
 def _llm_blocks(mapped: list[_Mapped]) -> tuple[dict[str, dict[str, Any]], list[ReviewItem]]:
-    """Each operation's `llm` block, keyed by operation id; tool names kept unique."""
+    """Each operation's `llm` block, keyed by operation id; tool names kept unique.
+
+    Blocks given in `x-llm` claim their tool names first. `x-llm: null` (written by the
+    exporter for an endpoint without a block) means no block, deliberately: none is seeded.
+    """
     blocks: dict[str, dict[str, Any]] = {}
     review: list[ReviewItem] = []
     taken: set[str] = set()
-    given = [m for m in mapped if LLM_EXTENSION in m.operation]
+    given = [m for m in mapped if m.operation.get(LLM_EXTENSION) is not None]
     seeded = [m for m in mapped if LLM_EXTENSION not in m.operation]
     for item in [*given, *seeded]:
         summary, description = _text(item.operation.get("summary")), _text(item.operation.get("description"))
@@ -195,7 +199,7 @@ def _llm_blocks(mapped: list[_Mapped]) -> tuple[dict[str, dict[str, Any]], list[
     return blocks, sorted(review, key=lambda r: order[r.operation_id])
 
 
-def _endpoint(item: _Mapped, llm: dict[str, Any]) -> dict[str, Any]:
+def _endpoint(item: _Mapped, llm: dict[str, Any] | None) -> dict[str, Any]:
     endpoint: dict[str, Any] = {
         "path": item.draft.path,
         "methods": [item.method],
@@ -212,7 +216,8 @@ def _endpoint(item: _Mapped, llm: dict[str, Any]) -> dict[str, Any]:
         endpoint["output_schema"] = item.draft.output_schema
     if item.operation.get(MCP_EXTENSION) is False:
         endpoint["mcp"] = False
-    endpoint["llm"] = llm
+    if llm is not None:
+        endpoint["llm"] = llm
     return endpoint
 
 
@@ -273,9 +278,11 @@ def import_openapi(
     if not found:
         notes.append(ImportNote(source, "the document has no operations; the contract has no endpoints"))
     blocks, review = _llm_blocks(mapped)
-    endpoints = [_endpoint(item, blocks[item.operation_id]) for item in mapped]
+    endpoints = [_endpoint(item, blocks.get(item.operation_id)) for item in mapped]
     imported = [
-        ImportedOperation(m.method, e["path"], m.operation_id, e["llm"]["tool_name"])
+        ImportedOperation(
+            m.method, e["path"], m.operation_id, e.get("llm", {}).get("tool_name", m.operation_id)
+        )
         for m, e in zip(mapped, endpoints, strict=True)
     ]
     return ImportResult({**header, "endpoints": endpoints}, imported, review, skipped, notes)

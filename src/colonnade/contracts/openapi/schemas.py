@@ -171,7 +171,13 @@ class SchemaScope:
         self._emitted: dict[str, str] = {}
 
     def convert(self, node: Any, pointer: str) -> Schema:
-        """The 2020-12 form of the schema `node` found at `pointer`, with local refs inlined."""
+        """The 2020-12 form of the schema `node` found at `pointer`, with local refs inlined.
+
+        A root that is a `$ref` is always inlined, so an object body stays an object; deeper
+        refs to a recursive schema stay `{"$ref": "#/$defs/Name"}` rather than unrolling it once.
+        """
+        if isinstance(node, Mapping) and "$ref" in node:
+            return self._walk_ref(node, pointer, (), inline=True)
         return self._walk(node, pointer, ())
 
     def defs(self) -> dict[str, Schema]:
@@ -194,7 +200,7 @@ class SchemaScope:
                 hint="a schema is a mapping such as {type: string}",
             )
         if "$ref" in node:
-            return self._walk_ref(node, pointer, stack)
+            return self._walk_ref(node, pointer, stack, inline=False)
         out: dict[str, Any] = {}
         for key, value in node.items():
             at = join_pointer(pointer, key)
@@ -208,11 +214,13 @@ class SchemaScope:
                 out[key] = copy.deepcopy(value)
         return _normalize(out)
 
-    def _walk_ref(self, node: Mapping[str, Any], pointer: str, stack: tuple[str, ...]) -> Schema:
+    def _walk_ref(
+        self, node: Mapping[str, Any], pointer: str, stack: tuple[str, ...], *, inline: bool
+    ) -> Schema:
         self._resolver.follow(node, pointer)  # fails early on a ref chain that loops on itself
         at = join_pointer(pointer, "$ref")
         target_pointer, target = self._resolver.resolve(node["$ref"], at=at)
-        base = self._expand(target_pointer, target, stack)
+        base = self._expand(target_pointer, target, stack, inline=inline)
         siblings = {k: v for k, v in node.items() if k not in _REF_IGNORED}
         if not siblings:
             return base
@@ -226,12 +234,16 @@ class SchemaScope:
         merged.update(copy.deepcopy({k: v for k, v in siblings.items() if k in _REF_OVERLAY}))
         return _normalize(merged)
 
-    def _expand(self, pointer: str, target: Any, stack: tuple[str, ...]) -> Schema:
+    def _def_ref(self, pointer: str) -> dict[str, str]:
+        name = self._converter.def_name(pointer)
+        self._emitted.setdefault(pointer, name)
+        return {"$ref": f"#/$defs/{name}"}
+
+    def _expand(self, pointer: str, target: Any, stack: tuple[str, ...], *, inline: bool) -> Schema:
+        """The target of a ref: inlined, or a `$defs` ref when it recurses (a cycle, or not `inline`)."""
         if pointer in stack:
             self._converter.cycle_refs += 1
-            name = self._converter.def_name(pointer)
-            self._emitted.setdefault(pointer, name)
-            return {"$ref": f"#/$defs/{name}"}
+            return self._def_ref(pointer)
         hit = self._converter.cached(pointer)
         if hit is not None:
             return hit
@@ -239,4 +251,6 @@ class SchemaScope:
         schema = self._walk(target, pointer, (*stack, pointer))
         if self._converter.cycle_refs == before:
             self._converter.remember(pointer, schema)
+        elif not inline and pointer in self._emitted:
+            return self._def_ref(pointer)
         return schema

@@ -1,0 +1,180 @@
+"""The MCP surface through the official `mcp` client, in both protocol eras (in-process transport)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+
+from colonnade.surfaces.mcp_render import RESULT_META_KEY
+from tests.surfaces.conftest import Gateway, demo_contract
+
+MODES = ["auto", "legacy"]
+STRICT = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def result_of(result: types.CallToolResult) -> dict[str, Any]:
+    meta: dict[str, Any] = dict(result.meta or {})
+    return dict(meta[RESULT_META_KEY])
+
+
+async def all_tools(client: Client) -> list[types.Tool]:
+    tools: list[types.Tool] = []
+    cursor = None
+    while True:
+        page = await client.list_tools(cursor=cursor, cache_mode="bypass")
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            return tools
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_lists_every_tool_across_pages_in_a_stable_order(gateway: Gateway, mode: str) -> None:
+    async with Client(gateway.surface.server, mode=mode) as client:  # type: ignore[arg-type]
+        first = await all_tools(client)
+        second = await all_tools(client)
+    names = [t.name for t in first]
+    assert names == [t.name for t in second]
+    assert len(names) == len(set(names)) == 11
+    assert all(STRICT.match(n) for n in names)
+    canonical = [str((t.meta or {})["colonnade/canonical_name"]) for t in first]
+    assert canonical == sorted(canonical)
+    assert "acme__crm__search_customers" in names
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_projection_is_visible_to_clients(gateway: Gateway, mode: str) -> None:
+    async with Client(gateway.surface.server, mode=mode) as client:  # type: ignore[arg-type]
+        tools = {t.name: t for t in await all_tools(client)}
+    void = tools["acme__billing__void_invoice"]
+    assert void.annotations is not None and void.annotations.destructive_hint is True
+    assert void.annotations.read_only_hint is False
+    assert (void.meta or {})["colonnade/requires_human_approval"] is True
+    search = tools["acme__crm__search_customers"]
+    assert search.annotations is not None and search.annotations.read_only_hint is True
+    assert "x-in" not in json.dumps(tools["acme__billing__create_invoice"].input_schema)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_read_call_returns_structured_content_and_json_text(gateway: Gateway, mode: str) -> None:
+    async with Client(gateway.surface.server, mode=mode) as client:  # type: ignore[arg-type]
+        result = await client.call_tool("acme__crm__get_customer", {"customer_id": "C-1001"})
+    assert result.is_error is False
+    assert isinstance(result.structured_content, dict)
+    assert result.structured_content["id"] == "C-1001"
+    text = result.content[0]
+    assert isinstance(text, types.TextContent)
+    assert json.loads(text.text) == result.structured_content
+    envelope = result_of(result)
+    assert envelope["status"] == "success"
+    assert envelope["provenance"]["tool_id"] == "acme:crm:get_customer"
+    assert envelope["metrics"]["duration_ms"] >= 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_bad_arguments_list_every_violation(gateway: Gateway, mode: str) -> None:
+    async with Client(gateway.surface.server, mode=mode) as client:  # type: ignore[arg-type]
+        result = await client.call_tool("acme__crm__search_customers", {"limit": "many", "colour": "red"})
+    assert result.is_error is True
+    envelope = result_of(result)
+    assert envelope["status"] == "invalid_request"
+    assert envelope["error"]["code"] == "I-REQ-SCHEMA"
+    assert envelope["error"]["fix"]
+    pointers = {v["pointer"] for v in envelope["error"]["details"]["violations"]}
+    assert "/limit" in pointers and "" in pointers  # wrong type and the unknown property
+
+
+async def test_unknown_tool_is_a_tool_error_not_a_crash(gateway: Gateway) -> None:
+    async with Client(gateway.surface.server) as client:
+        result = await client.call_tool("acme__crm__nope", {})
+        assert result.is_error is True
+        assert result_of(result)["error"]["code"] == "I-REQ-UNKNOWN-TOOL"
+        again = await client.call_tool("acme__crm__get_customer", {"customer_id": "C-1002"})
+    assert again.is_error is False
+
+
+async def test_destructive_tool_is_never_executed(gateway: Gateway, backend_url: str) -> None:
+    async with Client(gateway.surface.server) as client:
+        result = await client.call_tool("acme__billing__void_invoice", {"invoice_id": "INV-2001"})
+    assert result.is_error is True
+    assert result_of(result)["error"]["code"] == "P-PRECOND-APPROVAL-REQUIRED"
+    invoice = httpx2.get(f"{backend_url}/invoices/INV-2001").json()
+    assert invoice["status"] != "void"
+
+
+async def test_backend_errors_carry_code_and_backend_message(gateway: Gateway) -> None:
+    async with Client(gateway.surface.server) as client:
+        result = await client.call_tool("acme__crm__get_customer", {"customer_id": "C-9999"})
+    envelope = result_of(result)
+    assert envelope["status"] == "terminal_error"
+    assert envelope["error"]["code"] == "I-REQ-UPSTREAM-NOT-FOUND"
+    assert "C-9999" in envelope["error"]["message"]
+    assert envelope["error"]["details"]["upstream_status"] == 404
+
+
+async def test_unreachable_backend_is_retryable(gateway: Gateway) -> None:
+    gateway.catalog.publish(demo_contract("crm", "http://127.0.0.1:9", version="1.0.1"))
+    async with Client(gateway.surface.server) as client:
+        result = await client.call_tool("acme__crm__get_customer", {"customer_id": "C-1001"})
+    envelope = result_of(result)
+    assert envelope["status"] == "retryable_error"
+    assert envelope["error"]["code"] == "R-UPSTREAM-CONNECT"
+
+
+async def test_output_that_breaks_its_schema_is_a_data_error(gateway: Gateway, backend_url: str) -> None:
+    contract = demo_contract("crm", backend_url, version="1.1.0")
+    endpoints = [e.model_dump(mode="json", exclude_none=True) for e in contract.endpoints]
+    for endpoint in endpoints:
+        if endpoint["operation_id"] == "get_customer":
+            endpoint["output_schema"] = {"type": "object", "required": ["loyalty_tier"]}
+    gateway.catalog.publish(contract.model_copy(update={"endpoints": contract.model_validate(
+        {**contract.model_dump(mode="json", exclude_none=True), "endpoints": endpoints}).endpoints}))
+    async with Client(gateway.surface.server) as client:
+        result = await client.call_tool("acme__crm__get_customer", {"customer_id": "C-1001"})
+    envelope = result_of(result)
+    assert envelope["error"]["code"] == "D-DATA-OUTPUT-SCHEMA"
+    assert envelope["provenance"]["tool_version"] == "1.1.0"
+
+
+async def test_dry_run_validates_without_executing(gateway: Gateway, backend_url: str) -> None:
+    before = httpx2.get(f"{backend_url}/customers", params={"q": "Dry Run"}).json()
+    async with Client(gateway.surface.server) as client:
+        result = await client.call_tool(
+            "acme__crm__create_customer",
+            {"name": "Dry Run Example", "email": "dry.run@example.com"},
+            meta={"colonnade/dry_run": True},
+        )
+    assert result.is_error is False, result.content
+    assert "dry run" in " ".join(result_of(result)["warnings"])
+    assert httpx2.get(f"{backend_url}/customers", params={"q": "Dry Run"}).json() == before
+
+
+async def test_legacy_clients_hear_list_changes(gateway: Gateway, backend_url: str) -> None:
+    heard = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            heard.set()
+
+    async with Client(gateway.surface.server, mode="legacy", message_handler=on_message) as client:
+        assert client.server_capabilities.tools is not None
+        assert client.server_capabilities.tools.list_changed is True
+        await client.list_tools()
+        gateway.catalog.publish(demo_contract("crm", backend_url, version="2.0.0"))
+        with anyio.fail_after(5):
+            await heard.wait()
+
+
+async def test_modern_clients_hear_list_changes_over_listen(gateway: Gateway, backend_url: str) -> None:
+    async with Client(gateway.surface.server) as client, client.listen(tools_list_changed=True) as sub:
+        gateway.catalog.publish(demo_contract("billing", backend_url, version="2.0.0"))
+        with anyio.fail_after(5):
+            event = await sub.__anext__()
+    assert type(event).__name__ == "ToolsListChanged"
