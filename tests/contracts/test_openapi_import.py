@@ -553,7 +553,7 @@ class TestForestEdgeCases:
         data = result.contract_data
         assert data["backend"] == {"base_url": "https://eu.forest.example.com/v3"}
         assert (data["name"], data["version"]) == ("forest-inventory", "3.0.0")
-        assert data["description"] == "Forest Inventory, imported from an OpenAPI document."
+        assert data["description"] == "Forest Inventory, imported from OpenAPI."
 
     def test_operation_ids_are_synthesised_from_method_and_path(self, result: ImportResult) -> None:
         assert [(o.method, o.path, o.operation_id) for o in result.imported] == [

@@ -68,6 +68,44 @@ values = st.recursive(
 )
 
 
+# JSON-Schema-looking dictionaries, for the rules that read input schemas and validate examples.
+schema_keys = st.sampled_from(
+    [
+        "type",
+        "properties",
+        "required",
+        "pattern",
+        "enum",
+        "items",
+        "$ref",
+        "minimum",
+        "format",
+        "x-in",
+        "x-name",
+        "additionalProperties",
+        "anyOf",
+        "$defs",
+        "const",
+        "maxLength",
+        "$dynamicRef",
+        "$id",
+        "patternProperties",
+    ]
+)
+schema_values = st.recursive(
+    scalars
+    | st.sampled_from(
+        ["string", "object", "#/$defs/a", "#", "email", "date-time", "(", "^a+$", "query", "raw-body"]
+    ),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(schema_keys | st.text(max_size=5), inner, max_size=4)
+    ),
+    max_leaves=25,
+)
+schemas = st.dictionaries(schema_keys, schema_values, max_size=6)
+example_inputs = st.dictionaries(st.sampled_from(["ticket_id", "verbose", "x"]), values, max_size=3)
+
+
 def _pointers(value: Any, tokens: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     out = [tokens]
     if isinstance(value, dict):
@@ -125,6 +163,19 @@ def test_no_error_findings_means_the_model_accepts_it(location: tuple[Any, ...],
             raise AssertionError("parse_contract accepted a document with errors")
     else:
         assert isinstance(parse_contract(doc), Contract)
+
+
+@FUZZ
+@given(schemas, schemas, example_inputs)
+def test_odd_input_schemas_and_examples(schema: dict[Any, Any], prop: dict[Any, Any], example: Any) -> None:
+    first = copy.deepcopy(BASE)
+    first["endpoints"][0]["input_schema"] = schema
+    first["endpoints"][0]["llm"]["examples"][0]["input"] = example
+    _well_formed(validate_data(first))
+    second = copy.deepcopy(BASE)
+    second["endpoints"][0]["input_schema"]["properties"]["ticket_id"] = prop
+    second["endpoints"][0]["llm"]["examples"][0]["input"] = example
+    _well_formed(validate_data(second))
 
 
 def test_yaml_specific_values_in_a_contract() -> None:

@@ -373,6 +373,22 @@ FAILING: list[tuple[str, str, Mutation, str, tuple[str, ...]]] = [
         ("card",),
     ),
     (
+        "example-card-number-as-integer",
+        "UAC012",
+        _set("endpoints/1/llm/examples/0/input/request_id", 4111111111111111),
+        "/endpoints/1/llm/examples/0/input/request_id",
+        ("card",),
+    ),
+    (
+        "path-param-without-any-properties",
+        "UAC001",
+        _all(
+            _set("endpoints/2/input_schema", {"type": "object"}), _set("endpoints/2/llm/examples/0/input", {})
+        ),
+        "/endpoints/2/input_schema/properties",
+        ("{ticket_id}",),
+    ),
+    (
         "duplicate-route",
         "UAC013",
         _add_endpoint(

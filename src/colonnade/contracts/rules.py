@@ -28,6 +28,7 @@ from colonnade.contracts.violations import (
     explain_all,
     pointer_of,
     schema_violations,
+    shorten,
 )
 
 __all__ = [
@@ -201,7 +202,7 @@ def _metaschema_problems(endpoint: RawEndpoint, field: str) -> Iterator[Finding]
         yield _finding(
             "UAC001",
             pointer_of([*base, *error.absolute_path]),
-            f"{dotted(base)} is not a valid JSON Schema 2020-12: {_short(error.message)}",
+            f"{dotted(base)} is not a valid JSON Schema 2020-12: {shorten(error.message)}",
             "fix the schema (see https://json-schema.org/draft/2020-12)",
         )
 
@@ -218,7 +219,7 @@ def _input_schema_problems(endpoint: RawEndpoint) -> Iterator[Finding]:
             "a tool's arguments are always an object",
             "set `type: object` and describe each argument under `properties`",
         )
-    properties = schema.get("properties")
+    properties = schema.get("properties", {})
     if isinstance(properties, dict):
         yield from _binding_problems(endpoint, schema, properties)
 
@@ -235,7 +236,7 @@ def _binding_problems(
     has_body_method = any(m not in _BODYLESS for _, m in endpoint.methods)
     for name, prop in props.items():
         prop = prop if isinstance(prop, dict) else {}
-        where = f"{base}/properties/{_escape(name)}"
+        where = base + pointer_of(["properties", name])
         declared = prop.get("x-in")
         wire = prop.get("x-name", name)
         if "x-name" in prop and not isinstance(wire, str):
@@ -305,7 +306,7 @@ def _raw_body_problems(
     if len(raw_bodies) > 1:
         yield _finding(
             "UAC001",
-            f"{base}/{_escape(raw_bodies[1])}/x-in",
+            base + pointer_of([raw_bodies[1], "x-in"]),
             f"arguments {', '.join(repr(n) for n in raw_bodies)} of {endpoint.label} are all the raw body; "
             "a request has one body",
             "keep x-in: raw-body on one argument",
@@ -313,7 +314,7 @@ def _raw_body_problems(
     if raw_bodies and body_args:
         yield _finding(
             "UAC001",
-            f"{base}/{_escape(raw_bodies[0])}/x-in",
+            base + pointer_of([raw_bodies[0], "x-in"]),
             f"argument '{raw_bodies[0]}' of {endpoint.label} is the whole raw body, but "
             f"{', '.join(repr(n) for n in body_args)} also go(es) to the JSON body",
             "move the other arguments to the path, query or headers (x-in), or drop x-in: raw-body",
@@ -524,7 +525,7 @@ def _input_violations(
         yield _finding(
             "UAC001",
             f"{endpoint.pointer}/input_schema",
-            f"input_schema of {endpoint.label} has a $ref that cannot be resolved: {_short(str(exc))}",
+            f"input_schema of {endpoint.label} has a $ref that cannot be resolved: {shorten(str(exc))}",
             "use only references inside the schema itself (e.g. #/$defs/Customer)",
         )
         return
@@ -608,14 +609,6 @@ def uac015_published_has_endpoints(subject: Subject) -> Iterator[Finding]:
             "the contract is published but has no endpoints",
             "add at least one endpoint, or set `status: draft` until it has some",
         )
-
-
-def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def _short(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 RULES: tuple[Rule, ...] = (

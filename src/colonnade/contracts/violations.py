@@ -36,6 +36,7 @@ __all__ = [
     "json_shaped",
     "pointer_of",
     "schema_violations",
+    "shorten",
 ]
 
 MAX_DEPTH = 64
@@ -315,7 +316,7 @@ def _explain(error: ValidationError, tokens: list[object], fallback_fix: str) ->
     if keyword in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         bound = f"{keyword} {error.validator_value}"
         return f"{where} is {describe_value(value)}, which breaks {bound}", f"use a value within {bound}"
-    return f"{where}: {_shorten(error.message)}", fallback_fix
+    return f"{where}: {shorten(error.message)}", fallback_fix
 
 
 def _pattern(where: str, value: Any, pattern: str) -> tuple[str, str]:
@@ -332,7 +333,8 @@ def _type_text(types: object) -> str:
     return " or ".join(_TYPE_NAMES.get(str(name), str(name)) for name in names)
 
 
-def _shorten(text: str, limit: int = 240) -> str:
+def shorten(text: str, limit: int = 240) -> str:
+    """Cap library messages that may embed a whole (large) value."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

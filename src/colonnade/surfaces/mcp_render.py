@@ -30,12 +30,9 @@ def render_result(result: CallResult, *, legacy: bool) -> types.CallToolResult:
     error = result.error
     assert error is not None, "a non-success CallResult always carries an error"
     text = f"{error.code}: {error.message}\nfix: {error.fix}"
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)],
-        structured_content={"status": result.status.value, "error": error.model_dump(mode="json")},
-        is_error=True,
-        _meta=meta,
-    )
+    # No structured content on errors: some clients check it against the tool's output schema
+    # even when is_error is set. The error travels in the text and in _meta["colonnade/result"].
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True, _meta=meta)
 
 
 def _structured(output: Any, *, legacy: bool) -> Any:

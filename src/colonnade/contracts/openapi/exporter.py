@@ -22,7 +22,7 @@ from colonnade.contracts.openapi.importer import LLM_EXTENSION, MCP_EXTENSION
 from colonnade.contracts.openapi.inputs import NAME_EXTENSION, property_name
 from colonnade.contracts.openapi.metadata import CONTRACT_EXTENSION, SECRET_EXTENSION
 from colonnade.contracts.openapi.naming import unique
-from colonnade.contracts.openapi.schemas import map_subschemas
+from colonnade.contracts.openapi.schemas import DEF_NAME_EXTENSION, map_subschemas
 
 __all__ = ["OPENAPI_VERSION", "export_openapi"]
 
@@ -55,7 +55,11 @@ class _Components:
         self.schemas: dict[str, Any] = {}
 
     def lift(self, schema: Any) -> Any:
-        """The schema without its `$defs`, which move to the components (renamed on a clash)."""
+        """The schema without its `$defs`, which move to the components (renamed on a clash).
+
+        A root that is one of its own defs (a recursive output) becomes a `$ref` to it, which
+        imports back exactly as it was first imported.
+        """
         if not isinstance(schema, Mapping) or not isinstance(schema.get("$defs"), Mapping):
             return schema
         defs: Mapping[str, Any] = schema["$defs"]
@@ -67,8 +71,15 @@ class _Components:
         else:
             names = same
         for name, sub in defs.items():
-            self.schemas[names[name]] = _rewrite_refs(sub, names)
-        return _rewrite_refs({k: v for k, v in schema.items() if k != "$defs"}, names)
+            lifted = _rewrite_refs(sub, names)
+            if names[name] != name and isinstance(lifted, dict):
+                lifted[DEF_NAME_EXTENSION] = name
+            self.schemas[names[name]] = lifted
+        root = _rewrite_refs({k: v for k, v in schema.items() if k != "$defs"}, names)
+        for name in defs:
+            if self.schemas[names[name]] == root:
+                return {"$ref": _COMPONENT_SCHEMAS + names[name]}
+        return root
 
 
 def _clean(schema: Any) -> Any:

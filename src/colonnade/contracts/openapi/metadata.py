@@ -191,13 +191,13 @@ def contract_header(
     info = _mapping(doc.get("info"))
     name = _contract_name(doc, api)
     display_name = _text(info.get("title")) or name
-    description = str(info.get("description") or info.get("summary") or "").strip()
+    description = next((info[k] for k in ("description", "summary") if isinstance(info.get(k), str)), None)
     header: dict[str, Any] = {
         "name": name,
         "version": _version(info, notes),
         "tenant": tenant,
         "display_name": display_name,
-        "description": description or f"{display_name}, imported from an OpenAPI document.",
+        "description": description if description is not None else f"{display_name}, imported from OpenAPI.",
         "status": "draft",
     }
     classification = _mapping(doc.get(CONTRACT_EXTENSION)).get("classification")

