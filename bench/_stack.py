@@ -54,10 +54,21 @@ def demo_stack() -> Iterator[Stack]:
         backend_url = f"http://127.0.0.1:{backend_port}"
         procs: list[subprocess.Popen[bytes]] = []
         try:
-            procs.append(subprocess.Popen(
-                [sys.executable, "-m", "examples.demo_backend", "--port", str(backend_port), "--db", str(tmp / "d.db")],
-                cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-            ))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "examples.demo_backend",
+                        "--port",
+                        str(backend_port),
+                        "--db",
+                        str(tmp / "d.db"),
+                    ],
+                    cwd=ROOT,
+                    env={**os.environ, "PYTHONPATH": str(ROOT)},
+                )
+            )
             _wait(f"{backend_url}/healthz", procs[-1])
             contracts = []
             for src in sorted((ROOT / "examples" / "contracts").glob("*.yaml")):
@@ -65,9 +76,14 @@ def demo_stack() -> Iterator[Stack]:
                 data["backend"]["base_url"] = backend_url
                 (tmp / src.name).write_text(yaml.safe_dump(data, sort_keys=False))
                 contracts.append(str(tmp / src.name))
-            env = {**os.environ, "COLONNADE_DATA_DIR": str(tmp / "data"),
-                   "COLONNADE_CONTRACTS": json.dumps(contracts)}
-            procs.append(subprocess.Popen([str(COLONNADE), "serve", "--port", str(gateway_port)], cwd=tmp, env=env))
+            env = {
+                **os.environ,
+                "COLONNADE_DATA_DIR": str(tmp / "data"),
+                "COLONNADE_CONTRACTS": json.dumps(contracts),
+            }
+            procs.append(
+                subprocess.Popen([str(COLONNADE), "serve", "--port", str(gateway_port)], cwd=tmp, env=env)
+            )
             _wait(f"http://127.0.0.1:{gateway_port}/readyz", procs[-1])
             yield Stack(backend_url, f"http://127.0.0.1:{gateway_port}/mcp")
         finally:

@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _stack import demo_stack  # noqa: E402
+from _stack import demo_stack
 
 TOOL = "acme__crm__get_customer"
 ARGS = {"customer_id": "C-1001"}
@@ -112,13 +112,18 @@ async def main(calls: int) -> None:
                     raise SystemExit(f"the gateway answered an error: {result.content}")
 
             rows = []
-            for label, call in (("(a) backend direct", direct), ("(b) Colonnade tools/call", via_gateway),
-                                ("(c) Colonnade via mcp.Client", via_client)):
+            for label, call in (
+                ("(a) backend direct", direct),
+                ("(b) Colonnade tools/call", via_gateway),
+                ("(c) Colonnade via mcp.Client", via_client),
+            ):
                 samples = await _sequential(call, calls)
                 c8 = await _throughput(call, 8, calls)
                 c32 = await _throughput(call, 32, calls)
                 rows.append((label, statistics.median(samples), _p(samples, 0.99), c8, c32))
-    table = Table(title=f"call overhead: {calls} sequential calls of {TOOL}, then {calls} calls at 8 and 32 callers")
+    table = Table(
+        title=f"call overhead: {calls} sequential calls of {TOOL}, then {calls} calls at 8 and 32 callers"
+    )
     for column in ("path", "median ms", "p99 ms", "calls/s @8", "calls/s @32"):
         table.add_column(column, justify="right" if column != "path" else "left")
     for label, median, p99, c8, c32 in rows:
@@ -129,6 +134,8 @@ async def main(calls: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--calls", type=int, default=1000, help="calls per measurement (default 1000)")
     asyncio.run(main(parser.parse_args().calls))

@@ -7,6 +7,8 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from colonnade.adapters.binding import binding_for
 from colonnade.contracts.load import load_document
@@ -185,9 +187,7 @@ def test_built_contracts_round_trip(name: str) -> None:
     assert_equivalent(contract, _round_trip(contract))
 
 
-@pytest.mark.parametrize(
-    "name", ["petstore.yaml", "github.json", "tasks_x_llm.yaml", "forest_edge_cases.yaml"]
-)
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.iterdir()))
 def test_imported_fixtures_round_trip(name: str) -> None:
     imported = import_openapi(load_document(FIXTURES / name).data, tenant="acme").contract_data
     contract = Contract.model_validate(imported)
@@ -373,3 +373,67 @@ def test_the_same_path_and_method_twice_cannot_be_exported() -> None:
         export_openapi(Contract.model_validate(data))
     assert caught.value.message == "GET /a appears twice in the contract"
     assert caught.value.pointer == "/endpoints/1"
+
+
+_RESERVED_HEADERS = {"accept", "content-type", "authorization"}
+_NAMES = st.from_regex(r"[A-Za-z][A-Za-z0-9_.-]{0,10}", fullmatch=True)
+_SCHEMAS = st.sampled_from(
+    [
+        {"type": "string"},
+        {"type": "integer", "minimum": 0},
+        {"type": ["string", "null"]},
+        {"type": "array", "items": {"type": "string"}},
+        {"enum": ["a", "b"], "description": "A or B."},
+    ]
+)
+
+
+@st.composite
+def _arguments(draw: st.DrawFn) -> dict[str, Any]:
+    """An input schema: one path parameter plus arguments in random locations and names."""
+    properties: dict[str, Any] = {"rid": {"type": "string"}}
+    wire_names: set[tuple[str, str]] = set()
+    raw_body = draw(st.booleans())
+    for name in draw(st.lists(_NAMES, max_size=6, unique=True)):
+        location = draw(
+            st.sampled_from(
+                ["query", "header", "raw-body"] if raw_body else ["query", "header", "body", None]
+            )
+        )
+        wire = draw(st.one_of(st.none(), _NAMES))
+        if name == "rid" or (
+            location == "raw-body" and any(p.get("x-in") == "raw-body" for p in properties.values())
+        ):
+            continue
+        key = ((location or "default"), (wire or name).lower())
+        if key in wire_names or (location == "header" and (wire or name).lower() in _RESERVED_HEADERS):
+            continue
+        wire_names.add(key)
+        prop = dict(draw(_SCHEMAS))
+        if location is not None:
+            prop["x-in"] = location
+        if wire is not None and location not in (None, "raw-body"):
+            prop["x-name"] = wire
+        properties[name] = prop
+    required = ["rid", *draw(st.lists(st.sampled_from(sorted(properties)), unique=True))]
+    return {"type": "object", "properties": properties, "required": list(dict.fromkeys(required))}
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(arguments=_arguments(), method=st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE"]))
+def test_random_argument_layouts_round_trip(arguments: dict[str, Any], method: str) -> None:
+    effects = {"GET": "read", "DELETE": "destructive"}.get(method, "write")
+    data = {
+        **BUILT["minimal"],
+        "endpoints": [
+            {
+                "path": "/r/{rid}",
+                "methods": [method],
+                "operation_id": "op",
+                "input_schema": arguments,
+                "llm": _llm("op", effects),
+            }
+        ],
+    }
+    contract = Contract.model_validate(data)
+    assert_equivalent(contract, _round_trip(contract))

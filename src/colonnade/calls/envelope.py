@@ -13,8 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
-    "CallContext",
     "CallConstraints",
+    "CallContext",
     "CallError",
     "CallMetrics",
     "CallRequest",

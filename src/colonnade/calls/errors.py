@@ -29,44 +29,120 @@ _TERMINAL = CallStatus.TERMINAL_ERROR
 _RETRY = CallStatus.RETRYABLE_ERROR
 
 _SPECS = (
-    ErrorSpec("I-REQ-SCHEMA", _INVALID, "Arguments do not match the tool's input schema",
-              "Fix each listed argument (see details.violations: JSON pointer and message) and call again."),
-    ErrorSpec("I-REQ-UNKNOWN-TOOL", _INVALID, "No tool has this name",
-              "List the tools (tools/list or GET /v1/tools) and use a name exactly as listed."),
-    ErrorSpec("I-REQ-ENVELOPE", _INVALID, "The call envelope is malformed",
-              "Fix each listed field of the CallRequest (see details.violations) and send it again."),
-    ErrorSpec("I-REQ-UPSTREAM-REJECTED", _TERMINAL, "The backend rejected the request",
-              "Read the backend's message in error.message, correct the arguments, then call again."),
-    ErrorSpec("I-REQ-UPSTREAM-NOT-FOUND", _TERMINAL, "The backend has no such resource",
-              "Check the identifiers in the arguments (e.g. search first to find a valid id)."),
-    ErrorSpec("A-AUTH-UPSTREAM", _TERMINAL, "The backend refused the gateway's credentials",
-              "An operator must check the backend credential named in the contract's backend.auth.secret."),
-    ErrorSpec("P-PRECOND-APPROVAL-REQUIRED", _TERMINAL, "This tool needs a human's approval before it runs",
-              "Ask a human operator to approve the call; autonomous agents cannot run it directly."),
-    ErrorSpec("P-PRECOND-CONFLICT", _TERMINAL, "The backend reports a conflict with the resource's state",
-              "Fetch the resource's current state and decide whether the call still makes sense."),
-    ErrorSpec("R-TIMEOUT-001", _RETRY, "Deadline exceeded",
-              "Retry later or with a larger timeout_ms; the backend did not answer in time."),
-    ErrorSpec("R-UPSTREAM-429", _RETRY, "The backend is rate limiting",
-              "Wait for details.retry_after_ms (when given) before retrying."),
-    ErrorSpec("R-UPSTREAM-UNAVAILABLE", _RETRY, "The backend is temporarily unavailable",
-              "Retry with backoff; honour details.retry_after_ms when present."),
-    ErrorSpec("R-UPSTREAM-CONNECT", _RETRY, "The backend could not be reached",
-              "Retry with backoff; if it persists an operator must check that the backend is running."),
-    ErrorSpec("R-CAP-CONCURRENCY", _RETRY, "Too many calls of this tool are in flight",
-              "Retry after details.retry_after_ms."),
-    ErrorSpec("S-TOOL-UPSTREAM-FAULT", _TERMINAL, "The backend failed with a server error",
-              "Retry only if the operation is idempotent; otherwise report the error to the API owner."),
-    ErrorSpec("S-TOOL-CONFIG", _TERMINAL, "The tool is misconfigured in the gateway",
-              "An operator must fix the configuration named in error.message (e.g. set the missing secret)."),
-    ErrorSpec("S-TOOL-UNAVAILABLE", _TERMINAL, "The tool is not healthy",
-              "Retry later; an operator must check the tool's health."),
-    ErrorSpec("S-TOOL-INTERNAL", _TERMINAL, "The gateway failed while running the call",
-              "Report the call_id and trace_id to the gateway operator."),
-    ErrorSpec("D-DATA-OUTPUT-SCHEMA", _TERMINAL, "The tool's output does not match its output schema",
-              "Report to the API owner: the backend's response breaks the contract's output_schema."),
-    ErrorSpec("D-DATA-MALFORMED", _TERMINAL, "The backend returned a body that cannot be parsed",
-              "Report to the API owner: the backend's response is not valid JSON."),
+    ErrorSpec(
+        "I-REQ-SCHEMA",
+        _INVALID,
+        "Arguments do not match the tool's input schema",
+        "Fix each listed argument (see details.violations: JSON pointer and message) and call again.",
+    ),
+    ErrorSpec(
+        "I-REQ-UNKNOWN-TOOL",
+        _INVALID,
+        "No tool has this name",
+        "List the tools (tools/list or GET /v1/tools) and use a name exactly as listed.",
+    ),
+    ErrorSpec(
+        "I-REQ-ENVELOPE",
+        _INVALID,
+        "The call envelope is malformed",
+        "Fix each listed field of the CallRequest (see details.violations) and send it again.",
+    ),
+    ErrorSpec(
+        "I-REQ-UPSTREAM-REJECTED",
+        _TERMINAL,
+        "The backend rejected the request",
+        "Read the backend's message in error.message, correct the arguments, then call again.",
+    ),
+    ErrorSpec(
+        "I-REQ-UPSTREAM-NOT-FOUND",
+        _TERMINAL,
+        "The backend has no such resource",
+        "Check the identifiers in the arguments (e.g. search first to find a valid id).",
+    ),
+    ErrorSpec(
+        "A-AUTH-UPSTREAM",
+        _TERMINAL,
+        "The backend refused the gateway's credentials",
+        "An operator must check the backend credential named in the contract's backend.auth.secret.",
+    ),
+    ErrorSpec(
+        "P-PRECOND-APPROVAL-REQUIRED",
+        _TERMINAL,
+        "This tool needs a human's approval before it runs",
+        "Ask a human operator to approve the call; autonomous agents cannot run it directly.",
+    ),
+    ErrorSpec(
+        "P-PRECOND-CONFLICT",
+        _TERMINAL,
+        "The backend reports a conflict with the resource's state",
+        "Fetch the resource's current state and decide whether the call still makes sense.",
+    ),
+    ErrorSpec(
+        "R-TIMEOUT-001",
+        _RETRY,
+        "Deadline exceeded",
+        "Retry later or with a larger timeout_ms; the backend did not answer in time.",
+    ),
+    ErrorSpec(
+        "R-UPSTREAM-429",
+        _RETRY,
+        "The backend is rate limiting",
+        "Wait for details.retry_after_ms (when given) before retrying.",
+    ),
+    ErrorSpec(
+        "R-UPSTREAM-UNAVAILABLE",
+        _RETRY,
+        "The backend is temporarily unavailable",
+        "Retry with backoff; honour details.retry_after_ms when present.",
+    ),
+    ErrorSpec(
+        "R-UPSTREAM-CONNECT",
+        _RETRY,
+        "The backend could not be reached",
+        "Retry with backoff; if it persists an operator must check that the backend is running.",
+    ),
+    ErrorSpec(
+        "R-CAP-CONCURRENCY",
+        _RETRY,
+        "Too many calls of this tool are in flight",
+        "Retry after details.retry_after_ms.",
+    ),
+    ErrorSpec(
+        "S-TOOL-UPSTREAM-FAULT",
+        _TERMINAL,
+        "The backend failed with a server error",
+        "Retry only if the operation is idempotent; otherwise report the error to the API owner.",
+    ),
+    ErrorSpec(
+        "S-TOOL-CONFIG",
+        _TERMINAL,
+        "The tool is misconfigured in the gateway",
+        "An operator must fix the configuration named in error.message (e.g. set the missing secret).",
+    ),
+    ErrorSpec(
+        "S-TOOL-UNAVAILABLE",
+        _TERMINAL,
+        "The tool is not healthy",
+        "Retry later; an operator must check the tool's health.",
+    ),
+    ErrorSpec(
+        "S-TOOL-INTERNAL",
+        _TERMINAL,
+        "The gateway failed while running the call",
+        "Report the call_id and trace_id to the gateway operator.",
+    ),
+    ErrorSpec(
+        "D-DATA-OUTPUT-SCHEMA",
+        _TERMINAL,
+        "The tool's output does not match its output schema",
+        "Report to the API owner: the backend's response breaks the contract's output_schema.",
+    ),
+    ErrorSpec(
+        "D-DATA-MALFORMED",
+        _TERMINAL,
+        "The backend returned a body that cannot be parsed",
+        "Report to the API owner: the backend's response is not valid JSON.",
+    ),
 )
 
 REGISTRY: dict[str, ErrorSpec] = {spec.code: spec for spec in _SPECS}
@@ -80,4 +156,6 @@ def spec_for(code: str) -> ErrorSpec:
 def error(code: str, message: str | None = None, **details: Any) -> tuple[CallStatus, CallError]:
     """Build the status and error body for a registered code."""
     spec = spec_for(code)
-    return spec.status, CallError(code=spec.code, message=message or spec.title, details=details, fix=spec.fix)
+    return spec.status, CallError(
+        code=spec.code, message=message or spec.title, details=details, fix=spec.fix
+    )

@@ -14,7 +14,7 @@ from colonnade.adapters.binding import binding_for
 from colonnade.catalog.errors import DuplicateToolName
 from colonnade.catalog.naming import WireProfile, to_wire
 from colonnade.catalog.tool import Annotations, Determinism, Tool
-from colonnade.contracts.model import Contract, Operation, SideEffects
+from colonnade.contracts.model import Contract, Operation, RuntimeSpec, SideEffects
 
 __all__ = [
     "annotations_for",
@@ -63,7 +63,8 @@ def project_operation(operation: Operation, *, profile: WireProfile = "strict") 
         output_schema=copy.deepcopy(endpoint.output_schema),
         llm=llm,
         side_effects=side_effects,
-        determinism=determinism_for(side_effects, operation.method),
+        determinism=(endpoint.runtime and endpoint.runtime.determinism)
+        or determinism_for(side_effects, operation.method),
         annotations=annotations_for(side_effects, operation.method, title),
         safe_for_agents=llm.safe_for_agents if llm else side_effects in (SideEffects.NONE, SideEffects.READ),
         requires_human_approval=(
@@ -75,7 +76,15 @@ def project_operation(operation: Operation, *, profile: WireProfile = "strict") 
         source="contract",
         adapter="http",
         binding=binding_for(operation),
+        runtime=endpoint.runtime or RuntimeSpec(),
+        owner=operation.contract.owner,
+        health_url=_health_url(operation),
     )
+
+
+def _health_url(operation: Operation) -> str | None:
+    backend = operation.contract.backend
+    return backend.base_url.rstrip("/") + backend.health_path if backend.health_path else None
 
 
 def side_effects_for(operation: Operation) -> SideEffects:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
-from enum import StrEnum
 from typing import Any
 
 from mcp import types as mcp_types
@@ -18,7 +17,7 @@ from pydantic import BaseModel
 
 from colonnade.adapters.binding import HttpBinding
 from colonnade.catalog.naming import split_canonical
-from colonnade.contracts.model import LlmBlock, SideEffects
+from colonnade.contracts.model import Determinism, LlmBlock, RuntimeSpec, SideEffects
 
 __all__ = [
     "META_CANONICAL_NAME",
@@ -40,14 +39,6 @@ META_REQUIRES_HUMAN_APPROVAL = "colonnade/requires_human_approval"
 META_CONTRACT_VERSION = "colonnade/contract_version"
 META_DETERMINISM = "colonnade/determinism"
 META_DIGEST = "colonnade/digest"
-
-
-class Determinism(StrEnum):
-    """Whether repeating a call is safe: drives caching, retries and idempotency handling."""
-
-    PURE = "pure"
-    IDEMPOTENT = "idempotent"
-    SIDE_EFFECTFUL = "side_effectful"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +87,9 @@ class Tool:
     source: str = "contract"
     adapter: str
     binding: HttpBinding | None = None
+    runtime: RuntimeSpec = field(default_factory=RuntimeSpec)
+    owner: str | None = None
+    health_url: str | None = None
     digest: str = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-
-from colonnade.cli import contract_openapi  # noqa: F401
-from colonnade.cli import contract_validate  # noqa: F401
-from colonnade.cli import contract_store  # noqa: F401
-from colonnade.cli import serve  # noqa: F401
-from colonnade.cli import smoke  # noqa: F401
+from colonnade.cli import (
+    contract_openapi,  # noqa: F401
+    contract_store,  # noqa: F401
+    contract_validate,  # noqa: F401
+    serve,  # noqa: F401
+    smoke,  # noqa: F401
+)
 from colonnade.cli.root import app, main
 
 __all__ = ["app", "main"]

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 import yaml
 from pydantic import ValidationError
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -68,8 +69,9 @@ def _table(title: str, *columns: str) -> Table:
     return table
 
 
-def render_report(result: ImportResult, written_to: str) -> None:
-    """The import report on stderr: imported, needing review, skipped, notes."""
+def render_report(result: ImportResult, written_to: str, out: Console | None = None) -> None:
+    """The import report (on stderr by default): imported, needing review, skipped, notes."""
+    out = out or err_console
     reviewed = {r.operation_id for r in result.needs_review}
     imported = _table("Imported operations", "method", "path", "operation id", "tool name", "review")
     for op in result.imported:
@@ -77,28 +79,28 @@ def render_report(result: ImportResult, written_to: str) -> None:
             Text("needs review", style="yellow") if op.operation_id in reviewed else Text("ok", style="green")
         )
         imported.add_row(Text(op.method), Text(op.path), Text(op.operation_id), Text(op.tool_name), flag)
-    err_console.print(imported)
+    out.print(imported)
     if result.needs_review:
         review = _table("Needs human review", "operation", "reason")
         for item in result.needs_review:
             review.add_row(Text(f"{item.method} {item.path} ({item.operation_id})"), Text(item.reason))
-        err_console.print(review)
+        out.print(review)
     if result.skipped:
         skipped = _table("Skipped (not imported)", "operation", "reason")
         for skip in result.skipped:
             named = f" ({skip.operation_id})" if skip.operation_id else ""
             skipped.add_row(Text(f"{skip.method} {skip.path}{named}"), Text(skip.reason))
-        err_console.print(skipped)
+        out.print(skipped)
     if result.notes:
         notes = _table("Notes", "about", "note")
         for note in result.notes:
             notes.add_row(Text(note.subject), Text(note.message))
-        err_console.print(notes)
+        out.print(notes)
     summary = Text(
         f"{len(result.imported)} imported, {len(result.needs_review)} need review, "
         f"{len(result.skipped)} skipped -> {written_to}"
     )
-    err_console.print(summary)
+    out.print(summary)
 
 
 @contract_app.command("import-openapi")

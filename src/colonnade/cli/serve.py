@@ -2,30 +2,22 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
 import os
 import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-import uvicorn
 import yaml
-from mcp.server.stdio import stdio_server
 
-from colonnade.cli.common import EXIT_USAGE, err_console, fail, settings_of
+from colonnade.cli.common import err_console, fail, settings_of
 from colonnade.cli.root import app
 from colonnade.config import Settings
-from colonnade.contracts.load import ContractLoadError
-from colonnade.contracts.validate import ContractInvalid
-from colonnade.runtime.gateway import Gateway
-from colonnade.store.errors import StoreError
 
 __all__ = ["demo", "serve"]
 
@@ -37,9 +29,13 @@ DEMO_BACKEND_PORT = 8766
 @app.command()
 def serve(
     ctx: typer.Context,
-    host: Annotated[str | None, typer.Option(help="Interface to listen on (default from config: 127.0.0.1).")] = None,
+    host: Annotated[
+        str | None, typer.Option(help="Interface to listen on (default from config: 127.0.0.1).")
+    ] = None,
     port: Annotated[int | None, typer.Option(help="TCP port (default from config: 8765).")] = None,
-    stdio: Annotated[bool, typer.Option("--stdio", help="Serve MCP over stdin/stdout instead of HTTP.")] = False,
+    stdio: Annotated[
+        bool, typer.Option("--stdio", help="Serve MCP over stdin/stdout instead of HTTP.")
+    ] = False,
     contract: Annotated[
         list[Path] | None,
         typer.Option("--contract", "-C", help="Contract file or folder to publish at start-up (repeatable)."),
@@ -50,10 +46,12 @@ def serve(
     Example: colonnade serve --port 8765 -C examples/contracts
     """
     settings = _with_overrides(settings_of(ctx), host, port, contract)
+    from colonnade.cli import _launch
+
     if stdio:
-        _run(_run_stdio(settings))
+        _launch.run(_launch.run_stdio(settings))
     else:
-        _run(_run_http(settings, banner=True))
+        _launch.run(_launch.run_http(settings, banner=True))
 
 
 @app.command()
@@ -72,20 +70,14 @@ def demo(
     contracts = _demo_contracts(settings, backend_port)
     settings = _with_overrides(settings, None, port, contracts)
     with _demo_backend(settings, backend_port):
-        _run(_run_http(settings, banner=True, snippet=True))
+        from colonnade.cli import _launch
+
+        _launch.run(_launch.run_http(settings, banner=True, snippet=True))
 
 
-def _run(main: Coroutine[Any, Any, None]) -> None:
-    """uvloop where available: a faster event loop is most of a gateway's per-call budget."""
-    try:
-        import uvloop
-    except ImportError:
-        asyncio.run(main)
-        return
-    uvloop.run(main)
-
-
-def _with_overrides(settings: Settings, host: str | None, port: int | None, contracts: list[Path] | None) -> Settings:
+def _with_overrides(
+    settings: Settings, host: str | None, port: int | None, contracts: list[Path] | None
+) -> Settings:
     server = settings.server.model_copy(
         update={k: v for k, v in (("host", host), ("port", port)) if v is not None}
     )
@@ -93,59 +85,6 @@ def _with_overrides(settings: Settings, host: str | None, port: int | None, cont
     if contracts:
         update["contracts"] = [*settings.contracts, *contracts]
     return settings.model_copy(update=update)
-
-
-@contextlib.asynccontextmanager
-async def _open_gateway(settings: Settings) -> AsyncIterator[Gateway]:
-    try:
-        gateway = await Gateway.open(settings)
-    except ContractLoadError as exc:
-        fail(f"cannot load contract: {exc}")
-    except ContractInvalid as exc:
-        lines = [f"  {f.code} {f.path}: {f.message} (fix: {f.fix})" for f in exc.findings if f.is_error]
-        fail("a configured contract is invalid:\n" + "\n".join(lines))
-    except StoreError as exc:
-        fail(str(exc))
-    try:
-        yield gateway
-    finally:
-        await gateway.aclose()
-
-
-async def _run_http(settings: Settings, *, banner: bool, snippet: bool = False) -> None:
-    async with _open_gateway(settings) as gateway:
-        host, port = settings.server.host, settings.server.port
-        config = uvicorn.Config(
-            gateway.http_app(), host=host, port=port, log_level="warning", lifespan="on", http="httptools"
-        )
-        server = uvicorn.Server(config)
-        if banner:
-            _print_banner(gateway, f"http://{host}:{port}/mcp", snippet)
-        await server.serve()
-        if not server.started:
-            raise typer.Exit(EXIT_USAGE)
-
-
-async def _run_stdio(settings: Settings) -> None:
-    async with _open_gateway(settings) as gateway, stdio_server() as (read, write):
-        sync = asyncio.create_task(gateway.sync.run())
-        try:
-            server = gateway.mcp.server
-            await server.run(read, write, server.create_initialization_options())
-        finally:
-            sync.cancel()
-
-
-def _print_banner(gateway: Gateway, url: str, snippet: bool) -> None:
-    err_console.print(f"[bold green]Colonnade[/bold green] serving {len(gateway.catalog)} tools at [bold]{url}[/bold]")
-    for entry in gateway.catalog.api_versions():
-        if entry.active:
-            err_console.print(f"  {entry.tenant}/{entry.api} {entry.version}: {entry.tools} tools")
-    if snippet:
-        config = {"mcpServers": {"colonnade": {"type": "http", "url": url}}}
-        err_console.print("MCP client config (paste into your client's settings):")
-        err_console.print(json.dumps(config, indent=2), markup=False, highlight=False)
-        err_console.print(f"Health: {url.removesuffix('/mcp')}/readyz   Stop: Ctrl-C")
 
 
 def _demo_contracts(settings: Settings, backend_port: int) -> list[Path]:
@@ -182,10 +121,11 @@ def _demo_backend(settings: Settings, port: int) -> Iterator[None]:
 
 
 def _wait_ready(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 20.0) -> None:
+    port = url.split(":")[2].split("/")[0]
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            fail(f"the demo backend exited with code {proc.returncode} (is port {url.split(':')[2].split('/')[0]} free?)")
+            fail(f"the demo backend exited with code {proc.returncode} (is port {port} free?)")
         try:
             with urllib.request.urlopen(url, timeout=1.0) as response:
                 if response.status == 200:

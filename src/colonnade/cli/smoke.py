@@ -11,7 +11,6 @@ import typer
 from colonnade.cli.common import EXIT_FINDINGS, EXIT_OK, console, fail
 from colonnade.cli.root import app
 from colonnade.runtime.sources import expand_contract_paths
-from colonnade.smoke.runner import run_smoke
 
 __all__ = ["smoke"]
 
@@ -25,7 +24,9 @@ def smoke(
     protocol: Annotated[
         str, typer.Option(help="auto (2026-07-28 when offered) or legacy (2025-11-25 handshake).")
     ] = "auto",
-    junit: Annotated[Path | None, typer.Option(help="Also write the results as JUnit XML to this file.")] = None,
+    junit: Annotated[
+        Path | None, typer.Option(help="Also write the results as JUnit XML to this file.")
+    ] = None,
 ) -> None:
     """Connect with a real MCP client and check every operation of the given contracts.
 
@@ -45,6 +46,8 @@ def smoke(
         fail(f"contract file(s) not found: {', '.join(missing)}")
     if not paths:
         fail("no contract files given (pass files or a folder of .yaml/.yml/.json contracts)")
+    from colonnade.smoke.runner import run_smoke
+
     try:
         report = asyncio.run(run_smoke(url, paths, mode=mode))
     except Exception as exc:  # connection problems: say what and where, never a traceback
@@ -62,5 +65,3 @@ def _reason(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-
-

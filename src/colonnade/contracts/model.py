@@ -20,11 +20,14 @@ __all__ = [
     "Classification",
     "Contract",
     "ContractStatus",
+    "Determinism",
     "Endpoint",
     "LlmBlock",
     "LlmExample",
     "Operation",
+    "RuntimeSpec",
     "SideEffects",
+    "TwoPhase",
     "derive_input_schema",
     "path_parameters",
 ]
@@ -47,6 +50,14 @@ class SideEffects(StrEnum):
     READ = "read"
     WRITE = "write"
     DESTRUCTIVE = "destructive"
+
+
+class Determinism(StrEnum):
+    """Whether repeating a call is safe: drives retries and idempotency handling."""
+
+    PURE = "pure"
+    IDEMPOTENT = "idempotent"
+    SIDE_EFFECTFUL = "side_effectful"
 
 
 class ContractStatus(StrEnum):
@@ -107,6 +118,32 @@ class LlmBlock(_Strict):
     )
 
 
+class TwoPhase(_Strict):
+    """Two-phase commit: the operation itself prepares; these operations confirm or undo it."""
+
+    commit_operation: str = Field(
+        pattern=OPERATION_ID, description="operation_id called with the prepared result to finalize."
+    )
+    compensate_operation: str = Field(
+        pattern=OPERATION_ID, description="operation_id called to undo a prepared call never committed."
+    )
+    window_ms: int = Field(
+        default=60_000, ge=100, le=86_400_000, description="How long a commit token stays valid."
+    )
+
+
+class RuntimeSpec(_Strict):
+    """Per-operation limits and guarantees; every field overrides what the gateway derives."""
+
+    determinism: Determinism | None = Field(
+        default=None, description="pure | idempotent | side_effectful; default from side_effects + method."
+    )
+    timeout_ms_default: int | None = Field(default=None, ge=1, le=600_000, description="Timeout of a call.")
+    timeout_ms_max: int | None = Field(default=None, ge=1, le=600_000, description="Largest timeout allowed.")
+    concurrency_max: int | None = Field(default=None, ge=1, le=100_000, description="Most calls in flight.")
+    two_phase: TwoPhase | None = Field(default=None, description="Opt in to two-phase commit.")
+
+
 class BackendAuth(_Strict):
     """How the gateway authenticates to the backend; `secret` names a secret, it never holds one."""
 
@@ -119,6 +156,9 @@ class Backend(_Strict):
     base_url: str = Field(pattern=r"^https?://[^\s/]+", description="Base URL of the HTTP backend.")
     auth: BackendAuth | None = Field(default=None, description="Optional reference to a backend credential.")
     timeout_ms: int | None = Field(default=None, ge=1, le=600_000, description="Default per-call timeout.")
+    health_path: str | None = Field(
+        default=None, pattern=r"^/", description="Readiness path probed by the gateway (e.g. /healthz)."
+    )
 
 
 class Endpoint(_Strict):
@@ -134,6 +174,7 @@ class Endpoint(_Strict):
     output_schema: dict[str, Any] | None = Field(default=None, description="JSON Schema of the result.")
     mcp: bool = Field(default=True, description="Expose this endpoint as an MCP tool.")
     llm: LlmBlock | None = Field(default=None, description="Agent-facing metadata for the operation.")
+    runtime: RuntimeSpec | None = Field(default=None, description="Limits and guarantees for calls.")
 
     def effective_input_schema(self) -> dict[str, Any]:
         return self.input_schema if self.input_schema is not None else derive_input_schema(self.path)
@@ -148,6 +189,7 @@ class Contract(_Strict):
     display_name: str = Field(min_length=1, description="Human-readable API name.")
     description: str = Field(description="What the API is for.")
     status: ContractStatus = Field(description="draft | published | deprecated")
+    owner: str | None = Field(default=None, description="Team or person accountable for the API.")
     classification: Classification | None = Field(
         default=None, description="Data classification: public | internal | confidential | restricted."
     )

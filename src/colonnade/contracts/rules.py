@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
-from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped, unused-ignore]
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
+from colonnade.contracts.bindings import EndpointRef, binding_problems, schema_problems
 from colonnade.contracts.findings import Finding, Severity
-from colonnade.contracts.model import derive_input_schema, path_parameters
+from colonnade.contracts.model import derive_input_schema
 from colonnade.contracts.secrets import find_secrets
 from colonnade.contracts.violations import (
     describe_value,
@@ -60,9 +61,7 @@ CODES: dict[str, tuple[Severity, str]] = {
 SUMMARY_LIMIT = 160
 INTENT_LIMIT = 360
 TOOL_NAME_LIMIT = 64
-PARAM_LOCATIONS = ("path", "query", "header", "body", "raw-body")
 _TOOL_NAME_CHARS = re.compile(r"[A-Za-z0-9_.-]")
-_BODYLESS = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
 _WRITES = frozenset({"write", "destructive"})
 _READS = frozenset({"none", "read"})
 _METHOD_CONFLICTS = {
@@ -114,6 +113,13 @@ class RawEndpoint:
     def llm_pointer(self, field: str) -> str:
         return f"{self.pointer}/llm/{field}"
 
+    def tokens(self, *more: object) -> list[object]:
+        return ["endpoints", self.index, *more]
+
+    @property
+    def ref(self) -> EndpointRef:
+        return EndpointRef(self.pointer, self.path, tuple(m for _, m in self.methods), self.label)
+
     @property
     def label(self) -> str:
         """How the endpoint reads in a message: `endpoint 2 (GET, POST /customers)`."""
@@ -156,7 +162,9 @@ class Subject:
     @cached_property
     def broken_input_schemas(self) -> dict[int, list[Finding]]:
         """Per endpoint index: why its input_schema is not valid JSON Schema (empty when it is)."""
-        return {ep.index: list(_metaschema_problems(ep, "input_schema")) for ep in self.endpoints}
+        return {
+            ep.index: schema_problems(ep.input_schema, ep.tokens("input_schema")) for ep in self.endpoints
+        }
 
 
 Rule = Callable[[Subject], Iterable[Finding]]
@@ -176,149 +184,14 @@ def uac001_input_schemas(subject: Subject) -> Iterator[Finding]:
     for endpoint in subject.endpoints:
         broken = subject.broken_input_schemas[endpoint.index]
         yield from broken
-        if not broken:
-            yield from _input_schema_problems(endpoint)
-        yield from _metaschema_problems(endpoint, "output_schema")
+        if not broken and isinstance(endpoint.input_schema, dict):
+            yield from binding_problems(endpoint.ref, endpoint.input_schema)
+        yield from schema_problems(endpoint.data.get("output_schema"), endpoint.tokens("output_schema"))
 
 
 def uac002_llm_block(subject: Subject) -> Iterator[Finding]:
     """Schema violations located inside an endpoint's `llm` block."""
     yield from (f for f in subject.schema_findings if f.code == "UAC002")
-
-
-_META_VALIDATOR = Draft202012Validator(
-    Draft202012Validator.META_SCHEMA,
-    format_checker=Draft202012Validator.FORMAT_CHECKER,
-    registry=Registry(),
-)
-
-
-def _metaschema_problems(endpoint: RawEndpoint, field: str) -> Iterator[Finding]:
-    schema = endpoint.data.get(field)
-    if not isinstance(schema, dict):
-        return
-    base = ["endpoints", endpoint.index, field]
-    for error in _META_VALIDATOR.iter_errors(schema):
-        yield _finding(
-            "UAC001",
-            pointer_of([*base, *error.absolute_path]),
-            f"{dotted(base)} is not a valid JSON Schema 2020-12: {shorten(error.message)}",
-            "fix the schema (see https://json-schema.org/draft/2020-12)",
-        )
-
-
-def _input_schema_problems(endpoint: RawEndpoint) -> Iterator[Finding]:
-    schema = endpoint.input_schema
-    if not isinstance(schema, dict):
-        return
-    if schema.get("type") != "object":
-        yield _finding(
-            "UAC001",
-            f"{endpoint.pointer}/input_schema/type",
-            f"input_schema of {endpoint.label} has type {describe_value(schema.get('type'))}; "
-            "a tool's arguments are always an object",
-            "set `type: object` and describe each argument under `properties`",
-        )
-    properties = schema.get("properties", {})
-    if isinstance(properties, dict):
-        yield from _binding_problems(endpoint, schema, properties)
-
-
-def _binding_problems(
-    endpoint: RawEndpoint, schema: dict[str, Any], props: dict[str, Any]
-) -> Iterator[Finding]:
-    """`x-in` values, and a property behind every `{param}` of the path (required, not elsewhere)."""
-    base = f"{endpoint.pointer}/input_schema"
-    placeholders = path_parameters(endpoint.path or "")
-    in_path: dict[str, str] = {}
-    raw_bodies: list[str] = []
-    body_args: list[str] = []
-    has_body_method = any(m not in _BODYLESS for _, m in endpoint.methods)
-    for name, prop in props.items():
-        prop = prop if isinstance(prop, dict) else {}
-        where = base + pointer_of(["properties", name])
-        declared = prop.get("x-in")
-        wire = prop.get("x-name", name)
-        if "x-name" in prop and not isinstance(wire, str):
-            yield _finding(
-                "UAC001",
-                f"{where}/x-name",
-                f"x-name of argument '{name}' is {describe_value(wire)}; it must be a string",
-                "set x-name to the parameter's name on the wire, e.g. X-Request-Id",
-            )
-            wire = name
-        if declared is not None and declared not in PARAM_LOCATIONS:
-            yield _finding(
-                "UAC001",
-                f"{where}/x-in",
-                f"x-in of argument '{name}' is {describe_value(declared)}; "
-                f"expected one of: {', '.join(PARAM_LOCATIONS)}",
-                f"use one of: {', '.join(PARAM_LOCATIONS)}",
-            )
-            continue
-        location = declared or ("path" if name in placeholders else None)
-        if location == "path":
-            in_path[str(wire)] = name
-            if wire not in placeholders:
-                yield _finding(
-                    "UAC001",
-                    f"{where}/x-in",
-                    f"argument '{name}' goes to the path, but path {endpoint.path!r} has no {{{wire}}}",
-                    f"add {{{wire}}} to the path, or send the argument elsewhere (x-in: query/header/body)",
-                )
-        elif location == "raw-body":
-            raw_bodies.append(name)
-        elif location == "body" or (location is None and has_body_method):
-            body_args.append(name)
-    yield from _placeholder_problems(endpoint, schema, placeholders, in_path)
-    yield from _raw_body_problems(endpoint, raw_bodies, body_args)
-
-
-def _placeholder_problems(
-    endpoint: RawEndpoint, schema: dict[str, Any], placeholders: list[str], in_path: dict[str, str]
-) -> Iterator[Finding]:
-    base = f"{endpoint.pointer}/input_schema"
-    required = schema.get("required")
-    required = required if isinstance(required, list) else []
-    for param in dict.fromkeys(placeholders):
-        name = in_path.get(param)
-        if name is None:
-            yield _finding(
-                "UAC001",
-                f"{base}/properties",
-                f"path parameter {{{param}}} of {endpoint.label} has no property in input_schema",
-                f"add a property '{param}' (e.g. `{param}: {{type: string}}`) and list it in `required`",
-            )
-        elif name not in required:
-            yield _finding(
-                "UAC001",
-                f"{base}/required",
-                f"path parameter {{{param}}} of {endpoint.label} is not required in input_schema; "
-                "a request without it has no URL",
-                f"add '{name}' to input_schema.required",
-            )
-
-
-def _raw_body_problems(
-    endpoint: RawEndpoint, raw_bodies: list[str], body_args: list[str]
-) -> Iterator[Finding]:
-    base = f"{endpoint.pointer}/input_schema/properties"
-    if len(raw_bodies) > 1:
-        yield _finding(
-            "UAC001",
-            base + pointer_of([raw_bodies[1], "x-in"]),
-            f"arguments {', '.join(repr(n) for n in raw_bodies)} of {endpoint.label} are all the raw body; "
-            "a request has one body",
-            "keep x-in: raw-body on one argument",
-        )
-    if raw_bodies and body_args:
-        yield _finding(
-            "UAC001",
-            base + pointer_of([raw_bodies[0], "x-in"]),
-            f"argument '{raw_bodies[0]}' of {endpoint.label} is the whole raw body, but "
-            f"{', '.join(repr(n) for n in body_args)} also go(es) to the JSON body",
-            "move the other arguments to the path, query or headers (x-in), or drop x-in: raw-body",
-        )
 
 
 # --- UAC003..UAC007, UAC014: the llm block's meaning ------------------------------------------------
@@ -508,7 +381,7 @@ def uac010_example_inputs(subject: Subject) -> Iterator[Finding]:
         data = example.get("input") if isinstance(example, dict) else None
         if not isinstance(data, dict):
             continue
-        base = ["endpoints", endpoint.index, "llm", "examples", index, "input"]
+        base = endpoint.tokens("llm", "examples", index, "input")
         yield from _input_violations(endpoint, schema, data, base)
 
 
@@ -547,8 +420,7 @@ def uac011_example_count(subject: Subject) -> Iterator[Finding]:
 
 def uac012_synthetic_examples(subject: Subject) -> Iterator[Finding]:
     for endpoint, index, example in _examples(subject):
-        tokens: list[object] = ["endpoints", endpoint.index, "llm", "examples", index]
-        for where, what, text in _strings(example, tokens):
+        for where, what, text in _strings(example, endpoint.tokens("llm", "examples", index)):
             for match in find_secrets(text):
                 yield _finding(
                     "UAC012",

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from typing import Any
 
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
-from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped, unused-ignore]
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
 from referencing import Registry
 
 from colonnade.contracts.findings import Finding, Severity

@@ -1,5 +1,1 @@
-"""Runtime: the composition root that wires store, catalog, adapters, pipeline and surfaces."""
-
-from colonnade.runtime.gateway import Gateway
-
-__all__ = ["Gateway"]
+"""Runtime: the composition root (`runtime.gateway.Gateway`) and what feeds it at start-up."""

@@ -22,8 +22,12 @@ _EXPECTED: dict[SideEffects, dict[str, bool]] = {
     SideEffects.WRITE: {"read_only_hint": False, "destructive_hint": False},
     SideEffects.DESTRUCTIVE: {"read_only_hint": False, "destructive_hint": True},
 }
-_METHOD_FALLBACK = {"GET": SideEffects.READ, "HEAD": SideEffects.READ, "OPTIONS": SideEffects.READ,
-                    "DELETE": SideEffects.DESTRUCTIVE}
+_METHOD_FALLBACK = {
+    "GET": SideEffects.READ,
+    "HEAD": SideEffects.READ,
+    "OPTIONS": SideEffects.READ,
+    "DELETE": SideEffects.DESTRUCTIVE,
+}
 
 
 def side_effects_of(op: Operation) -> SideEffects:
@@ -38,7 +42,9 @@ def check_description(tool: types.Tool, llm: LlmBlock | None) -> Verdict:
         return CheckStatus.SKIP, "no llm block in the contract"
     description = tool.description or ""
     missing = [
-        label for label, text in (("summary", llm.summary), ("intent", llm.intent)) if text.strip() not in description
+        label
+        for label, text in (("summary", llm.summary), ("intent", llm.intent))
+        if text.strip() not in description
     ]
     if missing:
         return CheckStatus.FAIL, f"description lacks the {' and '.join(missing)}: {description[:120]!r}"
@@ -48,7 +54,10 @@ def check_description(tool: types.Tool, llm: LlmBlock | None) -> Verdict:
 def check_annotations(tool: types.Tool, op: Operation) -> Verdict:
     effects = side_effects_of(op)
     expected = dict(_EXPECTED[effects])
-    expected["idempotent_hint"] = effects in (SideEffects.NONE, SideEffects.READ) or op.method in ("PUT", "DELETE")
+    expected["idempotent_hint"] = effects in (SideEffects.NONE, SideEffects.READ) or op.method in (
+        "PUT",
+        "DELETE",
+    )
     annotations = tool.annotations
     if annotations is None:
         return CheckStatus.FAIL, "tool has no annotations"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import jsonschema
 import mcp_types as types
@@ -82,8 +82,13 @@ def _load(path: Path, report: SmokeReport) -> Contract | None:
             report.add(source, op.canonical_name, "contract validates", CheckStatus.FAIL, detail)
         else:
             warnings = len(findings)
-            report.add(source, op.canonical_name, "contract validates", CheckStatus.PASS,
-                       f"no errors ({warnings} warning(s))")
+            report.add(
+                source,
+                op.canonical_name,
+                "contract validates",
+                CheckStatus.PASS,
+                f"no errors ({warnings} warning(s))",
+            )
     return contract
 
 
@@ -92,8 +97,13 @@ async def _smoke_operation(
 ) -> None:
     name = op.canonical_name
     if tool is None:
-        report.add(source, name, "listed in tools/list", CheckStatus.FAIL,
-                   "no listed tool carries _meta colonnade/canonical_name = " + name)
+        report.add(
+            source,
+            name,
+            "listed in tools/list",
+            CheckStatus.FAIL,
+            "no listed tool carries _meta colonnade/canonical_name = " + name,
+        )
         return
     report.add(source, name, "listed in tools/list", CheckStatus.PASS, f"wire name {tool.name}")
     llm = op.endpoint.llm
@@ -107,7 +117,9 @@ async def _smoke_operation(
     await _check_gating(client, report, source, op, tool)
 
 
-async def _run_examples(client: Client, report: SmokeReport, source: str, op: Operation, tool: types.Tool) -> None:
+async def _run_examples(
+    client: Client, report: SmokeReport, source: str, op: Operation, tool: types.Tool
+) -> None:
     """Check 6 runs none/read examples; check 7 never executes write/destructive ones."""
     llm = op.endpoint.llm
     name = op.canonical_name
@@ -116,8 +128,13 @@ async def _run_examples(client: Client, report: SmokeReport, source: str, op: Op
         return
     effects = side_effects_of(op)
     if effects in (SideEffects.WRITE, SideEffects.DESTRUCTIVE):
-        report.add(source, name, "examples run", CheckStatus.SKIP,
-                   f"not executed: side_effects={effects.value} (smoke never changes data)")
+        report.add(
+            source,
+            name,
+            "examples run",
+            CheckStatus.SKIP,
+            f"not executed: side_effects={effects.value} (smoke never changes data)",
+        )
         return
     for i, example in enumerate(llm.examples):
         check = f"example {i} runs"
@@ -126,13 +143,22 @@ async def _run_examples(client: Client, report: SmokeReport, source: str, op: Op
         if result.is_error:
             report.add(source, name, check, CheckStatus.FAIL, f"tool error: {text[:200]}")
         elif example.expected_output_contains not in text:
-            report.add(source, name, check, CheckStatus.FAIL,
-                       f"result lacks {example.expected_output_contains!r}: {text[:160]}")
+            report.add(
+                source,
+                name,
+                check,
+                CheckStatus.FAIL,
+                f"result lacks {example.expected_output_contains!r}: {text[:160]}",
+            )
         else:
-            report.add(source, name, check, CheckStatus.PASS, f"contains {example.expected_output_contains!r}")
+            report.add(
+                source, name, check, CheckStatus.PASS, f"contains {example.expected_output_contains!r}"
+            )
 
 
-async def _check_gating(client: Client, report: SmokeReport, source: str, op: Operation, tool: types.Tool) -> None:
+async def _check_gating(
+    client: Client, report: SmokeReport, source: str, op: Operation, tool: types.Tool
+) -> None:
     """Check 8: typed _meta tells the truth; a gated tool refuses a probe with an approval demand.
 
     The probe is a dry run with arguments the schema rejects, so nothing can execute even on a
@@ -141,23 +167,35 @@ async def _check_gating(client: Client, report: SmokeReport, source: str, op: Op
     name = op.canonical_name
     report.add(source, name, "typed _meta", *check_meta(tool, op))
     llm = op.endpoint.llm
-    gated = side_effects_of(op) is SideEffects.DESTRUCTIVE or (llm is not None and llm.requires_human_approval)
+    gated = side_effects_of(op) is SideEffects.DESTRUCTIVE or (
+        llm is not None and llm.requires_human_approval
+    )
     if not gated:
         return
     probe = _unexecutable_input(tool.input_schema)
     if probe is None:
-        report.add(source, name, "gated: needs approval", CheckStatus.SKIP,
-                   "cannot build an input the schema rejects, so no probe is sent (it might execute)")
+        report.add(
+            source,
+            name,
+            "gated: needs approval",
+            CheckStatus.SKIP,
+            "cannot build an input the schema rejects, so no probe is sent (it might execute)",
+        )
         return
-    result = await client.call_tool(tool.name, probe, meta={DRY_RUN_META_KEY: True})
+    result = await client.call_tool(tool.name, probe, meta=_dry_run_meta())
     meta = dict(result.meta or {})
     code = (meta.get("colonnade/result") or {}).get("error", {}).get("code")
     if result.is_error and code == APPROVAL_CODE:
         report.add(source, name, "gated: needs approval", CheckStatus.PASS, f"dry-run probe answered {code}")
     else:
         detail = json.dumps(meta.get("colonnade/result"))[:160] if meta else result_text(result)[:160]
-        report.add(source, name, "gated: needs approval", CheckStatus.FAIL,
-                   f"dry-run probe was not refused with {APPROVAL_CODE}: {detail}")
+        report.add(
+            source,
+            name,
+            "gated: needs approval",
+            CheckStatus.FAIL,
+            f"dry-run probe was not refused with {APPROVAL_CODE}: {detail}",
+        )
 
 
 def _unexecutable_input(schema: dict[str, Any]) -> dict[str, Any] | None:
@@ -167,3 +205,8 @@ def _unexecutable_input(schema: dict[str, Any]) -> dict[str, Any] | None:
         if not validator.is_valid(candidate):
             return candidate
     return None
+
+
+def _dry_run_meta() -> types.RequestParamsMeta:
+    meta: dict[str, Any] = {DRY_RUN_META_KEY: True}
+    return cast(types.RequestParamsMeta, meta)

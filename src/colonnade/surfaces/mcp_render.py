@@ -32,7 +32,9 @@ def render_result(result: CallResult, *, legacy: bool) -> types.CallToolResult:
     text = f"{error.code}: {error.message}\nfix: {error.fix}"
     # No structured content on errors: some clients check it against the tool's output schema
     # even when is_error is set. The error travels in the text and in _meta["colonnade/result"].
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True, _meta=meta)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], is_error=True, _meta=meta
+    )
 
 
 def _structured(output: Any, *, legacy: bool) -> Any:

@@ -16,8 +16,8 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
-from mcp.shared.exceptions import MCPError
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colonnade import __version__
@@ -76,7 +76,9 @@ class McpSurface:
         self.server.middleware.append(self._remember_legacy_session)
         catalog.subscribe(self._on_catalog_change)
 
-    async def _remember_legacy_session(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    async def _remember_legacy_session(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS and ctx.session is not None:
             self._legacy[_connection_of(ctx.session)] = ctx.session
         return await call_next(ctx)

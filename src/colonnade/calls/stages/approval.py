@@ -26,8 +26,8 @@ class ApprovalGate:
         if needs_approval(call):
             status, err = error(
                 "P-PRECOND-APPROVAL-REQUIRED",
-                f"'{call.tool.canonical_name}' is {call.tool.side_effects.value} and needs a human's approval;"
-                " it was not executed",
+                f"'{call.tool.canonical_name}' is {call.tool.side_effects.value} and needs a human's "
+                "approval; it was not executed",
                 tool=call.tool.canonical_name,
             )
             return call.result(status, error=err)

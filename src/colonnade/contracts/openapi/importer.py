@@ -48,7 +48,7 @@ _CONVERT_HINT = (
 
 @dataclass
 class _Found:
-    """One operation of the document, where it is, and (once mapped) its draft."""
+    """One operation of the document, where it is, and the operation id it was given."""
 
     path: str
     method: str
@@ -164,7 +164,7 @@ def _assign_operation_ids(found: list[_Found]) -> None:
 
 
 def _text(value: object) -> str:
-    return str(value) if isinstance(value, str) else ""
+    return value if isinstance(value, str) else ""
 
 
 def _llm_blocks(mapped: list[_Mapped]) -> tuple[dict[str, dict[str, Any]], list[ReviewItem]]:

@@ -58,10 +58,6 @@ def property_name(wire_name: str, location: ParamLocation) -> str:
     return identifier(wire_name, lower=location is ParamLocation.HEADER) or fallback
 
 
-def _valid_preferred(name: str | None) -> str | None:
-    return name if isinstance(name, str) and name and identifier(name) == name else None
-
-
 def _property_schema(field: InputField, name: str) -> dict[str, Any]:
     schema = dict(field.schema) if isinstance(field.schema, Mapping) else {}
     for keyword in _LOCATION_KEYWORDS:
@@ -80,7 +76,7 @@ def assemble_input(
     required: list[str] = []
     renamed: dict[str, str] = {}
     for field in sorted(fields, key=lambda f: _LOCATION_ORDER[f.location]):
-        name = _valid_preferred(field.preferred_name)
+        name = field.preferred_name or None
         if name is None or name in properties:
             name = property_name(field.wire_name, field.location)
         if name in properties:

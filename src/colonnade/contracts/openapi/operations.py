@@ -21,6 +21,8 @@ from colonnade.contracts.openapi.schemas import SchemaConverter, SchemaScope, wi
 __all__ = ["EndpointDraft", "Unmappable", "draft_endpoint"]
 
 _PARAM_LOCATIONS = {"path", "query", "header", "cookie"}
+_RESERVED_HEADERS = {"accept", "content-type", "authorization"}
+_RESERVED_TEXT = "Accept, Content-Type and Authorization (set auth in backend.auth)"
 _SUCCESS = re.compile(r"^2(\d\d|XX)$")
 _FLATTENABLE = frozenset({"type", "properties", "required", "title", "description", "examples", "deprecated"})
 _CLOSED = frozenset({"additionalProperties", "unevaluatedProperties"})
@@ -111,6 +113,9 @@ def _parameter_fields(
             if param.get("required") is True:
                 raise Unmappable(f"required cookie parameter {name!r}: contracts cannot send cookies")
             ctx.notes.append(f"optional cookie parameter {name!r} not imported")
+            continue
+        if where == "header" and name.lower() in _RESERVED_HEADERS:
+            ctx.notes.append(f"header parameter {name!r} ignored: OpenAPI reserves {_RESERVED_TEXT}")
             continue
         if where == "path" and name not in in_template:
             ctx.notes.append(f"path parameter {name!r} is not in the path template; not imported")

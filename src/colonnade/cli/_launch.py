@@ -1,0 +1,87 @@
+"""Running the gateway for the CLI: imported only by the commands that serve (it loads the world)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Coroutine
+from typing import Any
+
+import typer
+import uvicorn
+from mcp.server.stdio import stdio_server
+
+from colonnade.cli.common import EXIT_USAGE, err_console, fail
+from colonnade.config import Settings
+from colonnade.contracts.load import ContractLoadError
+from colonnade.contracts.validate import ContractInvalid
+from colonnade.runtime.gateway import Gateway
+from colonnade.store.errors import StoreError
+
+__all__ = ["open_gateway", "run", "run_http", "run_stdio"]
+
+
+def run(main: Coroutine[Any, Any, None]) -> None:
+    """uvloop where available: a faster event loop is most of a gateway's per-call budget."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main)
+        return
+    uvloop.run(main)
+
+
+@contextlib.asynccontextmanager
+async def open_gateway(settings: Settings) -> AsyncIterator[Gateway]:
+    try:
+        gateway = await Gateway.open(settings)
+    except ContractLoadError as exc:
+        fail(f"cannot load contract: {exc}")
+    except ContractInvalid as exc:
+        lines = [f"  {f.code} {f.path}: {f.message} (fix: {f.fix})" for f in exc.findings if f.is_error]
+        fail("a configured contract is invalid:\n" + "\n".join(lines))
+    except StoreError as exc:
+        fail(str(exc))
+    try:
+        yield gateway
+    finally:
+        await gateway.aclose()
+
+
+async def run_http(settings: Settings, *, banner: bool, snippet: bool = False) -> None:
+    async with open_gateway(settings) as gateway:
+        host, port = settings.server.host, settings.server.port
+        config = uvicorn.Config(
+            gateway.http_app(), host=host, port=port, log_level="warning", lifespan="on", http="httptools"
+        )
+        server = uvicorn.Server(config)
+        if banner:
+            _print_banner(gateway, f"http://{host}:{port}/mcp", snippet)
+        await server.serve()
+        if not server.started:
+            raise typer.Exit(EXIT_USAGE)
+
+
+async def run_stdio(settings: Settings) -> None:
+    async with open_gateway(settings) as gateway, stdio_server() as (read, write):
+        sync = asyncio.create_task(gateway.sync.run())
+        try:
+            server = gateway.mcp.server
+            await server.run(read, write, server.create_initialization_options())
+        finally:
+            sync.cancel()
+
+
+def _print_banner(gateway: Gateway, url: str, snippet: bool) -> None:
+    err_console.print(
+        f"[bold green]Colonnade[/bold green] serving {len(gateway.catalog)} tools at [bold]{url}[/bold]"
+    )
+    for entry in gateway.catalog.api_versions():
+        if entry.active:
+            err_console.print(f"  {entry.tenant}/{entry.api} {entry.version}: {entry.tools} tools")
+    if snippet:
+        config = {"mcpServers": {"colonnade": {"type": "http", "url": url}}}
+        err_console.print("MCP client config (paste into your client's settings):")
+        err_console.print(json.dumps(config, indent=2), markup=False, highlight=False)
+        err_console.print(f"Health: {url.removesuffix('/mcp')}/readyz   Stop: Ctrl-C")
