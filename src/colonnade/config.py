@@ -10,12 +10,12 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["ConfigError", "ServerSettings", "Settings", "load_settings"]
+__all__ = ["ConfigError", "RoutingSettings", "ServerSettings", "Settings", "load_settings"]
 
 ENV_PREFIX = "COLONNADE_"
 DEFAULT_CONFIG_FILE = "colonnade.yaml"
@@ -41,6 +41,34 @@ class ServerSettings(_Section):
     page_size: int = Field(default=200, ge=1, le=10_000, description="Tools per tools/list page.")
 
 
+class RoutingSettings(_Section):
+    """Which tools a client sees: top-k per conversation instead of the whole catalog."""
+
+    enabled: bool = Field(
+        default=True,
+        description="Serve the meta tools (search_tools, describe_tool) and routed tools/list to clients.",
+    )
+    top_k: int = Field(default=8, ge=1, le=200, description="Tools a routed tools/list shows.")
+    per_server_cap: int = Field(
+        default=3, ge=1, le=200, description="At most this many tools of one API, unless the query names it."
+    )
+    confidence_threshold: float = Field(
+        default=0.1, ge=0, le=1, description="Below this confidence the fallback tools are served instead."
+    )
+    fallback_tools: list[str] = Field(
+        default_factory=list, description="Canonical names served when the router is not confident."
+    )
+    always_on_tools: list[str] = Field(
+        default_factory=list, description="Canonical names every routed tools/list includes."
+    )
+    bundles: dict[str, Annotated[list[str], Field(min_length=1)]] = Field(
+        default_factory=dict, description="Named groups of canonical names that are selected together."
+    )
+    context_turns: int = Field(
+        default=6, ge=1, le=100, description="Recent user/assistant messages the routing query is built from."
+    )
+
+
 class Settings(_Section):
     """Everything that can be configured, with the embedded defaults."""
 
@@ -58,8 +86,16 @@ class Settings(_Section):
     catalog_poll_s: float = Field(
         default=2.0, gt=0, le=3600, description="How often the catalog picks up publishes from the store."
     )
+    idempotency_retention_s: float = Field(
+        default=86_400.0, gt=0, description="How long an idempotency key's outcome is replayed."
+    )
+    health_interval_s: float = Field(default=5.0, gt=0, description="How often backend readiness is probed.")
+    manifests_dir: Path | None = Field(
+        default=Path("tools"), description="Folder of tools/<tool_id>/tool.yaml manifest overrides."
+    )
     log_level: Literal["debug", "info", "warning", "error"] = Field(default="info")
     server: ServerSettings = Field(default_factory=ServerSettings)
+    routing: RoutingSettings = Field(default_factory=RoutingSettings)
 
     @property
     def effective_database_url(self) -> str:

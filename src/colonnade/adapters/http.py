@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
+from collections.abc import Mapping
 from dataclasses import replace
 from functools import lru_cache
 from types import TracebackType
@@ -90,14 +91,26 @@ class HttpAdapter:
         return client
 
     async def execute(
-        self, binding: HttpBinding, arguments: dict[str, Any], *, timeout_s: float | None = None
+        self,
+        binding: HttpBinding,
+        arguments: dict[str, Any],
+        *,
+        timeout_s: float | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> AdapterOutcome:
-        """Send the operation's request and classify the answer; never raises for backend trouble."""
+        """Send the operation's request and classify the answer; never raises for backend trouble.
+
+        `headers` are added as given (e.g. the call's `Idempotency-Key`); arguments mapped to
+        headers and the backend credential take precedence over them.
+        """
         started = time.perf_counter()
         timeout = self._timeout_for(binding, timeout_s)
         try:
             origin = _origin(binding.base_url)
             parts = request_parts(binding, arguments)
+            if headers:
+                extra = {name.lower(): value for name, value in headers.items()}
+                parts = replace(parts, headers=extra | parts.headers)
             if binding.auth is not None:
                 parts = replace(
                     parts, headers=parts.headers | await auth_headers(binding.auth, self._secrets)

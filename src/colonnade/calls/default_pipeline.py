@@ -1,28 +1,62 @@
 """The order of the stages: the one place that decides it.
 
-Stages that wrap execution (output validation) come right before the stage they wrap.
+A stage that wraps execution comes before what it wraps: output validation checks the final
+result of the retried execution; two-phase turns a validated success into `success_prep`;
+idempotency stores whatever comes back. Stages whose dependency is not given are left out
+(unit tests build small pipelines); the gateway always passes them all.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from colonnade.adapters.http import HttpAdapter
-from colonnade.calls.pipeline import Pipeline
+from colonnade.calls.pipeline import Pipeline, Stage
 from colonnade.calls.stages.approval import ApprovalGate
+from colonnade.calls.stages.capacity import Capacity
 from colonnade.calls.stages.dry_run import DryRun
 from colonnade.calls.stages.execute import Execute
+from colonnade.calls.stages.health import HealthGate
+from colonnade.calls.stages.idempotency import Idempotency
+from colonnade.calls.stages.network import NetworkPolicy
+from colonnade.calls.stages.retry import Retry
+from colonnade.calls.stages.two_phase import TwoPhase
 from colonnade.calls.stages.validate_input import InputValidation
 from colonnade.calls.stages.validate_output import OutputValidation
+from colonnade.calls.two_phase import TwoPhaseCoordinator
+from colonnade.runtime.health import HealthMonitor
+from colonnade.store.idempotency_repo import IdempotencyStore
 
-__all__ = ["build_pipeline"]
+__all__ = ["PipelineParts", "build_pipeline"]
 
 
-def build_pipeline(http: HttpAdapter) -> Pipeline:
-    return Pipeline(
-        [
-            ApprovalGate(),  # 5 approval gate (fail-closed until the approval workflow lands)
-            InputValidation(),  # 6 validate input
-            DryRun(),  # dry runs stop here: validated and authorized, not executed
-            OutputValidation(),  # 9 validate output (wraps 8)
-            Execute(http),  # 8 execute within the deadline
-        ]
-    )
+@dataclass(frozen=True)
+class PipelineParts:
+    http: HttpAdapter
+    observe: Stage | None = None
+    idempotency: IdempotencyStore | None = None
+    idempotency_retention_s: float = 86_400.0
+    two_phase: TwoPhaseCoordinator | None = None
+    health: HealthMonitor | None = None
+
+
+def build_pipeline(parts: PipelineParts | HttpAdapter) -> Pipeline:
+    if isinstance(parts, HttpAdapter):
+        parts = PipelineParts(http=parts)
+    stages: list[Stage | None] = [
+        parts.observe,  # 10 outcome: span, metrics, one log line (wraps everything)
+        ApprovalGate(),  # 5 approval gate (fail-closed until the approval workflow lands)
+        InputValidation(),  # 6 validate input, every violation listed
+        NetworkPolicy(),  # precondition: the backend is on the allow-lists
+        HealthGate(parts.health) if parts.health else None,  # precondition: the backend is ready
+        DryRun(),  # dry runs stop here: validated and authorized, not executed
+        Idempotency(parts.idempotency, retention_s=parts.idempotency_retention_s)  # 7 idempotency
+        if parts.idempotency
+        else None,
+        Capacity(),  # concurrency_max per tool
+        TwoPhase(parts.two_phase) if parts.two_phase else None,  # 8 two-phase commit
+        OutputValidation(),  # 9 validate output of the (retried) execution
+        Retry(),  # 8 retries: retryable outcomes, safe tools, within the deadline
+        Execute(parts.http),  # 8 execute within the deadline
+    ]
+    return Pipeline([stage for stage in stages if stage is not None])

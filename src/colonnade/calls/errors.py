@@ -48,6 +48,31 @@ _SPECS = (
         "Fix each listed field of the CallRequest (see details.violations) and send it again.",
     ),
     ErrorSpec(
+        "I-REQ-TOO-LARGE",
+        _INVALID,
+        "The request body is larger than the gateway accepts",
+        "Send a body under details.limit_bytes bytes; pass large data by reference (e.g. an id or a URL).",
+    ),
+    ErrorSpec(
+        "I-REQ-CURSOR",
+        _INVALID,
+        "The paging cursor was not handed out by this gateway",
+        "Pass back the next_cursor of the previous page unchanged, or omit it to start from the first page.",
+    ),
+    ErrorSpec(
+        "I-REQ-QUERY",
+        _INVALID,
+        "A query parameter is invalid",
+        "Fix the parameter named in details.parameter as details.expected describes, then send it again.",
+    ),
+    ErrorSpec(
+        "A-AUTH-ORIGIN",
+        _TERMINAL,
+        "The request's Host or Origin header is not allowed",
+        "Address the gateway as 127.0.0.1 or localhost (the names a loopback gateway serves), from a "
+        "client or a page of that origin; pages of other origins cannot call it.",
+    ),
+    ErrorSpec(
         "I-REQ-UPSTREAM-REJECTED",
         _TERMINAL,
         "The backend rejected the request",
@@ -76,6 +101,42 @@ _SPECS = (
         _TERMINAL,
         "The backend reports a conflict with the resource's state",
         "Fetch the resource's current state and decide whether the call still makes sense.",
+    ),
+    ErrorSpec(
+        "I-REQ-IDEMPOTENCY-MISMATCH",
+        _INVALID,
+        "This idempotency key was used before with different input",
+        "Use a new idempotency_key for a different request; reuse a key only to retry the same call.",
+    ),
+    ErrorSpec(
+        "P-PRECOND-NET-DENIED",
+        _TERMINAL,
+        "The tool's backend is outside the allowed network",
+        "Add the backend's host:port to constraints.net_allowlist, or call a tool whose backend is allowed.",
+    ),
+    ErrorSpec(
+        "P-PRECOND-COMMIT-TOKEN",
+        _TERMINAL,
+        "The commit token is unknown, already used or rolled back",
+        "Start over with a new call; a commit token can be used once, before its deadline.",
+    ),
+    ErrorSpec(
+        "C-CONTRACT-VERSION-MISMATCH",
+        _TERMINAL,
+        "No published version of the tool satisfies tool_version",
+        "Pick a version listed in details.available (or drop tool_version to use the current one).",
+    ),
+    ErrorSpec(
+        "C-CONTRACT-AMBIGUOUS-VERSION",
+        _TERMINAL,
+        "tool_version matches versions of more than one major version",
+        "Narrow tool_version to one major version (e.g. ^1.2 instead of >=1.0.0); see details.matching.",
+    ),
+    ErrorSpec(
+        "C-CONTRACT-DIGEST-MISMATCH",
+        _TERMINAL,
+        "The tool's definition differs from the digest the caller expects",
+        "List the tool again to see its current definition and digest, then decide whether to call it.",
     ),
     ErrorSpec(
         "R-TIMEOUT-001",

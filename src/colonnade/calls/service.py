@@ -1,4 +1,4 @@
-"""The one entry point every surface uses: resolve the tool, then run the pipeline."""
+"""The one entry point every surface uses: resolve the tool and its version, then run the pipeline."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ import time
 from colonnade.calls.call import Call
 from colonnade.calls.envelope import CallMetrics, CallRequest, CallResult
 from colonnade.calls.errors import error
+from colonnade.calls.manifest import Manifests
 from colonnade.calls.pipeline import Pipeline
+from colonnade.calls.two_phase import TwoPhaseCoordinator
+from colonnade.calls.versions import Refusal, resolve_tool
 from colonnade.catalog.catalog import Catalog
 
 __all__ = ["CallService"]
@@ -16,21 +19,49 @@ __all__ = ["CallService"]
 class CallService:
     """Turns a CallRequest into a CallResult; never raises for a well-formed request."""
 
-    def __init__(self, catalog: Catalog, pipeline: Pipeline) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        pipeline: Pipeline,
+        manifests: Manifests | None = None,
+        two_phase: TwoPhaseCoordinator | None = None,
+    ) -> None:
         self.catalog = catalog
         self.pipeline = pipeline
+        self.manifests = manifests or Manifests()
+        self.two_phase = two_phase
+        if two_phase is not None:
+            two_phase.bind(self.call)
 
     async def call(self, request: CallRequest) -> CallResult:
         started = time.perf_counter()
-        tool = self.catalog.get(request.tool_id)
-        if tool is None:
+        resolved = resolve_tool(self.catalog, request.tool_id, request.tool_version)
+        if isinstance(resolved, Refusal):
+            return _refused(request, resolved, started)
+        expected = (request.provenance or {}).get("digest")
+        if expected is not None and expected != resolved.digest:
             status, err = error(
-                "I-REQ-UNKNOWN-TOOL", f"no tool named '{request.tool_id}'", tool_id=request.tool_id
+                "C-CONTRACT-DIGEST-MISMATCH",
+                f"'{resolved.canonical_name}' {resolved.version} has digest {resolved.digest},"
+                f" not {expected}",
+                digest=resolved.digest,
             )
-            return CallResult(
-                call_id=request.call_id,
-                status=status,
-                error=err,
-                metrics=CallMetrics(duration_ms=round((time.perf_counter() - started) * 1000, 3)),
-            )
-        return await self.pipeline.run(Call.start(request, tool))
+            return _refused(request, Refusal(status, err), started)
+        return await self.pipeline.run(Call.start(request, resolved, self.manifests.for_tool(resolved)))
+
+
+    async def commit(self, token: str, *, call_id: str | None = None) -> CallResult:
+        """Phase 2 of a two-phase call: finalize what phase 1 prepared (once, before its deadline)."""
+        if self.two_phase is None:
+            status, err = error("P-PRECOND-COMMIT-TOKEN", "this gateway runs no two-phase calls")
+            return CallResult(call_id=call_id or token, status=status, error=err)
+        return await self.two_phase.commit(token, call_id=call_id)
+
+
+def _refused(request: CallRequest, refusal: Refusal, started: float) -> CallResult:
+    return CallResult(
+        call_id=request.call_id,
+        status=refusal.status,
+        error=refusal.error,
+        metrics=CallMetrics(duration_ms=round((time.perf_counter() - started) * 1000, 3)),
+    )

@@ -123,6 +123,16 @@ class Catalog:
         view = self._view
         return view.by_name.get(name) or view.by_wire.get(name)
 
+    def tool_versions(self, name: str) -> dict[str, Tool]:
+        """Every published version (deprecated ones included) of the tool with this canonical or wire name."""
+        found: dict[str, Tool] = {}
+        for versions in self._apis.values():
+            for version, entry in versions.items():
+                for tool in entry.tools:
+                    if name in (tool.canonical_name, tool.wire_name):
+                        found[version] = tool
+        return found
+
     def page(self, cursor: str | None, limit: int) -> tuple[list[Tool], str | None]:
         """Up to `limit` tools after `cursor`; the next cursor stays valid when tools come and go."""
         if limit < 1:

@@ -89,12 +89,17 @@ class Analyzer:
 
     def terms(self, text: str, stopwords: frozenset[str] = DOCUMENT_STOPWORDS) -> list[str]:
         """Stemmed terms of `text` in order, without `stopwords` (compared before stemming)."""
-        words = [w.lower() for w in split_identifier(text)]
-        return self._stem_all(w for w in words if w not in stopwords)
+        return [stem for _, stem in self.words(text, stopwords)]
 
     def query_terms(self, text: str) -> list[str]:
         """Terms of a query: like `terms`, with the request boilerplate of `QUERY_STOPWORDS` removed."""
         return self.terms(text, QUERY_STOPWORDS)
+
+    def words(self, text: str, stopwords: frozenset[str] = DOCUMENT_STOPWORDS) -> list[tuple[str, str]]:
+        """(lower-cased word, stem) pairs of `text`: the stem is indexed, the word is shown to people."""
+        words = [w.lower() for w in split_identifier(text)]
+        kept = [w for w in words if w not in stopwords]
+        return list(zip(kept, self._stem_all(kept), strict=True))
 
     def _stem_all(self, words: Iterable[str]) -> list[str]:
         stems = self._stems

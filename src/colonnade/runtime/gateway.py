@@ -15,17 +15,28 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 
 from colonnade.adapters.http import HttpAdapter
-from colonnade.calls.default_pipeline import build_pipeline
+from colonnade.calls.default_pipeline import PipelineParts, build_pipeline
+from colonnade.calls.manifest import Manifests
 from colonnade.calls.service import CallService
+from colonnade.calls.two_phase import TwoPhaseCoordinator
 from colonnade.catalog.catalog import Catalog
 from colonnade.config import Settings
+from colonnade.routing.catalog_index import CatalogIndex
+from colonnade.routing.learning import CallFeedback
+from colonnade.routing.router import Router
+from colonnade.runtime.health import HealthMonitor
 from colonnade.runtime.sources import expand_contract_paths, load_for_publishing
 from colonnade.runtime.sync import CatalogSync
+from colonnade.store.commit_tokens_repo import CommitTokenStore
 from colonnade.store.contracts_repo import ContractStore
 from colonnade.store.engine import create_store_engine
+from colonnade.store.idempotency_repo import IdempotencyStore
 from colonnade.store.migrate import migrate_engine
-from colonnade.surfaces.app import build_http_app
+from colonnade.surfaces.app import _transport_security, build_http_app
+from colonnade.surfaces.mcp_discovery import Discovery
+from colonnade.surfaces.mcp_routing import DynamicToolList
 from colonnade.surfaces.mcp_server import McpSurface
+from colonnade.surfaces.rest import RestSurface
 
 __all__ = ["Gateway", "PublishedFile"]
 
@@ -48,8 +59,36 @@ class Gateway:
         self.store = ContractStore(engine)
         self.catalog = Catalog(profile=settings.wire_profile)
         self.http = HttpAdapter()
-        self.calls = CallService(self.catalog, build_pipeline(self.http))
-        self.mcp = McpSurface(self.catalog, self.calls, page_size=settings.server.page_size)
+        self.health = HealthMonitor(interval_s=settings.health_interval_s)
+        self.idempotency = IdempotencyStore(engine)
+        self.two_phase = TwoPhaseCoordinator(self.catalog, CommitTokenStore(engine))
+        pipeline = build_pipeline(
+            PipelineParts(
+                http=self.http,
+                idempotency=self.idempotency,
+                idempotency_retention_s=settings.idempotency_retention_s,
+                two_phase=self.two_phase,
+                health=self.health,
+            )
+        )
+        manifests = Manifests.from_folder(settings.manifests_dir)
+        self.calls = CallService(self.catalog, pipeline, manifests, self.two_phase)
+        # The embedded default keeps the routing index and learned co-occurrence under data_dir.
+        routing_dir = settings.data_dir / "routing" if settings.database_url is None else None
+        self.tool_index = CatalogIndex(self.catalog, directory=routing_dir)
+        self.feedback = CallFeedback.open(routing_dir / "co_occurrence.json" if routing_dir else None)
+        learned = self.feedback.learned
+        self.router = Router.from_settings(settings.routing, self.tool_index.corpus, learning=learned)
+        routed = settings.routing.enabled
+        self.mcp = McpSurface(
+            self.catalog,
+            self.calls,
+            page_size=settings.server.page_size,
+            discovery=Discovery(self.catalog, self.router) if routed else None,
+            routing=DynamicToolList(self.catalog, self.router, settings.routing, feedback=self.feedback)
+            if routed
+            else None,
+        )
         self.sync = CatalogSync(self.store, self.catalog, interval_s=settings.catalog_poll_s)
 
     @classmethod
@@ -64,6 +103,7 @@ class Gateway:
         gateway = cls(settings, engine)
         await gateway.publish_files(settings.contracts)
         await gateway.sync.refresh()
+        gateway.tool_index.reconcile()
         return gateway
 
     async def publish_files(self, paths: Sequence[Path]) -> list[PublishedFile]:
@@ -87,20 +127,51 @@ class Gateway:
         return {"database": database, "catalog": {"ok": True, "tools": len(self.catalog)}}
 
     def http_app(self) -> Starlette:
+        host = self.settings.server.host
+        rest = RestSurface(
+            self.catalog,
+            self.calls,
+            page_size=self.settings.server.page_size,
+            transport_security=_transport_security(host),
+        )
         return build_http_app(
-            self.mcp, host=self.settings.server.host, readiness=self.readiness, lifespan=self._background
+            self.mcp,
+            host=host,
+            readiness=self.readiness,
+            lifespan=self._background,
+            extra_routes=rest.routes(),
         )
 
     @contextlib.asynccontextmanager
     async def _background(self) -> AsyncIterator[None]:
-        task = asyncio.create_task(self.sync.run(), name="colonnade-catalog-sync")
+        """Catalog sync, two-phase rollbacks, backend health probes and record expiry, while serving."""
+        tasks = [
+            asyncio.create_task(self.sync.run(), name="colonnade-catalog-sync"),
+            asyncio.create_task(self.two_phase.run(), name="colonnade-two-phase-sweep"),
+            asyncio.create_task(self.health.run(), name="colonnade-health"),
+            asyncio.create_task(self._purge_expired(), name="colonnade-idempotency-expiry"),
+        ]
         try:
             yield
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def _purge_expired(self, interval_s: float = 300.0) -> None:
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                await self.idempotency.purge_expired()
+            except Exception:  # the store may be briefly unavailable; the next round retries
+                logger.exception("purging expired idempotency records failed")
 
     async def aclose(self) -> None:
+        await self.catalog.drain()
+        self.tool_index.close()
+        self.feedback.flush()
+        await self.health.aclose()
         await self.http.aclose()
         await self.engine.dispose()

@@ -48,7 +48,7 @@ async def migrate_engine(engine: AsyncEngine) -> None:
 
 
 def _upgrade_to_head(connection: Connection) -> None:
-    if connection.dialect.name == "postgresqlX":
+    if connection.dialect.name == "postgresql":
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY})
     config = alembic_config()
     config.attributes["connection"] = connection

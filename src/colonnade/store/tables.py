@@ -26,7 +26,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeEngine
 
-__all__ = ["Base", "ContractRow", "EndpointRow", "metadata"]
+__all__ = ["Base", "CommitTokenRow", "ContractRow", "EndpointRow", "IdempotencyRow", "metadata"]
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -92,3 +92,45 @@ class EndpointRow(Base):
     canonical_name: Mapped[str] = mapped_column(Text)
     side_effects: Mapped[str | None] = mapped_column(String(16))
     mcp: Mapped[bool] = mapped_column(Boolean)
+
+
+IDEMPOTENCY_STATES = ("in_flight", "done")
+COMMIT_TOKEN_STATES = ("prepared", "committing", "committed", "compensating", "rolled_back", "failed")
+
+
+class IdempotencyRow(Base):
+    """One idempotency key in its scope (tenant|tool|actor): the input it came with and its outcome."""
+
+    __tablename__ = "idempotency_records"
+    __table_args__ = (
+        UniqueConstraint("scope", "key"),
+        CheckConstraint(_in("state", IDEMPOTENCY_STATES), name="state"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    scope: Mapped[str] = mapped_column(Text)
+    key: Mapped[str] = mapped_column(Text)
+    input_hash: Mapped[str] = mapped_column(String(64))
+    state: Mapped[str] = mapped_column(String(16))
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON_DOCUMENT, nullable=True)
+    lease_until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class CommitTokenRow(Base):
+    """A prepared two-phase call: what to commit or compensate, until when, and where it stands."""
+
+    __tablename__ = "commit_tokens"
+    __table_args__ = (CheckConstraint(_in("state", COMMIT_TOKEN_STATES), name="state"),)
+
+    token: Mapped[str] = mapped_column(String(64), primary_key=True)
+    tool: Mapped[str] = mapped_column(Text)
+    version: Mapped[str] = mapped_column(Text)
+    input: Mapped[dict[str, Any]] = mapped_column(JSON_DOCUMENT)
+    prepared: Mapped[Any] = mapped_column(JSON_DOCUMENT, nullable=True)
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    deadline: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    attempts: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

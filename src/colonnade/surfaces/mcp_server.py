@@ -2,7 +2,8 @@
 
 Built on the SDK's low-level `Server`, which serves both protocol eras: 2026-07-28 clients learn
 about list changes over `subscriptions/listen`; handshake-era clients get
-`notifications/tools/list_changed` on the sessions this surface has seen.
+`notifications/tools/list_changed` on the sessions this surface has seen. With routing, the meta
+tools (`mcp_discovery`) are served here directly and opted-in clients get routed lists (`mcp_routing`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from colonnade import __version__
 from colonnade.calls.envelope import CallContext, CallRequest
 from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog, CatalogChange
+from colonnade.surfaces.mcp_discovery import Discovery
 from colonnade.surfaces.mcp_render import render_result
+from colonnade.surfaces.mcp_routing import DynamicToolList, RoutingMetaError, RoutingRequest
 
 __all__ = ["DEFAULT_PAGE_SIZE", "DRY_RUN_META_KEY", "McpSurface"]
 
@@ -56,10 +59,20 @@ class _GatewayServer(Server[Any]):
 class McpSurface:
     """Translates MCP requests into catalog reads and CallRequests; holds no governance."""
 
-    def __init__(self, catalog: Catalog, calls: CallService, *, page_size: int = DEFAULT_PAGE_SIZE) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        calls: CallService,
+        *,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        discovery: Discovery | None = None,
+        routing: DynamicToolList | None = None,
+    ) -> None:
         self.catalog = catalog
         self.calls = calls
         self.page_size = page_size
+        self.discovery = discovery
+        self.routing = routing
         self.bus = InMemorySubscriptionBus()
         # Sessions are per request; the connection behind them lives as long as the client does.
         self._legacy: weakref.WeakKeyDictionary[object, ServerSession] = weakref.WeakKeyDictionary()
@@ -85,6 +98,8 @@ class McpSurface:
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         """For the SDK's Mcp-Param header check: a catalog lookup, not a full tools/list."""
+        if self.discovery is not None and self.discovery.handles(name):
+            return self.discovery.input_schema(name)
         tool = self.catalog.get(name)
         return tool.input_schema if tool is not None else None
 
@@ -92,16 +107,26 @@ class McpSurface:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         cursor = params.cursor if params is not None else None
+        always_on = self.discovery.tools() if self.discovery is not None and cursor is None else []
+        if self.routing is not None and cursor is None:
+            routed = self.routing.listing(ctx, _routing_request(params.meta if params is not None else None))
+            if routed is not None:
+                return types.ListToolsResult(tools=[*(tool.to_mcp() for tool in routed), *always_on])
         try:
             tools, next_cursor = self.catalog.page(cursor, self.page_size)
         except ValueError as exc:
             raise MCPError(types.INVALID_PARAMS, f"invalid cursor: {exc}") from None
-        return types.ListToolsResult(tools=[tool.to_mcp() for tool in tools], next_cursor=next_cursor)
+        listed = [*always_on, *(tool.to_mcp() for tool in tools)]
+        return types.ListToolsResult(tools=listed, next_cursor=next_cursor)
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        legacy = ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        if self.discovery is not None and self.discovery.handles(params.name):
+            return self.discovery.call(ctx, params.name, dict(params.arguments or {}), legacy=legacy)
         meta = dict(params.meta or {})
+        routing = _routing_request(meta) if self.routing is not None else None
         request = CallRequest(
             tool_id=params.name,
             input=dict(params.arguments or {}),
@@ -109,7 +134,11 @@ class McpSurface:
             dry_run=bool(meta.get(DRY_RUN_META_KEY)),
         )
         result = await self.calls.call(request)
-        return render_result(result, legacy=ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS)
+        if self.routing is not None and self.routing.after_call(
+            ctx, routing, self.catalog.get(params.name), result.ok
+        ):
+            await self._announce_to(ctx)
+        return render_result(result, legacy=legacy)
 
     async def _on_catalog_change(self, change: CatalogChange) -> None:
         await self.announce_tools_changed()
@@ -123,6 +152,24 @@ class McpSurface:
             except Exception as exc:  # a closed connection must not stop the others from hearing
                 logger.debug("dropping a closed MCP connection: %s", exc)
                 self._legacy.pop(connection, None)
+
+
+    async def _announce_to(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        """A routed list moved for one client: tell its session, or the listeners of the modern era."""
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session is None:
+            await self.bus.publish(ToolsListChanged())
+            return
+        try:
+            await ctx.session.send_tool_list_changed()
+        except Exception as exc:  # the client went away; its next request starts afresh
+            logger.debug("cannot announce a routed list change: %s", exc)
+
+
+def _routing_request(meta: Any) -> RoutingRequest | None:
+    try:
+        return RoutingRequest.from_meta(meta)
+    except RoutingMetaError as exc:
+        raise MCPError(types.INVALID_PARAMS, str(exc)) from None
 
 
 def _connection_of(session: ServerSession) -> object:

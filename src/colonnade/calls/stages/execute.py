@@ -9,9 +9,13 @@ from colonnade.adapters.outcome import AdapterOutcome, OutcomeKind
 from colonnade.calls.call import Call
 from colonnade.calls.envelope import CallResult, CallStatus
 from colonnade.calls.errors import error
+from colonnade.calls.keys import backend_key
 from colonnade.calls.pipeline import Next
 
-__all__ = ["Execute"]
+__all__ = ["IDEMPOTENCY_HEADER", "Execute"]
+
+# Forwarded so a backend can recognise a retry of a call it may already have executed.
+IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 
 class Execute:
@@ -25,7 +29,11 @@ class Execute:
         if tool.adapter != "http" or tool.binding is None:
             status, err = error("S-TOOL-CONFIG", f"'{tool.canonical_name}' has no executable HTTP binding")
             return call.result(status, error=err)
-        outcome = await self.http.execute(tool.binding, call.request.input, timeout_s=call.remaining_s)
+        key = backend_key(call)
+        headers = {IDEMPOTENCY_HEADER: key} if key is not None else None
+        outcome = await self.http.execute(
+            tool.binding, call.request.input, timeout_s=call.remaining_s, headers=headers
+        )
         if outcome.kind is OutcomeKind.SUCCESS:
             return call.result(CallStatus.SUCCESS, output=outcome.body)
         status, err = error(outcome.error_code or "S-TOOL-INTERNAL", outcome.message, **_details(outcome))

@@ -1,0 +1,105 @@
+"""What does the observe stage (span, metrics, one log line) add to every call?
+
+N calls run through a pipeline whose last stage answers at once, with and without the observe
+stage in front; the difference is the stage's own cost. Log lines are rendered as JSON and written
+to /dev/null, as they would be to a pipe in production. Variants: logging filtered out (level
+warning, successful calls log at info) and spans recorded into an in-memory exporter.
+Each variant runs several rounds; the table shows the median round's microseconds per call.
+
+Run: .venv/bin/python bench/observe_overhead.py [--calls 20000] [--rounds 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import time
+from pathlib import Path
+
+import yaml
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from rich.console import Console
+from rich.table import Table
+
+from colonnade.calls.call import Call
+from colonnade.calls.envelope import CallRequest, CallResult, CallStatus
+from colonnade.calls.manifest import Manifests, ToolManifest
+from colonnade.calls.pipeline import Next, Pipeline, Stage
+from colonnade.calls.stages.observe import Observe
+from colonnade.catalog.catalog import Catalog
+from colonnade.catalog.tool import Tool
+from colonnade.contracts.model import Contract
+from colonnade.observability.logging import configure_logging
+from colonnade.observability.metrics import GatewayMetrics
+from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOL = "acme:crm:get_customer"
+
+
+class Answer:
+    """The last stage: ends every call at once, so only the stages in front of it are measured."""
+
+    async def __call__(self, call: Call, next: Next) -> CallResult:
+        return call.result(CallStatus.SUCCESS, output={"id": "C-1001"})
+
+
+def _tool() -> Tool:
+    catalog = Catalog()
+    data = yaml.safe_load((ROOT / "examples" / "contracts" / "crm.yaml").read_text())
+    catalog.publish(Contract.model_validate(data))
+    tool = catalog.get(TOOL)
+    assert tool is not None
+    return tool
+
+
+async def _round(pipeline: Pipeline, tool: Tool, request: CallRequest, n: int) -> float:
+    manifest: ToolManifest = Manifests().for_tool(tool)
+    started = time.perf_counter()
+    for _ in range(n):
+        await pipeline.run(Call.start(request, tool, manifest))
+    return (time.perf_counter() - started) / n * 1e6
+
+
+async def _measure(stages: list[Stage], tool: Tool, n: int, rounds: int) -> float:
+    pipeline = Pipeline(stages)
+    request = CallRequest(tool_id=TOOL, input={"customer_id": "C-1001"})
+    await _round(pipeline, tool, request, min(n, 2000))  # warm caches and metric children
+    return statistics.median([await _round(pipeline, tool, request, n) for _ in range(rounds)])
+
+
+async def main(n: int, rounds: int) -> None:
+    tool = _tool()
+    devnull = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the benchmark
+    configure_logging("info", stream=devnull, renderer="json")
+    bare = await _measure([Answer()], tool, n, rounds)
+    logged = await _measure([Observe(GatewayMetrics()), Answer()], tool, n, rounds)
+    exporter = InMemorySpanExporter()
+    tracer = build_tracer_provider(exporter).get_tracer(TRACER_NAME)
+    traced = await _measure([Observe(GatewayMetrics(), tracer), Answer()], tool, n, rounds)
+    exporter.clear()
+    configure_logging("warning", stream=devnull, renderer="json")
+    quiet = await _measure([Observe(GatewayMetrics()), Answer()], tool, n, rounds)
+
+    table = Table(title=f"observe stage overhead ({n} calls x {rounds} rounds, median round)")
+    table.add_column("pipeline")
+    table.add_column("µs/call", justify="right")
+    table.add_column("added by observe", justify="right")
+    table.add_row("answer only (baseline)", f"{bare:.2f}", "")
+    for label, value in (
+        ("observe + answer (default: JSON line, no exporter)", logged),
+        ("observe + answer, spans recorded (in-memory exporter)", traced),
+        ("observe + answer, log level warning (no line)", quiet),
+    ):
+        table.add_row(label, f"{value:.2f}", f"{value - bare:.2f}")
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=20_000, help="calls per round")
+    parser.add_argument("--rounds", type=int, default=7, help="rounds per variant")
+    args = parser.parse_args()
+    asyncio.run(main(args.calls, args.rounds))

@@ -1,0 +1,168 @@
+"""Tool manifests: the runtime facts the pipeline enforces (limits, network, health, SLO).
+
+Contract tools derive theirs from the contract (determinism from side effects and method, limits
+from `runtime`, the network allow-list from the backend URL); a `tools/<tool_id>/tool.yaml` file
+may override any part of it. Manifests are computed once per tool definition (by digest).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from colonnade.catalog.naming import to_wire
+from colonnade.catalog.tool import Tool
+from colonnade.contracts.model import Determinism
+
+__all__ = [
+    "DEFAULT_TIMEOUT_MS",
+    "Capabilities",
+    "Health",
+    "Limits",
+    "ManifestError",
+    "ManifestOverride",
+    "Manifests",
+    "Slo",
+    "ToolManifest",
+    "derive_manifest",
+    "host_port",
+]
+
+DEFAULT_TIMEOUT_MS = 30_000
+DEFAULT_TIMEOUT_MAX_MS = 120_000
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Capabilities(_Model):
+    net_allowlist: list[str] = Field(default_factory=list, description="host:port the tool may reach.")
+    env: list[str] = Field(default_factory=list, description="Names of secrets/variables the tool may read.")
+
+
+class Limits(_Model):
+    timeout_ms_default: int = Field(default=DEFAULT_TIMEOUT_MS, ge=1)
+    timeout_ms_max: int = Field(default=DEFAULT_TIMEOUT_MAX_MS, ge=1)
+    concurrency_max: int | None = Field(default=None, ge=1)
+
+
+class Slo(_Model):
+    success_rate_min: float = Field(default=0.99, ge=0, le=1)
+    p95_latency_ms_max: int | None = Field(default=None, ge=1)
+
+
+class Health(_Model):
+    readiness: str | None = Field(default=None, description="URL answering 2xx when the tool can serve.")
+    liveness: str | None = None
+
+
+class ToolManifest(_Model):
+    tool_id: str
+    semver: str
+    digest: str
+    owner: str | None = None
+    description: str = ""
+    determinism: Determinism
+    capabilities: Capabilities = Field(default_factory=Capabilities)
+    limits: Limits = Field(default_factory=Limits)
+    slo: Slo = Field(default_factory=Slo)
+    health: Health = Field(default_factory=Health)
+    schema_: dict[str, Any] = Field(default_factory=dict, alias="schema")
+
+
+class ManifestOverride(_Model):
+    """The file form (`tools/<tool_id>/tool.yaml`): any part of a manifest, applied over the derived one."""
+
+    tool_id: str | None = None
+    owner: str | None = None
+    description: str | None = None
+    determinism: Determinism | None = None
+    capabilities: Capabilities | None = None
+    limits: Limits | None = None
+    slo: Slo | None = None
+    health: Health | None = None
+
+
+class ManifestError(Exception):
+    """A manifest file is unreadable or invalid; one line per problem."""
+
+
+def derive_manifest(tool: Tool, override: ManifestOverride | None = None) -> ToolManifest:
+    runtime = tool.runtime
+    binding_timeout = tool.binding.timeout_ms if tool.binding is not None else None
+    default_ms = runtime.timeout_ms_default or binding_timeout or DEFAULT_TIMEOUT_MS
+    limits = Limits(
+        timeout_ms_default=default_ms,
+        timeout_ms_max=max(default_ms, runtime.timeout_ms_max or DEFAULT_TIMEOUT_MAX_MS),
+        concurrency_max=runtime.concurrency_max,
+    )
+    allow = [host_port(tool.binding.base_url)] if tool.binding is not None else []
+    env = [tool.binding.auth.secret] if tool.binding is not None and tool.binding.auth is not None else []
+    manifest = ToolManifest(
+        tool_id=tool.canonical_name,
+        semver=tool.version,
+        digest=tool.digest,
+        owner=tool.owner,
+        description=tool.description,
+        determinism=tool.determinism,
+        capabilities=Capabilities(net_allowlist=allow, env=env),
+        limits=limits,
+        health=Health(readiness=tool.health_url),
+        schema={"input": tool.input_schema, "output": tool.output_schema},
+    )
+    if override is None:
+        return manifest
+    changes = {k: v for k, v in override.model_dump(exclude_none=True, exclude={"tool_id"}).items()}
+    return manifest.model_validate({**manifest.model_dump(by_alias=True), **changes})
+
+
+def host_port(url: str) -> str:
+    """`host:port` of a URL, with the scheme's default port filled in."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.hostname}:{port}"
+
+
+class Manifests:
+    """Manifests per tool, derived on first use and cached by digest; overrides from a folder."""
+
+    def __init__(self, overrides: dict[str, ManifestOverride] | None = None) -> None:
+        self._overrides = overrides or {}
+        self._cache: dict[str, ToolManifest] = {}
+
+    @classmethod
+    def from_folder(cls, folder: Path | None) -> Manifests:
+        """Read `folder/<tool_id>/tool.yaml` files (tool_id: canonical or wire name)."""
+        if folder is None or not folder.is_dir():
+            return cls()
+        overrides: dict[str, ManifestOverride] = {}
+        problems: list[str] = []
+        for path in sorted(folder.glob("*/tool.yaml")):
+            try:
+                data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+                override = ManifestOverride.model_validate(data)
+            except (OSError, yaml.YAMLError) as exc:
+                problems.append(f"{path}: cannot read: {exc}")
+                continue
+            except ValidationError as exc:
+                problems.extend(f"{path}: {'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+                continue
+            overrides[override.tool_id or path.parent.name] = override
+        if problems:
+            raise ManifestError("\n".join(problems))
+        return cls(overrides)
+
+    def for_tool(self, tool: Tool) -> ToolManifest:
+        cached = self._cache.get(tool.digest)
+        if cached is None:
+            override = self._overrides.get(tool.canonical_name) or self._overrides.get(tool.wire_name)
+            if override is None:
+                override = self._overrides.get(to_wire(tool.canonical_name))
+            cached = derive_manifest(tool, override)
+            self._cache[tool.digest] = cached
+        return cached

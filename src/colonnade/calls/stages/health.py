@@ -1,0 +1,28 @@
+"""Health gate: a tool whose backend is known to be unhealthy fails fast, without calling it."""
+
+from __future__ import annotations
+
+from colonnade.calls.call import Call
+from colonnade.calls.envelope import CallResult
+from colonnade.calls.errors import error
+from colonnade.calls.pipeline import Next
+from colonnade.runtime.health import HealthMonitor
+
+__all__ = ["HealthGate"]
+
+
+class HealthGate:
+    def __init__(self, monitor: HealthMonitor) -> None:
+        self.monitor = monitor
+
+    async def __call__(self, call: Call, next: Next) -> CallResult:
+        url = call.manifest.health.readiness
+        if url is not None and not self.monitor.healthy(url):
+            status, err = error(
+                "S-TOOL-UNAVAILABLE",
+                f"'{call.tool.canonical_name}' is unavailable: its readiness check {url} is failing",
+                readiness=url,
+                since=self.monitor.failing_since(url),
+            )
+            return call.result(status, error=err)
+        return await next(call)

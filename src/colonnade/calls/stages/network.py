@@ -1,0 +1,41 @@
+"""Network policy: the backend must be on the tool's allow-list and on the call's, when it gives one."""
+
+from __future__ import annotations
+
+from colonnade.calls.call import Call
+from colonnade.calls.envelope import CallResult
+from colonnade.calls.errors import error
+from colonnade.calls.manifest import host_port
+from colonnade.calls.pipeline import Next
+
+__all__ = ["NetworkPolicy", "allowed"]
+
+
+def allowed(target: str, allowlist: list[str]) -> bool:
+    """`host:port` entries; `host` alone allows every port, `*.domain` allows sub-domains."""
+    host = target.rsplit(":", 1)[0]
+    for entry in allowlist:
+        if entry in (target, host) or (entry.startswith("*.") and host.endswith(entry[1:])):
+            return True
+    return False
+
+
+class NetworkPolicy:
+    async def __call__(self, call: Call, next: Next) -> CallResult:
+        binding = call.tool.binding
+        if binding is None:
+            return await next(call)
+        target = host_port(binding.base_url)
+        for source, allowlist in (
+            ("the tool's manifest", call.manifest.capabilities.net_allowlist),
+            ("constraints.net_allowlist", call.request.constraints.net_allowlist),
+        ):
+            if allowlist is not None and not allowed(target, allowlist):
+                status, err = error(
+                    "P-PRECOND-NET-DENIED",
+                    f"'{call.tool.canonical_name}' calls {target}, which {source} does not allow",
+                    target=target,
+                    net_allowlist=allowlist,
+                )
+                return call.result(status, error=err)
+        return await next(call)

@@ -1,0 +1,201 @@
+"""Observe: the first stage. Every call gets a span, metrics and exactly one log line.
+
+It wraps every later stage, so what it measures is the whole pipeline. It is also the pipeline's
+last-resort guard: an unexpected exception from a later stage becomes a `terminal_error`
+`S-TOOL-INTERNAL` result (logged with the exception's type and frames, never its message, which
+may quote argument values), so no exception escapes to a surface. Cancellation is recorded and
+re-raised.
+
+The log line names the call's arguments and a keyed hash of its input, never their values.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import structlog
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Span, Status, StatusCode, Tracer
+from structlog.contextvars import bind_contextvars, reset_contextvars
+
+from colonnade.calls.call import Call
+from colonnade.calls.envelope import CallRequest, CallResult, CallStatus
+from colonnade.calls.errors import error
+from colonnade.calls.pipeline import Next
+from colonnade.observability.metrics import UNRESOLVED_TOOL, GatewayMetrics, ToolMetrics
+from colonnade.observability.redaction import InputFingerprint, argument_names
+from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider, start_call_span
+
+__all__ = ["CALL_EVENT", "CANCELLED", "LOGGER_NAME", "Observe"]
+
+LOGGER_NAME = "colonnade.calls"
+CALL_EVENT = "call"
+CANCELLED = "cancelled"
+"""The status recorded (in logs and metrics, never in a CallResult) for a call whose caller went away."""
+
+_LEVEL = {
+    CallStatus.SUCCESS: logging.INFO,
+    CallStatus.SUCCESS_PREP: logging.INFO,
+    CallStatus.INVALID_REQUEST: logging.INFO,
+    CallStatus.RETRYABLE_ERROR: logging.WARNING,
+    CallStatus.TERMINAL_ERROR: logging.WARNING,
+}
+_MAX_ECHO = 128  # caller-chosen strings (ids, unknown tool names) are clipped in log lines
+_MAX_FRAMES = 8
+
+
+class Observe:
+    """Span, metrics and one structured log line per call; turns stray exceptions into results."""
+
+    def __init__(
+        self,
+        metrics: GatewayMetrics | None = None,
+        tracer: Tracer | None = None,
+        *,
+        fingerprint: InputFingerprint | None = None,
+    ) -> None:
+        self.metrics = metrics if metrics is not None else GatewayMetrics()
+        self.tracer = tracer if tracer is not None else build_tracer_provider().get_tracer(TRACER_NAME)
+        self._fingerprint = fingerprint if fingerprint is not None else InputFingerprint()
+        self._log: Any = structlog.get_logger(LOGGER_NAME)
+
+    async def __call__(self, call: Call, next: Next) -> CallResult:
+        request = call.request
+        tool = call.tool.canonical_name
+        meters = self.metrics.for_tool(tool)
+        span = start_call_span(
+            self.tracer,
+            tool,
+            trace_id=request.context.trace_id,
+            parent_span_id=request.context.parent_span_id,
+            attributes={
+                "colonnade.tool": tool,
+                "colonnade.call_id": request.call_id,
+                "colonnade.trace_id": request.context.trace_id,
+            },
+        )
+        activation = otel_context.attach(trace.set_span_in_context(span))
+        bound = bind_contextvars(call_id=request.call_id, trace_id=request.context.trace_id)
+        meters.in_flight.inc()
+        result: CallResult | None = None
+        failure: BaseException | None = None
+        try:
+            result = await next(call)
+        except Exception as exc:
+            failure = exc
+            status, err = error("S-TOOL-INTERNAL", trace_id=request.context.trace_id)
+            result = call.result(status, error=err)
+        except BaseException as exc:  # cancellation or shutdown: recorded, never swallowed
+            failure = exc
+            raise
+        finally:
+            meters.in_flight.dec()
+            self._finish(call, span, meters, result, failure)
+            reset_contextvars(**bound)
+            otel_context.detach(activation)
+        return result
+
+    def unresolved(self, request: CallRequest, result: CallResult) -> None:
+        """Record a request that named no served tool (it never enters the pipeline)."""
+        status, code = _outcome(result)
+        self.metrics.for_tool(UNRESOLVED_TOOL).record(status, code, result.metrics.duration_ms / 1000)
+        span = start_call_span(
+            self.tracer,
+            UNRESOLVED_TOOL,
+            trace_id=request.context.trace_id,
+            parent_span_id=request.context.parent_span_id,
+            attributes={"colonnade.call_id": request.call_id, "colonnade.trace_id": request.context.trace_id},
+        )
+        _close_span(span, status, code, None)
+        level = _LEVEL.get(result.status, logging.INFO)
+        if self._log.is_enabled_for(level):
+            self._emit(
+                level, request, None, status, code, result.metrics.duration_ms, tool_id=_clip(request.tool_id)
+            )
+
+    def _finish(
+        self,
+        call: Call,
+        span: Span,
+        meters: ToolMetrics,
+        result: CallResult | None,
+        failure: BaseException | None,
+    ) -> None:
+        seconds = time.perf_counter() - call.started
+        status, code = _outcome(result)
+        meters.record(status, code, seconds)
+        _close_span(span, status, code, failure)
+        level = _level_of(result, failure)
+        if self._log.is_enabled_for(level):
+            extra: dict[str, Any] = {"version": call.tool.version}
+            if failure is not None:
+                extra["fault"] = _exception_summary(failure)
+            self._emit(level, call.request, call.tool.canonical_name, status, code, seconds * 1000, **extra)
+
+    def _emit(
+        self,
+        level: int,
+        request: CallRequest,
+        tool: str | None,
+        status: str,
+        code: str,
+        duration_ms: float,
+        **extra: Any,
+    ) -> None:
+        self._log.log(
+            level,
+            CALL_EVENT,
+            tool=tool,
+            fn=request.fn,
+            call_id=_clip(request.call_id),
+            trace_id=_clip(request.context.trace_id),
+            status=status,
+            code=code or None,
+            duration_ms=round(duration_ms, 3),
+            args=argument_names(request.input),
+            input_hash=self._fingerprint(request.input),
+            **extra,
+        )
+
+
+def _outcome(result: CallResult | None) -> tuple[str, str]:
+    """(status, error code) as metric labels; '' when there is no code."""
+    if result is None:
+        return CANCELLED, ""
+    return result.status.value, result.error.code if result.error is not None else ""
+
+
+def _level_of(result: CallResult | None, failure: BaseException | None) -> int:
+    if failure is not None:
+        return logging.ERROR if isinstance(failure, Exception) else logging.WARNING
+    return _LEVEL.get(result.status, logging.INFO) if result is not None else logging.WARNING
+
+
+def _close_span(span: Span, status: str, code: str, failure: BaseException | None) -> None:
+    if span.is_recording():
+        span.set_attribute("colonnade.status", status)
+        if code:
+            span.set_attribute("colonnade.error_code", code)
+        if failure is not None:
+            span.set_attribute("exception.type", type(failure).__qualname__)
+        if status not in (CallStatus.SUCCESS, CallStatus.SUCCESS_PREP):
+            span.set_status(Status(StatusCode.ERROR, code or status))
+    span.end()
+
+
+def _exception_summary(failure: BaseException) -> dict[str, Any]:
+    """Type and innermost frames: enough to find the fault, without a message that may quote input."""
+    frames = traceback.extract_tb(failure.__traceback__)[-_MAX_FRAMES:]
+    return {
+        "type": f"{type(failure).__module__}.{type(failure).__qualname__}",
+        "frames": [f"{Path(f.filename).name}:{f.lineno} in {f.name}" for f in frames],
+    }
+
+
+def _clip(value: str) -> str:
+    return value if len(value) <= _MAX_ECHO else value[:_MAX_ECHO] + "…"

@@ -1,0 +1,97 @@
+"""`colonnade tools search`: ask the gateway's router which tools fit a request, and why."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from colonnade.cli.common import console, fail, settings_of
+from colonnade.cli.root import app
+from colonnade.config import Settings
+from colonnade.contracts.load import ContractLoadError
+from colonnade.contracts.validate import ContractInvalid
+from colonnade.routing.router import RoutingDecision
+from colonnade.runtime.gateway import Gateway
+from colonnade.store.errors import StoreError
+
+__all__ = ["search", "tools_app"]
+
+tools_app = typer.Typer(help="Find and inspect the tools the gateway serves.", no_args_is_help=True)
+app.add_typer(tools_app, name="tools")
+
+
+@tools_app.command()
+def search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What the agent wants to do, in plain words.")],
+    k: Annotated[int, typer.Option("--k", min=1, max=200, help="How many tools to show.")] = 10,
+    domain: Annotated[
+        list[str] | None,
+        typer.Option("--domain", help="Domain hint (an API name or tag) to favour; repeatable."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the routing decision as JSON.")] = False,
+) -> None:
+    """Rank the catalog's tools for QUERY with the gateway's router: scores, reasons, confidence.
+
+    Uses the configured store and contracts (as `colonnade serve` would). Example:
+    colonnade tools search "refund the last invoice of a customer" --k 5
+    """
+    if not query.strip():
+        fail("the query is empty; describe what the tool should do")
+    settings = settings_of(ctx)
+    decision, wire_names = asyncio.run(_route(settings, query, k, domain or []))
+    if as_json:
+        console.print_json(json.dumps(decision.to_json()))
+        return
+    _render(decision, wire_names)
+
+
+async def _route(
+    settings: Settings, query: str, k: int, domain: list[str]
+) -> tuple[RoutingDecision, dict[str, str]]:
+    try:
+        gateway = await Gateway.open(settings)
+    except ContractLoadError as exc:
+        fail(f"cannot load contract: {exc}")
+    except ContractInvalid as exc:
+        lines = [f"  {f.code} {f.path}: {f.message} (fix: {f.fix})" for f in exc.findings if f.is_error]
+        fail("a configured contract is invalid:\n" + "\n".join(lines))
+    except StoreError as exc:
+        fail(str(exc))
+    try:
+        if not len(gateway.catalog):
+            fail(
+                "the catalog is empty: publish contracts first (colonnade contract publish FILE) "
+                "or list them under `contracts:` in colonnade.yaml"
+            )
+        decision = gateway.router.route(query, domain_hints=domain, k=k)
+        wire_names = {t.canonical_name: t.wire_name for t in gateway.catalog.tools()}
+        return decision, wire_names
+    finally:
+        await gateway.aclose()
+
+
+def _render(decision: RoutingDecision, wire_names: dict[str, str]) -> None:
+    table = Table(title=f"Tools for: {decision.query_used}", title_justify="left")
+    table.add_column("#", justify="right")
+    table.add_column("tool (wire name)", overflow="fold")
+    table.add_column("canonical name", overflow="fold")
+    table.add_column("score", justify="right")
+    table.add_column("why", overflow="fold")
+    for rank, tool_id in enumerate(decision.selected, start=1):
+        table.add_row(
+            str(rank),
+            wire_names.get(tool_id, tool_id),
+            tool_id,
+            f"{decision.scores.get(tool_id, 0.0):.3f}",
+            "\n".join(decision.reasons.get(tool_id, [])),
+        )
+    console.print(table)
+    note = " [yellow](low confidence: the configured fallback tools are shown)[/yellow]"
+    console.print(f"confidence {decision.confidence:.2f}{note if decision.fallback_used else ''}")
+    if not decision.selected:
+        console.print("no tool matches; try other words, or `colonnade tools search` with a broader query")

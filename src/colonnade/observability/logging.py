@@ -1,0 +1,170 @@
+"""Process-wide logging: one line per event, JSON by default, readable on a terminal.
+
+structlog renders every line. The gateway's own events (per-call lines) take the fast path straight
+to the sink; stdlib records (the MCP SDK, uvicorn, `colonnade.*` modules) reach the same processors
+through one root handler, keeping the fields they were given with `extra=`. So every line has one
+shape, and the same secret scrubbing. Lines go to stderr: in stdio mode stdout is the MCP protocol
+and must never carry a byte of log.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from typing import Literal, TextIO
+
+import structlog
+from structlog.typing import EventDict, Processor, WrappedLogger
+
+from colonnade.observability.redaction import redact_event
+
+__all__ = ["LOG_LEVELS", "Renderer", "configure_logging", "level_number"]
+
+Renderer = Literal["auto", "json", "console"]
+
+LOG_LEVELS: dict[str, int] = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+}
+
+# HTTP clients log every request URL at INFO, and URLs carry argument values (path and query).
+_AT_LEAST_WARNING = ("httpx", "httpx2", "httpcore", "httpcore2")
+# uvicorn repeats each message with ANSI colours in this `extra` field.
+_NOISE_KEYS = ("color_message",)
+
+
+class _LineSink:
+    """One stream and one lock for both paths, so lines never interleave.
+
+    A line that cannot be written (a closed stream at shutdown) is dropped: logging must never
+    fail the call that is being logged.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self._lock = threading.Lock()
+
+    def write(self, line: str) -> None:
+        with self._lock:
+            try:
+                self.stream.write(line + "\n")
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass
+
+
+class _SinkLogger:
+    """What structlog calls with a rendered line, whatever the level (filtering happened before)."""
+
+    def __init__(self, sink: _LineSink, name: str | None) -> None:
+        self._sink = sink
+        self.name = name
+
+    def msg(self, message: str) -> None:
+        self._sink.write(message)
+
+    log = debug = info = warn = warning = error = critical = exception = fatal = msg
+
+
+class _SinkHandler(logging.Handler):
+    """The root handler: stdlib records rendered by structlog into the shared sink."""
+
+    def __init__(self, sink: _LineSink, formatter: logging.Formatter) -> None:
+        super().__init__()
+        self.sink = sink
+        self.setFormatter(formatter)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.sink.write(self.format(record))
+        except Exception:
+            self.handleError(record)
+
+
+def _add_logger_name(logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
+    """`structlog.get_logger("colonnade.x")` lines carry `logger` like stdlib records do."""
+    name = getattr(logger, "name", None)
+    if name:
+        event_dict.setdefault("logger", name)
+    return event_dict
+
+
+def _drop_noise(logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
+    for key in _NOISE_KEYS:
+        event_dict.pop(key, None)
+    return event_dict
+
+
+def level_number(level: str | int) -> int:
+    """`"info"` -> `logging.INFO`; an unknown name is a clear error, not a silent default."""
+    if isinstance(level, int):
+        return level
+    try:
+        return LOG_LEVELS[level.lower()]
+    except KeyError:
+        raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}") from None
+
+
+def _renderer(kind: Renderer, stream: TextIO) -> Processor:
+    tty = _isatty(stream)
+    if kind == "console" or (kind == "auto" and tty):
+        return structlog.dev.ConsoleRenderer(colors=tty)
+    return structlog.processors.JSONRenderer()
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def configure_logging(
+    level: str | int = "info", *, stream: TextIO | None = None, renderer: Renderer = "auto"
+) -> None:
+    """Set up structlog and the stdlib root logger for this process; calling it again replaces both.
+
+    `stream` defaults to stderr. `renderer="auto"` writes JSON lines, or a coloured console
+    format when the stream is a terminal.
+    """
+    threshold = level_number(level)
+    target = stream if stream is not None else sys.stderr
+    sink = _LineSink(target)
+    render = _renderer(renderer, target)
+    timestamp = structlog.processors.TimeStamper(fmt="iso", utc=True)
+    tail: list[Processor] = [structlog.processors.format_exc_info, redact_event, render]
+
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            _add_logger_name,
+            structlog.processors.add_log_level,
+            timestamp,
+            *tail,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(threshold),
+        logger_factory=lambda *args: _SinkLogger(sink, str(args[0]) if args else None),
+        cache_logger_on_first_use=True,
+    )
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[
+            structlog.stdlib.ExtraAdder(),
+            _drop_noise,
+            structlog.contextvars.merge_contextvars,
+            structlog.stdlib.add_logger_name,
+            structlog.processors.add_log_level,
+            timestamp,
+        ],
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *tail],
+    )
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if isinstance(h, _SinkHandler)]:
+        root.removeHandler(handler)
+    root.addHandler(_SinkHandler(sink, formatter))
+    root.setLevel(threshold)
+    for name in _AT_LEAST_WARNING:
+        logging.getLogger(name).setLevel(max(threshold, logging.WARNING))
+    logging.captureWarnings(True)

@@ -1,0 +1,88 @@
+"""Prometheus metrics of one gateway, in its own registry.
+
+A dedicated `CollectorRegistry` (never the global one) lets tests and several gateways share a
+process. Label values come only from the catalog and the error registry, never from callers: a
+request naming no known tool is counted under `UNRESOLVED_TOOL`, so a caller cannot grow the
+number of series. Per-tool children are created on first use and cached, so recording a call
+is a few dictionary lookups and lock-protected additions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sized
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+__all__ = ["DURATION_BUCKETS_S", "UNRESOLVED_TOOL", "GatewayMetrics", "ToolMetrics"]
+
+DURATION_BUCKETS_S = (
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+)
+UNRESOLVED_TOOL = "(unresolved)"
+
+
+class ToolMetrics:
+    """The series of one tool; `record` is called once per finished call."""
+
+    __slots__ = ("_by_outcome", "_by_status", "_calls", "_durations", "_tool", "in_flight")
+
+    def __init__(self, tool: str, calls: Counter, durations: Histogram, in_flight: Gauge) -> None:
+        self._tool = tool
+        self._calls = calls
+        self._durations = durations
+        self.in_flight = in_flight.labels(tool)
+        self._by_outcome: dict[tuple[str, str], Counter] = {}
+        self._by_status: dict[str, Histogram] = {}
+
+    def record(self, status: str, code: str, seconds: float) -> None:
+        counter = self._by_outcome.get((status, code))
+        if counter is None:
+            counter = self._by_outcome[(status, code)] = self._calls.labels(self._tool, status, code)
+        counter.inc()
+        histogram = self._by_status.get(status)
+        if histogram is None:
+            histogram = self._by_status[status] = self._durations.labels(self._tool, status)
+        histogram.observe(seconds)
+
+
+class GatewayMetrics:
+    """Calls by tool/status/code, call latency, calls in flight, and the size of the catalog."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        self.calls = Counter(
+            "colonnade_calls",
+            "Finished tool calls by tool (canonical name), outcome status and error code ('' on success).",
+            ["tool", "status", "code"],
+            registry=self.registry,
+        )
+        self.call_duration = Histogram(
+            "colonnade_call_duration_seconds",
+            "Time from the start of the call pipeline to the call's result.",
+            ["tool", "status"],
+            buckets=DURATION_BUCKETS_S,
+            registry=self.registry,
+        )
+        self.calls_in_flight = Gauge(
+            "colonnade_calls_in_flight",
+            "Tool calls inside the pipeline right now.",
+            ["tool"],
+            registry=self.registry,
+        )
+        self.catalog_tools = Gauge(
+            "colonnade_catalog_tools", "Tools the catalog serves.", registry=self.registry
+        )
+        self._tools: dict[str, ToolMetrics] = {}
+
+    def for_tool(self, tool: str) -> ToolMetrics:
+        """The cached series of one tool (created on first use)."""
+        meters = self._tools.get(tool)
+        if meters is None:
+            meters = self._tools.setdefault(
+                tool, ToolMetrics(tool, self.calls, self.call_duration, self.calls_in_flight)
+            )
+        return meters
+
+    def track_catalog(self, catalog: Sized) -> None:
+        """Report the catalog's size at every scrape (no bookkeeping on catalog changes)."""
+        self.catalog_tools.set_function(lambda: len(catalog))

@@ -1,0 +1,86 @@
+"""Readiness of tool backends, probed in the background so calls never wait on a health check.
+
+A URL is healthy until proven otherwise; `FAILURES_TO_TRIP` failed probes in a row mark it
+unhealthy, one success marks it healthy again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass
+
+import httpx2
+
+__all__ = ["FAILURES_TO_TRIP", "HealthMonitor"]
+
+logger = logging.getLogger(__name__)
+FAILURES_TO_TRIP = 2
+
+
+@dataclass
+class _State:
+    failures: int = 0
+    healthy: bool = True
+    failing_since: float | None = None
+
+
+class HealthMonitor:
+    def __init__(self, *, interval_s: float = 5.0, timeout_s: float = 2.0) -> None:
+        self.interval_s = interval_s
+        self.timeout_s = timeout_s
+        self._states: dict[str, _State] = {}
+        self._client: httpx2.AsyncClient | None = None
+
+    def watch(self, url: str) -> None:
+        self._states.setdefault(url, _State())
+
+    def healthy(self, url: str) -> bool:
+        state = self._states.get(url)
+        if state is None:
+            self.watch(url)
+            return True
+        return state.healthy
+
+    def failing_since(self, url: str) -> float | None:
+        state = self._states.get(url)
+        return state.failing_since if state is not None else None
+
+    async def probe(self, url: str) -> bool:
+        """Probe one URL now and update its state; True when it answered 2xx."""
+        if self._client is None:
+            self._client = httpx2.AsyncClient(timeout=self.timeout_s, trust_env=False)
+        state = self._states.setdefault(url, _State())
+        try:
+            ok = (await self._client.get(url)).is_success
+        except httpx2.HTTPError:
+            ok = False
+        if ok:
+            if not state.healthy:
+                logger.info("backend readiness restored: %s", url)
+            state.failures, state.healthy, state.failing_since = 0, True, None
+        else:
+            state.failures += 1
+            if state.failing_since is None:
+                state.failing_since = time.time()
+            if state.healthy and state.failures >= FAILURES_TO_TRIP:
+                state.healthy = False
+                logger.warning("backend readiness failing: %s", url)
+        return ok
+
+    async def probe_all(self) -> None:
+        await asyncio.gather(*(self.probe(url) for url in list(self._states)))
+
+    async def run(self) -> None:
+        """Probe every watched URL each interval until cancelled."""
+        while True:
+            await self.probe_all()
+            await asyncio.sleep(self.interval_s)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            with contextlib.suppress(Exception):
+                await self._client.aclose()
+            self._client = None

@@ -1,0 +1,209 @@
+"""The REST surface: calls, the catalog and the envelope schemas as plain JSON over HTTP, under /v1.
+
+`POST /v1/calls` translates a CallRequest body into one `CallService.call` and renders the
+CallResult; it holds no governance. Every well-formed envelope gets HTTP 200 whatever its
+outcome (the `status` field carries it). A request that never reaches the pipeline still gets
+a typed CallResult, with an HTTP status generic clients understand: 400 malformed envelope,
+413 body too large, 415 not JSON, 421/403 Host/Origin refused (DNS-rebinding protection).
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import time
+import uuid
+from collections.abc import Awaitable
+from typing import TypeVar
+
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from pydantic import BaseModel
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from colonnade.calls.envelope import CallMetrics, CallRequest, CallResult
+from colonnade.calls.errors import error
+from colonnade.calls.schema_files import CALL_REQUEST, CALL_RESULT, EnvelopeSchema
+from colonnade.calls.service import CallService
+from colonnade.catalog.catalog import Catalog
+from colonnade.catalog.errors import InvalidCursor
+from colonnade.surfaces.rest_envelope import (
+    DEFAULT_MAX_BODY_BYTES,
+    CommitRequest,
+    EnvelopeRejection,
+    media_type_rejection,
+    parse_envelope,
+    read_body,
+)
+from colonnade.surfaces.rest_render import error_response, json_response, result_response
+from colonnade.surfaces.rest_views import tool_detail, tool_summary
+
+__all__ = ["DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE", "SCHEMA_MEDIA_TYPE", "RestSurface"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_PAGE_SIZE = 200
+MAX_PAGE_SIZE = 10_000
+SCHEMA_MEDIA_TYPE = "application/schema+json"
+_SUGGESTIONS = 3
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class RestSurface:
+    """Build once per gateway; `routes()` goes into the HTTP app next to the MCP endpoint."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        calls: CallService,
+        *,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        transport_security: TransportSecuritySettings | None = None,
+    ) -> None:
+        if not 1 <= page_size <= MAX_PAGE_SIZE:
+            raise ValueError(f"page_size must be between 1 and {MAX_PAGE_SIZE}, got {page_size}")
+        if max_body_bytes < 1:
+            raise ValueError(f"max_body_bytes must be positive, got {max_body_bytes}")
+        self.catalog = catalog
+        self.calls = calls
+        self.page_size = page_size
+        self.max_body_bytes = max_body_bytes
+        self._guard = TransportSecurityMiddleware(transport_security) if transport_security else None
+
+    def routes(self) -> list[BaseRoute]:
+        return [
+            Route("/v1/calls", self.post_call, methods=["POST"]),
+            Route("/v1/calls/commit", self.post_commit, methods=["POST"]),
+            Route("/v1/tools", self.list_tools, methods=["GET"]),
+            Route("/v1/tools/{name}", self.get_tool, methods=["GET"]),
+            *(_schema_route(envelope) for envelope in (CALL_REQUEST, CALL_RESULT)),
+        ]
+
+    # -- calls ---------------------------------------------------------------------------------
+
+    async def post_call(self, request: Request) -> Response:
+        """`POST /v1/calls`: a CallRequest in, a CallResult out."""
+        started = time.perf_counter()
+        envelope = await self._envelope(request, CallRequest)
+        if isinstance(envelope, EnvelopeRejection):
+            return result_response(envelope.result(_ms_since(started)), envelope.http_status)
+        return await _settled(self.calls.call(envelope), envelope.call_id, started)
+
+    async def post_commit(self, request: Request) -> Response:
+        """`POST /v1/calls/commit`: phase 2 of a two-phase call, `{commit_token, call_id?}` in."""
+        started = time.perf_counter()
+        envelope = await self._envelope(request, CommitRequest)
+        if isinstance(envelope, EnvelopeRejection):
+            return result_response(envelope.result(_ms_since(started)), envelope.http_status)
+        committed = self.calls.commit(envelope.commit_token, call_id=envelope.call_id)
+        return await _settled(committed, envelope.call_id or str(uuid.uuid4()), started)
+
+    async def _envelope(self, request: Request, model: type[M]) -> M | EnvelopeRejection:
+        """Origin, media type, size, JSON, model: the first check that fails ends the request."""
+        refused = await self._refusal(request)
+        if refused is not None:
+            return refused
+        wrong_type = media_type_rejection(request.headers.get("content-type"))
+        if wrong_type is not None:
+            return wrong_type
+        body = await read_body(request, self.max_body_bytes)
+        if isinstance(body, EnvelopeRejection):
+            return body
+        return parse_envelope(body, model)
+
+    async def _refusal(self, request: Request) -> EnvelopeRejection | None:
+        """DNS-rebinding protection, the same Host/Origin rules as the MCP endpoint."""
+        if self._guard is None:
+            return None
+        refused = await self._guard.validate_request(request, is_post=False)
+        if refused is None:
+            return None
+        header = "host" if refused.status_code == 421 else "origin"
+        value = request.headers.get(header, "")
+        return EnvelopeRejection(
+            code="A-AUTH-ORIGIN",
+            message=f"the {header.capitalize()} header {value!r} is not allowed for this gateway",
+            http_status=refused.status_code,
+            details={"header": header},
+        )
+
+    # -- catalog -------------------------------------------------------------------------------
+
+    async def list_tools(self, request: Request) -> Response:
+        """`GET /v1/tools?cursor=&limit=`: the catalog in canonical-name order, one page at a time."""
+        refused = await self._refusal(request)
+        if refused is not None:
+            return error_response(refused.code, refused.message, refused.http_status, **refused.details)
+        limit = _page_limit(request.query_params.get("limit"), self.page_size)
+        if limit is None:
+            return error_response(
+                "I-REQ-QUERY",
+                f"limit must be an integer from 1 to {MAX_PAGE_SIZE} (got {request.query_params['limit']!r})",
+                400,
+                parameter="limit",
+                expected=f"integer 1-{MAX_PAGE_SIZE}",
+            )
+        try:
+            tools, next_cursor = self.catalog.page(request.query_params.get("cursor") or None, limit)
+        except InvalidCursor as exc:
+            return error_response("I-REQ-CURSOR", exc.message, 400, parameter="cursor")
+        return json_response({"tools": [tool_summary(t) for t in tools], "next_cursor": next_cursor})
+
+    async def get_tool(self, request: Request) -> Response:
+        """`GET /v1/tools/{name}`: one tool's full definition, by canonical or wire name."""
+        refused = await self._refusal(request)
+        if refused is not None:
+            return error_response(refused.code, refused.message, refused.http_status, **refused.details)
+        name = request.path_params["name"]
+        tool = self.catalog.get(name)
+        if tool is None:
+            return error_response(
+                "I-REQ-UNKNOWN-TOOL", f"no tool named {name!r}", 404, name=name, did_you_mean=self._near(name)
+            )
+        return json_response(tool_detail(tool))
+
+    def _near(self, name: str) -> list[str]:
+        names = [n for tool in self.catalog.tools() for n in (tool.canonical_name, tool.wire_name)]
+        return list(dict.fromkeys(difflib.get_close_matches(name, names, n=_SUGGESTIONS)))
+
+
+
+def _schema_route(envelope: EnvelopeSchema) -> Route:
+    """`GET /v1/schemas/<name>.json`: the checked-in file byte for byte, read once when routes are built."""
+    content = envelope.path.read_bytes()
+
+    async def schema(_: Request) -> Response:
+        return Response(content, media_type=SCHEMA_MEDIA_TYPE)
+
+    return Route(f"/v1/schemas/{envelope.name}.json", schema, methods=["GET"])
+
+
+async def _settled(outcome: Awaitable[CallResult], call_id: str, started: float) -> Response:
+    """The service promises never to raise; should it break that promise, the caller still gets a type."""
+    try:
+        result = await outcome
+    except Exception:
+        logger.exception("call %s failed inside the gateway", call_id)
+        return result_response(_internal_fault(call_id, started), 500)
+    return result_response(result)
+
+
+def _page_limit(raw: str | None, default: int) -> int | None:
+    if raw is None or raw == "":
+        return default
+    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= MAX_PAGE_SIZE:
+        return None
+    return int(raw)
+
+
+def _internal_fault(call_id: str, started: float) -> CallResult:
+    status, err = error("S-TOOL-INTERNAL", "the gateway failed while running the call; it has been logged")
+    metrics = CallMetrics(duration_ms=_ms_since(started))
+    return CallResult(call_id=call_id, status=status, error=err, metrics=metrics)
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)

@@ -1,0 +1,99 @@
+"""Retries happen only when safe, back off, honour Retry-After, and never outlive the deadline."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from colonnade.calls.envelope import CallConstraints, CallStatus, RetryPolicy
+from colonnade.calls.stages.retry import backoff_ms
+from tests.calls.conftest import Harness, quick_retries
+
+
+def test_backoff_is_exponential_capped_and_jittered() -> None:
+    policy = RetryPolicy(max_attempts=5, base_ms=100, cap_ms=300, jitter="none")
+    assert [backoff_ms(policy, n) for n in (1, 2, 3, 4)] == [100, 200, 300, 300]
+    full = policy.model_copy(update={"jitter": "full"})
+    assert backoff_ms(full, 2, rand=lambda: 0.5) == 100
+    assert backoff_ms(full, 2, rand=lambda: 0.0) == 0
+
+
+async def test_idempotent_read_recovers_from_transient_faults(harness: Harness) -> None:
+    result = await harness.call(
+        "get_item", "flaky:2:503", input={"item_id": "I-1", "attempt_key": "read-1"},
+        constraints=CallConstraints(retry_policy=quick_retries(3)),
+    )
+    assert result.status is CallStatus.SUCCESS, result.error
+    assert result.output == {"id": "I-1", "value": "one"}
+    assert "attempts: 3" in result.warnings
+
+
+async def test_retry_budget_is_respected(harness: Harness) -> None:
+    result = await harness.call(
+        "get_item", "flaky:5:503", input={"item_id": "I-1", "attempt_key": "read-2"},
+        constraints=CallConstraints(retry_policy=quick_retries(2)),
+    )
+    assert result.status is CallStatus.RETRYABLE_ERROR
+    assert result.error is not None and result.error.code == "R-UPSTREAM-UNAVAILABLE"
+    assert result.error.details["attempts"] == 2
+
+
+async def test_side_effectful_call_without_key_is_never_retried(harness: Harness) -> None:
+    result = await harness.call(
+        "create_effect", "flaky:1:503", input={"note": "once", "attempt_key": "eff-1"},
+        constraints=CallConstraints(retry_policy=quick_retries(3)),
+    )
+    assert result.status is CallStatus.RETRYABLE_ERROR
+    assert "attempts" not in (result.error.details if result.error else {})
+    assert harness.ledger() == []
+
+
+async def test_side_effectful_call_with_key_is_retried_and_runs_once(harness: Harness) -> None:
+    result = await harness.call(
+        "create_effect", "flaky:1:cut_after_effect", input={"note": "ambiguous", "attempt_key": "eff-2"},
+        constraints=CallConstraints(idempotency_key="k-eff-2", retry_policy=quick_retries(3)),
+    )
+    assert result.status is CallStatus.SUCCESS, result.error
+    effects = [e for e in harness.ledger() if e["kind"] == "effect"]
+    assert len(effects) == 1 and str(effects[0]["key"]).startswith("cln-")
+
+
+async def test_retry_after_is_honoured(harness: Harness) -> None:
+    started = time.perf_counter()
+    result = await harness.call(
+        "get_item", "flaky:1:429:1000", input={"item_id": "I-2", "attempt_key": "ra-1"},
+        constraints=CallConstraints(retry_policy=quick_retries(2), timeout_ms=5_000),
+    )
+    elapsed = time.perf_counter() - started
+    assert result.status is CallStatus.SUCCESS
+    assert elapsed >= 1.0  # Retry-After: 1 s, although the backoff alone is at most 20 ms
+
+
+async def test_no_retry_that_would_start_past_the_deadline(harness: Harness) -> None:
+    result = await harness.call(
+        "get_item", "flaky:3:429:2000", input={"item_id": "I-2", "attempt_key": "ra-2"},
+        constraints=CallConstraints(retry_policy=quick_retries(3), timeout_ms=500),
+    )
+    assert result.status is CallStatus.RETRYABLE_ERROR
+    assert any("past the deadline" in w for w in result.warnings)
+    assert result.metrics.duration_ms < 500
+
+
+@pytest.mark.parametrize("timeout_ms", [150, 400])
+async def test_slow_backend_is_cut_at_the_deadline(harness: Harness, timeout_ms: int) -> None:
+    result = await harness.call(
+        "get_item", "slow:3000", input={"item_id": "I-1"}, constraints=CallConstraints(timeout_ms=timeout_ms)
+    )
+    assert result.status is CallStatus.RETRYABLE_ERROR
+    assert result.error is not None and result.error.code == "R-TIMEOUT-001"
+    assert result.metrics.duration_ms <= timeout_ms + 50
+
+
+async def test_deadline_unix_ms_bounds_the_call(harness: Harness) -> None:
+    deadline = int(time.time() * 1000) + 200
+    result = await harness.call(
+        "get_item", "slow:3000", input={"item_id": "I-1"}, constraints=CallConstraints(deadline_unix_ms=deadline)
+    )
+    assert result.error is not None and result.error.code == "R-TIMEOUT-001"
+    assert time.time() * 1000 <= deadline + 50
