@@ -30,6 +30,8 @@ test: lint typecheck unit
 
 schemas: install
 	$(BIN)/colonnade contract schema -o src/colonnade/schemas/uac.schema.json
+	$(BIN)/python -m colonnade.calls.schema_files src/colonnade/schemas
+	$(BIN)/colonnade errors -o docs/errors.md
 
 clean:
 	rm -rf $(VENV) .colonnade .pytest_cache .mypy_cache .ruff_cache

@@ -4,7 +4,8 @@ N calls run through a pipeline whose last stage answers at once, with and withou
 stage in front; the difference is the stage's own cost. Log lines are rendered as JSON and written
 to /dev/null, as they would be to a pipe in production. Variants: logging filtered out (level
 warning, successful calls log at info) and spans recorded into an in-memory exporter.
-Each variant runs several rounds; the table shows the median round's microseconds per call.
+Each variant runs several rounds; the table shows the median round's microseconds per call, as
+wall-clock time and as this process's CPU time (the steadier number on a busy machine).
 
 Run: .venv/bin/python bench/observe_overhead.py [--calls 20000] [--rounds 7]
 """
@@ -17,6 +18,7 @@ import os
 import statistics
 import time
 from pathlib import Path
+from typing import TextIO
 
 import yaml
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -55,24 +57,28 @@ def _tool() -> Tool:
     return tool
 
 
-async def _round(pipeline: Pipeline, tool: Tool, request: CallRequest, n: int) -> float:
+Cost = tuple[float, float]
+"""(wall-clock, CPU) microseconds per call."""
+
+
+async def _round(pipeline: Pipeline, tool: Tool, request: CallRequest, n: int) -> Cost:
     manifest: ToolManifest = Manifests().for_tool(tool)
-    started = time.perf_counter()
+    wall, cpu = time.perf_counter(), time.process_time()
     for _ in range(n):
         await pipeline.run(Call.start(request, tool, manifest))
-    return (time.perf_counter() - started) / n * 1e6
+    return (time.perf_counter() - wall) / n * 1e6, (time.process_time() - cpu) / n * 1e6
 
 
-async def _measure(stages: list[Stage], tool: Tool, n: int, rounds: int) -> float:
+async def _measure(stages: list[Stage], tool: Tool, n: int, rounds: int) -> Cost:
     pipeline = Pipeline(stages)
     request = CallRequest(tool_id=TOOL, input={"customer_id": "C-1001"})
     await _round(pipeline, tool, request, min(n, 2000))  # warm caches and metric children
-    return statistics.median([await _round(pipeline, tool, request, n) for _ in range(rounds)])
+    costs = [await _round(pipeline, tool, request, n) for _ in range(rounds)]
+    return statistics.median(c[0] for c in costs), statistics.median(c[1] for c in costs)
 
 
-async def main(n: int, rounds: int) -> None:
+async def main(n: int, rounds: int, devnull: TextIO) -> None:
     tool = _tool()
-    devnull = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the benchmark
     configure_logging("info", stream=devnull, renderer="json")
     bare = await _measure([Answer()], tool, n, rounds)
     logged = await _measure([Observe(GatewayMetrics()), Answer()], tool, n, rounds)
@@ -85,15 +91,17 @@ async def main(n: int, rounds: int) -> None:
 
     table = Table(title=f"observe stage overhead ({n} calls x {rounds} rounds, median round)")
     table.add_column("pipeline")
-    table.add_column("µs/call", justify="right")
-    table.add_column("added by observe", justify="right")
-    table.add_row("answer only (baseline)", f"{bare:.2f}", "")
-    for label, value in (
-        ("observe + answer (default: JSON line, no exporter)", logged),
-        ("observe + answer, spans recorded (in-memory exporter)", traced),
-        ("observe + answer, log level warning (no line)", quiet),
+    table.add_column("wall µs/call", justify="right")
+    table.add_column("added (wall)", justify="right")
+    table.add_column("CPU µs/call", justify="right")
+    table.add_column("added (CPU)", justify="right")
+    table.add_row("answer only (baseline)", f"{bare[0]:.1f}", "", f"{bare[1]:.1f}", "")
+    for label, (wall, cpu) in (
+        ("observe (default: JSON line, no exporter)", logged),
+        ("observe, spans recorded (in-memory exporter)", traced),
+        ("observe, log level warning (no line)", quiet),
     ):
-        table.add_row(label, f"{value:.2f}", f"{value - bare:.2f}")
+        table.add_row(label, f"{wall:.1f}", f"{wall - bare[0]:.1f}", f"{cpu:.1f}", f"{cpu - bare[1]:.1f}")
     Console().print(table)
 
 
@@ -102,4 +110,5 @@ if __name__ == "__main__":
     parser.add_argument("--calls", type=int, default=20_000, help="calls per round")
     parser.add_argument("--rounds", type=int, default=7, help="rounds per variant")
     args = parser.parse_args()
-    asyncio.run(main(args.calls, args.rounds))
+    with open(os.devnull, "w") as sink:
+        asyncio.run(main(args.calls, args.rounds, sink))

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.support.databases"]
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -45,7 +45,7 @@ class RoutingSettings(_Section):
     """Which tools a client sees: top-k per conversation instead of the whole catalog."""
 
     enabled: bool = Field(
-        default=True,
+        default=False,
         description="Serve the meta tools (search_tools, describe_tool) and routed tools/list to clients.",
     )
     top_k: int = Field(default=8, ge=1, le=200, description="Tools a routed tools/list shows.")

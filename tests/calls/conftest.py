@@ -23,19 +23,19 @@ from colonnade.runtime.health import HealthMonitor
 from colonnade.store import migrate_engine
 from colonnade.store.commit_tokens_repo import CommitTokenStore
 from colonnade.store.idempotency_repo import IdempotencyStore
-from tests.store.conftest import database_url, empty_engine, postgres_url  # noqa: F401  (fixtures)
 from tests.support.fault_contract import fault_contract
 from tests.support.loopback import free_port, stop_process, wait_http
 from tests.support.repo import ROOT
 
 
 @pytest.fixture(scope="session")
-def fault_url() -> Iterator[str]:
+def fault_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
+    log = (tmp_path_factory.mktemp("fault-backend") / "backend.log").open("wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.support.fault_backend", "--port", str(port)],
         cwd=ROOT,
-        stdout=subprocess.PIPE,
+        stdout=log,  # a file, not a pipe nobody reads: a full pipe would stall the backend
         stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
@@ -44,6 +44,7 @@ def fault_url() -> Iterator[str]:
         yield url
     finally:
         stop_process(proc)
+        log.close()
 
 
 @dataclass
@@ -74,7 +75,9 @@ def quick_retries(attempts: int = 3) -> RetryPolicy:
     return RetryPolicy(max_attempts=attempts, base_ms=5, cap_ms=20, jitter="full")
 
 
-async def build_harness(engine: AsyncEngine, fault_url: str, *, window_ms: int = 60_000) -> tuple[Harness, HttpAdapter]:
+async def build_harness(
+    engine: AsyncEngine, fault_url: str, *, window_ms: int = 60_000
+) -> tuple[Harness, HttpAdapter]:
     catalog = Catalog()
     catalog.publish(Contract.model_validate(fault_contract(fault_url, window_ms=window_ms)))
     http = HttpAdapter()

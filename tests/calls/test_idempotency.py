@@ -59,8 +59,12 @@ async def test_keys_are_scoped_by_actor(harness: Harness) -> None:
     from colonnade.calls.envelope import CallContext
 
     key = CallConstraints(idempotency_key="shared-key")
-    await harness.call("create_effect", input={"note": "a"}, constraints=key, context=CallContext(actor_id="ann"))
-    await harness.call("create_effect", input={"note": "a"}, constraints=key, context=CallContext(actor_id="bob"))
+    await harness.call(
+        "create_effect", input={"note": "a"}, constraints=key, context=CallContext(actor_id="ann")
+    )
+    await harness.call(
+        "create_effect", input={"note": "a"}, constraints=key, context=CallContext(actor_id="bob")
+    )
     assert len(harness.ledger()) == 2
 
 

@@ -21,7 +21,9 @@ def test_backoff_is_exponential_capped_and_jittered() -> None:
 
 async def test_idempotent_read_recovers_from_transient_faults(harness: Harness) -> None:
     result = await harness.call(
-        "get_item", "flaky:2:503", input={"item_id": "I-1", "attempt_key": "read-1"},
+        "get_item",
+        "flaky:2:503",
+        input={"item_id": "I-1", "attempt_key": "read-1"},
         constraints=CallConstraints(retry_policy=quick_retries(3)),
     )
     assert result.status is CallStatus.SUCCESS, result.error
@@ -31,7 +33,9 @@ async def test_idempotent_read_recovers_from_transient_faults(harness: Harness) 
 
 async def test_retry_budget_is_respected(harness: Harness) -> None:
     result = await harness.call(
-        "get_item", "flaky:5:503", input={"item_id": "I-1", "attempt_key": "read-2"},
+        "get_item",
+        "flaky:5:503",
+        input={"item_id": "I-1", "attempt_key": "read-2"},
         constraints=CallConstraints(retry_policy=quick_retries(2)),
     )
     assert result.status is CallStatus.RETRYABLE_ERROR
@@ -41,7 +45,9 @@ async def test_retry_budget_is_respected(harness: Harness) -> None:
 
 async def test_side_effectful_call_without_key_is_never_retried(harness: Harness) -> None:
     result = await harness.call(
-        "create_effect", "flaky:1:503", input={"note": "once", "attempt_key": "eff-1"},
+        "create_effect",
+        "flaky:1:503",
+        input={"note": "once", "attempt_key": "eff-1"},
         constraints=CallConstraints(retry_policy=quick_retries(3)),
     )
     assert result.status is CallStatus.RETRYABLE_ERROR
@@ -51,7 +57,9 @@ async def test_side_effectful_call_without_key_is_never_retried(harness: Harness
 
 async def test_side_effectful_call_with_key_is_retried_and_runs_once(harness: Harness) -> None:
     result = await harness.call(
-        "create_effect", "flaky:1:cut_after_effect", input={"note": "ambiguous", "attempt_key": "eff-2"},
+        "create_effect",
+        "flaky:1:cut_after_effect",
+        input={"note": "ambiguous", "attempt_key": "eff-2"},
         constraints=CallConstraints(idempotency_key="k-eff-2", retry_policy=quick_retries(3)),
     )
     assert result.status is CallStatus.SUCCESS, result.error
@@ -62,7 +70,9 @@ async def test_side_effectful_call_with_key_is_retried_and_runs_once(harness: Ha
 async def test_retry_after_is_honoured(harness: Harness) -> None:
     started = time.perf_counter()
     result = await harness.call(
-        "get_item", "flaky:1:429:1000", input={"item_id": "I-2", "attempt_key": "ra-1"},
+        "get_item",
+        "flaky:1:429:1000",
+        input={"item_id": "I-2", "attempt_key": "ra-1"},
         constraints=CallConstraints(retry_policy=quick_retries(2), timeout_ms=5_000),
     )
     elapsed = time.perf_counter() - started
@@ -72,7 +82,9 @@ async def test_retry_after_is_honoured(harness: Harness) -> None:
 
 async def test_no_retry_that_would_start_past_the_deadline(harness: Harness) -> None:
     result = await harness.call(
-        "get_item", "flaky:3:429:2000", input={"item_id": "I-2", "attempt_key": "ra-2"},
+        "get_item",
+        "flaky:3:429:2000",
+        input={"item_id": "I-2", "attempt_key": "ra-2"},
         constraints=CallConstraints(retry_policy=quick_retries(3), timeout_ms=500),
     )
     assert result.status is CallStatus.RETRYABLE_ERROR
@@ -93,7 +105,10 @@ async def test_slow_backend_is_cut_at_the_deadline(harness: Harness, timeout_ms:
 async def test_deadline_unix_ms_bounds_the_call(harness: Harness) -> None:
     deadline = int(time.time() * 1000) + 200
     result = await harness.call(
-        "get_item", "slow:3000", input={"item_id": "I-1"}, constraints=CallConstraints(deadline_unix_ms=deadline)
+        "get_item",
+        "slow:3000",
+        input={"item_id": "I-1"},
+        constraints=CallConstraints(deadline_unix_ms=deadline),
     )
     assert result.error is not None and result.error.code == "R-TIMEOUT-001"
     assert time.time() * 1000 <= deadline + 50

@@ -1,17 +1,22 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Column, Connection, Integer, MetaData, Table, inspect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from colonnade.store import SchemaError, create_store_engine, migrate, migrate_engine
+from colonnade.store.migrate import alembic_config
 from colonnade.store.tables import metadata
+
+HEAD = ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
 def _diff(connection: Connection, target: MetaData) -> list[Any]:
@@ -28,7 +33,8 @@ async def test_migrate_creates_exactly_the_declared_schema(empty_engine: AsyncEn
     async with empty_engine.connect() as connection:
         tables = await connection.run_sync(_table_names)
         diff = await connection.run_sync(_diff, metadata)
-    assert tables == {"alembic_version", "contracts", "endpoints"}
+    assert tables == {"alembic_version", *metadata.tables}
+    assert {"contracts", "endpoints"} <= tables
     assert diff == []
 
 
@@ -57,7 +63,7 @@ async def test_migrate_twice_changes_nothing(empty_engine: AsyncEngine) -> None:
         count = (await connection.exec_driver_sql("SELECT count(*) FROM contracts")).scalar()
         revision = (await connection.exec_driver_sql("SELECT version_num FROM alembic_version")).scalar()
     assert count == 1
-    assert revision == "0001"
+    assert revision == HEAD
 
 
 async def test_migrate_by_url_creates_the_sqlite_file_and_its_folder(tmp_path: Path) -> None:
@@ -80,26 +86,25 @@ async def test_database_from_a_newer_colonnade_is_refused_clearly(empty_engine: 
         await migrate_engine(empty_engine)
 
 
-async def test_replicas_starting_together_migrate_once(empty_engine: AsyncEngine) -> None:
+async def test_replicas_starting_together_migrate_once(
+    empty_engine: AsyncEngine, sibling_engine: Callable[[], Awaitable[AsyncEngine]]
+) -> None:
     """Several gateways may start at once against one PostgreSQL; on SQLite one process owns the file."""
     if empty_engine.dialect.name != "postgresql":
         pytest.skip("concurrent start-up applies to PostgreSQL")
-    schema = (await _scalar(empty_engine, "SELECT current_schema()"))
-    others = [
-        create_store_engine(
-            empty_engine.url.render_as_string(hide_password=False),
-            connect_args={"server_settings": {"search_path": schema}},
-        )
-        for _ in range(3)
-    ]
-    try:
-        await asyncio.gather(migrate_engine(empty_engine), *(migrate_engine(e) for e in others))
-    finally:
-        for other in others:
-            await other.dispose()
-    assert await _scalar(empty_engine, "SELECT version_num FROM alembic_version") == "0001"
+    others = [await sibling_engine() for _ in range(3)]
+    migrations = [migrate_engine(empty_engine), *(migrate_engine(e) for e in others)]
+    await asyncio.wait_for(asyncio.gather(*migrations), timeout=30)
+    assert await _scalar(empty_engine, "SELECT version_num FROM alembic_version") == HEAD
 
 
 async def _scalar(engine: AsyncEngine, sql: str) -> Any:
     async with engine.connect() as connection:
         return (await connection.exec_driver_sql(sql)).scalar()
+
+
+def test_migrations_form_one_line_of_history() -> None:
+    """Two helpers adding revisions at once would create two heads; `migrate` needs exactly one."""
+    script = ScriptDirectory.from_config(alembic_config())
+    assert len(script.get_heads()) == 1
+    assert [rev.revision for rev in script.walk_revisions()][-1] == "0001"

@@ -61,7 +61,7 @@ class FaultBackend:
         if kind == "ok" or kind in ("bad_output", "cut_after_effect"):
             return None
         if kind == "429":
-            seconds = max(1, int(arg or "1000") // 1000)
+            seconds = round(int(arg or "1000") / 1000)
             return JSONResponse({"message": "slow down"}, 429, headers={"retry-after": str(seconds)})
         if kind in ("503", "500"):
             return JSONResponse({"message": f"injected {kind}"}, int(kind))
@@ -200,7 +200,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Fault-injecting backend with an effect ledger.")
     parser.add_argument("--port", type=int, required=True)
     args = parser.parse_args()
-    uvicorn.run(create_app(), host="127.0.0.1", port=args.port, log_level="error", access_log=False)
+    # Cut connections raise on purpose; their tracebacks are noise, so only critical logs remain.
+    uvicorn.run(create_app(), host="127.0.0.1", port=args.port, log_level="critical", access_log=False)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from colonnade.routing.corpus import ToolCorpus
 from colonnade.routing.documents import ToolDoc
 
-__all__ = ["CRM", "BILLING", "NOTIFY", "sample_corpus", "sample_docs"]
+__all__ = ["BILLING", "CRM", "NOTIFY", "sample_corpus", "sample_docs"]
 
 CRM = "acme:crm"
 BILLING = "acme:billing"

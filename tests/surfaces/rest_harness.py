@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import httpx2
 import uvicorn
+import uvloop
 import yaml
 from jsonschema import Draft202012Validator
 
@@ -89,7 +90,7 @@ def serve_gateway(settings: Settings) -> Iterator[RunningGateway]:
 
     def thread_main() -> None:
         try:
-            asyncio.run(main())
+            uvloop.run(main())  # as `colonnade serve` runs it
         except BaseException as exc:  # surfaced to the test below
             state["error"] = exc
 

@@ -20,7 +20,12 @@ from colonnade.catalog.catalog import Catalog
 from colonnade.surfaces.rest import SCHEMA_MEDIA_TYPE, RestSurface
 from colonnade.surfaces.rest_envelope import DEFAULT_MAX_BODY_BYTES as LIMIT
 from tests.surfaces.conftest import demo_contract
-from tests.surfaces.rest_harness import assert_typed_result, demo_contract_file, gateway_settings, serve_gateway
+from tests.surfaces.rest_harness import (
+    assert_typed_result,
+    demo_contract_file,
+    gateway_settings,
+    serve_gateway,
+)
 
 
 @pytest.fixture(scope="module")
@@ -143,6 +148,14 @@ def test_malformed_envelope_lists_every_violation_and_echoes_the_call_id(client:
     assert result["error"]["details"]["violation_count"] == 7
     assert "allowed here: call_id, tool_id" in found["/colour"]
     assert "(got string)" in found["/dry_run"]
+
+
+def test_types_are_strict_as_documented(client: httpx2.Client) -> None:
+    body = {"tool_id": "acme:crm:search_customers", "constraints": {"timeout_ms": "5000"}}
+    assert set(violations(call(client, body, expected_http=400))) == {"/constraints/timeout_ms"}
+    fraction = {**body, "constraints": {"timeout_ms": 5000.0}}
+    assert set(violations(call(client, fraction, expected_http=400))) == {"/constraints/timeout_ms"}
+    assert call(client, {**body, "constraints": {"timeout_ms": 5000}})["status"] == "success"
 
 
 def test_missing_tool_id_is_named(client: httpx2.Client) -> None:

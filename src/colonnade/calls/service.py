@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from colonnade.calls.call import Call
 from colonnade.calls.envelope import CallMetrics, CallRequest, CallResult
@@ -13,7 +14,10 @@ from colonnade.calls.two_phase import TwoPhaseCoordinator
 from colonnade.calls.versions import Refusal, resolve_tool
 from colonnade.catalog.catalog import Catalog
 
-__all__ = ["CallService"]
+__all__ = ["CallService", "RefusalHook"]
+
+RefusalHook = Callable[[CallRequest, CallResult], None]
+"""Told about every request refused before the pipeline (unknown tool, version, digest): observability."""
 
 
 class CallService:
@@ -25,9 +29,11 @@ class CallService:
         pipeline: Pipeline,
         manifests: Manifests | None = None,
         two_phase: TwoPhaseCoordinator | None = None,
+        on_refused: RefusalHook | None = None,
     ) -> None:
         self.catalog = catalog
         self.pipeline = pipeline
+        self.on_refused = on_refused
         self.manifests = manifests or Manifests()
         self.two_phase = two_phase
         if two_phase is not None:
@@ -37,7 +43,7 @@ class CallService:
         started = time.perf_counter()
         resolved = resolve_tool(self.catalog, request.tool_id, request.tool_version)
         if isinstance(resolved, Refusal):
-            return _refused(request, resolved, started)
+            return self._refused(request, resolved, started)
         expected = (request.provenance or {}).get("digest")
         if expected is not None and expected != resolved.digest:
             status, err = error(
@@ -46,9 +52,14 @@ class CallService:
                 f" not {expected}",
                 digest=resolved.digest,
             )
-            return _refused(request, Refusal(status, err), started)
+            return self._refused(request, Refusal(status, err), started)
         return await self.pipeline.run(Call.start(request, resolved, self.manifests.for_tool(resolved)))
 
+    def _refused(self, request: CallRequest, refusal: Refusal, started: float) -> CallResult:
+        result = _refused(request, refusal, started)
+        if self.on_refused is not None:
+            self.on_refused(request, result)
+        return result
 
     async def commit(self, token: str, *, call_id: str | None = None) -> CallResult:
         """Phase 2 of a two-phase call: finalize what phase 1 prepared (once, before its deadline)."""

@@ -53,7 +53,13 @@ async def run_http(settings: Settings, *, banner: bool, snippet: bool = False) -
     async with open_gateway(settings) as gateway:
         host, port = settings.server.host, settings.server.port
         config = uvicorn.Config(
-            gateway.http_app(), host=host, port=port, log_level="warning", lifespan="on", http="httptools"
+            gateway.http_app(),
+            host=host,
+            port=port,
+            log_level="warning",
+            log_config=None,  # uvicorn's records go through the process's logging setup
+            lifespan="on",
+            http="httptools",
         )
         server = uvicorn.Server(config)
         if banner:

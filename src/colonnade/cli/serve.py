@@ -47,7 +47,9 @@ def serve(
     """
     settings = _with_overrides(settings_of(ctx), host, port, contract)
     from colonnade.cli import _launch
+    from colonnade.observability.logging import configure_logging
 
+    configure_logging(settings.log_level)  # stderr only: in stdio mode stdout is the protocol
     if stdio:
         _launch.run(_launch.run_stdio(settings))
     else:
@@ -69,6 +71,9 @@ def demo(
     settings = settings_of(ctx)
     contracts = _demo_contracts(settings, backend_port)
     settings = _with_overrides(settings, None, port, contracts)
+    from colonnade.observability.logging import configure_logging
+
+    configure_logging(settings.log_level)
     with _demo_backend(settings, backend_port):
         from colonnade.cli import _launch
 

@@ -94,4 +94,4 @@ def _render(decision: RoutingDecision, wire_names: dict[str, str]) -> None:
     note = " [yellow](low confidence: the configured fallback tools are shown)[/yellow]"
     console.print(f"confidence {decision.confidence:.2f}{note if decision.fallback_used else ''}")
     if not decision.selected:
-        console.print("no tool matches; try other words, or `colonnade tools search` with a broader query")
+        console.print("no tool matches; try other words: what the tool does, or the name of its API")

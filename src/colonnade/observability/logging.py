@@ -32,6 +32,9 @@ LOG_LEVELS: dict[str, int] = {
 
 # HTTP clients log every request URL at INFO, and URLs carry argument values (path and query).
 _AT_LEAST_WARNING = ("httpx", "httpx2", "httpcore", "httpcore2")
+# uvicorn's default logging config gives these handlers of their own and stops propagation; the
+# gateway runs uvicorn with `log_config=None`, and this undoes an earlier server's config in-process.
+_ROUTED_TO_ROOT = ("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi")
 # uvicorn repeats each message with ANSI colours in this `extra` field.
 _NOISE_KEYS = ("color_message",)
 
@@ -167,4 +170,9 @@ def configure_logging(
     root.setLevel(threshold)
     for name in _AT_LEAST_WARNING:
         logging.getLogger(name).setLevel(max(threshold, logging.WARNING))
+    for name in _ROUTED_TO_ROOT:
+        library = logging.getLogger(name)
+        for handler in list(library.handlers):
+            library.removeHandler(handler)
+        library.propagate = True
     logging.captureWarnings(True)

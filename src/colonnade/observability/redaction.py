@@ -31,7 +31,8 @@ _MAX_DEPTH = 6
 _SECRET_TEXT = re.compile(
     "|".join(
         (
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----(?:.|\n)*?(?:-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\Z)",
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----(?:.|\n)*?"
+            r"(?:-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\Z)",
             r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*",  # a JWT (its header is base64 JSON)
             r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
             r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
@@ -161,4 +162,5 @@ class InputFingerprint:
             data = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
         except (TypeError, ValueError):  # keys of mixed types or a cycle: still hash something stable
             data = repr(value)
-        return hashlib.blake2b(data.encode("utf-8", "surrogatepass"), key=self._key, digest_size=8).hexdigest()
+        digest = hashlib.blake2b(data.encode("utf-8", "surrogatepass"), key=self._key, digest_size=8)
+        return digest.hexdigest()

@@ -25,7 +25,7 @@ __all__ = ["CatalogIndex"]
 
 logger = logging.getLogger(__name__)
 
-INDEX_FILE = "tools.index"
+INDEX_FILE = "tools_index.npz"
 MANIFEST_FILE = "tools.manifest.json"
 _FORMAT = "colonnade.tool_manifest/1"
 
@@ -63,9 +63,7 @@ class CatalogIndex:
             return
         self.directory.mkdir(parents=True, exist_ok=True)
         with self.corpus.lock:
-            partial = self.directory / (INDEX_FILE + ".partial")
-            self.corpus.index.save(partial)
-            os.replace(partial, self.directory / INDEX_FILE)
+            self.corpus.index.save(self.directory / INDEX_FILE)
             manifest = {"format": _FORMAT, "config": repr(self.config), "digests": dict(self._digests)}
             _write_atomically(self.directory / MANIFEST_FILE, json.dumps(manifest, separators=(",", ":")))
             self.dirty = False
@@ -126,7 +124,7 @@ class CatalogIndex:
             if manifest.get("format") != _FORMAT or manifest.get("config") != repr(self.config):
                 logger.info("routing index at %s was built differently; rebuilding it", self.directory)
                 return ToolIndex(self.config), {}
-            index = ToolIndex.load(index_path)
+            index = ToolIndex.load(index_path, self.config)
             digests = {str(k): str(v) for k, v in manifest["digests"].items()}
         except Exception as exc:  # a damaged cache is rebuilt, never fatal
             logger.warning("cannot load the routing index from %s (%s); rebuilding it", self.directory, exc)

@@ -86,14 +86,16 @@ def words(text: str) -> frozenset[str]:
 
 
 def names(query_words: frozenset[str], name: str) -> bool:
-    """Whether a query names something (an API, a bundle): all its distinctive words occur in it.
+    """Whether a query names something (an API, a bundle): its distinctive words occur in it.
 
-    Generic words (`mcp`, `server`, `api`...) do not count, and the last segment of a qualified
-    name (`acme:crm`, `org/weather`) is enough, since people name an API without its owner.
+    Generic words (`mcp`, `server`, `api`...) do not count; the last segment of a qualified name
+    (`acme:crm`, `org/weather`) is enough, since people name an API without its owner; and a name
+    of three or more words may lose one (`Ant Design` names `Ant Design Components`).
     """
     for candidate in (name, re.split(r"[:/]", name)[-1]):
         distinctive = words(candidate) - _GENERIC_NAME_WORDS
-        if distinctive and distinctive <= query_words:
+        missing = len(distinctive - query_words)
+        if distinctive and (missing == 0 or (missing == 1 and len(distinctive) >= 3)):
             return True
     return False
 

@@ -55,7 +55,8 @@ class ToolCorpus:
 
     def search(self, query: str, k: int, *, allowed: Collection[str] | None = None) -> list[Hit]:
         """Index hits for known documents only (the index may hold entries not yet reconciled)."""
-        hits = self.index.search(query, k, allowed=allowed)
+        with self.lock:  # a save in another thread compacts the index first
+            hits = self.index.search(query, k, allowed=allowed)
         return [hit for hit in hits if hit.id in self._docs]
 
     def doc(self, tool_id: str) -> ToolDoc | None:

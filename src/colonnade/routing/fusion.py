@@ -37,7 +37,7 @@ class FusionWeights:
             raise ValueError("fusion weights must be >= 0")
 
 
-TUNED = FusionWeights(query=1.0, clause=0.0, dense=0.0, dense_clause=0.0)
+TUNED = FusionWeights(query=1.0, clause=1.0, dense=0.0, dense_clause=0.0)
 
 
 def scaled(scores: FloatArray) -> FloatArray:

@@ -23,7 +23,7 @@ import numpy.typing as npt
 from colonnade.routing.documents import FIELDS, ToolDoc, field_texts
 from colonnade.routing.fusion import TUNED, FusionWeights, fuse
 from colonnade.routing.lexical import Bm25Params, LexicalStore, Vocabulary
-from colonnade.routing.query import split_clauses
+from colonnade.routing.query import normalize_references, split_clauses
 from colonnade.routing.tokenize import QUERY_STOPWORDS, Analyzer
 
 __all__ = ["Hit", "IndexConfig", "IndexLoadError", "ToolIndex"]
@@ -200,6 +200,7 @@ class ToolIndex:
         if k <= 0 or not self._row_of:
             return []
         candidates = self._candidate_mask(allowed)
+        query = normalize_references(query)
         whole = self._analyse(query)
         lexical = self._lexical.scores(whole.term_ids, whole.weights) * candidates
         clause_scores = [

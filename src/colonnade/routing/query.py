@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["split_clauses"]
+__all__ = ["normalize_references", "split_clauses"]
 
 # A sentence ends at . ! ? ; or a line break followed by space (so "4.5", "e.g.x" and paths stay whole).
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
@@ -19,6 +19,45 @@ _LINKS = re.compile(
     re.IGNORECASE,
 )
 _MIN_WORDS = 3
+
+
+# Things a request points at, rewritten into the words a tool description would use for them.
+_URL = re.compile(r"\b(?:https?|ftp)://([^\s/'\"<>`]+)[^\s'\"<>`]*", re.IGNORECASE)
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+_SEGMENT = r"[\w@+-]+(?:\.[\w@+-]+)*"
+_FILE_PATH = re.compile(rf"(?<![\w/])(?:~|\.{{1,2}})?(?:/{_SEGMENT})+/?|\b[\w-]+(?:/{_SEGMENT})*/{_SEGMENT}\.\w{{1,5}}\b")
+_DOMAIN = re.compile(
+    r"\b(?:www\.)?((?:[a-z0-9-]+\.)+)(?:com|org|net|io|dev|ai|app|co|edu|gov|info|biz|me|us|uk|de|fr|"
+    r"jp|cn|in|ru|br|it|es|nl|au|ca)\b",
+    re.IGNORECASE,
+)
+_EXTENSION = re.compile(r"\.(\w{1,5})$")
+
+
+def normalize_references(query: str) -> str:
+    """Rewrite URLs, e-mail addresses, file paths and domain names as words that match tools.
+
+    "/root/notes/today.md" becomes "today md file", "https://www.youtube.com/watch?v=x" becomes
+    "youtube url", "bob@example.com" becomes "email", "amaz0n.com" becomes "amaz0n domain":
+    the parts that say what is referred to stay, opaque directories and ids go.
+    """
+    query = _URL.sub(lambda m: f" {_host_words(m.group(1))} url ", query)
+    query = _EMAIL.sub(" email ", query)
+    query = _FILE_PATH.sub(_path_words, query)
+    return _DOMAIN.sub(lambda m: f" {_host_words(m.group(0))} domain ", query)
+
+
+def _host_words(host: str) -> str:
+    labels = host.lower().split(".")
+    return " ".join(label for label in labels[:-1] if label != "www") if len(labels) > 1 else host
+
+
+def _path_words(match: re.Match[str]) -> str:
+    last = match.group(0).rstrip("/").rsplit("/", 1)[-1]
+    extension = _EXTENSION.search(last)
+    if extension is None:
+        return f" {last} directory "
+    return f" {last[: extension.start()]} {extension.group(1)} file "
 
 
 def split_clauses(query: str, *, split_links: bool = True) -> list[str]:

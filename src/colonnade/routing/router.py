@@ -62,7 +62,7 @@ class Boosts:
     session: float = 0.2
     co_occurrence: float = 0.3
     co_anchors: int = 3
-    strong: float = 0.9
+    strong: float = 0.8
     """A tool scoring at least this share of the best is a strong match: it pulls in its bundles
     and is not held back by the per-API cap (the query asks for exactly that API's tools)."""
 

@@ -18,9 +18,12 @@ from colonnade.adapters.http import HttpAdapter
 from colonnade.calls.default_pipeline import PipelineParts, build_pipeline
 from colonnade.calls.manifest import Manifests
 from colonnade.calls.service import CallService
+from colonnade.calls.stages.observe import Observe
 from colonnade.calls.two_phase import TwoPhaseCoordinator
 from colonnade.catalog.catalog import Catalog
 from colonnade.config import Settings
+from colonnade.observability.metrics import GatewayMetrics
+from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider
 from colonnade.routing.catalog_index import CatalogIndex
 from colonnade.routing.learning import CallFeedback
 from colonnade.routing.router import Router
@@ -36,6 +39,7 @@ from colonnade.surfaces.app import _transport_security, build_http_app
 from colonnade.surfaces.mcp_discovery import Discovery
 from colonnade.surfaces.mcp_routing import DynamicToolList
 from colonnade.surfaces.mcp_server import McpSurface
+from colonnade.surfaces.metrics_route import metrics_route
 from colonnade.surfaces.rest import RestSurface
 
 __all__ = ["Gateway", "PublishedFile"]
@@ -62,9 +66,14 @@ class Gateway:
         self.health = HealthMonitor(interval_s=settings.health_interval_s)
         self.idempotency = IdempotencyStore(engine)
         self.two_phase = TwoPhaseCoordinator(self.catalog, CommitTokenStore(engine))
+        self.metrics = GatewayMetrics()
+        self.metrics.track_catalog(self.catalog)
+        self.tracer_provider = build_tracer_provider()
+        observe = Observe(self.metrics, self.tracer_provider.get_tracer(TRACER_NAME))
         pipeline = build_pipeline(
             PipelineParts(
                 http=self.http,
+                observe=observe,
                 idempotency=self.idempotency,
                 idempotency_retention_s=settings.idempotency_retention_s,
                 two_phase=self.two_phase,
@@ -72,7 +81,9 @@ class Gateway:
             )
         )
         manifests = Manifests.from_folder(settings.manifests_dir)
-        self.calls = CallService(self.catalog, pipeline, manifests, self.two_phase)
+        self.calls = CallService(
+            self.catalog, pipeline, manifests, self.two_phase, on_refused=observe.refused
+        )
         # The embedded default keeps the routing index and learned co-occurrence under data_dir.
         routing_dir = settings.data_dir / "routing" if settings.database_url is None else None
         self.tool_index = CatalogIndex(self.catalog, directory=routing_dir)
@@ -139,7 +150,7 @@ class Gateway:
             host=host,
             readiness=self.readiness,
             lifespan=self._background,
-            extra_routes=rest.routes(),
+            extra_routes=[*rest.routes(), metrics_route(self.metrics)],
         )
 
     @contextlib.asynccontextmanager
@@ -175,3 +186,4 @@ class Gateway:
         await self.health.aclose()
         await self.http.aclose()
         await self.engine.dispose()
+        self.tracer_provider.shutdown()

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from colonnade.store.engine import session_factory
 from colonnade.store.tables import CommitTokenRow
+from colonnade.store.write_gate import WriteGate
 
 __all__ = ["CommitTokenStore", "PreparedCall", "TokenState"]
 
@@ -57,12 +58,13 @@ def _record(row: CommitTokenRow) -> PreparedCall:
 class CommitTokenStore:
     def __init__(self, bind: AsyncEngine | async_sessionmaker[AsyncSession]) -> None:
         self._sessions = session_factory(bind) if isinstance(bind, AsyncEngine) else bind
+        self._write = WriteGate(bind if isinstance(bind, AsyncEngine) else None)
 
     async def create(
         self, token: str, *, tool: str, version: str, input: dict[str, Any], prepared: Any, deadline: datetime
     ) -> None:
         now = _now()
-        async with self._sessions.begin() as session:
+        async with self._write(), self._sessions.begin() as session:
             session.add(
                 CommitTokenRow(
                     token=token,
@@ -90,7 +92,7 @@ class CommitTokenStore:
         query = update(CommitTokenRow).where(CommitTokenRow.token == token, CommitTokenRow.state == source)
         if live_only:
             query = query.where(CommitTokenRow.deadline > _now())
-        async with self._sessions.begin() as session:
+        async with self._write(), self._sessions.begin() as session:
             result = await session.execute(
                 query.values(state=target, updated_at=_now(), attempts=CommitTokenRow.attempts + 1)
             )

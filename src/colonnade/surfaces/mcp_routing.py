@@ -144,7 +144,8 @@ class DynamicToolList:
         with self._lock:
             state = self._states.get(key) if key is not None else None
             if request is not None and request.context is not None:
-                state = _SessionState(request.context, request.domain_hints, request.k)
+                listed = state.listed if state is not None else frozenset()
+                state = _SessionState(request.context, request.domain_hints, request.k, listed)
             elif state is not None and request is not None:
                 state.domain_hints = request.domain_hints or state.domain_hints
                 state.k = request.k or state.k

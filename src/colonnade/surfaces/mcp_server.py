@@ -107,16 +107,16 @@ class McpSurface:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         cursor = params.cursor if params is not None else None
-        always_on = self.discovery.tools() if self.discovery is not None and cursor is None else []
+        meta_tools = self.discovery.tools() if self.discovery is not None and cursor is None else []
         if self.routing is not None and cursor is None:
             routed = self.routing.listing(ctx, _routing_request(params.meta if params is not None else None))
             if routed is not None:
-                return types.ListToolsResult(tools=[*(tool.to_mcp() for tool in routed), *always_on])
+                return types.ListToolsResult(tools=[*(tool.to_mcp() for tool in routed), *meta_tools])
         try:
             tools, next_cursor = self.catalog.page(cursor, self.page_size)
         except ValueError as exc:
             raise MCPError(types.INVALID_PARAMS, f"invalid cursor: {exc}") from None
-        listed = [*always_on, *(tool.to_mcp() for tool in tools)]
+        listed = [*meta_tools, *(tool.to_mcp() for tool in tools)]
         return types.ListToolsResult(tools=listed, next_cursor=next_cursor)
 
     async def _call_tool(

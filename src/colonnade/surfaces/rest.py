@@ -134,9 +134,8 @@ class RestSurface:
 
     async def list_tools(self, request: Request) -> Response:
         """`GET /v1/tools?cursor=&limit=`: the catalog in canonical-name order, one page at a time."""
-        refused = await self._refusal(request)
-        if refused is not None:
-            return error_response(refused.code, refused.message, refused.http_status, **refused.details)
+        if (refused := await self._read_refusal(request)) is not None:
+            return refused
         limit = _page_limit(request.query_params.get("limit"), self.page_size)
         if limit is None:
             return error_response(
@@ -154,9 +153,8 @@ class RestSurface:
 
     async def get_tool(self, request: Request) -> Response:
         """`GET /v1/tools/{name}`: one tool's full definition, by canonical or wire name."""
-        refused = await self._refusal(request)
-        if refused is not None:
-            return error_response(refused.code, refused.message, refused.http_status, **refused.details)
+        if (refused := await self._read_refusal(request)) is not None:
+            return refused
         name = request.path_params["name"]
         tool = self.catalog.get(name)
         if tool is None:
@@ -169,6 +167,11 @@ class RestSurface:
         names = [n for tool in self.catalog.tools() for n in (tool.canonical_name, tool.wire_name)]
         return list(dict.fromkeys(difflib.get_close_matches(name, names, n=_SUGGESTIONS)))
 
+    async def _read_refusal(self, request: Request) -> Response | None:
+        refused = await self._refusal(request)
+        if refused is None:
+            return None
+        return error_response(refused.code, refused.message, refused.http_status, **refused.details)
 
 
 def _schema_route(envelope: EnvelopeSchema) -> Route:

@@ -100,8 +100,8 @@ class Observe:
             otel_context.detach(activation)
         return result
 
-    def unresolved(self, request: CallRequest, result: CallResult) -> None:
-        """Record a request that named no served tool (it never enters the pipeline)."""
+    def refused(self, request: CallRequest, result: CallResult) -> None:
+        """Record a request refused before the pipeline (no such tool or version); a `RefusalHook`."""
         status, code = _outcome(result)
         self.metrics.for_tool(UNRESOLVED_TOOL).record(status, code, result.metrics.duration_ms / 1000)
         span = start_call_span(

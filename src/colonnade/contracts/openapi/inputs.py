@@ -76,8 +76,8 @@ def assemble_input(
     required: list[str] = []
     renamed: dict[str, str] = {}
     for field in sorted(fields, key=lambda f: _LOCATION_ORDER[f.location]):
-        name = field.preferred_name or None
-        if name is None or name in properties:
+        name = field.preferred_name
+        if not name or name in properties:
             name = property_name(field.wire_name, field.location)
         if name in properties:
             name = unique(f"{_PREFIX[field.location]}_{name}", properties)

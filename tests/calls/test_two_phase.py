@@ -1,0 +1,64 @@
+"""Two-phase commit: prepare -> success_prep + token; commit once; roll back after the deadline."""
+
+from __future__ import annotations
+
+import asyncio
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from colonnade.calls.envelope import CallStatus
+from tests.calls.conftest import Harness, build_harness
+
+
+async def test_prepare_then_commit_once(harness: Harness) -> None:
+    prepared = await harness.call("reserve", input={"item_id": "I-1"})
+    assert prepared.status is CallStatus.SUCCESS_PREP
+    assert prepared.commit_token is not None and prepared.commit_token.startswith("ct_")
+    reservation = prepared.output["reservation_id"]  # type: ignore[index]
+    assert [e["kind"] for e in harness.ledger()] == ["reserve"]
+
+    committed = await harness.service.commit(prepared.commit_token)
+    assert committed.status is CallStatus.SUCCESS, committed.error
+    assert committed.output == {"reservation_id": reservation, "state": "confirmed"}
+    again = await harness.service.commit(prepared.commit_token)
+    assert again.status is CallStatus.TERMINAL_ERROR
+    assert again.error is not None and again.error.code == "P-PRECOND-COMMIT-TOKEN"
+    assert [e["kind"] for e in harness.ledger()] == ["reserve", "confirm"]
+
+
+async def test_concurrent_commits_consume_the_token_once(harness: Harness) -> None:
+    prepared = await harness.call("reserve", input={"item_id": "I-2"})
+    assert prepared.commit_token is not None
+    results = await asyncio.gather(*(harness.service.commit(prepared.commit_token) for _ in range(10)))
+    assert sum(r.status is CallStatus.SUCCESS for r in results) == 1
+    assert [e["kind"] for e in harness.ledger()].count("confirm") == 1
+
+
+async def test_uncommitted_token_is_rolled_back_after_its_window(
+    empty_engine: AsyncEngine, harness: Harness
+) -> None:
+    short, http = await build_harness(empty_engine, harness.fault_url, window_ms=200)
+    try:
+        prepared = await short.call("reserve", input={"item_id": "I-1"})
+        assert prepared.commit_token is not None
+        assert await short.coordinator.sweep() == 0  # not due yet
+        await asyncio.sleep(0.3)
+        assert await short.coordinator.sweep() == 1
+        late = await short.service.commit(prepared.commit_token)
+    finally:
+        await http.aclose()
+    assert late.error is not None and late.error.code == "P-PRECOND-COMMIT-TOKEN"
+    assert "rolled_back" in late.error.message
+    assert [e["kind"] for e in harness.ledger()] == ["reserve", "cancel"]
+
+
+async def test_unknown_token_is_refused(harness: Harness) -> None:
+    result = await harness.service.commit("ct_nope")
+    assert result.status is CallStatus.TERMINAL_ERROR
+    assert result.error is not None and result.error.code == "P-PRECOND-COMMIT-TOKEN"
+
+
+async def test_failed_prepare_issues_no_token(harness: Harness) -> None:
+    result = await harness.call("reserve", "500", input={"item_id": "I-1"})
+    assert result.status is CallStatus.TERMINAL_ERROR
+    assert result.commit_token is None

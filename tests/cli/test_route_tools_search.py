@@ -1,0 +1,87 @@
+"""`colonnade tools search`: the gateway's router over the configured catalog, as a table or JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from colonnade.cli import app
+
+ROOT = Path(__file__).resolve().parents[2]
+COLONNADE = Path(sys.executable).with_name("colonnade")
+DEMO = ROOT / "examples" / "contracts"
+
+
+def environment(tmp_path: Path, *contracts: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COLONNADE_")}
+    env.update(
+        COLONNADE_DATA_DIR=str(tmp_path / "data"),
+        COLONNADE_CONTRACTS=json.dumps([str(c) for c in contracts]),
+        COLUMNS="220",
+    )
+    return env
+
+
+def test_search_prints_ranked_tools_with_scores_and_reasons(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [str(COLONNADE), "tools", "search", "refund a paid invoice", "--k", "3"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=environment(tmp_path, DEMO),
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    first = next(line for line in lines if "acme__billing__refund_invoice" in line)
+    assert "acme:billing:refund_invoice" in first and "retrieval 1.00" in first
+    assert first.split("│")[1].strip() == "1"
+    assert "confidence 1.00" in done.stdout
+    assert (tmp_path / "data" / "routing" / "tools_index.npz").exists()  # the embedded index was saved
+
+
+runner = CliRunner()
+
+
+def test_search_as_json_honours_k_and_domain_hints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in environment(tmp_path, DEMO).items():
+        if key.startswith("COLONNADE_"):
+            monkeypatch.setenv(key, value)
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(
+        app, ["tools", "search", "look up a customer", "--k", "2", "--json", "--domain", "billing"]
+    )
+    assert result.exit_code == 0, result.output
+    decision = json.loads(result.output)
+    assert len(decision["selected"]) == 2
+    assert any("domain hint 'billing'" in " ".join(why) for why in decision["reasons"].values())
+    assert decision["query_used"] == "look up a customer" and decision["fallback_used"] is False
+
+
+def test_an_empty_catalog_or_query_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLONNADE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("COLONNADE_CONTRACTS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    empty = runner.invoke(app, ["tools", "search", "refund"])
+    assert empty.exit_code == 2
+    assert "catalog is empty" in " ".join(empty.output.split())
+    blank = runner.invoke(app, ["tools", "search", "   "])
+    assert blank.exit_code == 2 and "query is empty" in blank.output
+
+
+def test_a_broken_contract_is_reported_not_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: [unclosed\n")
+    for key, value in environment(tmp_path, broken).items():
+        if key.startswith("COLONNADE_"):
+            monkeypatch.setenv(key, value)
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["tools", "search", "refund"])
+    assert result.exit_code == 2
+    assert "cannot load contract" in result.output and "broken.yaml" in result.output

@@ -1,0 +1,184 @@
+"""ToolIndex: search quality on hand-written tools, updates, filters, ordering, persistence."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from colonnade.catalog import project_contract
+from colonnade.contracts.validate import load_contract
+from colonnade.routing import IndexConfig, ToolDoc, ToolIndex, doc_from_tool
+from colonnade.routing.index import IndexLoadError
+
+TOOLS = [
+    ToolDoc("weather:get_forecast", "getWeatherForecast", description="Weather forecast for a city for the next days",
+            params=(("city", "City name"), ("days", "Number of days")), server="weather"),
+    ToolDoc("weather:get_alerts", "get_weather_alerts", description="Active severe weather alerts for a region",
+            params=(("region", "Region code"),), server="weather"),
+    ToolDoc("fs:write_file", "write_file", description="Create or overwrite a file with the given content",
+            params=(("path", "File path"), ("content", "Text to write")), server="filesystem"),
+    ToolDoc("fs:read_file", "read_file", description="Read the contents of a file",
+            params=(("path", "File path"),), server="filesystem"),
+    ToolDoc("billing:refund_invoice", "refund_invoice", summary="Refund a paid invoice in full",
+            intent="Use when a customer gets their money back", server="acme:billing", tags=("billing",)),
+    ToolDoc("billing:list_invoices", "list_invoices", summary="List invoices of a customer",
+            server="acme:billing", tags=("billing",)),
+    ToolDoc("mail:send_email", "sendEmail", description="Send an e-mail message to a recipient",
+            params=(("to", "Recipient address"), ("subject", "Subject line")), server="mail"),
+    ToolDoc("stocks:get_price", "get_stock_price", description="Current stock price for a ticker symbol",
+            params=(("ticker", "Ticker symbol, e.g. AAPL"),), server="finance"),
+]  # fmt: skip
+
+
+def _index(docs: list[ToolDoc] = TOOLS, config: IndexConfig | None = None) -> ToolIndex:
+    index = ToolIndex(config)
+    index.upsert(docs)
+    return index
+
+
+@pytest.mark.parametrize(
+    ("query", "best"),
+    [
+        ("What will the weather be like in Paris over the next three days?", "weather:get_forecast"),
+        ("Please save this text into notes.txt", "fs:write_file"),
+        ("Show me what is inside the file report.md", "fs:read_file"),
+        ("The customer wants their money back for invoice 42", "billing:refund_invoice"),
+        ("email the report to bob@example.com", "mail:send_email"),
+        ("How much does one AAPL share cost right now?", "stocks:get_price"),
+    ],
+)
+def test_the_right_tool_ranks_first(query: str, best: str) -> None:
+    assert _index().search(query, k=3)[0].id == best
+
+
+def test_each_part_of_a_multi_tool_request_finds_its_tool() -> None:
+    query = "Get the weather forecast for Oslo. Then write it to a file. Finally email it to my boss."
+    top3 = {hit.id for hit in _index().search(query, k=3)}
+    assert top3 == {"weather:get_forecast", "fs:write_file", "mail:send_email"}
+
+
+def test_hits_explain_which_query_words_matched() -> None:
+    hit = _index().search("severe weather alerts in the region", k=1)[0]
+    assert hit.id == "weather:get_alerts"
+    assert set(hit.matched_terms) == {"severe", "weather", "alerts", "region"}
+    assert hit.lexical is not None and hit.score > 0 and hit.dense is None
+
+
+def test_nothing_matching_returns_nothing() -> None:
+    index = _index()
+    assert index.search("zyzzyva quux") == []
+    assert index.search("weather", k=0) == []
+    assert ToolIndex().search("weather") == []
+
+
+def test_allowed_restricts_candidates() -> None:
+    index = _index()
+    hits = index.search("weather forecast alerts file", k=10, allowed={"fs:read_file", "weather:get_alerts", "nope"})
+    assert {h.id for h in hits} == {"fs:read_file", "weather:get_alerts"}
+    assert index.search("weather", allowed=set()) == []
+
+
+def test_ties_are_broken_by_id() -> None:
+    twins = [ToolDoc(f"echo:{suffix}", "echo", description="Echo the input") for suffix in "dbca"]
+    hits = _index(twins).search("echo input", k=4)
+    assert [h.id for h in hits] == ["echo:a", "echo:b", "echo:c", "echo:d"]
+    assert len({h.score for h in hits}) == 1
+
+
+def test_upsert_replaces_a_document_with_the_same_id() -> None:
+    index = _index()
+    index.upsert([ToolDoc("mail:send_email", "send_sms", description="Send a text message to a phone")])
+    assert len(index) == len(TOOLS)
+    assert index.search("send a text message to a phone", k=1)[0].id == "mail:send_email"
+    assert all(h.id != "mail:send_email" for h in index.search("e-mail recipient subject"))
+
+
+def test_removed_documents_are_never_returned() -> None:
+    index = _index()
+    index.remove(["weather:get_forecast", "unknown:id"])
+    assert "weather:get_forecast" not in index
+    assert len(index) == len(TOOLS) - 1
+    assert all(h.id != "weather:get_forecast" for h in index.search("weather forecast city days", k=10))
+
+
+QUERIES = [
+    "weather forecast for a city",
+    "write the file content",
+    "refund the invoice of a customer. Then send an email about it.",
+    "stock price ticker",
+    "list invoices and read the file",
+]
+
+
+def _results(index: ToolIndex) -> list[list[tuple[str, float]]]:
+    return [[(h.id, h.score) for h in index.search(q, k=10)] for q in QUERIES]
+
+
+def test_incremental_updates_rank_exactly_like_a_full_rebuild() -> None:
+    rng = random.Random(7)
+    docs = {d.id: d for d in TOOLS}
+    pool = [*TOOLS, *(ToolDoc(f"extra:{i}", f"tool_{i}", description=f"extra weather file invoice {i}") for i in range(12))]
+    live = _index([], IndexConfig(delta_limit=3, delta_ratio=0.0))
+    current: dict[str, ToolDoc] = {}
+    for step in range(60):
+        doc = rng.choice(pool)
+        if doc.id in current and rng.random() < 0.4:
+            live.remove([doc.id])
+            del current[doc.id]
+        else:
+            changed = ToolDoc(doc.id, doc.name, description=f"{doc.description} v{step}", server=doc.server)
+            live.upsert([changed])
+            current[doc.id] = changed
+        if step % 10 == 9:
+            rebuilt = _index(list(current.values()))
+            assert _results(live) == _results(rebuilt), f"after step {step}"
+            assert len(live) == len(rebuilt) == len(current)
+    assert docs  # the pool above mixes the hand-written tools with generated ones
+
+
+def test_save_and_load_round_trip(tmp_path: Path) -> None:
+    index = _index()
+    index.remove(["fs:read_file"])
+    index.upsert([ToolDoc("new:tool", "translate_text", description="Translate text into another language")])
+    path = tmp_path / "index" / "tools.npz"
+    index.save(path)
+    loaded = ToolIndex.load(path)
+    assert len(loaded) == len(index) and "new:tool" in loaded and "fs:read_file" not in loaded
+    assert _results(loaded) == _results(index)
+    assert loaded.search("translate this text to French", k=1)[0].id == "new:tool"
+
+
+def test_a_loaded_index_keeps_updating(tmp_path: Path) -> None:
+    path = tmp_path / "tools.npz"
+    _index(TOOLS[:4]).save(path)
+    loaded = ToolIndex.load(path)
+    loaded.upsert(TOOLS[4:])
+    assert _results(loaded) == _results(_index())
+
+
+def test_loading_something_else_says_what_is_wrong(tmp_path: Path) -> None:
+    with pytest.raises(IndexLoadError, match="no such file"):
+        ToolIndex.load(tmp_path / "missing.npz")
+    garbage = tmp_path / "garbage.npz"
+    garbage.write_bytes(b"not a zip file")
+    with pytest.raises(IndexLoadError, match="not a saved tool index.*rebuild it"):
+        ToolIndex.load(garbage)
+    other = tmp_path / "other.npz"
+    np.savez(other, numbers=np.arange(3))
+    with pytest.raises(IndexLoadError, match="no header"):
+        ToolIndex.load(other)
+
+
+def test_catalog_tools_are_indexed_under_their_canonical_names(repo_root: Path) -> None:
+    tools = [
+        *project_contract(load_contract(repo_root / "examples/contracts/crm.yaml")),
+        *project_contract(load_contract(repo_root / "examples/contracts/billing.yaml")),
+    ]
+    index = _index([doc_from_tool(t) for t in tools])
+    assert index.search("give the customer their money back for a paid invoice", k=1)[0].id == (
+        "acme:billing:refund_invoice"
+    )
+    assert index.search("change the e-mail address of a customer", k=1)[0].id == "acme:crm:update_customer"
