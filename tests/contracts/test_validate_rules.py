@@ -1,4 +1,4 @@
-"""Every validator rule (UAC001..UAC015): a document that breaks it and a near miss that passes.
+"""Every validator rule (UAC001..UAC016): a document that breaks it and a near miss that passes.
 
 Each document is the valid base fixture with one mutation, so a failure names exactly one rule.
 """
@@ -40,6 +40,7 @@ PUBLIC_SEVERITIES = {
     "UAC013": "error",
     "UAC014": "warning",
     "UAC015": "error",
+    "UAC016": "error",  # added with two-phase commit (issue 5), beyond issue 2's table
 }
 
 
@@ -412,6 +413,16 @@ FAILING: list[tuple[str, str, Mutation, str, tuple[str, ...]]] = [
         ("destructive",),
     ),
     ("published-without-endpoints", "UAC015", _set("endpoints", []), "/endpoints", ("published",)),
+    (
+        "two-phase-unknown-operation",
+        "UAC016",
+        _set(
+            "endpoints/1/runtime",
+            {"two_phase": {"commit_operation": "confirmTicket", "compensate_operation": "deleteTicket"}},
+        ),
+        "/endpoints/1/runtime/two_phase/commit_operation",
+        ("confirmTicket", "not an operation_id"),
+    ),
 ]
 
 
@@ -500,6 +511,14 @@ PASSING: list[tuple[str, str, Mutation]] = [
     ("same-path-other-method", "UAC013", _set("endpoints/2/operation_id", "removeTicket")),
     ("destructive-not-safe", "UAC014", _set("endpoints/2/llm/safe_for_agents", False)),
     ("draft-without-endpoints", "UAC015", _all(_set("status", "draft"), _set("endpoints", []))),
+    (
+        "two-phase-known-operations",
+        "UAC016",
+        _set(
+            "endpoints/1/runtime",
+            {"two_phase": {"commit_operation": "getTicket", "compensate_operation": "deleteTicket"}},
+        ),
+    ),
 ]
 
 

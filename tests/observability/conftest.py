@@ -29,7 +29,7 @@ from colonnade.calls.service import CallService
 from colonnade.calls.stages.observe import Observe
 from colonnade.catalog.catalog import Catalog
 from colonnade.contracts.model import Contract
-from colonnade.observability.logging import configure_logging
+from colonnade.observability.logging import _SinkHandler, configure_logging
 from colonnade.observability.metrics import GatewayMetrics
 from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider
 
@@ -57,7 +57,7 @@ class LogCapture:
 
 def _restore_logging(level: int, levels: dict[str, int]) -> None:
     root = logging.getLogger()
-    for handler in [h for h in root.handlers if type(h).__name__ == "_SinkHandler"]:
+    for handler in [h for h in root.handlers if isinstance(h, _SinkHandler)]:
         root.removeHandler(handler)
     root.setLevel(level)
     for name, saved in levels.items():

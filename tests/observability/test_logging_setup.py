@@ -14,7 +14,9 @@ import structlog
 from colonnade.calls.envelope import CallStatus
 from colonnade.catalog.catalog import Catalog
 from colonnade.observability.logging import configure_logging, level_number
+from colonnade.routing.router import Router
 from tests.observability.conftest import Answer, LogCapture, observed, request
+from tests.support.tool_docs import sample_corpus
 
 
 def test_structlog_events_are_json_lines_with_level_time_and_logger(logs: LogCapture) -> None:
@@ -50,6 +52,18 @@ def test_router_decision_fields_keep_their_structure(logs: LogCapture) -> None:
     (line,) = logs.events("routing.decision")
     assert line["logger"] == "colonnade.routing"
     assert {key: line[key] for key in decision} == decision
+
+
+def test_the_routers_decision_trace_arrives_with_its_fields(logs: LogCapture) -> None:
+    decision = Router(sample_corpus()).route("refund a paid invoice")
+    (line,) = logs.events("routing.decision")
+    assert line["logger"] == "colonnade.routing" and line["level"] == "info"
+    assert line["message"].startswith(f"routing decision: {len(decision.selected)} tools")
+    assert line["selected"] == decision.selected
+    assert line["scores"] == decision.scores
+    assert line["reasons"] == {tool: list(reasons) for tool, reasons in decision.reasons.items()}
+    assert (line["confidence"], line["fallback_used"]) == (decision.confidence, decision.fallback_used)
+    assert line["query"] == "refund a paid invoice"
 
 
 def test_levels_filter_both_paths(logs: LogCapture) -> None:

@@ -46,6 +46,13 @@ class Pipeline:
     async def run(self, call: Call) -> CallResult:
         return await self._entry(call)
 
+    async def drain(self) -> None:
+        """Let stages finish work they do after answering (e.g. storing outcomes) before shutdown."""
+        for stage in self.stages:
+            drain = getattr(stage, "drain", None)
+            if drain is not None:
+                await drain()
+
 
 async def _past_the_end(call: Call) -> CallResult:
     raise RuntimeError(f"the last pipeline stage passed call {call.request.call_id} on; it must end it")

@@ -32,6 +32,7 @@ from colonnade.catalog.naming import WireProfile, split_canonical, wire_name_pat
 from colonnade.catalog.projection import project_contract
 from colonnade.catalog.tool import Tool
 from colonnade.contracts.model import Contract, ContractStatus
+from colonnade.contracts.semver import parse_semver
 
 __all__ = ["ApiVersion", "Catalog", "CatalogChange", "Listener"]
 
@@ -152,7 +153,7 @@ class Catalog:
         rows: list[ApiVersion] = []
         for (tenant, api), versions in sorted(self._apis.items()):
             active = _active(versions)
-            for version in sorted(versions, key=_semver_key):
+            for version in sorted(versions, key=parse_semver):
                 entry = versions[version]
                 rows.append(
                     ApiVersion(tenant, api, version, entry.deprecated, version == active, len(entry.tools))
@@ -246,7 +247,7 @@ class Catalog:
         versions = self._apis.get(key)
         if versions is None or (version is not None and version not in versions):
             known = [
-                _label(k, v) for k, vs in sorted(self._apis.items()) for v in sorted(vs, key=_semver_key)
+                _label(k, v) for k, vs in sorted(self._apis.items()) for v in sorted(vs, key=parse_semver)
             ]
             raise NotInCatalog(_label(key, version), known)
         return versions
@@ -342,15 +343,7 @@ def _served(
 
 def _active(versions: dict[str, _Published]) -> str | None:
     candidates = [v for v, entry in versions.items() if not entry.deprecated]
-    return max(candidates, key=_semver_key) if candidates else None
-
-
-def _semver_key(version: str) -> tuple[Any, ...]:
-    """Semantic-version precedence: pre-releases sort before their release; build metadata ignored."""
-    core, _, prerelease = version.split("+", 1)[0].partition("-")
-    numbers = tuple(int(part) if part.isdigit() else 0 for part in core.split("."))
-    identifiers = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in prerelease.split(".") if p)
-    return (numbers, not prerelease, identifiers, version)
+    return max(candidates, key=parse_semver) if candidates else None
 
 
 def _label(key: _ApiKey, version: str | None) -> str:

@@ -1,4 +1,4 @@
-"""The validator's rules: one function per public code (UAC001..UAC015), each safe on raw data.
+"""The validator's rules: one function per public code (UAC001..UAC016), each safe on raw data.
 
 Every rule takes the same `Subject` (the JSON-shaped document and what rules share) and yields
 findings; `RULES` lists them and nothing else decides what runs. Rules read the raw data
@@ -56,6 +56,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "UAC013": (Severity.ERROR, "the same path + method appears twice in one contract"),
     "UAC014": (Severity.WARNING, "safe_for_agents: true on a destructive operation"),
     "UAC015": (Severity.ERROR, "a published contract has no endpoints"),
+    "UAC016": (Severity.ERROR, "runtime.two_phase names an operation that is not in the contract"),
 }
 
 SUMMARY_LIMIT = 160
@@ -483,6 +484,32 @@ def uac015_published_has_endpoints(subject: Subject) -> Iterator[Finding]:
         )
 
 
+def uac016_two_phase_operations(subject: Subject) -> Iterator[Finding]:
+    """Commit and compensate operations must be other operations of the same contract."""
+    known = {
+        e.data.get("operation_id") for e in subject.endpoints if isinstance(e.data.get("operation_id"), str)
+    }
+    for endpoint in subject.endpoints:
+        runtime = endpoint.data.get("runtime")
+        spec = runtime.get("two_phase") if isinstance(runtime, dict) else None
+        if not isinstance(spec, dict):
+            continue
+        for field in ("commit_operation", "compensate_operation"):
+            name = spec.get(field)
+            if not isinstance(name, str):
+                continue  # a missing or mistyped field is UAC001's finding
+            if name not in known or name == endpoint.data.get("operation_id"):
+                what = (
+                    "is this operation itself" if name in known else "is not an operation_id of this contract"
+                )
+                yield _finding(
+                    "UAC016",
+                    f"{endpoint.pointer}/runtime/two_phase/{field}",
+                    f"two_phase.{field} {name!r} {what}",
+                    f"name another operation of this contract; known: {', '.join(sorted(map(str, known)))}",
+                )
+
+
 RULES: tuple[Rule, ...] = (
     uac001_schema,
     uac001_input_schemas,
@@ -500,4 +527,5 @@ RULES: tuple[Rule, ...] = (
     uac013_unique_routes,
     uac014_destructive_safe_for_agents,
     uac015_published_has_endpoints,
+    uac016_two_phase_operations,
 )

@@ -81,7 +81,7 @@ def parse_range(text: str) -> VersionRange:
     """Parse a version or range; raise ValueError saying which part is not understood."""
     spec = text.strip()
     if not spec:
-        raise ValueError("an empty version range; give a version (1.2.3) or a range (^1.2, 1.x, >=1.0.0 <2.0.0)")
+        raise ValueError("an empty version range; give a version (1.2.3) or a range (^1.2, 1.x, >=1 <2)")
     if _SEMVER.match(spec):
         return VersionRange(spec, [], spec)
     alternatives = [_alternative(part.strip(), text) for part in spec.split("||")]
@@ -90,7 +90,7 @@ def parse_range(text: str) -> VersionRange:
 
 def _alternative(part: str, text: str) -> list[_Comparator]:
     if not part:
-        raise ValueError(f"{text!r}: empty alternative around '||'")
+        raise ValueError(f"{text!r}: an empty alternative around '||' in the version range")
     comparators: list[_Comparator] = []
     for token in part.split():
         if token.startswith("^"):

@@ -95,6 +95,14 @@ def _add_logger_name(logger: WrappedLogger, method_name: str, event_dict: EventD
     return event_dict
 
 
+def _event_from_extra(logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
+    """A record whose `extra` names its `event` keeps that name; the formatted text becomes `message`."""
+    record = event_dict.get("_record")
+    if record is not None and isinstance(getattr(record, "event", None), str):
+        event_dict["message"] = event_dict["event"]
+    return event_dict
+
+
 def _drop_noise(logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
     for key in _NOISE_KEYS:
         event_dict.pop(key, None)
@@ -154,6 +162,7 @@ def configure_logging(
     )
     formatter = structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=[
+            _event_from_extra,
             structlog.stdlib.ExtraAdder(),
             _drop_noise,
             structlog.contextvars.merge_contextvars,
@@ -163,16 +172,21 @@ def configure_logging(
         ],
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *tail],
     )
+    _route_stdlib(_SinkHandler(sink, formatter), threshold)
+
+
+def _route_stdlib(handler: _SinkHandler, threshold: int) -> None:
+    """Make `handler` the root's only sink handler; library loggers propagate to it."""
     root = logging.getLogger()
-    for handler in [h for h in root.handlers if isinstance(h, _SinkHandler)]:
-        root.removeHandler(handler)
-    root.addHandler(_SinkHandler(sink, formatter))
+    for previous in [h for h in root.handlers if isinstance(h, _SinkHandler)]:
+        root.removeHandler(previous)
+    root.addHandler(handler)
     root.setLevel(threshold)
     for name in _AT_LEAST_WARNING:
         logging.getLogger(name).setLevel(max(threshold, logging.WARNING))
     for name in _ROUTED_TO_ROOT:
         library = logging.getLogger(name)
-        for handler in list(library.handlers):
-            library.removeHandler(handler)
+        for own in list(library.handlers):
+            library.removeHandler(own)
         library.propagate = True
     logging.captureWarnings(True)

@@ -87,11 +87,11 @@ class LexicalStore:
         "_delta",
         "_delta_segment",
         "_df",
-        "_lengths",
         "_length_sums",
+        "_lengths",
         "_main",
-        "_norm_cache",
         "_n_alive",
+        "_norm_cache",
         "params",
         "vocabulary",
     )

@@ -180,6 +180,7 @@ class Gateway:
                 logger.exception("purging expired idempotency records failed")
 
     async def aclose(self) -> None:
+        await self.calls.pipeline.drain()
         await self.catalog.drain()
         self.tool_index.close()
         self.feedback.flush()

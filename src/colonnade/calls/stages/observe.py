@@ -22,6 +22,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 from structlog.contextvars import bind_contextvars, reset_contextvars
+from structlog.typing import FilteringBoundLogger
 
 from colonnade.calls.call import Call
 from colonnade.calls.envelope import CallRequest, CallResult, CallStatus
@@ -62,7 +63,7 @@ class Observe:
         self.metrics = metrics if metrics is not None else GatewayMetrics()
         self.tracer = tracer if tracer is not None else build_tracer_provider().get_tracer(TRACER_NAME)
         self._fingerprint = fingerprint if fingerprint is not None else InputFingerprint()
-        self._log: Any = structlog.get_logger(LOGGER_NAME)
+        self._log: FilteringBoundLogger = structlog.get_logger(LOGGER_NAME)
 
     async def __call__(self, call: Call, next: Next) -> CallResult:
         request = call.request
@@ -73,11 +74,7 @@ class Observe:
             tool,
             trace_id=request.context.trace_id,
             parent_span_id=request.context.parent_span_id,
-            attributes={
-                "colonnade.tool": tool,
-                "colonnade.call_id": request.call_id,
-                "colonnade.trace_id": request.context.trace_id,
-            },
+            attributes={"colonnade.tool": tool, **_ids(request)},
         )
         activation = otel_context.attach(trace.set_span_in_context(span))
         bound = bind_contextvars(call_id=request.call_id, trace_id=request.context.trace_id)
@@ -109,7 +106,7 @@ class Observe:
             UNRESOLVED_TOOL,
             trace_id=request.context.trace_id,
             parent_span_id=request.context.parent_span_id,
-            attributes={"colonnade.call_id": request.call_id, "colonnade.trace_id": request.context.trace_id},
+            attributes=_ids(request),
         )
         _close_span(span, status, code, None)
         level = _LEVEL.get(result.status, logging.INFO)
@@ -194,6 +191,14 @@ def _exception_summary(failure: BaseException) -> dict[str, Any]:
     return {
         "type": f"{type(failure).__module__}.{type(failure).__qualname__}",
         "frames": [f"{Path(f.filename).name}:{f.lineno} in {f.name}" for f in frames],
+    }
+
+
+def _ids(request: CallRequest) -> dict[str, str]:
+    """Span attributes naming the call (clipped: callers choose these ids)."""
+    return {
+        "colonnade.call_id": _clip(request.call_id),
+        "colonnade.trace_id": _clip(request.context.trace_id),
     }
 
 

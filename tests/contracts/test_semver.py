@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from colonnade.store.semver import parse_semver
+from colonnade.contracts.semver import parse_range, parse_semver
 
 
 def test_numeric_parts_compare_as_numbers_not_text() -> None:
@@ -41,3 +41,28 @@ def test_next_patch_suggests_a_later_release() -> None:
 def test_rejects_text_that_is_not_a_version(text: str) -> None:
     with pytest.raises(ValueError, match="not a semantic version"):
         parse_semver(text)
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("1.2.0", ["1.2.0"]),
+        ("^1.2", ["1.2.0", "1.10.1"]),
+        ("~1.2", ["1.2.0"]),
+        ("1.x", ["1.0.0", "1.2.0", "1.10.1"]),
+        ("*", ["0.9.0", "1.0.0", "1.2.0", "1.10.1", "2.0.0", "2.1.0"]),
+        (">=1.0.0 <2.0.0", ["1.0.0", "1.2.0", "1.10.1"]),
+        ("^1 || ^2", ["1.0.0", "1.2.0", "1.10.1", "2.0.0", "2.1.0"]),
+        ("2.1.0-rc.1", ["2.1.0-rc.1"]),
+        ("^0.9", ["0.9.0"]),
+    ],
+)
+def test_ranges_match_like_npm(spec: str, expected: list[str]) -> None:
+    versions = ["0.9.0", "1.0.0", "1.2.0", "1.10.1", "2.0.0", "2.1.0-rc.1", "2.1.0"]
+    assert [v for v in versions if parse_range(spec).matches(v)] == expected
+
+
+@pytest.mark.parametrize("bad", ["", "abc", "1.2.3.4.5", "^", ">=x.y", "1 ||"])
+def test_bad_ranges_say_what_is_wrong(bad: str) -> None:
+    with pytest.raises(ValueError, match=r"range|version"):
+        parse_range(bad)
