@@ -48,7 +48,7 @@ class Stack:
 
 @contextlib.contextmanager
 def demo_stack() -> Iterator[Stack]:
-    with tempfile.TemporaryDirectory(prefix="colonnade-bench-") as tmp_name:
+    with tempfile.TemporaryDirectory(prefix="colonnade-bench-") as tmp_name, contextlib.ExitStack() as logs:
         tmp = Path(tmp_name)
         backend_port, gateway_port = free_port(), free_port()
         backend_url = f"http://127.0.0.1:{backend_port}"
@@ -67,6 +67,8 @@ def demo_stack() -> Iterator[Stack]:
                     ],
                     cwd=ROOT,
                     env={**os.environ, "PYTHONPATH": str(ROOT)},
+                    stdout=logs.enter_context((tmp / "backend.log").open("wb")),
+                    stderr=subprocess.STDOUT,
                 )
             )
             _wait(f"{backend_url}/healthz", procs[-1])
@@ -81,8 +83,14 @@ def demo_stack() -> Iterator[Stack]:
                 "COLONNADE_DATA_DIR": str(tmp / "data"),
                 "COLONNADE_CONTRACTS": json.dumps(contracts),
             }
-            procs.append(
-                subprocess.Popen([str(COLONNADE), "serve", "--port", str(gateway_port)], cwd=tmp, env=env)
+            procs.append(  # the gateway logs one line per call: to a file, not the terminal
+                subprocess.Popen(
+                    [str(COLONNADE), "serve", "--port", str(gateway_port)],
+                    cwd=tmp,
+                    env=env,
+                    stdout=logs.enter_context((tmp / "gateway.log").open("wb")),
+                    stderr=subprocess.STDOUT,
+                )
             )
             _wait(f"http://127.0.0.1:{gateway_port}/readyz", procs[-1])
             yield Stack(backend_url, f"http://127.0.0.1:{gateway_port}/mcp")

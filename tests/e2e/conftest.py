@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.support.loopback import free_port, stop_process, wait_http
+from tests.support.loopback import free_port, start_process, stop_process, wait_http
 
 ROOT = Path(__file__).resolve().parents[2]
 COLONNADE = Path(sys.executable).with_name("colonnade")
@@ -46,25 +45,23 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     tmp = tmp_path_factory.mktemp("stack")
     backend_port, gateway_port = free_port(), free_port()
     backend_url = f"http://127.0.0.1:{backend_port}"
-    backend = subprocess.Popen(
+    backend_log, gateway_log = tmp / "backend.log", tmp / "gateway.log"
+    backend = start_process(
         [
             sys.executable,
             "-m",
             "examples.demo_backend",
-            "--host",
-            "127.0.0.1",
             "--port",
             str(backend_port),
             "--db",
             str(tmp / "demo.db"),
         ],
+        backend_log,
         cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
     )
     gateway = None
     try:
-        wait_http(f"{backend_url}/healthz", backend)
+        wait_http(f"{backend_url}/healthz", backend, log=backend_log)
         contracts = contracts_for(backend_url, tmp / "contracts")
         env = {
             **os.environ,
@@ -72,15 +69,14 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             "COLONNADE_CONTRACTS": json.dumps([str(p) for p in contracts]),
         }
         env.pop("COLONNADE_DATABASE_URL", None)
-        gateway = subprocess.Popen(
+        gateway = start_process(
             [str(COLONNADE), "serve", "--host", "127.0.0.1", "--port", str(gateway_port)],
+            gateway_log,
             cwd=tmp,
             env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
         )
         gateway_url = f"http://127.0.0.1:{gateway_port}"
-        wait_http(f"{gateway_url}/readyz", gateway)
+        wait_http(f"{gateway_url}/readyz", gateway, log=gateway_log)
         yield Stack(backend_url, gateway_url, f"{gateway_url}/mcp", contracts, env)
     finally:
         if gateway is not None:

@@ -13,23 +13,29 @@ from colonnade.contracts.validate import load_contract
 from colonnade.routing import IndexConfig, ToolDoc, ToolIndex, doc_from_tool
 from colonnade.routing.index import IndexLoadError
 
+
+def _tool(tool_id: str, name: str, text: str, *params: str, server: str = "", **fields: object) -> ToolDoc:
+    """A document whose `params` are given as "name: description" strings."""
+    pairs = tuple(tuple(p.split(": ", 1)) for p in params)
+    return ToolDoc(tool_id, name, description=text, params=pairs, server=server, **fields)  # type: ignore[arg-type]
+
+
 TOOLS = [
-    ToolDoc("weather:get_forecast", "getWeatherForecast", description="Weather forecast for a city for the next days",
-            params=(("city", "City name"), ("days", "Number of days")), server="weather"),
-    ToolDoc("weather:get_alerts", "get_weather_alerts", description="Active severe weather alerts for a region",
-            params=(("region", "Region code"),), server="weather"),
-    ToolDoc("fs:write_file", "write_file", description="Create or overwrite a file with the given content",
-            params=(("path", "File path"), ("content", "Text to write")), server="filesystem"),
-    ToolDoc("fs:read_file", "read_file", description="Read the contents of a file",
-            params=(("path", "File path"),), server="filesystem"),
-    ToolDoc("billing:refund_invoice", "refund_invoice", summary="Refund a paid invoice in full",
-            intent="Use when a customer gets their money back", server="acme:billing", tags=("billing",)),
-    ToolDoc("billing:list_invoices", "list_invoices", summary="List invoices of a customer",
-            server="acme:billing", tags=("billing",)),
-    ToolDoc("mail:send_email", "sendEmail", description="Send an e-mail message to a recipient",
-            params=(("to", "Recipient address"), ("subject", "Subject line")), server="mail"),
-    ToolDoc("stocks:get_price", "get_stock_price", description="Current stock price for a ticker symbol",
-            params=(("ticker", "Ticker symbol, e.g. AAPL"),), server="finance"),
+    _tool("weather:get_forecast", "getWeatherForecast", "Weather forecast for a city for the next days",
+          "city: City name", "days: Number of days", server="weather"),
+    _tool("weather:get_alerts", "get_weather_alerts", "Active severe weather alerts for a region",
+          "region: Region code", server="weather"),
+    _tool("fs:write_file", "write_file", "Create or overwrite a file with the given content",
+          "path: File path", "content: Text to write", server="filesystem"),
+    _tool("fs:read_file", "read_file", "Read the contents of a file", "path: File path", server="filesystem"),
+    _tool("billing:refund_invoice", "refund_invoice", "", server="acme:billing", tags=("billing",),
+          summary="Refund a paid invoice in full", intent="Use when a customer gets their money back"),
+    _tool("billing:list_invoices", "list_invoices", "", server="acme:billing", tags=("billing",),
+          summary="List invoices of a customer"),
+    _tool("mail:send_email", "sendEmail", "Send an e-mail message to a recipient",
+          "to: Recipient address", "subject: Subject line", server="mail"),
+    _tool("stocks:get_price", "get_stock_price", "Current stock price for a ticker symbol",
+          "ticker: Ticker symbol, e.g. AAPL", server="finance"),
 ]  # fmt: skip
 
 
@@ -76,7 +82,9 @@ def test_nothing_matching_returns_nothing() -> None:
 
 def test_allowed_restricts_candidates() -> None:
     index = _index()
-    hits = index.search("weather forecast alerts file", k=10, allowed={"fs:read_file", "weather:get_alerts", "nope"})
+    hits = index.search(
+        "weather forecast alerts file", k=10, allowed={"fs:read_file", "weather:get_alerts", "nope"}
+    )
     assert {h.id for h in hits} == {"fs:read_file", "weather:get_alerts"}
     assert index.search("weather", allowed=set()) == []
 
@@ -120,7 +128,13 @@ def _results(index: ToolIndex) -> list[list[tuple[str, float]]]:
 def test_incremental_updates_rank_exactly_like_a_full_rebuild() -> None:
     rng = random.Random(7)
     docs = {d.id: d for d in TOOLS}
-    pool = [*TOOLS, *(ToolDoc(f"extra:{i}", f"tool_{i}", description=f"extra weather file invoice {i}") for i in range(12))]
+    pool = [
+        *TOOLS,
+        *(
+            ToolDoc(f"extra:{i}", f"tool_{i}", description=f"extra weather file invoice {i}")
+            for i in range(12)
+        ),
+    ]
     live = _index([], IndexConfig(delta_limit=3, delta_ratio=0.0))
     current: dict[str, ToolDoc] = {}
     for step in range(60):
@@ -164,7 +178,7 @@ def test_loading_something_else_says_what_is_wrong(tmp_path: Path) -> None:
         ToolIndex.load(tmp_path / "missing.npz")
     garbage = tmp_path / "garbage.npz"
     garbage.write_bytes(b"not a zip file")
-    with pytest.raises(IndexLoadError, match="not a saved tool index.*rebuild it"):
+    with pytest.raises(IndexLoadError, match=r"not a saved tool index.*rebuild it"):
         ToolIndex.load(garbage)
     other = tmp_path / "other.npz"
     np.savez(other, numbers=np.arange(3))

@@ -17,7 +17,9 @@ def _query(store: LexicalStore, *terms: str) -> np.ndarray:
     return np.asarray(store.vocabulary.lookup(list(terms)), dtype=np.int64)
 
 
-def _lucene_bm25(term: str, doc: list[str], corpus: list[list[str]], k1: float = 1.2, b: float = 0.75) -> float:
+def _lucene_bm25(
+    term: str, doc: list[str], corpus: list[list[str]], k1: float = 1.2, b: float = 0.75
+) -> float:
     df = sum(term in d for d in corpus)
     idf = math.log(1 + (len(corpus) - df + 0.5) / (df + 0.5))
     tf = doc.count(term)
@@ -54,7 +56,9 @@ def test_removed_rows_score_zero_and_leave_the_statistics() -> None:
     rest = [CORPUS[0], CORPUS[2]]
     scores = store.scores(_query(store, "apple", "red"))
     assert scores[1] == 0.0
-    assert scores[0] == pytest.approx(_lucene_bm25("apple", CORPUS[0], rest) + _lucene_bm25("red", CORPUS[0], rest))
+    assert scores[0] == pytest.approx(
+        _lucene_bm25("apple", CORPUS[0], rest) + _lucene_bm25("red", CORPUS[0], rest)
+    )
 
 
 def test_scores_after_compaction_are_identical_to_a_fresh_store() -> None:

@@ -6,14 +6,16 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 import httpx2
 import uvicorn
 from starlette.types import ASGIApp
 
-__all__ = ["free_port", "serve_in_thread", "stop_process", "wait_http"]
+__all__ = ["free_port", "serve_in_thread", "start_process", "stop_process", "wait_http"]
 
 
 def free_port() -> int:
@@ -48,12 +50,23 @@ def serve_in_thread(app: ASGIApp, *, lifespan: str = "off") -> Iterator[str]:
         sock.close()
 
 
-def wait_http(url: str, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+def start_process(cmd: Sequence[str], log: Path, **kwargs: Any) -> subprocess.Popen[bytes]:
+    """Start a child whose output goes to `log`: a pipe nobody reads would block it once full."""
+    with log.open("wb") as sink:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(list(cmd), stdout=sink, stderr=subprocess.STDOUT, **kwargs)
+
+
+def wait_http(
+    url: str, proc: subprocess.Popen[bytes], timeout: float = 30.0, log: Path | None = None
+) -> None:
     """Wait until `url` answers below 500; fail with the process's output if it dies first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+            if log is not None:
+                out = log.read_text(errors="replace")[-4000:]
+            else:
+                out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
             raise RuntimeError(f"process exited with {proc.returncode} before {url} answered:\n{out}")
         try:
             if httpx2.get(url, timeout=1.0).status_code < 500:

@@ -95,7 +95,9 @@ def doc_from_benchmark(row: Mapping[str, Any]) -> ToolDoc:
         raise ValueError(f"tool row has no 'id': {dict(row)!r:.200}") from None
     server = str(row.get("server") or "")
     title = str(row.get("server_title") or "")
-    about = " ".join(part for part in (title if title != server else "", _text(row.get("server_description"))) if part)
+    about = " ".join(
+        part for part in (title if title != server else "", _text(row.get("server_description"))) if part
+    )
     group = row.get("field") or row.get("category")
     schema = row.get("input_schema")
     return ToolDoc(

@@ -5,9 +5,7 @@ extra) cosine similarity of sentence embeddings. Each is scaled to [0, 1] by its
 the query, then combined with fixed weights. Plain reciprocal-rank fusion treats a weak signal's
 ranks like a strong one's and loses to BM25 alone on Seal-Tools; scaled scores keep the margins.
 
-The weights in `TUNED` were chosen on the dev splits only (Seal-Tools 616 queries, LiveMCPBench 28
-queries) with `bench/routing_eval.py --tune`, which grid-searches the few shared weights and keeps
-the setting with the best mean of both sets' nDCG@10; see that script for the grid.
+The weights in use are the tuned ones of `tuned.py`.
 """
 
 from __future__ import annotations
@@ -18,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["TUNED", "FusionWeights", "fuse", "scaled"]
+__all__ = ["FusionWeights", "best_of", "fuse", "scaled"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -35,9 +33,6 @@ class FusionWeights:
     def __post_init__(self) -> None:
         if min(self.query, self.clause, self.dense, self.dense_clause) < 0:
             raise ValueError("fusion weights must be >= 0")
-
-
-TUNED = FusionWeights(query=1.0, clause=1.0, dense=0.0, dense_clause=0.0)
 
 
 def scaled(scores: FloatArray) -> FloatArray:
@@ -67,5 +62,7 @@ def fuse(
     if dense is not None and weights.dense:
         total = total + weights.dense * scaled(np.maximum(dense, 0.0))
     if weights.dense_clause and dense_clauses:
-        total = total + weights.dense_clause * best_of([np.maximum(c, 0.0) for c in dense_clauses], len(query))
+        total = total + weights.dense_clause * best_of(
+            [np.maximum(c, 0.0) for c in dense_clauses], len(query)
+        )
     return total

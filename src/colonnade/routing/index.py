@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 import os
 import zipfile
-from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +20,12 @@ import numpy as np
 import numpy.typing as npt
 
 from colonnade.routing.documents import FIELDS, ToolDoc, field_texts
-from colonnade.routing.fusion import TUNED, FusionWeights, fuse
+from colonnade.routing.fusion import FusionWeights, fuse
 from colonnade.routing.lexical import Bm25Params, LexicalStore, Vocabulary
 from colonnade.routing.query import normalize_references, split_clauses
+from colonnade.routing.thesaurus import Thesaurus
 from colonnade.routing.tokenize import QUERY_STOPWORDS, Analyzer
+from colonnade.routing.tuned import TUNED_B, TUNED_FIELD_WEIGHTS, TUNED_FUSION, TUNED_K1, TUNED_SYNONYM_WEIGHT
 
 __all__ = ["Hit", "IndexConfig", "IndexLoadError", "ToolIndex"]
 
@@ -47,16 +48,17 @@ class IndexLoadError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class IndexConfig:
-    """Retrieval parameters. Defaults are the tuned ones (see `fusion.py` for how they were chosen).
+    """Retrieval parameters; the defaults are the tuned ones of `tuned.py`.
 
     `field_weights` and `field_b` follow `documents.FIELDS`: name, summary+intent, description,
     parameters, server, tags.
     """
 
-    k1: float = 1.2
-    field_weights: tuple[float, ...] = (3.0, 1.5, 1.0, 0.5, 0.5, 0.3)
-    field_b: tuple[float, ...] = (0.5, 0.75, 0.75, 0.75, 0.5, 0.5)
-    fusion: FusionWeights = field(default_factory=lambda: TUNED)
+    k1: float = TUNED_K1
+    field_weights: tuple[float, ...] = TUNED_FIELD_WEIGHTS
+    field_b: tuple[float, ...] = TUNED_B
+    fusion: FusionWeights = TUNED_FUSION
+    synonym_weight: float = TUNED_SYNONYM_WEIGHT
     max_clauses: int = 8
     delta_limit: int = 1024
     delta_ratio: float = 0.1
@@ -93,6 +95,7 @@ class ToolIndex:
     def __init__(self, config: IndexConfig | None = None) -> None:
         self.config = config or IndexConfig()
         self._analyzer = Analyzer()
+        self._thesaurus = Thesaurus(self._analyzer)
         self._lexical = LexicalStore(self.config.bm25())
         self._ids: list[str] = []
         self._row_of: dict[str, int] = {}
@@ -157,7 +160,9 @@ class ToolIndex:
             "vocabulary": self._lexical.vocabulary.terms,
         }
         arrays: dict[str, Any] = dict(self._lexical.arrays())
-        arrays["header"] = np.frombuffer(json.dumps(header, ensure_ascii=False).encode("utf-8"), dtype=np.uint8)
+        arrays["header"] = np.frombuffer(
+            json.dumps(header, ensure_ascii=False).encode("utf-8"), dtype=np.uint8
+        )
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
@@ -221,21 +226,26 @@ class ToolIndex:
 
     # -- internals ----------------------------------------------------------------------------
     def _analyse(self, text: str) -> _Query:
+        """Known query terms weighted by their count, plus thesaurus synonyms at `synonym_weight`."""
         pairs = self._analyzer.words(text, QUERY_STOPWORDS)
-        first_word: dict[str, str] = {}
-        for word, stem in pairs:
-            first_word.setdefault(stem, word)
         vocabulary = self._lexical.vocabulary
-        ids: list[int] = []
-        weights: list[float] = []
+        weights: dict[int, float] = {}
         words: dict[int, str] = {}
-        for stem, count in Counter(stem for _, stem in pairs).items():
+        for word, stem in pairs:
             tid = vocabulary.id_of(stem)
             if tid is not None:
-                ids.append(tid)
-                weights.append(float(count))
-                words[tid] = first_word[stem]
-        return _Query(np.asarray(ids, dtype=np.int64), np.asarray(weights, dtype=np.float64), words)
+                weights[tid] = weights.get(tid, 0.0) + 1.0
+                words.setdefault(tid, word)
+        synonym_weight = self.config.synonym_weight
+        if synonym_weight > 0:
+            for stem in dict.fromkeys(stem for _, stem in pairs):
+                for synonym, word in self._thesaurus.synonyms(stem):
+                    tid = vocabulary.id_of(synonym)
+                    if tid is not None and tid not in weights:
+                        weights[tid] = synonym_weight
+                        words[tid] = word
+        ids = np.fromiter(weights, dtype=np.int64, count=len(weights))
+        return _Query(ids, np.fromiter(weights.values(), dtype=np.float64, count=len(weights)), words)
 
     def _clauses(self, query: str) -> list[_Query]:
         clauses = split_clauses(query)

@@ -34,7 +34,11 @@ class Bm25Params:
     def __post_init__(self) -> None:
         if len(self.field_weights) != len(self.field_b):
             raise ValueError("field_weights and field_b must have one entry per field")
-        if self.k1 <= 0 or any(w < 0 for w in self.field_weights) or any(not 0 <= b <= 1 for b in self.field_b):
+        if (
+            self.k1 <= 0
+            or any(w < 0 for w in self.field_weights)
+            or any(not 0 <= b <= 1 for b in self.field_b)
+        ):
             raise ValueError("BM25 needs k1 > 0, field weights >= 0 and 0 <= b <= 1")
 
     @property

@@ -25,7 +25,9 @@ _MIN_WORDS = 3
 _URL = re.compile(r"\b(?:https?|ftp)://([^\s/'\"<>`]+)[^\s'\"<>`]*", re.IGNORECASE)
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
 _SEGMENT = r"[\w@+-]+(?:\.[\w@+-]+)*"
-_FILE_PATH = re.compile(rf"(?<![\w/])(?:~|\.{{1,2}})?(?:/{_SEGMENT})+/?|\b[\w-]+(?:/{_SEGMENT})*/{_SEGMENT}\.\w{{1,5}}\b")
+_FILE_PATH = re.compile(
+    rf"(?<![\w/])(?:~|\.{{1,2}})?(?:/{_SEGMENT})+/?|\b[\w-]+(?:/{_SEGMENT})*/{_SEGMENT}\.\w{{1,5}}\b"
+)
 _DOMAIN = re.compile(
     r"\b(?:www\.)?((?:[a-z0-9-]+\.)+)(?:com|org|net|io|dev|ai|app|co|edu|gov|info|biz|me|us|uk|de|fr|"
     r"jp|cn|in|ru|br|it|es|nl|au|ca)\b",

@@ -35,7 +35,9 @@ class DocTerms:
     def from_fields(cls, field_term_ids: Sequence[Sequence[int]]) -> DocTerms:
         n_fields = len(field_term_ids)
         lengths = np.array([len(ids) for ids in field_term_ids], dtype=np.int64)
-        flat = np.fromiter((t for ids in field_term_ids for t in ids), dtype=np.int64, count=int(lengths.sum()))
+        flat = np.fromiter(
+            (t for ids in field_term_ids for t in ids), dtype=np.int64, count=int(lengths.sum())
+        )
         field = np.repeat(np.arange(n_fields, dtype=np.int64), lengths)
         terms, inverse = np.unique(flat, return_inverse=True)
         counts = np.zeros((len(terms), n_fields), dtype=np.int64)
@@ -89,7 +91,7 @@ class Segment:
 
     @classmethod
     def merge(cls, parts: Sequence[Segment], keep: npt.NDArray[np.bool_], n_fields: int) -> Segment:
-        """One segment starting at row 0 holding the rows of `parts` where `keep[row]`, renumbered in order."""
+        """One segment from row 0 with the rows of `parts` where `keep[row]`, renumbered in order."""
         terms: list[IntArray] = []
         counts: list[CountArray] = []
         sizes: list[IntArray] = []

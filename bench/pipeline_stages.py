@@ -1,0 +1,127 @@
+"""What each guarantee of the call pipeline costs: per-stage added latency, in one process.
+
+The same read operation (acme:crm:get_customer on the real demo backend, a child process on
+loopback) is called through pipelines that grow one stage at a time, from the bare adapter call to
+the full pipeline with an idempotency key on every call (SQLite) and output validation. The
+difference between consecutive medians is the stage's cost.
+
+Run: .venv/bin/python bench/pipeline_stages.py [--calls 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _stack import ROOT, demo_stack
+
+from colonnade.adapters.http import HttpAdapter
+from colonnade.calls.envelope import CallConstraints, CallRequest
+from colonnade.calls.pipeline import Pipeline, Stage
+from colonnade.calls.service import CallService
+from colonnade.calls.stages.approval import ApprovalGate
+from colonnade.calls.stages.capacity import Capacity
+from colonnade.calls.stages.dry_run import DryRun
+from colonnade.calls.stages.execute import Execute
+from colonnade.calls.stages.health import HealthGate
+from colonnade.calls.stages.idempotency import Idempotency
+from colonnade.calls.stages.network import NetworkPolicy
+from colonnade.calls.stages.observe import Observe
+from colonnade.calls.stages.retry import Retry
+from colonnade.calls.stages.validate_input import InputValidation
+from colonnade.calls.stages.validate_output import OutputValidation
+from colonnade.catalog.catalog import Catalog
+from colonnade.contracts.model import Contract
+from colonnade.observability.logging import configure_logging
+from colonnade.runtime.health import HealthMonitor
+from colonnade.store import create_store_engine, migrate_engine
+from colonnade.store.idempotency_repo import IdempotencyStore
+
+TOOL = "acme:crm:get_customer"
+
+
+async def _median_ms(service: CallService, calls: int, keyed: bool) -> float:
+    async def one() -> None:
+        key = uuid.uuid4().hex if keyed else None
+        request = CallRequest(
+            tool_id=TOOL, input={"customer_id": "C-1001"}, constraints=CallConstraints(idempotency_key=key)
+        )
+        result = await service.call(request)
+        if not result.ok:
+            raise SystemExit(f"call failed: {result.error}")
+
+    for _ in range(100):
+        await one()
+    samples = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        await one()
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples)
+
+
+async def main(calls: int) -> None:
+    console = Console()
+    with demo_stack() as stack, tempfile.TemporaryDirectory() as tmp:
+        log = (Path(tmp) / "calls.log").open("w")  # set-up, before timing starts
+        configure_logging("info", stream=log)
+        data = yaml.safe_load((ROOT / "examples" / "contracts" / "crm.yaml").read_text())
+        data["backend"]["base_url"] = stack.backend_url
+        catalog = Catalog()
+        catalog.publish(Contract.model_validate(data))
+        engine = create_store_engine(f"sqlite+aiosqlite:///{tmp}/bench.db")
+        await migrate_engine(engine)
+        http = HttpAdapter()
+        ladder: list[tuple[str, Stage, bool]] = [
+            ("+ retry", Retry(), False),
+            ("+ output validation", OutputValidation(), False),
+            ("+ capacity", Capacity(), False),
+            ("+ idempotency (new key per call, SQLite)", Idempotency(IdempotencyStore(engine)), True),
+            ("+ dry-run check", DryRun(), True),
+            ("+ health gate", HealthGate(HealthMonitor()), True),
+            ("+ network policy", NetworkPolicy(), True),
+            ("+ input validation", InputValidation(), True),
+            ("+ approval gate", ApprovalGate(), True),
+            ("+ observe (span, metrics, JSON log line)", Observe(), True),
+        ]
+        rows: list[tuple[str, float]] = []
+        stages: list[Stage] = [Execute(http)]
+        rows.append(
+            (
+                "bare adapter call (execute)",
+                await _median_ms(CallService(catalog, Pipeline(stages)), calls, False),
+            )
+        )
+        for label, stage, keyed in ladder:
+            stages.insert(0, stage)
+            rows.append((label, await _median_ms(CallService(catalog, Pipeline(stages)), calls, keyed)))
+        await http.aclose()
+        await engine.dispose()
+    table = Table(title=f"pipeline cost per stage: median of {calls} sequential calls of {TOOL}")
+    for column in ("pipeline", "median ms", "added ms"):
+        table.add_column(column, justify="left" if column == "pipeline" else "right")
+    previous = rows[0][1]
+    for label, median in rows:
+        table.add_row(label, f"{median:.3f}", f"{median - previous:+.3f}")
+        previous = median
+    console.print(table)
+    console.print(f"whole pipeline over the bare adapter call: {rows[-1][1] - rows[0][1]:+.3f} ms median")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--calls", type=int, default=2000, help="calls per pipeline (default 2000)")
+    asyncio.run(main(parser.parse_args().calls))

@@ -1,0 +1,149 @@
+"""How the retrieval index's costs grow with the catalog: 1k, 10k and 100k tools.
+
+Synthetic catalogs are built from the benchmark tools (Seal-Tools and LiveMCPBench): each copy
+of a tool gets a qualifier word in its name, a server of its own and half a sentence from another
+tool's description, so names and texts vary the way a large real catalog's do. For each size it
+prints build time, on-disk size and load time of the saved index, index memory (tracemalloc),
+median and p99 query latency over the dev queries, and the cost of publishing / removing one tool.
+
+Run: .venv/bin/python bench/routing_scale.py [--sizes 1000 10000 100000] [--queries 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import random
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from dataclasses import replace
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from colonnade.routing import ToolDoc, ToolIndex
+from colonnade.routing.benchmark import BenchmarkError, load_queries, load_tools
+
+DEFAULT_BENCHMARKS = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
+SETS = ("seal-tools", "livemcpbench")
+QUALIFIERS = (
+    "batch", "bulk", "legacy", "async", "secure", "fast", "cached", "remote", "local", "beta", "admin",
+    "public", "internal", "regional", "global", "daily", "live", "archived", "scheduled", "draft", "v2",
+    "v3", "lite", "pro", "team", "org", "user", "partner", "sandbox", "preview",
+)  # fmt: skip
+console = Console(width=None if sys.stdout.isatty() else 140)
+
+
+def synthetic_catalog(pool: list[ToolDoc], size: int, seed: int = 20250611) -> list[ToolDoc]:
+    """`size` distinct documents derived from `pool` (the first len(pool) are the originals)."""
+    rng = random.Random(seed)
+    docs: list[ToolDoc] = []
+    for i in range(size):
+        base = pool[i % len(pool)]
+        copy = i // len(pool)
+        if copy == 0:
+            docs.append(base)
+            continue
+        qualifier = QUALIFIERS[(i + copy) % len(QUALIFIERS)]
+        other = pool[rng.randrange(len(pool))].description
+        docs.append(
+            replace(
+                base,
+                id=f"{base.id}#{copy}",
+                name=f"{base.name}_{qualifier}",
+                server=f"{base.server}-{copy}",
+                description=f"{base.description} {other[: len(other) // 2]}",
+            )
+        )
+    return docs
+
+
+def measure(docs: list[ToolDoc], queries: list[str], workdir: Path) -> list[str]:
+    gc.collect()
+    tracemalloc.start()
+    started = time.perf_counter()
+    index = ToolIndex()
+    index.upsert(docs)
+    index.compact()
+    build_s = time.perf_counter() - started
+    memory_mb = tracemalloc.get_traced_memory()[0] / 2**20
+    tracemalloc.stop()
+
+    path = workdir / f"index-{len(docs)}.npz"
+    index.save(path)
+    loads = []
+    for _ in range(3):
+        started = time.perf_counter()
+        ToolIndex.load(path)
+        loads.append(time.perf_counter() - started)
+
+    for query in queries[:20]:
+        index.search(query)
+    latencies = []
+    for query in queries:
+        started = time.perf_counter()
+        index.search(query)
+        latencies.append((time.perf_counter() - started) * 1000)
+
+    publish, remove = [], []
+    for doc in docs[:50]:
+        started = time.perf_counter()
+        index.remove([doc.id])
+        remove.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        index.upsert([doc])
+        publish.append((time.perf_counter() - started) * 1000)
+    started = time.perf_counter()
+    index.search(queries[0])
+    first_search_ms = (time.perf_counter() - started) * 1000
+
+    return [
+        f"{len(docs):,}",
+        f"{build_s:.2f}",
+        f"{path.stat().st_size / 2**20:.1f}",
+        f"{statistics.median(loads) * 1000:.0f}",
+        f"{memory_mb:.1f}",
+        f"{statistics.median(latencies):.2f}",
+        f"{statistics.quantiles(latencies, n=100)[-1]:.2f}",
+        f"{statistics.median(publish):.2f}",
+        f"{statistics.median(remove):.3f}",
+        f"{first_search_ms:.2f}",
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--benchmarks", type=Path, default=DEFAULT_BENCHMARKS, help="benchmarks directory")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000], help="catalog sizes")
+    parser.add_argument("--queries", type=int, default=300, help="queries timed per size (default 300)")
+    args = parser.parse_args(argv)
+    try:
+        pool = [doc for name in SETS for doc in load_tools(args.benchmarks / name / "tools.jsonl")]
+        texts = [q.query for name in SETS for q in load_queries(args.benchmarks / name / "queries.dev.jsonl")]
+    except BenchmarkError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return 2
+    queries = random.Random(7).sample(texts, min(args.queries, len(texts)))
+    table = Table(title=f"ToolIndex at scale ({len(queries)} dev queries timed per size)")
+    columns = ("tools", "build s", "file MiB", "load ms", "memory MiB", "median ms", "p99 ms",
+               "publish 1 ms", "remove 1 ms", "search after ms")  # fmt: skip
+    for column in columns:
+        table.add_column(column, justify="right")
+    with tempfile.TemporaryDirectory() as tmp, console.status("measuring") as status:
+        for size in args.sizes:
+            status.update(f"measuring {size:,} tools")
+            table.add_row(*measure(synthetic_catalog(pool, size), queries, Path(tmp)))
+    console.print(table)
+    console.print(
+        "publish/remove: one `upsert`/`remove` call on the built index (delta segment, no rebuild); "
+        "'search after': the first query after 50 such changes (indexes the delta lazily)."
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
