@@ -86,17 +86,23 @@ def direct(root: Path, names: list[str], k: int) -> list[Run]:
         rankings, latencies = rank_direct(loaded, k)
         p95 = statistics.quantiles(latencies, n=20)[-1] if len(latencies) > 1 else latencies[0]
         runs.append(
-            Run(name, score_rankings(loaded.queries, rankings), statistics.median(latencies), p95, loaded.build_s)
+            Run(
+                name,
+                score_rankings(loaded.queries, rankings),
+                statistics.median(latencies),
+                p95,
+                loaded.build_s,
+            )
         )
     return runs
 
 
 # The tuning grid: few parameters, shared by both sets (see routing/tuned.py).
 GRID = {
-    "k1": (1.2, 1.6, 2.0, 2.5),
+    "k1": (1.2, 2.0, 2.5),
     "name_weight": (2.0, 3.0, 4.0),
-    "server_weight": (0.5, 1.0),
-    "clause": (0.5, 1.0, 1.5),
+    "server_weight": (0.5, 1.0, 1.5),
+    "clause": (1.0, 1.5, 2.0, 3.0),
     "synonym_weight": (0.0, 0.3, 0.5),
 }
 
@@ -148,6 +154,10 @@ def _triple(s: Scores) -> str:
     return f"{100 * s.recall_at_5:.1f}/{100 * s.recall_at_10:.1f}/{100 * s.ndcg_at_10:.1f}"
 
 
+def _metrics(s: Scores) -> tuple[float, ...]:
+    return s.recall_at_1, s.recall_at_5, s.recall_at_10, s.ndcg_at_10, s.complete_at_10
+
+
 def print_runs(runs: list[Run], title: str) -> None:
     table = Table(title=title)
     for column in ("set", "queries", "R@1", "R@5", "R@10", "nDCG@10", "Complete@10", "median ms", "p95 ms",
@@ -158,22 +168,25 @@ def print_runs(runs: list[Run], title: str) -> None:
         table.add_row(
             run.name,
             str(s.queries),
-            *(f"{100 * v:.1f}" for v in (s.recall_at_1, s.recall_at_5, s.recall_at_10, s.ndcg_at_10,
-                                        s.complete_at_10)),  # fmt: skip
+            *(f"{100 * v:.1f}" for v in _metrics(s)),
             *("-" if v is None else f"{v:.2f}" for v in (run.median_ms, run.p95_ms, run.build_s)),
         )
     console.print(table)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--rankings", type=Path, help="score this ranking file (needs --set or --queries)")
     mode.add_argument("--direct", action="store_true", help="rank in-process with ToolIndex")
     mode.add_argument("--tune", action="store_true", help="grid-search the shared parameters on dev")
     parser.add_argument("--benchmarks", type=Path, default=DEFAULT_BENCHMARKS, help="benchmarks directory")
-    parser.add_argument("--set", dest="sets", action="append", choices=SETS, help="benchmark set (repeatable)")
-    parser.add_argument("--queries", type=Path, help="queries file for --rankings (default: the set's dev split)")
+    parser.add_argument(
+        "--set", dest="sets", action="append", choices=SETS, help="benchmark set (repeatable)"
+    )
+    parser.add_argument("--queries", type=Path, help="queries for --rankings (default: the set's dev split)")
     parser.add_argument("--k", type=int, default=10, help="results per query (default 10)")
     parser.add_argument("--top", type=int, default=10, help="grid points shown by --tune (default 10)")
     args = parser.parse_args(argv)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from colonnade.catalog import project_contract
 from colonnade.contracts.validate import load_contract
@@ -14,10 +16,13 @@ from colonnade.routing import IndexConfig, ToolDoc, ToolIndex, doc_from_tool
 from colonnade.routing.index import IndexLoadError
 
 
-def _tool(tool_id: str, name: str, text: str, *params: str, server: str = "", **fields: object) -> ToolDoc:
+def _tool(
+    tool_id: str, name: str, text: str, *params: str, server: str = "", summary: str = "", intent: str = "",
+    tags: tuple[str, ...] = (),
+) -> ToolDoc:  # fmt: skip
     """A document whose `params` are given as "name: description" strings."""
-    pairs = tuple(tuple(p.split(": ", 1)) for p in params)
-    return ToolDoc(tool_id, name, description=text, params=pairs, server=server, **fields)  # type: ignore[arg-type]
+    pairs = tuple((p.split(": ", 1)[0], p.split(": ", 1)[1]) for p in params)
+    return ToolDoc(tool_id, name, summary, intent, text, pairs, server, tags)
 
 
 TOOLS = [
@@ -70,7 +75,16 @@ def test_hits_explain_which_query_words_matched() -> None:
     hit = _index().search("severe weather alerts in the region", k=1)[0]
     assert hit.id == "weather:get_alerts"
     assert set(hit.matched_terms) == {"severe", "weather", "alerts", "region"}
-    assert hit.lexical is not None and hit.score > 0 and hit.dense is None
+    assert hit.score == hit.lexical == 1.0
+    assert hit.dense is None
+
+
+def test_scores_lie_between_zero_and_one_best_first() -> None:
+    hits = _index().search("Get the weather forecast. Then write it to a file.", k=8)
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert all(0.0 < s <= 1.0 for s in scores)
+    assert all(h.lexical is not None and 0.0 <= h.lexical <= 1.0 for h in hits)
 
 
 def test_nothing_matching_returns_nothing() -> None:
@@ -121,8 +135,12 @@ QUERIES = [
 ]
 
 
+def _ranked(index: ToolIndex, query: str) -> list[tuple[str, float]]:
+    return [(h.id, h.score) for h in index.search(query, k=10)]
+
+
 def _results(index: ToolIndex) -> list[list[tuple[str, float]]]:
-    return [[(h.id, h.score) for h in index.search(q, k=10)] for q in QUERIES]
+    return [_ranked(index, q) for q in QUERIES]
 
 
 def test_incremental_updates_rank_exactly_like_a_full_rebuild() -> None:
@@ -196,3 +214,59 @@ def test_catalog_tools_are_indexed_under_their_canonical_names(repo_root: Path) 
         "acme:billing:refund_invoice"
     )
     assert index.search("change the e-mail address of a customer", k=1)[0].id == "acme:crm:update_customer"
+
+
+def test_thesaurus_synonyms_bridge_different_words_for_one_action() -> None:
+    plain = _index(config=IndexConfig(synonym_weight=0.0))
+    assert all(h.id != "fs:write_file" for h in plain.search("save my notes", k=3))
+    hit = _index().search("save my notes", k=1)[0]
+    assert hit.id == "fs:write_file"
+    assert hit.matched_terms == ("write",)
+
+
+def test_configure_changes_parameters_without_reindexing() -> None:
+    index = _index()
+    before = index.search("save my notes", k=1)
+    index.configure(IndexConfig(synonym_weight=0.0))
+    assert index.search("save my notes", k=1) != before
+    assert len(index) == len(TOOLS)
+
+
+def test_an_emptied_index_saves_loads_and_fills_again(tmp_path: Path) -> None:
+    config = IndexConfig(delta_limit=1, delta_ratio=0.0)
+    index = _index([ToolDoc("a", "the"), ToolDoc("b", "weather")], config)
+    assert [h.id for h in index.search("the weather")] == ["b"]  # "a" has no searchable word
+    index.remove(["a", "b"])
+    assert len(index) == 0 and index.search("weather") == []
+    index.save(tmp_path / "empty.npz")
+    loaded = ToolIndex.load(tmp_path / "empty.npz")
+    assert len(loaded) == 0
+    loaded.upsert([ToolDoc("c", "weather_now")])
+    assert [h.id for h in loaded.search("weather")] == ["c"]
+
+
+WORDS = ["weather", "file", "invoice", "stock", "price", "email", "report", "city", "save", "list"]
+_operation = st.tuples(
+    st.sampled_from(["a", "b", "c", "d", "e", "f"]),
+    st.one_of(st.none(), st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join)),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_operation, min_size=1, max_size=25))
+def test_any_sequence_of_changes_ranks_like_a_rebuild(operations: list[tuple[str, str | None]]) -> None:
+    live = ToolIndex(IndexConfig(delta_limit=2, delta_ratio=0.0))
+    current: dict[str, ToolDoc] = {}
+    for tool_id, text in operations:
+        if text is None:
+            live.remove([tool_id])
+            current.pop(tool_id, None)
+        else:
+            doc = ToolDoc(tool_id, f"tool_{tool_id}", description=text, server=text.split()[0])
+            live.upsert([doc])
+            current[tool_id] = doc
+    rebuilt = _index(list(current.values()))
+    for query in ("weather file", "price of a stock. Then email the report", "save the list"):
+        assert [(h.id, h.score) for h in live.search(query)] == [
+            (h.id, h.score) for h in rebuilt.search(query)
+        ]

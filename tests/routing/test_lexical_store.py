@@ -94,3 +94,18 @@ def test_documents_need_one_term_list_per_field() -> None:
 def test_invalid_parameters_are_refused(k1: float, weights: tuple[float, ...], b: tuple[float, ...]) -> None:
     with pytest.raises(ValueError, match="k1 > 0"):
         Bm25Params(k1, weights, b)
+
+
+def test_the_first_query_after_a_change_scores_exactly_like_later_cached_ones() -> None:
+    store = LexicalStore(Bm25Params(k1=1.5, field_weights=(2.0, 0.7), field_b=(0.3, 0.8)))
+    store.add(
+        [[["alpha", "beta"], ["gamma", "beta", "beta"]], [["beta"], ["alpha", "delta"]], [["gamma"], []]]
+    )
+    query = _query(store, "beta", "alpha", "gamma")
+    first = store.scores(query)
+    assert store.scores(query).tolist() == first.tolist()  # now from the per-posting cache
+    assert store.scores(query).tolist() == first.tolist()
+    store.remove(2)
+    changed = store.scores(query)
+    assert changed[2] == 0.0 and changed[:2].tolist() != first[:2].tolist()
+    assert store.scores(query).tolist() == changed.tolist()

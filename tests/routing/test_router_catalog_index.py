@@ -92,21 +92,20 @@ def test_reconcile_drops_tools_removed_while_the_gateway_was_down(tmp_path: Path
     assert len(json.loads((tmp_path / MANIFEST_FILE).read_text())["digests"]) == 6
 
 
-def test_a_damaged_or_differently_built_index_is_rebuilt(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_a_damaged_index_or_manifest_is_rebuilt(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     catalog = Catalog()
     catalog.publish(demo("crm"))
     CatalogIndex(catalog, directory=tmp_path).save()
-    other_config = IndexConfig(k1=2.0)
-    rebuilt = CatalogIndex(catalog, directory=tmp_path, config=other_config)
-    assert rebuilt.dirty and len(rebuilt.corpus) == 6
-    rebuilt.save()
     (tmp_path / INDEX_FILE).write_bytes(b"not an index")
     with caplog.at_level(logging.WARNING):
-        damaged = CatalogIndex(catalog, directory=tmp_path, config=other_config)
+        damaged = CatalogIndex(catalog, directory=tmp_path)
     assert "rebuilding" in caplog.text
-    assert len(damaged.corpus) == 6 and top(damaged, "delete a customer") == "acme:crm:delete_customer"
+    assert damaged.dirty and len(damaged.corpus) == 6
+    assert top(damaged, "delete a customer") == "acme:crm:delete_customer"
+    damaged.save()
+    (tmp_path / MANIFEST_FILE).write_text(json.dumps({"format": "other", "digests": {}}))
+    foreign = CatalogIndex(catalog, directory=tmp_path, config=IndexConfig(k1=IndexConfig().k1 + 0.5))
+    assert foreign.dirty and top(foreign, "delete a customer") == "acme:crm:delete_customer"
 
 
 async def test_changes_are_saved_in_the_background_on_a_running_loop(tmp_path: Path) -> None:
@@ -120,7 +119,11 @@ async def test_changes_are_saved_in_the_background_on_a_running_loop(tmp_path: P
 
 async def test_the_gateway_routes_over_its_catalog_and_persists_the_index(tmp_path: Path) -> None:
     settings = Settings.model_validate(
-        {"data_dir": tmp_path / "data", "contracts": [ROOT / "examples" / "contracts"], "routing": {"enabled": True}}
+        {
+            "data_dir": tmp_path / "data",
+            "contracts": [ROOT / "examples" / "contracts"],
+            "routing": {"enabled": True},
+        }
     )
     gateway = await Gateway.open(settings)
     try:

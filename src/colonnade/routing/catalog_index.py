@@ -64,7 +64,7 @@ class CatalogIndex:
         self.directory.mkdir(parents=True, exist_ok=True)
         with self.corpus.lock:
             self.corpus.index.save(self.directory / INDEX_FILE)
-            manifest = {"format": _FORMAT, "config": repr(self.config), "digests": dict(self._digests)}
+            manifest = {"format": _FORMAT, "digests": dict(self._digests)}
             _write_atomically(self.directory / MANIFEST_FILE, json.dumps(manifest, separators=(",", ":")))
             self.dirty = False
 
@@ -113,7 +113,7 @@ class CatalogIndex:
             self.dirty = True
 
     def _load(self) -> tuple[ToolIndex, dict[str, str]]:
-        """The saved index when it matches this configuration, else an empty one."""
+        """The saved index (stored counts take any configuration at query time), else an empty one."""
         if self.directory is None:
             return ToolIndex(self.config), {}
         index_path, manifest_path = self.directory / INDEX_FILE, self.directory / MANIFEST_FILE
@@ -121,8 +121,8 @@ class CatalogIndex:
             return ToolIndex(self.config), {}
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-            if manifest.get("format") != _FORMAT or manifest.get("config") != repr(self.config):
-                logger.info("routing index at %s was built differently; rebuilding it", self.directory)
+            if manifest.get("format") != _FORMAT:
+                logger.warning("routing index manifest at %s has another format; rebuilding", self.directory)
                 return ToolIndex(self.config), {}
             index = ToolIndex.load(index_path, self.config)
             digests = {str(k): str(v) for k, v in manifest["digests"].items()}

@@ -20,6 +20,7 @@ __all__ = [
     "doc_from_benchmark",
     "doc_from_tool",
     "field_texts",
+    "params_of",
 ]
 
 # The searchable fields, in the order their weights are given (see `IndexConfig.field_weights`).
@@ -30,7 +31,10 @@ _INPUTS_LINE = "Inputs: "
 
 @dataclass(frozen=True, slots=True)
 class ToolDoc:
-    """One tool's searchable text. `id` is what search results return (a canonical name in the gateway)."""
+    """One tool's searchable text. `id` is what search results return (a canonical name in the gateway).
+
+    `server_description` describes the server or API as a whole (indexed with the server name).
+    """
 
     id: str
     name: str

@@ -1,9 +1,13 @@
 """`ToolIndex`: find the tools that fit a request among thousands, and keep up as tools change.
 
-Lexical BM25F (always) and, with the `dense` extra, sentence-embedding similarity, scored for the
-whole query and for each of its clauses, fused with tuned weights (`fusion.py`). Updates go to a
-small delta segment folded into the main one past a threshold, so publishing or removing a tool
-costs about the size of that tool, and rankings always equal those of a full rebuild.
+A query is cleaned (URLs, paths, addresses become words: `query.py`), expanded with a small
+thesaurus, scored with field-weighted BM25 as a whole and clause by clause, and the two signals
+are fused with tuned weights (`fusion.py`, `tuned.py`). Updates go to a small delta segment
+folded into the main one past a threshold, so publishing or removing a tool costs about the size
+of that tool, and rankings always equal those of a full rebuild.
+
+There is no dense (embedding) signal: measured on the dev splits, MiniLM sentence embeddings
+added about one nDCG point at 15-30 ms a query, see the routing notes; `Hit.dense` stays None.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ class IndexConfig:
     field_b: tuple[float, ...] = TUNED_B
     fusion: FusionWeights = TUNED_FUSION
     synonym_weight: float = TUNED_SYNONYM_WEIGHT
-    max_clauses: int = 8
+    max_clauses: int = 16
     delta_limit: int = 1024
     delta_ratio: float = 0.1
 
@@ -71,7 +75,12 @@ class IndexConfig:
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """One search result: fused `score` (higher is better) and the parts it came from."""
+    """One search result.
+
+    `score` is the fused score in [0, 1] (1: the best match for the whole request and for one of
+    its clauses); `lexical` is the whole-query BM25F score relative to the best tool's (in [0, 1]);
+    `matched_terms` are the query words (or thesaurus synonyms) found in the tool's text.
+    """
 
     id: str
     score: float
@@ -88,9 +97,20 @@ class _Query:
     weights: FloatArray
     words: dict[int, str]
 
+    def weights_of(self, part: _Query) -> FloatArray:
+        """`part`'s weights aligned on this query's terms (0 for terms `part` lacks).
+
+        A clause's terms are a subset of its query's, so one gathering of postings serves both.
+        """
+        own = dict(zip(part.term_ids.tolist(), part.weights.tolist(), strict=True))
+        return np.fromiter((own.get(t, 0.0) for t in self.term_ids.tolist()), np.float64, len(self.term_ids))
+
 
 class ToolIndex:
-    """Searchable tool documents keyed by id; `upsert` replaces a document with the same id."""
+    """Searchable tool documents keyed by id; `upsert` replaces a document with the same id.
+
+    Not thread-safe: one task updates and searches it at a time (the gateway's event loop).
+    """
 
     def __init__(self, config: IndexConfig | None = None) -> None:
         self.config = config or IndexConfig()
@@ -103,8 +123,7 @@ class ToolIndex:
     def configure(self, config: IndexConfig) -> None:
         """Switch to other retrieval parameters without re-indexing: stored data holds raw term
         counts, and every parameter applies at query time."""
-        self._lexical.params = config.bm25()
-        self._lexical.invalidate()
+        self._lexical.set_params(config.bm25())
         self.config = config
 
     # -- contents -----------------------------------------------------------------------------
@@ -204,20 +223,29 @@ class ToolIndex:
         """
         if k <= 0 or not self._row_of:
             return []
-        candidates = self._candidate_mask(allowed)
         query = normalize_references(query)
         whole = self._analyse(query)
-        lexical = self._lexical.scores(whole.term_ids, whole.weights) * candidates
+        matches = self._lexical.matches(whole.term_ids)
+        lexical = self._lexical.accumulate(matches, whole.weights)
         clause_scores = [
-            self._lexical.scores(q.term_ids, q.weights) * candidates for q in self._clauses(query)
+            self._lexical.accumulate(matches, whole.weights_of(clause)) for clause in self._clauses(query)
         ]
-        fused = fuse(self.config.fusion, lexical, clause_scores)
+        if allowed is not None:
+            excluded = ~self._allowed_mask(allowed)
+            for scores in (lexical, *clause_scores):
+                scores[excluded] = 0.0
+        weights = self.config.fusion
+        fused = fuse(weights, lexical, clause_scores)
+        ceiling = weights.query + (weights.clause if clause_scores else 0.0)
+        if ceiling > 0:
+            fused /= ceiling
+        best = float(lexical.max()) or 1.0
         rows = _top_rows(fused, k, self._ids)
         return [
             Hit(
                 id=self._ids[row],
                 score=float(fused[row]),
-                lexical=float(fused[row]),
+                lexical=float(lexical[row]) / best,
                 dense=None,
                 matched_terms=self._matched(row, whole),
             )
@@ -251,15 +279,15 @@ class ToolIndex:
         clauses = split_clauses(query)
         if len(clauses) < 2 or not self.config.fusion.clause:
             return []
-        return [self._analyse(c) for c in clauses[: self.config.max_clauses]]
+        limit = max(self.config.max_clauses, 1)
+        if len(clauses) > limit:
+            clauses = [*clauses[: limit - 1], " ".join(clauses[limit - 1 :])]
+        return [self._analyse(c) for c in clauses]
 
-    def _candidate_mask(self, allowed: Collection[str] | None) -> FloatArray:
-        mask = np.zeros(self._lexical.n_rows, dtype=np.float64)
-        if allowed is None:
-            mask[list(self._row_of.values())] = 1.0
-        else:
-            rows = [row for row in (self._row_of.get(i) for i in allowed) if row is not None]
-            mask[rows] = 1.0
+    def _allowed_mask(self, allowed: Collection[str]) -> npt.NDArray[np.bool_]:
+        mask = np.zeros(self._lexical.n_rows, dtype=np.bool_)
+        rows = [row for row in (self._row_of.get(i) for i in allowed) if row is not None]
+        mask[rows] = True
         return mask
 
     def _matched(self, row: int, query: _Query) -> tuple[str, ...]:

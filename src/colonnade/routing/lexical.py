@@ -18,9 +18,18 @@ import numpy.typing as npt
 
 from colonnade.routing.segments import CountArray, DocTerms, IntArray, Segment
 
-__all__ = ["Bm25Params", "LexicalStore", "Vocabulary"]
+__all__ = ["Bm25Params", "LexicalStore", "Matches", "Vocabulary"]
 
 FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class Matches:
+    """Postings of some query terms: row, BM25F value and query-term index of each."""
+
+    rows: IntArray
+    values: FloatArray
+    term_index: IntArray
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +105,8 @@ class LexicalStore:
         "_main",
         "_n_alive",
         "_norm_cache",
+        "_queried_since_change",
+        "_saturation_cache",
         "params",
         "vocabulary",
     )
@@ -113,6 +124,8 @@ class LexicalStore:
         self._alive = np.zeros(0, dtype=np.bool_)
         self._n_alive = 0
         self._norm_cache: FloatArray | None = None
+        self._saturation_cache: dict[int, tuple[Segment, FloatArray]] = {}
+        self._queried_since_change = False
 
     # -- size ---------------------------------------------------------------------------------
     @property
@@ -155,7 +168,7 @@ class LexicalStore:
         self._length_sums += lengths.sum(axis=0)
         self._alive = np.concatenate([self._alive, np.ones(len(parsed), dtype=np.bool_)])
         self._n_alive += len(parsed)
-        self._norm_cache = None
+        self._forget_statistics()
         return list(range(first, first + len(parsed)))
 
     def remove(self, row: int) -> None:
@@ -166,13 +179,15 @@ class LexicalStore:
         self._n_alive -= 1
         self._df[self.row_terms(row)] -= 1
         self._length_sums -= self._lengths[row]
-        self._norm_cache = None
+        self._forget_statistics()
 
     def compact(self) -> npt.NDArray[np.int64]:
         """Fold the delta into the main segment and drop removed rows.
 
         Returns the old row of each new row, so the owner can renumber what it keeps per row.
         """
+        if not self._delta and self._n_alive == self.n_rows:
+            return np.arange(self.n_rows, dtype=np.int64)
         keep = self._alive.copy()
         parts = [self._main, self._delta_view()]
         self._main = Segment.merge(parts, keep, self.params.n_fields)
@@ -181,12 +196,20 @@ class LexicalStore:
         old_rows = np.flatnonzero(keep)
         self._lengths = self._lengths[old_rows]
         self._alive = np.ones(len(old_rows), dtype=np.bool_)
-        self._norm_cache = None
+        self._forget_statistics()
         return old_rows
 
-    def invalidate(self) -> None:
-        """Forget cached per-row normalisations (after `params` changed)."""
+    def set_params(self, params: Bm25Params) -> None:
+        """Score with other BM25F parameters from now on (stored counts do not depend on them)."""
+        if params.n_fields != self.params.n_fields:
+            raise ValueError(f"expected parameters for {self.params.n_fields} fields, got {params.n_fields}")
+        self.params = params
+        self._forget_statistics()
+
+    def _forget_statistics(self) -> None:
         self._norm_cache = None
+        self._saturation_cache.clear()
+        self._queried_since_change = False
 
     # -- queries ------------------------------------------------------------------------------
     def row_terms(self, row: int) -> IntArray:
@@ -194,39 +217,50 @@ class LexicalStore:
             return self._main.row_terms(row)
         return self._delta[row - self._main.n_rows].terms
 
-    def row_counts(self, row: int) -> CountArray:
-        if row < self._main.n_rows:
-            return self._main.row_counts(row)
-        return self._delta[row - self._main.n_rows].counts
-
     def idf(self, term_ids: IntArray) -> FloatArray:
         df = self._df[term_ids].astype(np.float64)
         n = float(self._n_alive)
         return np.log1p((n - df + 0.5) / (df + 0.5))
 
-    def scores(self, term_ids: IntArray, weights: FloatArray | None = None) -> FloatArray:
-        """BM25F score of every row for the query terms `term_ids` (each weighted by `weights`).
+    def matches(self, term_ids: IntArray) -> Matches:
+        """Every posting of `term_ids`: its row and its BM25F value (idf x saturated field-weighted tf).
 
-        Removed rows score 0. Each row's terms are summed in query order whichever segment
-        holds it, so scores are bit-identical to those of a freshly built store.
+        Score several term weightings of one query (the whole query, each clause) with
+        `accumulate` on one `Matches`, so postings are gathered once.
         """
-        scores = np.zeros(self.n_rows, dtype=np.float64)
-        if len(term_ids) == 0 or self._n_alive == 0:
-            return scores
-        term_weights = self.idf(term_ids) if weights is None else self.idf(term_ids) * weights
-        norm = self._field_norms()
-        k1 = self.params.k1
+        idf = self.idf(term_ids) if len(term_ids) else np.zeros(0, dtype=np.float64)
+        rows: list[IntArray] = []
+        values: list[FloatArray] = []
+        term_index: list[IntArray] = []
         for segment in (self._main, self._delta_view()):
-            if segment.n_rows == 0:
+            if segment.n_rows == 0 or len(term_ids) == 0:
                 continue
-            got = segment.gather(term_ids)
-            if len(got.rows) == 0:
-                continue
-            pseudo_tf = (got.counts * norm[got.rows]).sum(axis=1)
-            contribution = term_weights[got.term_index] * (pseudo_tf * (k1 + 1.0) / (pseudo_tf + k1))
-            scores += np.bincount(got.rows, weights=contribution, minlength=self.n_rows)
+            positions, index = segment.positions(term_ids)
+            rows.append(segment.term_rows[positions])
+            values.append(self._saturation(segment, positions) * idf[index])
+            term_index.append(index)
+        self._queried_since_change = True
+        if not rows:
+            empty = np.zeros(0, dtype=np.int64)
+            return Matches(empty, np.zeros(0, dtype=np.float64), empty)
+        return Matches(np.concatenate(rows), np.concatenate(values), np.concatenate(term_index))
+
+    def accumulate(self, matches: Matches, weights: FloatArray | None = None) -> FloatArray:
+        """Per-row sums of `matches` values, each multiplied by the weight of its query term.
+
+        Removed rows score 0. Each row's terms are added in query order whichever segment holds
+        it (zero weights add exactly 0.0), so scores are bit-identical to a freshly built store's.
+        """
+        contributions = matches.values if weights is None else matches.values * weights[matches.term_index]
+        scores = np.bincount(matches.rows, weights=contributions, minlength=self.n_rows).astype(
+            np.float64, copy=False
+        )
         scores[~self._alive] = 0.0
         return scores
+
+    def scores(self, term_ids: IntArray, weights: FloatArray | None = None) -> FloatArray:
+        """BM25F score of every row for the query terms `term_ids`, each weighted by `weights`."""
+        return self.accumulate(self.matches(term_ids), weights)
 
     # -- persistence --------------------------------------------------------------------------
     def arrays(self) -> dict[str, npt.NDArray[np.generic]]:
@@ -272,6 +306,32 @@ class LexicalStore:
         if self._delta_segment is None:
             self._delta_segment = Segment.from_docs(self._main.n_rows, self._delta, self.params.n_fields)
         return self._delta_segment
+
+    def _saturation(self, segment: Segment, positions: IntArray) -> FloatArray:
+        """Saturated field-weighted tf of the term-major postings `positions` of `segment`.
+
+        The first query after a change computes only its own postings, so a burst of changes
+        between queries never pays for the whole index; the next query, statistics unchanged,
+        computes every posting once and later queries only gather. Both paths run the same
+        element-wise arithmetic, so they give identical values.
+        """
+        cached = self._saturation_cache.get(id(segment))
+        if cached is not None and cached[0] is segment:
+            return cached[1][positions]
+        if not self._queried_since_change:
+            return self._saturate(segment.term_counts[positions], segment.term_rows[positions])
+        value = self._saturate(segment.term_counts, segment.term_rows)
+        self._saturation_cache[id(segment)] = (segment, value)
+        return value[positions]
+
+    def _saturate(self, counts: CountArray, rows: IntArray) -> FloatArray:
+        norms = self._field_norms()
+        pseudo_tf = counts[:, 0] * norms[rows, 0]
+        for f in range(1, self.params.n_fields):
+            pseudo_tf += counts[:, f] * norms[rows, f]
+        k1 = self.params.k1
+        saturated: FloatArray = pseudo_tf * (k1 + 1.0) / (pseudo_tf + k1)
+        return saturated
 
     def _field_norms(self) -> FloatArray:
         """weight_f / (1 - b_f + b_f * length / average length), per row and field."""

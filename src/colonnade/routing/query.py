@@ -62,7 +62,7 @@ def _path_words(match: re.Match[str]) -> str:
     return f" {last[: extension.start()]} {extension.group(1)} file "
 
 
-def split_clauses(query: str, *, split_links: bool = True) -> list[str]:
+def split_clauses(query: str) -> list[str]:
     """The clauses of `query` in order; a query of one clause gives a one-item list.
 
     Clauses shorter than three words are merged into the previous one: "Thanks." or "and the
@@ -70,15 +70,14 @@ def split_clauses(query: str, *, split_links: bool = True) -> list[str]:
     """
     pieces: list[str] = []
     for sentence in _SENTENCE_END.split(query):
-        parts = _LINKS.split(sentence) if split_links else [sentence]
-        pieces.extend(p.strip() for p in parts if p and p.strip())
+        pieces.extend(p.strip() for p in _LINKS.split(sentence) if p and p.strip())
     clauses: list[str] = []
     for piece in pieces:
         if clauses and len(piece.split()) < _MIN_WORDS:
             clauses[-1] = f"{clauses[-1]} {piece}"
         else:
             clauses.append(piece)
-    if clauses and len(clauses) > 1 and len(clauses[0].split()) < _MIN_WORDS:
+    if len(clauses) > 1 and len(clauses[0].split()) < _MIN_WORDS:
         clauses[1] = f"{clauses[0]} {clauses[1]}"
         del clauses[0]
     return clauses or [query]

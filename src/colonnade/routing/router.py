@@ -58,7 +58,6 @@ class Boosts:
     """Re-ranking weights, in units of the best retrieval score of the query (which counts 1.0)."""
 
     domain: float = 0.3
-    tag_named: float = 0.1
     session: float = 0.2
     co_occurrence: float = 0.3
     co_anchors: int = 3
@@ -168,9 +167,7 @@ class Router:
         query_words = words(query)
         session = [t for t in dict.fromkeys(session_tools) if permitted(t)]
         candidates = self._candidates(hits, session, permitted)
-        self._boost(
-            candidates, query_words, [words(h) for h in domain_hints if h.strip()], session, permitted
-        )
+        self._boost(candidates, [words(h) for h in domain_hints if h.strip()], session, permitted)
         ranked = sorted(candidates.values(), key=lambda c: (-c.score, -c.retrieval, c.id))
         confidence = _confidence(hits, limit)
         fallback = [t for t in self.fallback if permitted(t)]
@@ -226,22 +223,21 @@ class Router:
     def _boost(
         self,
         candidates: dict[str, _Candidate],
-        query_words: frozenset[str],
         hints: list[frozenset[str]],
         session: list[str],
         permitted: Callable[[str], bool],
     ) -> None:
+        """Domain hints (matched against a tool's API name and tags), the session, co-occurrence.
+
+        Words of the query that name a tag get no boost here: the index already scores tags.
+        """
         boosts = self.boosts
-        for candidate in candidates.values():
+        for candidate in candidates.values() if hints else ():
             labels = _label_words(candidate.doc)
             hint = next((h for h in hints if h <= labels), None)
             if hint is not None:
                 candidate.boost += boosts.domain
                 candidate.reasons.append(f"domain hint '{' '.join(sorted(hint))}' (+{boosts.domain:g})")
-            tag = next((t for t in candidate.doc.tags if names(query_words, t)), None)
-            if tag is not None:
-                candidate.boost += boosts.tag_named
-                candidate.reasons.append(f"query names tag '{tag}' (+{boosts.tag_named:g})")
         for tool_id in session:
             candidates[tool_id].boost += boosts.session
             candidates[tool_id].reasons.append(f"used earlier in this session (+{boosts.session:g})")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["DocTerms", "Gathered", "Segment"]
+__all__ = ["DocTerms", "Segment"]
 
 IntArray = npt.NDArray[np.int64]
 CountArray = npt.NDArray[np.uint8]
@@ -45,23 +45,15 @@ class DocTerms:
         return cls(terms, np.minimum(counts, _MAX_COUNT).astype(np.uint8), lengths)
 
 
-@dataclass(frozen=True, slots=True)
-class Gathered:
-    """The postings of some query terms: one entry per (term, row) pair, in query-term order."""
-
-    rows: IntArray
-    counts: CountArray
-    term_index: IntArray  # position of the posting's term in the query
-
-
 class Segment:
     """Postings of rows `start .. start + n_rows - 1`, kept in both orders.
 
     Row-major arrays (`row_ptr`, `terms`, `counts`) answer "which terms has this row" (needed
-    when a row is removed or explained); the term-major permutation answers queries.
+    when a row is removed, explained, merged or saved); term-major arrays (`term_ptr`,
+    `term_rows`, `term_counts`) answer queries with contiguous slices.
     """
 
-    __slots__ = ("_order", "_posting_row", "counts", "n_rows", "row_ptr", "start", "term_ptr", "terms")
+    __slots__ = ("counts", "n_rows", "row_ptr", "start", "term_counts", "term_ptr", "term_rows", "terms")
 
     def __init__(self, start: int, row_ptr: IntArray, terms: IntArray, counts: CountArray) -> None:
         self.start = start
@@ -69,9 +61,11 @@ class Segment:
         self.row_ptr = row_ptr
         self.terms = terms
         self.counts = counts
-        self._posting_row = np.repeat(np.arange(start, start + self.n_rows, dtype=np.int64), np.diff(row_ptr))
-        # Stable sort keeps rows ascending within each term, so gathering is deterministic.
-        self._order = np.argsort(terms, kind="stable")
+        posting_row = np.repeat(np.arange(start, start + self.n_rows, dtype=np.int64), np.diff(row_ptr))
+        # A stable sort keeps rows ascending within each term, so gathering is deterministic.
+        order = np.argsort(terms, kind="stable")
+        self.term_rows = posting_row[order]
+        self.term_counts = counts[order]
         n_terms = int(terms.max()) + 1 if len(terms) else 0
         self.term_ptr = np.zeros(n_terms + 1, dtype=np.int64)
         np.cumsum(np.bincount(terms, minlength=n_terms), out=self.term_ptr[1:])
@@ -96,11 +90,12 @@ class Segment:
         counts: list[CountArray] = []
         sizes: list[IntArray] = []
         for part in parts:
+            sizes_here = np.diff(part.row_ptr)
             kept_rows = keep[part.start : part.start + part.n_rows]
-            kept_postings = kept_rows[part._posting_row - part.start]
+            kept_postings = np.repeat(kept_rows, sizes_here)
             terms.append(part.terms[kept_postings])
             counts.append(part.counts[kept_postings])
-            sizes.append(np.diff(part.row_ptr)[kept_rows])
+            sizes.append(sizes_here[kept_rows])
         all_sizes = np.concatenate(sizes) if sizes else np.zeros(0, dtype=np.int64)
         row_ptr = np.zeros(len(all_sizes) + 1, dtype=np.int64)
         np.cumsum(all_sizes, out=row_ptr[1:])
@@ -112,25 +107,18 @@ class Segment:
         local = row - self.start
         return self.terms[self.row_ptr[local] : self.row_ptr[local + 1]]
 
-    def row_counts(self, row: int) -> CountArray:
-        local = row - self.start
-        return self.counts[self.row_ptr[local] : self.row_ptr[local + 1]]
+    def positions(self, query_terms: IntArray) -> tuple[IntArray, IntArray]:
+        """Term-major positions of the postings of `query_terms`, and the query index of each.
 
-    def gather(self, query_terms: IntArray) -> Gathered:
-        """Postings of `query_terms` (terms unknown to this segment have none)."""
-        known = query_terms < len(self.term_ptr) - 1
-        starts = np.where(known, self.term_ptr[np.minimum(query_terms, len(self.term_ptr) - 1)], 0)
-        ends = np.where(known, self.term_ptr[np.minimum(query_terms + 1, len(self.term_ptr) - 1)], 0)
-        lengths = ends - starts
+        Terms unknown to this segment have no postings.
+        """
+        last = len(self.term_ptr) - 1
+        known = query_terms < last
+        clipped = np.minimum(query_terms, last)
+        starts = np.where(known, self.term_ptr[clipped], 0)
+        lengths = np.where(known, self.term_ptr[np.minimum(clipped + 1, last)] - starts, 0)
         total = int(lengths.sum())
-        if total == 0:
-            empty = np.zeros(0, dtype=np.int64)
-            return Gathered(empty, self.counts[:0], empty)
-        # Positions starts[i] .. ends[i]-1 for every term i, concatenated without a Python loop.
+        # starts[i] .. starts[i] + lengths[i] - 1 for every term i, concatenated without a Python loop.
         offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
-        positions = self._order[np.arange(total, dtype=np.int64) + offsets]
-        return Gathered(
-            self._posting_row[positions],
-            self.counts[positions],
-            np.repeat(np.arange(len(query_terms), dtype=np.int64), lengths),
-        )
+        positions = np.arange(total, dtype=np.int64) + offsets
+        return positions, np.repeat(np.arange(len(query_terms), dtype=np.int64), lengths)

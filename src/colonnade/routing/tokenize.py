@@ -28,6 +28,9 @@ _ACRONYM_END = re.compile(r"(?<=[A-Z])(?=[A-Z][a-z])")
 # Ideographs carry a word each; splitting them lets a CJK description match a CJK query word.
 _IDEOGRAPH = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
+# Memoised stems are bounded so odd input (ids, hashes) cannot grow the cache without limit.
+_STEM_CACHE_LIMIT = 200_000
+
 # Function words removed from tool text and queries alike (the bm25s English list).
 DOCUMENT_STOPWORDS: frozenset[str] = frozenset(STOPWORDS_EN)
 
@@ -51,6 +54,9 @@ def split_identifier(text: str) -> list[str]:
     words: list[str] = []
     for chunk in _SEPARATORS.split(text):
         if not chunk:
+            continue
+        if chunk.isascii() and (chunk.islower() or chunk[1:].islower() or chunk.isdigit()):
+            words.append(chunk)  # the common case, "forecast" or "Weather": nothing to split
             continue
         spaced = _ACRONYM_END.sub(" ", _LOWER_TO_UPPER.sub(" ", chunk))
         for word in spaced.split(" "):
@@ -108,7 +114,7 @@ class Analyzer:
             stem = stems.get(word)
             if stem is None:
                 stem = self._stemmer.stemWord(word)
-                if len(stems) < 200_000:
+                if len(stems) < _STEM_CACHE_LIMIT:
                     stems[word] = stem
             out.append(stem)
         return out

@@ -185,6 +185,7 @@ class Gateway:
         self.tool_index.close()
         self.feedback.flush()
         await self.health.aclose()
+        await self.idempotency.aclose()
         await self.http.aclose()
         await self.engine.dispose()
         self.tracer_provider.shutdown()
