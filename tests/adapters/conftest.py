@@ -1,7 +1,7 @@
 """A real HTTP backend on loopback for adapter tests, plus a rude one and a refused port.
 
-`serve_in_thread(app)` runs any ASGI app with uvicorn on a free loopback port in a background
-thread; other suites can use the same pattern for their own backends.
+The backends run with `tests.support.loopback.serve_in_thread` (uvicorn on a free loopback port
+in a background thread), which every suite shares.
 """
 
 from __future__ import annotations
@@ -13,42 +13,16 @@ import struct
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
-
-@contextmanager
-def serve_in_thread(app: ASGIApp) -> Iterator[str]:
-    """Serve `app` on 127.0.0.1 at a free port; yields the base URL, stops the server on exit."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the loopback backend did not start")
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+from tests.support.loopback import serve_in_thread
 
 
 async def _echo(request: Request) -> Response:

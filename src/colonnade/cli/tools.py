@@ -12,11 +12,7 @@ from rich.table import Table
 from colonnade.cli.common import console, fail, settings_of
 from colonnade.cli.root import app
 from colonnade.config import Settings
-from colonnade.contracts.load import ContractLoadError
-from colonnade.contracts.validate import ContractInvalid
 from colonnade.routing.router import RoutingDecision
-from colonnade.runtime.gateway import Gateway
-from colonnade.store.errors import StoreError
 
 __all__ = ["search", "tools_app"]
 
@@ -53,16 +49,9 @@ def search(
 async def _route(
     settings: Settings, query: str, k: int, domain: list[str]
 ) -> tuple[RoutingDecision, dict[str, str]]:
-    try:
-        gateway = await Gateway.open(settings)
-    except ContractLoadError as exc:
-        fail(f"cannot load contract: {exc}")
-    except ContractInvalid as exc:
-        lines = [f"  {f.code} {f.path}: {f.message} (fix: {f.fix})" for f in exc.findings if f.is_error]
-        fail("a configured contract is invalid:\n" + "\n".join(lines))
-    except StoreError as exc:
-        fail(str(exc))
-    try:
+    from colonnade.cli._launch import open_gateway
+
+    async with open_gateway(settings) as gateway:
         if not len(gateway.catalog):
             fail(
                 "the catalog is empty: publish contracts first (colonnade contract publish FILE) "
@@ -71,8 +60,6 @@ async def _route(
         decision = gateway.router.route(query, domain_hints=domain, k=k)
         wire_names = {t.canonical_name: t.wire_name for t in gateway.catalog.tools()}
         return decision, wire_names
-    finally:
-        await gateway.aclose()
 
 
 def _render(decision: RoutingDecision, wire_names: dict[str, str]) -> None:
