@@ -62,3 +62,26 @@ async def test_failed_prepare_issues_no_token(harness: Harness) -> None:
     result = await harness.call("reserve", "500", input={"item_id": "I-1"})
     assert result.status is CallStatus.TERMINAL_ERROR
     assert result.commit_token is None
+
+
+async def test_mcp_clients_commit_with_the_commit_tool(harness: Harness) -> None:
+    from mcp import Client
+
+    from colonnade.surfaces.mcp_commit import COMMIT_TOOL
+    from colonnade.surfaces.mcp_server import McpSurface
+
+    surface = McpSurface(harness.catalog, harness.service)
+    async with Client(surface.server) as client:
+        names = {tool.name for tool in (await client.list_tools(cache_mode="bypass")).tools}
+        assert COMMIT_TOOL in names
+        prepared = await client.call_tool("chaos__faults__reserve", {"item_id": "I-1"})
+        envelope = dict((prepared.meta or {})["colonnade/result"])
+        assert envelope["status"] == "success_prep"
+        committed = await client.call_tool(COMMIT_TOOL, {"commit_token": envelope["commit_token"]})
+        again = await client.call_tool(COMMIT_TOOL, {"commit_token": envelope["commit_token"]})
+        missing = await client.call_tool(COMMIT_TOOL, {})
+    assert committed.is_error is False
+    assert committed.structured_content is not None and committed.structured_content["state"] == "confirmed"
+    assert again.is_error is True and "P-PRECOND-COMMIT-TOKEN" in again.content[0].text  # type: ignore[union-attr]
+    assert missing.is_error is True
+    assert [e["kind"] for e in harness.ledger()] == ["reserve", "confirm"]

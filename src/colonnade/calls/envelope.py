@@ -86,9 +86,18 @@ class CallError(_Model):
 
 
 class CallMetrics(_Model):
-    duration_ms: float = 0.0
-    cpu_ms: float = 0.0
-    memory_peak_mb: float = 0.0
+    """Always present; a value the gateway cannot measure for the tool's adapter is null, never made up.
+
+    An HTTP backend's CPU and memory are the backend's own; in-process adapters (organs) report them.
+    """
+
+    duration_ms: float = Field(default=0.0, description="Wall time from resolution to outcome.")
+    cpu_ms: float | None = Field(
+        default=None, description="CPU time of the tool, when the adapter measures it."
+    )
+    memory_peak_mb: float | None = Field(
+        default=None, description="Peak memory of the tool, when the adapter measures it."
+    )
 
 
 class Provenance(_Model):

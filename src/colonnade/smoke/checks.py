@@ -8,10 +8,18 @@ from typing import Any
 import jsonschema
 import mcp_types as types
 
+from colonnade.catalog.naming import WireNames
 from colonnade.contracts.model import LlmBlock, Operation, SideEffects
 from colonnade.smoke.report import CheckStatus
 
-__all__ = ["Verdict", "check_annotations", "check_description", "check_example_inputs", "check_meta"]
+__all__ = [
+    "Verdict",
+    "check_annotations",
+    "check_description",
+    "check_example_inputs",
+    "check_meta",
+    "check_wire_name",
+]
 
 Verdict = tuple[CheckStatus, str]
 
@@ -35,6 +43,18 @@ def side_effects_of(op: Operation) -> SideEffects:
     if llm is not None:
         return llm.side_effects
     return _METHOD_FALLBACK.get(op.method, SideEffects.WRITE)
+
+
+def check_wire_name(tool: types.Tool, op: Operation) -> Verdict:
+    """The listed name is the canonical name's wire form, in the strict or the mcp profile."""
+    expected = {profile: WireNames(profile).add(op.canonical_name) for profile in ("strict", "mcp")}
+    for profile, wire in expected.items():
+        if tool.name == wire:
+            return CheckStatus.PASS, f"wire name {tool.name} ({profile} profile)"
+    return (
+        CheckStatus.FAIL,
+        f"listed as {tool.name!r}, expected {expected['strict']!r} (or {expected['mcp']!r})",
+    )
 
 
 def check_description(tool: types.Tool, llm: LlmBlock | None) -> Verdict:

@@ -19,6 +19,7 @@ from colonnade.smoke.checks import (
     check_description,
     check_example_inputs,
     check_meta,
+    check_wire_name,
     result_text,
     side_effects_of,
 )
@@ -105,7 +106,7 @@ async def _smoke_operation(
             "no listed tool carries _meta colonnade/canonical_name = " + name,
         )
         return
-    report.add(source, name, "listed in tools/list", CheckStatus.PASS, f"wire name {tool.name}")
+    report.add(source, name, "listed in tools/list", *check_wire_name(tool, op))
     llm = op.endpoint.llm
     for check, verdict in (
         ("description has summary+intent", check_description(tool, llm)),

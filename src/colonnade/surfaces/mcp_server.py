@@ -25,6 +25,7 @@ from colonnade import __version__
 from colonnade.calls.envelope import CallContext, CallRequest
 from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog, CatalogChange
+from colonnade.surfaces.mcp_commit import COMMIT_TOOL, CommitTool
 from colonnade.surfaces.mcp_discovery import Discovery
 from colonnade.surfaces.mcp_render import render_result
 from colonnade.surfaces.mcp_routing import DynamicToolList, RoutingMetaError, RoutingRequest
@@ -73,6 +74,7 @@ class McpSurface:
         self.page_size = page_size
         self.discovery = discovery
         self.routing = routing
+        self.commit = CommitTool(catalog, calls)
         self.bus = InMemorySubscriptionBus()
         # Sessions are per request; the connection behind them lives as long as the client does.
         self._legacy: weakref.WeakKeyDictionary[object, ServerSession] = weakref.WeakKeyDictionary()
@@ -100,6 +102,8 @@ class McpSurface:
         """For the SDK's Mcp-Param header check: a catalog lookup, not a full tools/list."""
         if self.discovery is not None and self.discovery.handles(name):
             return self.discovery.input_schema(name)
+        if name == COMMIT_TOOL:
+            return self.commit.input_schema()
         tool = self.catalog.get(name)
         return tool.input_schema if tool is not None else None
 
@@ -108,6 +112,8 @@ class McpSurface:
     ) -> types.ListToolsResult:
         cursor = params.cursor if params is not None else None
         meta_tools = self.discovery.tools() if self.discovery is not None and cursor is None else []
+        if cursor is None and self.commit.listed():
+            meta_tools.append(self.commit.tool())
         if self.routing is not None and cursor is None:
             routed = self.routing.listing(ctx, _routing_request(params.meta if params is not None else None))
             if routed is not None:
@@ -125,6 +131,8 @@ class McpSurface:
         legacy = ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
         if self.discovery is not None and self.discovery.handles(params.name):
             return self.discovery.call(ctx, params.name, dict(params.arguments or {}), legacy=legacy)
+        if params.name == COMMIT_TOOL:
+            return render_result(await self.commit.call(dict(params.arguments or {})), legacy=legacy)
         meta = dict(params.meta or {})
         routing = _routing_request(meta) if self.routing is not None else None
         request = CallRequest(
