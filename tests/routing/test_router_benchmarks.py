@@ -12,7 +12,7 @@ from colonnade.routing.benchmark import load_queries, load_tools, score_rankings
 from colonnade.routing.corpus import ToolCorpus
 from colonnade.routing.router import Router
 
-BENCHMARKS = Path("/work/shared/benchmarks")
+BENCHMARKS = Path(__file__).resolve().parents[3] / "shared" / "benchmarks"  # shared/ beside the repository
 
 
 @pytest.mark.parametrize("name", ["seal-tools", "livemcpbench"])

@@ -21,9 +21,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from colonnade.cli.common import err_console, fail, settings_of
 from colonnade.cli.root import app
-from colonnade.routing.benchmark import BenchmarkError, load_tools
-from colonnade.routing.corpus import ToolCorpus
-from colonnade.routing.router import Router
 
 __all__ = ["rank", "route_app"]
 
@@ -52,6 +49,10 @@ def rank(
     Example: colonnade route rank --tools tools.jsonl --queries queries.dev.jsonl --k 10 --out ranked.jsonl
     """
     settings = settings_of(ctx)
+    from colonnade.routing.benchmark import BenchmarkError, load_tools  # heavy: loaded only to rank
+    from colonnade.routing.corpus import ToolCorpus
+    from colonnade.routing.router import Router
+
     try:
         docs = load_tools(tools)
     except BenchmarkError as exc:

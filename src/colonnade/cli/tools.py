@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -12,7 +12,9 @@ from rich.table import Table
 from colonnade.cli.common import console, fail, settings_of
 from colonnade.cli.root import app
 from colonnade.config import Settings
-from colonnade.routing.router import RoutingDecision
+
+if TYPE_CHECKING:  # the router is imported by the command only, to keep `colonnade --help` fast
+    from colonnade.routing.router import RoutingDecision
 
 __all__ = ["search", "tools_app"]
 
