@@ -17,8 +17,10 @@ from typing import Any
 
 import httpx2
 
+from colonnade.adapters.checksum import digest_problem
 from colonnade.adapters.outcome import (
     AUTH_REFUSED,
+    CHECKSUM,
     CONFLICT,
     MALFORMED,
     MISCONFIGURED,
@@ -73,6 +75,15 @@ def outcome_from_response(response: httpx2.Response, content: bytes, duration_ms
             )
         body = _text(response, content)
     if 200 <= status < 300:
+        problem = digest_problem(response.headers, content)
+        if problem is not None:
+            return AdapterOutcome(
+                OutcomeKind.TERMINAL_ERROR,
+                status_code=status,
+                error_code=CHECKSUM,
+                message=problem,
+                duration_ms=duration_ms,
+            )
         return AdapterOutcome(OutcomeKind.SUCCESS, status_code=status, body=body, duration_ms=duration_ms)
     retryable_code = _RETRYABLE_STATUS.get(status)
     return AdapterOutcome(

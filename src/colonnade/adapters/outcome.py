@@ -14,6 +14,7 @@ from typing import Any
 __all__ = [
     "ADAPTER_ERROR_CODES",
     "AUTH_REFUSED",
+    "CHECKSUM",
     "CONFLICT",
     "MALFORMED",
     "MISCONFIGURED",
@@ -48,6 +49,7 @@ UNREACHABLE = "R-UPSTREAM-CONNECT"
 SERVER_FAULT = "S-TOOL-UPSTREAM-FAULT"
 MISCONFIGURED = "S-TOOL-CONFIG"
 MALFORMED = "D-DATA-MALFORMED"
+CHECKSUM = "D-DATA-CHECKSUM"
 
 ADAPTER_ERROR_CODES: dict[str, str] = {
     REJECTED: "backend answered 4xx (400, 405, 422, ... not listed below): the request was wrong",
@@ -62,6 +64,7 @@ ADAPTER_ERROR_CODES: dict[str, str] = {
     UNREACHABLE: "connection refused or reset, host name not resolvable, connection closed mid-answer",
     SERVER_FAULT: "backend answered 500 or another 5xx not listed above",
     MISCONFIGURED: "backend secret missing or unusable, invalid base URL, TLS failure, or a redirect",
+    CHECKSUM: "2xx body does not match the Content-Digest, Repr-Digest or Content-MD5 the backend sent",
     MALFORMED: "2xx body declared JSON but not parseable, undecodable content encoding, "
     "or a body over the adapter's size limit",
 }

@@ -199,6 +199,12 @@ _SPECS = (
         "Report to the API owner: the backend's response breaks the contract's output_schema.",
     ),
     ErrorSpec(
+        "D-DATA-CHECKSUM",
+        _TERMINAL,
+        "The backend's answer does not match the digest it stated",
+        "Retry once; if it persists, report to the API owner: the body was altered or truncated in transit.",
+    ),
+    ErrorSpec(
         "D-DATA-MALFORMED",
         _TERMINAL,
         "The backend returned a body that cannot be parsed",
