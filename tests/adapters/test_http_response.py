@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import httpx2
 import pytest
 
-from colonnade.adapters.http_response import backend_message, retry_after_ms
+from colonnade.adapters.http_response import backend_message, outcome_from_response, retry_after_ms
+from colonnade.adapters.outcome import OutcomeKind
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -58,3 +60,21 @@ def test_long_backend_message_is_clipped() -> None:
     assert message is not None
     assert len(message) == 500
     assert message.endswith("…")
+
+
+@pytest.mark.parametrize(
+    ("content", "ok"),
+    [
+        (b'{"a": NaN}', False),
+        (b'{"a": -Infinity}', False),
+        (b'{"a": "\\ud800"}', False),
+        (b'{"a": "\\u00e9\\ud83d\\ude00"}', True),
+        (b'{"a": 1.5}', True),
+    ],
+)
+def test_only_strict_json_is_a_success(content: bytes, ok: bool) -> None:
+    response = httpx2.Response(200, headers={"content-type": "application/json"})
+    outcome = outcome_from_response(response, content, 1.0)
+    assert (outcome.kind is OutcomeKind.SUCCESS) is ok
+    if not ok:
+        assert outcome.error_code == "D-DATA-MALFORMED"

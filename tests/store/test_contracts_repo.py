@@ -257,3 +257,16 @@ async def test_concurrent_saves_of_one_version_store_it_once(
     assert len({r.id for r in results}) == 1
     assert len(await store.list()) == 1
     assert len(await store.endpoints(results[0].id)) == 3
+
+
+async def test_fingerprint_moves_with_every_publish_and_deprecation(
+    store: ContractStore, make_contract: Callable[..., Contract]
+) -> None:
+    empty = await store.fingerprint()
+    await store.save(make_contract(version="1.0.0"))
+    one = await store.fingerprint()
+    assert empty == frozenset() and len(one) == 1
+    ((tenant, name, version, status, digest),) = one
+    assert (tenant, name, version, status, len(digest)) == ("acme", "crm", "1.0.0", "published", 64)
+    await store.deprecate("acme", "crm", "1.0.0")
+    assert await store.fingerprint() != one

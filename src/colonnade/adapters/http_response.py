@@ -214,11 +214,19 @@ def _is_json(content_type: str) -> bool:
 
 
 def _parse(response: httpx2.Response, content: bytes, declared_json: bool) -> Any:
+    """Strict JSON: NaN/Infinity and lone surrogates are not JSON any client can take (ValueError)."""
     if not content:
         return None
-    if declared_json:
-        return json.loads(content)
-    return _text(response, content)
+    if not declared_json:
+        return _text(response, content)
+    body = json.loads(content, parse_constant=_not_json)
+    if b"\\ud" in content.lower():  # a surrogate escape: fine in a pair, not alone
+        json.dumps(body, ensure_ascii=False).encode("utf-8")  # raises UnicodeEncodeError when alone
+    return body
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON value")
 
 
 def _text(response: httpx2.Response, content: bytes) -> str | None:

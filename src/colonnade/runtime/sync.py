@@ -27,15 +27,14 @@ class CatalogSync:
 
     async def refresh(self) -> bool:
         """Reconcile once; True when the catalog was changed."""
-        rows = await self.store.list()
-        fingerprint = frozenset((r.tenant, r.name, r.version, r.status.value, r.spec_hash) for r in rows)
+        fingerprint = await self.store.fingerprint()
         if fingerprint == self._fingerprint:
             return False
         self._fingerprint = fingerprint
         published: dict[tuple[str, str], set[str]] = {}
-        for row in rows:
-            if row.status.value == "published":
-                published.setdefault((row.tenant, row.name), set()).add(row.version)
+        for tenant, name, version, status, _ in fingerprint:
+            if status == "published":
+                published.setdefault((tenant, name), set()).add(version)
         changed = False
         for entry in self.catalog.api_versions():
             if entry.version not in published.get((entry.tenant, entry.api), set()):

@@ -113,6 +113,22 @@ class ContractStore:
             )
             return [StoredEndpoint.from_row(row) for row in result.all()]
 
+    async def fingerprint(self) -> frozenset[tuple[str, str, str, str, str]]:
+        """(tenant, name, version, status, spec_hash) of every stored version, without the documents.
+
+        Cheap enough to poll: a running gateway compares it to notice publishes by other processes.
+        """
+        query = select(
+            ContractRow.tenant,
+            ContractRow.name,
+            ContractRow.version,
+            ContractRow.status,
+            ContractRow.spec_hash,
+        )
+        async with self._sessions() as session:
+            rows = (await session.execute(query)).all()
+        return frozenset((r.tenant, r.name, r.version, r.status, r.spec_hash) for r in rows)
+
     async def list(
         self, tenant: str | None = None, status: ContractStatus | None = None
     ) -> builtins.list[StoredContract]:
