@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 import yaml
 
-from colonnade.cli.common import err_console, fail, settings_of
+from colonnade.cli.common import fail, settings_of
 from colonnade.cli.root import app
 from colonnade.config import Settings
 
@@ -115,7 +115,6 @@ def _demo_backend(settings: Settings, port: int) -> Iterator[None]:
     proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env)
     try:
         _wait_ready(f"http://127.0.0.1:{port}/healthz", proc)
-        err_console.print(f"demo backend on http://127.0.0.1:{port} (data: {db})")
         yield
     finally:
         proc.terminate()
