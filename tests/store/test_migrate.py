@@ -13,7 +13,7 @@ from sqlalchemy import Column, Connection, Integer, MetaData, Table, inspect
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from colonnade.store import SchemaError, create_store_engine, migrate, migrate_engine
-from colonnade.store.migrate import alembic_config
+from colonnade.store.migrator import alembic_config
 from colonnade.store.tables import metadata
 
 HEAD = ScriptDirectory.from_config(alembic_config()).get_current_head()

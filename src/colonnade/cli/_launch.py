@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 from collections.abc import AsyncIterator, Coroutine
 from typing import Any
@@ -43,6 +44,10 @@ async def open_gateway(settings: Settings) -> AsyncIterator[Gateway]:
         fail("a configured contract is invalid:\n" + "\n".join(lines))
     except StoreError as exc:
         fail(str(exc))
+    # Start-up objects (modules, catalog, schemas) never die: keep them out of the collector's
+    # full passes, which would otherwise stall the event loop mid-call as the heap grows.
+    gc.collect()
+    gc.freeze()
     try:
         yield gateway
     finally:

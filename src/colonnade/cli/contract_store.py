@@ -10,12 +10,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from colonnade.cli.common import EXIT_FINDINGS, EXIT_USAGE, console, err_console, fail, settings_of
 from colonnade.cli.root import contract_app
@@ -24,16 +23,10 @@ from colonnade.contracts.findings import Finding
 from colonnade.contracts.load import ContractLoadError
 from colonnade.contracts.model import Contract, ContractStatus
 from colonnade.contracts.validate import ContractInvalid, load_contract
-from colonnade.store import (
-    ContractConflict,
-    ContractNotFound,
-    ContractStore,
-    StoredContract,
-    StoreError,
-    create_store_engine,
-    migrate_engine,
-)
-from colonnade.store.engine import parse_database_url
+from colonnade.store.errors import ContractConflict, ContractNotFound, StoreError
+
+if TYPE_CHECKING:  # the store (SQLAlchemy, Alembic) is loaded by the commands, not by `--help`
+    from colonnade.store import ContractStore, StoredContract
 
 __all__ = ["deprecate_command", "history_command", "list_command", "publish_command", "run_with_store"]
 
@@ -48,6 +41,10 @@ _STATUS_STYLE = {
 
 def run_with_store(settings: Settings, work: Callable[[ContractStore], Awaitable[T]]) -> T:
     """Open the configured database, migrate it, run `work`; store and database errors end the command."""
+
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from colonnade.store import ContractStore, create_store_engine, migrate_engine
 
     async def main() -> T:
         engine = create_store_engine(settings.effective_database_url)
@@ -264,6 +261,8 @@ def _when(moment: datetime) -> str:
 
 
 def _shown_url(settings: Settings) -> str:
+    from colonnade.store.engine import parse_database_url
+
     try:
         return repr(parse_database_url(settings.effective_database_url).render_as_string(hide_password=True))
     except StoreError:
@@ -272,6 +271,8 @@ def _shown_url(settings: Settings) -> str:
 
 def _reason(exc: BaseException) -> str:
     """The driver's own message, without SQLAlchemy's statement dump and documentation link."""
+    from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
     if isinstance(exc, DBAPIError) and exc.orig is not None:
         return str(exc.orig)
     if isinstance(exc, SQLAlchemyError):

@@ -34,7 +34,7 @@ from colonnade.store.commit_tokens_repo import CommitTokenStore
 from colonnade.store.contracts_repo import ContractStore
 from colonnade.store.engine import create_store_engine
 from colonnade.store.idempotency_repo import IdempotencyStore
-from colonnade.store.migrate import migrate_engine
+from colonnade.store.migrator import migrate_engine
 from colonnade.surfaces.app import _transport_security, build_http_app
 from colonnade.surfaces.mcp_discovery import Discovery
 from colonnade.surfaces.mcp_routing import DynamicToolList

@@ -1,18 +1,42 @@
-"""Persistence: contracts and their versions in SQLite (embedded default) or PostgreSQL."""
+"""Persistence: contracts and their versions in SQLite (embedded default) or PostgreSQL.
+
+Names are loaded on first use, so that commands which never touch the database (`--help`,
+`contract validate`) do not pay for SQLAlchemy and Alembic.
+"""
 
 from __future__ import annotations
 
-from colonnade.store.contracts_repo import ContractStore
-from colonnade.store.engine import create_store_engine, session_factory
-from colonnade.store.errors import (
-    ContractConflict,
-    ContractNotFound,
-    DatabaseUrlError,
-    SchemaError,
-    StoreError,
-)
-from colonnade.store.migrate import migrate, migrate_engine
-from colonnade.store.records import StoredContract, StoredEndpoint, spec_hash
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from colonnade.store.contracts_repo import ContractStore
+    from colonnade.store.engine import create_store_engine, session_factory
+    from colonnade.store.errors import (
+        ContractConflict,
+        ContractNotFound,
+        DatabaseUrlError,
+        SchemaError,
+        StoreError,
+    )
+    from colonnade.store.migrator import migrate, migrate_engine
+    from colonnade.store.records import StoredContract, StoredEndpoint, spec_hash
+
+_HOMES = {
+    "ContractStore": "contracts_repo",
+    "create_store_engine": "engine",
+    "session_factory": "engine",
+    "ContractConflict": "errors",
+    "ContractNotFound": "errors",
+    "DatabaseUrlError": "errors",
+    "SchemaError": "errors",
+    "StoreError": "errors",
+    "migrate": "migrator",
+    "migrate_engine": "migrator",
+    "StoredContract": "records",
+    "StoredEndpoint": "records",
+    "spec_hash": "records",
+}
 
 __all__ = [
     "ContractConflict",
@@ -29,3 +53,10 @@ __all__ = [
     "session_factory",
     "spec_hash",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'colonnade.store' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"colonnade.store.{home}"), name)

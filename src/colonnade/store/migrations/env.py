@@ -1,6 +1,6 @@
 """Alembic environment for Colonnade's store.
 
-`colonnade.store.migrate` hands over an open connection in `config.attributes["connection"]`.
+`colonnade.store.migrator` hands over an open connection in `config.attributes["connection"]`.
 Maintainers run Alembic directly (`alembic -c src/colonnade/store/migrations/alembic.ini revision
 --autogenerate -m "..."`); then the database is the one Colonnade's settings select.
 """
