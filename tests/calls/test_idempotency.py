@@ -91,3 +91,43 @@ async def test_outcome_survives_a_gateway_restart(harness: Harness, empty_engine
     assert after.output == before.output
     assert all(r.output == before.output for r in many)
     assert len(harness.ledger()) == 1
+
+
+async def test_mcp_clients_send_an_idempotency_key_in_meta(harness: Harness) -> None:
+    """`_meta["colonnade/request"]` carries envelope fields over MCP; bad ones are listed, not ignored."""
+    from mcp import Client
+
+    from colonnade.surfaces.mcp_server import REQUEST_META_KEY, McpSurface
+
+    surface = McpSurface(harness.catalog, harness.service)
+    envelope = {
+        "constraints": {"idempotency_key": "mcp-key-1", "timeout_ms": 5_000},
+        "call_id": "call-from-mcp",
+    }
+    async with Client(surface.server) as client:
+        first = await client.call_tool(
+            "chaos__faults__create_effect",
+            {"note": "via mcp"},
+            meta={REQUEST_META_KEY: envelope},  # type: ignore[arg-type]
+        )
+        second = await client.call_tool(
+            "chaos__faults__create_effect",
+            {"note": "via mcp"},
+            meta={REQUEST_META_KEY: envelope},  # type: ignore[arg-type]
+        )
+        wrong = await client.call_tool(
+            "chaos__faults__create_effect",
+            {"note": "x"},
+            meta={REQUEST_META_KEY: {"constraints": {"timeout_ms": "soon"}, "colour": 1}},  # type: ignore[arg-type]
+        )
+    assert first.is_error is False and second.is_error is False
+    assert first.structured_content == second.structured_content
+    assert dict((first.meta or {})["colonnade/result"])["call_id"] == "call-from-mcp"
+    assert len([e for e in harness.ledger() if e["kind"] == "effect"]) == 1
+    rejected = dict((wrong.meta or {})["colonnade/result"])
+    assert wrong.is_error is True and rejected["error"]["code"] == "I-REQ-ENVELOPE"
+    pointers = {v["pointer"] for v in rejected["error"]["details"]["violations"]}
+    assert {
+        "/_meta/colonnade~1request/constraints/timeout_ms",
+        "/_meta/colonnade~1request/colour",
+    } <= pointers

@@ -29,12 +29,14 @@ from colonnade.surfaces.mcp_commit import COMMIT_TOOL, CommitTool
 from colonnade.surfaces.mcp_discovery import Discovery
 from colonnade.surfaces.mcp_render import render_result
 from colonnade.surfaces.mcp_routing import DynamicToolList, RoutingMetaError, RoutingRequest
+from colonnade.surfaces.rest_envelope import EnvelopeRejection, validate_envelope
 
-__all__ = ["DEFAULT_PAGE_SIZE", "DRY_RUN_META_KEY", "McpSurface"]
+__all__ = ["DEFAULT_PAGE_SIZE", "DRY_RUN_META_KEY", "REQUEST_META_KEY", "McpSurface"]
 
 logger = logging.getLogger(__name__)
 DEFAULT_PAGE_SIZE = 200
 DRY_RUN_META_KEY = "colonnade/dry_run"
+REQUEST_META_KEY = "colonnade/request"
 _INSTRUCTIONS = (
     "Colonnade exposes governed API operations as tools. Destructive or approval-gated tools are "
     "never executed without a human's approval; every error carries a stable code and a fix hint."
@@ -135,12 +137,9 @@ class McpSurface:
             return render_result(await self.commit.call(dict(params.arguments or {})), legacy=legacy)
         meta = dict(params.meta or {})
         routing = _routing_request(meta) if self.routing is not None else None
-        request = CallRequest(
-            tool_id=params.name,
-            input=dict(params.arguments or {}),
-            context=CallContext(),
-            dry_run=bool(meta.get(DRY_RUN_META_KEY)),
-        )
+        request = _call_request(params.name, dict(params.arguments or {}), meta)
+        if isinstance(request, EnvelopeRejection):
+            return render_result(request.result(), legacy=legacy)
         result = await self.calls.call(request)
         if self.routing is not None and self.routing.after_call(
             ctx, routing, self.catalog.get(params.name), result.ok
@@ -161,7 +160,6 @@ class McpSurface:
                 logger.debug("dropping a closed MCP connection: %s", exc)
                 self._legacy.pop(connection, None)
 
-
     async def _announce_to(self, ctx: ServerRequestContext[Any, Any]) -> None:
         """A routed list moved for one client: tell its session, or the listeners of the modern era."""
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session is None:
@@ -171,6 +169,26 @@ class McpSurface:
             await ctx.session.send_tool_list_changed()
         except Exception as exc:  # the client went away; its next request starts afresh
             logger.debug("cannot announce a routed list change: %s", exc)
+
+
+def _call_request(
+    name: str, arguments: dict[str, Any], meta: dict[str, Any]
+) -> CallRequest | EnvelopeRejection:
+    """MCP's tool name and arguments, plus any envelope fields the client sent in `_meta`.
+
+    `_meta["colonnade/request"]` may carry `call_id`, `tool_version`, `context`, `constraints`
+    (timeout, deadline, idempotency key, retry policy, allow-list), `provenance` and `dry_run`;
+    without it the call gets the defaults (fresh call_id and trace_id, the tool's timeout).
+    """
+    envelope = meta.get(REQUEST_META_KEY)
+    if envelope is None:
+        return CallRequest(
+            tool_id=name, input=arguments, context=CallContext(), dry_run=bool(meta.get(DRY_RUN_META_KEY))
+        )
+    if not isinstance(envelope, dict):
+        envelope = {"_": envelope}  # reported as an unknown field, with the rest of the checks
+    fields = {"dry_run": bool(meta.get(DRY_RUN_META_KEY)), **envelope, "tool_id": name, "input": arguments}
+    return validate_envelope(fields, CallRequest, prefix="/_meta/colonnade~1request")
 
 
 def _routing_request(meta: Any) -> RoutingRequest | None:

@@ -32,6 +32,7 @@ __all__ = [
     "media_type_rejection",
     "parse_envelope",
     "read_body",
+    "validate_envelope",
 ]
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
@@ -81,9 +82,7 @@ def media_type_rejection(content_type: str | None) -> EnvelopeRejection | None:
     if media == "application/json" or media.endswith("+json"):
         return None
     shown = repr(content_type) if content_type else "no Content-Type"
-    return _malformed(
-        f"send the envelope with Content-Type: application/json (got {shown})", http_status=415
-    )
+    return _malformed(f"send the envelope with Content-Type: application/json (got {shown})", http_status=415)
 
 
 async def read_body(request: Request, limit: int) -> bytes | EnvelopeRejection:
@@ -109,10 +108,15 @@ def parse_envelope(body: bytes, model: type[M]) -> M | EnvelopeRejection:
         return _malformed(f"the body is not valid JSON: {exc}")
     if not isinstance(data, dict):
         return _malformed(f"the body must be a JSON object (a {model.__name__}), not {_json_type(data)}")
+    return validate_envelope(data, model)
+
+
+def validate_envelope(data: dict[str, Any], model: type[M], *, prefix: str = "") -> M | EnvelopeRejection:
+    """Strict validation of parsed JSON; every violation listed, pointers under `prefix`."""
     try:
         return model.model_validate(data, strict=True)
     except ValidationError as exc:
-        found = tuple(_violation(model, detail) for detail in exc.errors(include_url=False))
+        found = tuple(_violation(model, detail, prefix) for detail in exc.errors(include_url=False))
     call_id = data.get("call_id")
     summary = "; ".join(f"{v.pointer}: {v.message}" for v in found[:3])
     more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
@@ -141,9 +145,9 @@ def _too_large(limit: int, declared: int | None) -> EnvelopeRejection:
     )
 
 
-def _violation(model: type[BaseModel], detail: ErrorDetails) -> Violation:
+def _violation(model: type[BaseModel], detail: ErrorDetails, prefix: str = "") -> Violation:
     location = tuple(detail["loc"])
-    pointer = "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in location)
+    pointer = prefix + "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in location)
     kind = detail["type"]
     if kind == "missing":
         message = f"required field '{location[-1]}' is missing"
