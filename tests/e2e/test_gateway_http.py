@@ -115,3 +115,24 @@ async def test_publish_in_another_process_is_announced_in_both_eras(stack: Stack
         if str((t.meta or {}).get("colonnade/canonical_name", "")).startswith("acme:billing:")
     }
     assert versions == {"1.1.0"}
+
+
+def test_a_busy_port_is_reported_plainly(tmp_path_factory: pytest.TempPathFactory) -> None:
+    import os
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        data = tmp_path_factory.mktemp("busy")
+        run = subprocess.run(
+            [str(COLONNADE), "serve", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=data,
+            env={**os.environ, "COLONNADE_DATA_DIR": str(data)},
+        )
+    assert run.returncode == 2
+    assert f"could not listen on 127.0.0.1:{port}" in run.stderr and "Traceback" not in run.stderr

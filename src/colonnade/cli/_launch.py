@@ -9,11 +9,10 @@ import json
 from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
-import typer
 import uvicorn
 from mcp.server.stdio import stdio_server
 
-from colonnade.cli.common import EXIT_USAGE, err_console, fail
+from colonnade.cli.common import err_console, fail
 from colonnade.config import Settings
 from colonnade.contracts.load import ContractLoadError
 from colonnade.contracts.validate import ContractInvalid
@@ -69,9 +68,12 @@ async def run_http(settings: Settings, *, banner: bool, snippet: bool = False) -
         server = uvicorn.Server(config)
         if banner:
             _print_banner(gateway, f"http://{host}:{port}/mcp", snippet)
-        await server.serve()
+        try:
+            await server.serve()
+        except SystemExit:  # uvicorn exits when it cannot bind; say why in plain words
+            pass
         if not server.started:
-            raise typer.Exit(EXIT_USAGE)
+            fail(f"could not listen on {host}:{port}; is the port in use? Choose another with --port")
 
 
 async def run_stdio(settings: Settings) -> None:
