@@ -68,10 +68,8 @@ async def run_http(settings: Settings, *, banner: bool, snippet: bool = False) -
         server = uvicorn.Server(config)
         if banner:
             _print_banner(gateway, f"http://{host}:{port}/mcp", snippet)
-        try:
+        with contextlib.suppress(SystemExit):  # uvicorn exits when it cannot bind; we say why below
             await server.serve()
-        except SystemExit:  # uvicorn exits when it cannot bind; say why in plain words
-            pass
         if not server.started:
             fail(f"could not listen on {host}:{port}; is the port in use? Choose another with --port")
 
