@@ -19,38 +19,15 @@ from typer.testing import CliRunner
 from colonnade.cli import app
 from colonnade.contracts.model import Contract, ContractStatus
 from colonnade.store import ContractStore, create_store_engine, migrate_engine
+from tests.store.conftest import contract_data as store_contract_data
 
 COLONNADE = Path(sys.executable).with_name("colonnade")
 
 
 def contract_data(**overrides: Any) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "name": "crm",
-        "version": "1.0.0",
-        "tenant": "acme",
-        "display_name": "Acme CRM",
-        "description": "Customers of Acme.",
-        "status": "draft",
-        "backend": {"base_url": "https://crm.example.com"},
-        "endpoints": [
-            {
-                "path": "/customers/{customer_id}",
-                "methods": ["GET"],
-                "operation_id": "getCustomer",
-                "llm": {
-                    "summary": "Get one customer by id.",
-                    "intent": "Use when the user names a customer id.",
-                    "tool_name": "get_customer",
-                    "side_effects": "read",
-                    "safe_for_agents": True,
-                    "requires_human_approval": False,
-                    "examples": [{"input": {"customer_id": "c-1"}, "expected_output_contains": "c-1"}],
-                },
-            }
-        ],
-    }
-    data.update(overrides)
-    return data
+    """The store suite's CRM contract as a draft with its one documented endpoint."""
+    base = store_contract_data(status="draft")
+    return {**base, "endpoints": base["endpoints"][:1], **overrides}
 
 
 def write_contract(folder: Path, filename: str, **overrides: Any) -> Path:
