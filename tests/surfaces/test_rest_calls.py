@@ -17,8 +17,8 @@ from colonnade.calls.pipeline import Next, Pipeline
 from colonnade.calls.schema_files import CALL_REQUEST, CALL_RESULT
 from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog
+from colonnade.surfaces.envelope_parsing import DEFAULT_MAX_BODY_BYTES as LIMIT
 from colonnade.surfaces.rest import SCHEMA_MEDIA_TYPE, RestSurface
-from colonnade.surfaces.rest_envelope import DEFAULT_MAX_BODY_BYTES as LIMIT
 from tests.surfaces.conftest import demo_contract
 from tests.surfaces.rest_harness import (
     assert_typed_result,

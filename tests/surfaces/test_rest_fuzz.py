@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from colonnade.calls.schema_files import CALL_REQUEST
-from colonnade.surfaces.rest_envelope import DEFAULT_MAX_BODY_BYTES
+from colonnade.surfaces.envelope_parsing import DEFAULT_MAX_BODY_BYTES
 from tests.surfaces.rest_harness import (
     assert_typed_result,
     demo_contract_file,

@@ -22,7 +22,7 @@ import yaml
 
 from colonnade.adapters.secrets import EnvSecretResolver
 from colonnade.calls.errors_doc import ERROR_CLASSES, class_of
-from colonnade.surfaces.rest_envelope import DEFAULT_MAX_BODY_BYTES
+from colonnade.surfaces.envelope_parsing import DEFAULT_MAX_BODY_BYTES
 from tests.support.fault_backend import create_app as fault_backend_app
 from tests.support.fault_contract import fault_contract
 from tests.support.loopback import serve_in_thread

@@ -25,11 +25,11 @@ from colonnade import __version__
 from colonnade.calls.envelope import CallContext, CallRequest
 from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog, CatalogChange
+from colonnade.surfaces.envelope_parsing import EnvelopeRejection, validate_envelope
 from colonnade.surfaces.mcp_commit import COMMIT_TOOL, CommitTool
 from colonnade.surfaces.mcp_discovery import Discovery
 from colonnade.surfaces.mcp_render import render_result
 from colonnade.surfaces.mcp_routing import DynamicToolList, RoutingMetaError, RoutingRequest
-from colonnade.surfaces.rest_envelope import EnvelopeRejection, validate_envelope
 
 __all__ = ["DEFAULT_PAGE_SIZE", "DRY_RUN_META_KEY", "REQUEST_META_KEY", "McpSurface"]
 

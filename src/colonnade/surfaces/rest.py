@@ -28,7 +28,7 @@ from colonnade.calls.schema_files import CALL_REQUEST, CALL_RESULT, EnvelopeSche
 from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.errors import InvalidCursor
-from colonnade.surfaces.rest_envelope import (
+from colonnade.surfaces.envelope_parsing import (
     DEFAULT_MAX_BODY_BYTES,
     CommitRequest,
     EnvelopeRejection,

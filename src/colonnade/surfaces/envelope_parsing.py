@@ -1,4 +1,4 @@
-"""Reading a JSON envelope from an HTTP request: every problem reported at once, never a crash.
+"""Reading a call envelope (REST bodies, MCP `_meta`): every problem reported at once, never a crash.
 
 A body that is too large, not JSON, not an object, or breaks the envelope model becomes an
 `EnvelopeRejection`, which renders as a typed CallResult listing each violation with its JSON
