@@ -6,7 +6,10 @@ import asyncio
 import contextlib
 import gc
 import json
-from collections.abc import AsyncIterator, Coroutine
+import logging
+import signal
+import threading
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from typing import Any
 
 import uvicorn
@@ -20,6 +23,8 @@ from colonnade.runtime.gateway import Gateway
 from colonnade.store.errors import StoreError
 
 __all__ = ["open_gateway", "run", "run_http", "run_stdio"]
+
+logger = logging.getLogger("colonnade.gateway")
 
 
 def run(main: Coroutine[Any, Any, None]) -> None:
@@ -51,6 +56,7 @@ async def open_gateway(settings: Settings) -> AsyncIterator[Gateway]:
         yield gateway
     finally:
         await gateway.aclose()
+        logger.info("gateway stopped: calls drained, state saved")
 
 
 async def run_http(settings: Settings, *, banner: bool, snippet: bool = False) -> None:
@@ -65,13 +71,35 @@ async def run_http(settings: Settings, *, banner: bool, snippet: bool = False) -
             lifespan="on",
             http="httptools",
         )
-        server = uvicorn.Server(config)
+        server = _GracefulServer(config)
         if banner:
             _print_banner(gateway, f"http://{host}:{port}/mcp", snippet)
         with contextlib.suppress(SystemExit):  # uvicorn exits when it cannot bind; we say why below
             await server.serve()
         if not server.started:
             fail(f"could not listen on {host}:{port}; is the port in use? Choose another with --port")
+
+
+class _GracefulServer(uvicorn.Server):
+    """uvicorn's server, minus re-raising SIGINT/SIGTERM once it has stopped.
+
+    uvicorn stops serving on those signals and then raises the signal again, which kills the
+    process before `open_gateway` can close the gateway: in-flight calls would not be drained,
+    the routing index and learned co-occurrence not saved, pools not closed. A graceful stop is
+    what orchestrators ask for with SIGTERM, so the gateway finishes its shutdown and exits 0.
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield  # signal handlers can only be installed from the main thread
+            return
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 async def run_stdio(settings: Settings) -> None:
