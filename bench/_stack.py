@@ -21,6 +21,15 @@ ROOT = Path(__file__).resolve().parents[1]
 COLONNADE = Path(sys.executable).with_name("colonnade")
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time a process has used so far (Linux /proc), or None elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -44,6 +53,8 @@ def _wait(url: str, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> Non
 class Stack:
     backend_url: str
     mcp_url: str
+    backend_pid: int
+    gateway_pid: int
 
 
 @contextlib.contextmanager
@@ -93,7 +104,7 @@ def demo_stack() -> Iterator[Stack]:
                 )
             )
             _wait(f"http://127.0.0.1:{gateway_port}/readyz", procs[-1])
-            yield Stack(backend_url, f"http://127.0.0.1:{gateway_port}/mcp")
+            yield Stack(backend_url, f"http://127.0.0.1:{gateway_port}/mcp", procs[0].pid, procs[1].pid)
         finally:
             for proc in reversed(procs):
                 proc.terminate()

@@ -5,6 +5,8 @@
     JSON wire (raw JSON-RPC POSTs on a pooled client, so client-library overhead is not counted);
 (c) the same through the official `mcp` Client, for reference.
 Median and p99 of sequential calls, and calls/s with 8 and 32 concurrent callers, in one run.
+Where /proc exists, also the CPU time the gateway and the backend processes spend per sequential
+call: on a loaded 2-core machine, CPU per call is what latency is made of.
 
 Run: .venv/bin/python bench/call_overhead.py [--calls 1000]
 """
@@ -25,7 +27,7 @@ from rich.console import Console
 from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _stack import demo_stack
+from _stack import cpu_seconds, demo_stack
 
 TOOL = "acme__crm__get_customer"
 ARGS = {"customer_id": "C-1001"}
@@ -84,13 +86,24 @@ async def _throughput(call: Call, workers: int, total: int) -> float:
     return total / (time.perf_counter() - t0)
 
 
+def _per_call(start: float | None, end: float | None, calls: int) -> float | None:
+    """CPU milliseconds per call between two readings (the warm-up calls are a rounding error)."""
+    if start is None or end is None:
+        return None
+    return (end - start) * 1000 / (calls + min(50, calls))
+
+
+def _ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
 def _p(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 async def main(calls: int) -> None:
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 140)
     with demo_stack() as stack:
         limits = httpx2.Limits(max_connections=64, max_keepalive_connections=64)
         async with httpx2.AsyncClient(limits=limits) as http, Client(stack.mcp_url) as mcp_client:
@@ -112,22 +125,29 @@ async def main(calls: int) -> None:
                     raise SystemExit(f"the gateway answered an error: {result.content}")
 
             rows = []
+            pids = (stack.gateway_pid, stack.backend_pid)
             for label, call in (
                 ("(a) backend direct", direct),
                 ("(b) Colonnade tools/call", via_gateway),
                 ("(c) Colonnade via mcp.Client", via_client),
             ):
+                before = [cpu_seconds(pid) for pid in pids]
                 samples = await _sequential(call, calls)
+                cpu = [
+                    _per_call(start, cpu_seconds(pid), calls) for start, pid in zip(before, pids, strict=True)
+                ]
                 c8 = await _throughput(call, 8, calls)
                 c32 = await _throughput(call, 32, calls)
-                rows.append((label, statistics.median(samples), _p(samples, 0.99), c8, c32))
+                rows.append((label, statistics.median(samples), _p(samples, 0.99), c8, c32, *cpu))
     table = Table(
         title=f"call overhead: {calls} sequential calls of {TOOL}, then {calls} calls at 8 and 32 callers"
     )
-    for column in ("path", "median ms", "p99 ms", "calls/s @8", "calls/s @32"):
+    columns = ("path", "median ms", "p99 ms", "calls/s @8", "calls/s @32", "gateway CPU ms", "backend CPU ms")
+    for column in columns:
         table.add_column(column, justify="right" if column != "path" else "left")
-    for label, median, p99, c8, c32 in rows:
-        table.add_row(label, f"{median:.3f}", f"{p99:.3f}", f"{c8:.0f}", f"{c32:.0f}")
+    for label, median, p99, c8, c32, gateway_cpu, backend_cpu in rows:
+        timings = (f"{median:.3f}", f"{p99:.3f}", f"{c8:.0f}", f"{c32:.0f}")
+        table.add_row(label, *timings, _ms(gateway_cpu), _ms(backend_cpu))
     console.print(table)
     a, b = rows[0], rows[1]
     console.print(f"median added by the gateway (b - a): {b[1] - a[1]:.3f} ms; ratio b/a: {b[1] / a[1]:.2f}x")
