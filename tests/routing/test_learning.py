@@ -1,14 +1,17 @@
-"""Co-occurrence learned from sessions: counts, persistence, the call hook, and its effect on ranking."""
+"""Co-occurrence learned from sessions: counts, saving to the database, the call hook, and ranking."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import asyncio
+import logging
+from collections.abc import Callable
 
 import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from colonnade.routing.learning import CallFeedback, CallTrails, CoOccurrence, LearningFileError
+from colonnade.routing.learning import CallFeedback, CallTrails, CoOccurrence, CoOccurrenceCounts
 from colonnade.routing.router import Router
+from colonnade.store import CoOccurrenceStore, migrate_engine
 from tests.support.tool_docs import BILLING, CRM, NOTIFY, sample_corpus
 
 GET = f"{CRM}:get_customer"
@@ -39,29 +42,31 @@ def test_only_the_recent_window_of_a_session_pairs_up() -> None:
         CoOccurrence(window=0)
 
 
-def test_counts_survive_a_save_and_load(tmp_path: Path) -> None:
+def test_unsaved_counts_are_handed_over_once_and_kept_when_the_save_fails() -> None:
     learned = CoOccurrence()
     learned.observe([GET, INVOICE])
-    assert learned.dirty
-    path = tmp_path / "routing" / "co_occurrence.json"
-    learned.save(path)
-    assert not learned.dirty
-    loaded = CoOccurrence.load(path)
-    assert loaded.affinity(GET, INVOICE) == learned.affinity(GET, INVOICE) == 0.5
-    assert len(loaded) == 2
-    assert CoOccurrence.load(tmp_path / "missing.json").affinity(GET, INVOICE) == 0.0
+    assert learned.has_unsaved
+    delta = learned.take_unsaved()
+    assert delta.uses == {GET: 1, INVOICE: 1}
+    assert delta.pairs == {(GET, INVOICE): 1, (INVOICE, GET): 1}
+    assert not learned.has_unsaved and not learned.take_unsaved()
+    assert learned.affinity(GET, INVOICE) == 0.5  # the totals stay
+    learned.observe([GET, EMAIL])
+    learned.keep_unsaved(delta)  # its save failed: the next save carries it, with what came since
+    assert learned.take_unsaved() == CoOccurrenceCounts(
+        {GET: 2, INVOICE: 1, EMAIL: 1},
+        {(GET, INVOICE): 1, (INVOICE, GET): 1, (GET, EMAIL): 1, (EMAIL, GET): 1},
+    )
 
 
-def test_a_damaged_file_is_reported_with_its_path_and_the_fix(tmp_path: Path) -> None:
-    path = tmp_path / "co_occurrence.json"
-    path.write_text("{not json")
-    with pytest.raises(LearningFileError, match=r"co_occurrence\.json.*delete it"):
-        CoOccurrence.load(path)
-    path.write_text(json.dumps({"format": "something else"}))
-    with pytest.raises(LearningFileError, match="not a co-occurrence file"):
-        CoOccurrence.load(path)
-    feedback = CallFeedback.open(path)  # the gateway starts afresh instead of failing
-    assert len(feedback.learned) == 0
+def test_adopting_saved_totals_keeps_what_was_learned_since() -> None:
+    learned = CoOccurrence()
+    learned.observe([GET, EMAIL])
+    learned.adopt(CoOccurrenceCounts({GET: 3, INVOICE: 3}, {(GET, INVOICE): 3, (INVOICE, GET): 3}))
+    assert learned.affinity(GET, INVOICE) == pytest.approx(3 / 5)  # 3 of 4 sessions, damped by one
+    assert learned.affinity(GET, EMAIL) == pytest.approx(1 / 5)
+    assert len(learned) == 3
+    assert learned.take_unsaved().uses == {GET: 1, EMAIL: 1}  # only the local sighting is unsaved
 
 
 def test_trails_keep_recent_distinct_tools_of_recent_sessions() -> None:
@@ -78,21 +83,67 @@ def test_trails_keep_recent_distinct_tools_of_recent_sessions() -> None:
     assert trails.tools("s3") == ("y",)
 
 
-def test_the_call_hook_learns_per_session_and_saves_periodically(tmp_path: Path) -> None:
-    path = tmp_path / "co_occurrence.json"
-    feedback = CallFeedback(CoOccurrence(), path=path, save_every=2)
+async def test_the_call_hook_learns_per_session_and_saves_periodically(engine: AsyncEngine) -> None:
+    store = CoOccurrenceStore(engine)
+    feedback = CallFeedback(CoOccurrence(), repository=store, save_every=2)
     feedback.after_success("session-1", GET)
     feedback.after_success(None, EMAIL)  # a stateless call has no session to learn pairs from
-    assert not path.exists()
-    feedback.after_success("session-1", INVOICE)
-    assert path.exists()
-    assert CoOccurrence.load(path).affinity(GET, INVOICE) == 0.5
+    feedback.after_success("session-1", GET)  # a repeat teaches nothing new
+    await asyncio.sleep(0.05)
+    assert not await store.load()  # one call taught something: below save_every
+    feedback.after_success("session-1", INVOICE)  # the second: saved in the background
+    saved = await _saved(store, lambda counts: bool(counts))
+    assert saved.uses == {GET: 1, INVOICE: 1}
+    assert saved.pairs == {(GET, INVOICE): 1, (INVOICE, GET): 1}
+    assert not feedback.learned.has_unsaved
     assert feedback.session_tools("session-1") == (GET, INVOICE)
     assert feedback.session_tools(None) == ()
     feedback.after_success("session-2", EMAIL)
-    feedback.flush()
-    assert CoOccurrence.load(path).affinity(EMAIL, GET) == 0.0
-    assert len(CoOccurrence.load(path)) == 3
+    await feedback.aclose()  # shutdown saves what is left
+    assert (await store.load()).uses == {GET: 1, INVOICE: 1, EMAIL: 1}
+
+
+async def test_learning_resumes_from_the_database_after_a_restart(engine: AsyncEngine) -> None:
+    first = CallFeedback(CoOccurrence(), repository=CoOccurrenceStore(engine))
+    first.after_success("s-1", GET)
+    first.after_success("s-1", INVOICE)
+    await first.aclose()
+    restarted = CallFeedback(CoOccurrence(), repository=CoOccurrenceStore(engine))
+    await restarted.load()
+    assert restarted.learned.affinity(GET, INVOICE) == 0.5
+    restarted.after_success("s-2", GET)
+    restarted.after_success("s-2", INVOICE)
+    await restarted.aclose()
+    assert (await CoOccurrenceStore(engine).load()).uses == {GET: 2, INVOICE: 2}  # added, not replaced
+
+
+async def test_a_failed_save_is_logged_and_retried_with_the_next_one(
+    empty_engine: AsyncEngine, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A database without the tables refuses the save; nothing reaches the call, nothing is lost."""
+    store = CoOccurrenceStore(empty_engine)
+    feedback = CallFeedback(CoOccurrence(), repository=store, save_every=1)
+    with caplog.at_level(logging.WARNING, logger="colonnade.routing.learning"):
+        await feedback.load()
+        feedback.after_success("s-1", GET)  # its background save fails
+        await feedback.flush()
+    assert "cannot load learned tool co-occurrence" in caplog.text
+    assert "cannot save learned tool co-occurrence" in caplog.text
+    assert feedback.learned.has_unsaved and feedback.learned.affinity(GET, INVOICE) == 0.0
+    await migrate_engine(empty_engine)
+    feedback.after_success("s-1", INVOICE)
+    await feedback.aclose()
+    assert (await store.load()).uses == {GET: 1, INVOICE: 1}
+
+
+async def _saved(store: CoOccurrenceStore, ready: Callable[[CoOccurrenceCounts], bool]) -> CoOccurrenceCounts:
+    """What the store holds once `ready` says so (a background save is awaited for up to 5 s)."""
+    for _ in range(500):
+        counts = await store.load()
+        if ready(counts):
+            return counts
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"the background save did not arrive; the store holds {counts}")
 
 
 def test_learned_co_occurrence_changes_the_ranking() -> None:
@@ -106,6 +157,19 @@ def test_learned_co_occurrence_changes_the_ranking() -> None:
     assert plain.selected[0] == informed.selected[0] == update
     assert EMAIL not in plain.selected
     assert informed.selected[-1] == EMAIL  # displaces the weakest text match
+    assert informed.reasons[EMAIL] == [f"often used with {update} (+0.24)"]
+
+
+async def test_counts_loaded_from_the_database_boost_the_ranking(engine: AsyncEngine) -> None:
+    update = f"{CRM}:update_customer"
+    learned = CoOccurrence()
+    for _ in range(4):
+        learned.observe([update, EMAIL])
+    await CoOccurrenceStore(engine).add(learned.take_unsaved())
+    feedback = CallFeedback(CoOccurrence(), repository=CoOccurrenceStore(engine))
+    await feedback.load()
+    informed = Router(sample_corpus(), top_k=5, learning=feedback.learned).route("customer phone")
+    assert informed.selected[-1] == EMAIL
     assert informed.reasons[EMAIL] == [f"often used with {update} (+0.24)"]
 
 

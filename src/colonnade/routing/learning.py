@@ -3,28 +3,46 @@
 An agent that looked a customer up usually goes on to invoice them; counting which tools share a
 session lets the router offer the next tool before the conversation names it. `CallFeedback` is
 the hook the gateway calls after every successful call; it keeps each session's recent tools and
-feeds them to `CoOccurrence`, which is saved as JSON under the data directory.
+feeds them to `CoOccurrence`. The counts live in the database: every replica adds what it learned
+since its last save (never overwrites), so replicas flushing at once lose no count.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
 import logging
-import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
 
-__all__ = ["CallFeedback", "CallTrails", "CoOccurrence", "LearningFileError"]
+__all__ = ["CallFeedback", "CallTrails", "CoOccurrence", "CoOccurrenceCounts", "CoOccurrenceRepository"]
 
 logger = logging.getLogger(__name__)
-_FORMAT = "colonnade.co_occurrence/1"
 
 
-class LearningFileError(Exception):
-    """The saved co-occurrence file cannot be read; says which file and how to recover."""
+@dataclass(frozen=True, slots=True)
+class CoOccurrenceCounts:
+    """Sessions per tool, and per ordered pair (given, other): saved totals or an unsaved delta."""
+
+    uses: Mapping[str, int] = field(default_factory=dict)
+    pairs: Mapping[tuple[str, str], int] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.uses or self.pairs)
+
+
+class CoOccurrenceRepository(Protocol):
+    """Where the counts are kept; `colonnade.store.co_occurrence_repo.CoOccurrenceStore` in the gateway."""
+
+    async def load(self) -> CoOccurrenceCounts: ...
+
+    async def add(self, delta: CoOccurrenceCounts) -> None: ...
+
+
+def _add(counts: dict[str, int], key: str, amount: int) -> None:
+    counts[key] = counts.get(key, 0) + amount
 
 
 class CoOccurrence:
@@ -33,6 +51,7 @@ class CoOccurrence:
     Counts are per session and per distinct tool, so a tool called ten times in one session
     weighs as much as one called once. Only the last `window` distinct tools of a session pair
     up with a new one, which keeps long sessions from linking everything to everything.
+    Next to the totals it keeps the unsaved delta: what was learned here since the last save.
     """
 
     def __init__(self, *, window: int = 8) -> None:
@@ -41,8 +60,9 @@ class CoOccurrence:
         self.window = window
         self._uses: dict[str, int] = {}
         self._together: dict[str, dict[str, int]] = {}
+        self._unsaved_uses: dict[str, int] = {}
+        self._unsaved_pairs: dict[tuple[str, str], int] = {}
         self._lock = threading.Lock()
-        self.dirty = False
 
     def observe(self, sequence: Iterable[str]) -> None:
         """Learn from one session's tools, in call order."""
@@ -57,11 +77,12 @@ class CoOccurrence:
         if tool in previous:
             return
         with self._lock:
-            self._uses[tool] = self._uses.get(tool, 0) + 1
+            _add(self._uses, tool, 1)
+            _add(self._unsaved_uses, tool, 1)
             for other in previous[-self.window :]:
-                self._count(other, tool)
-                self._count(tool, other)
-            self.dirty = True
+                for pair in ((other, tool), (tool, other)):
+                    _add(self._together.setdefault(pair[0], {}), pair[1], 1)
+                    self._unsaved_pairs[pair] = self._unsaved_pairs.get(pair, 0) + 1
 
     def affinity(self, given: str, other: str) -> float:
         """P(other | given), damped by one pseudo-session so a single sighting is not a certainty."""
@@ -79,54 +100,37 @@ class CoOccurrence:
     def __len__(self) -> int:
         return len(self._uses)
 
-    def to_json(self) -> dict[str, Any]:
+    @property
+    def has_unsaved(self) -> bool:
+        return bool(self._unsaved_uses or self._unsaved_pairs)
+
+    def take_unsaved(self) -> CoOccurrenceCounts:
+        """Hand the unsaved delta over for saving; it is no longer counted as unsaved here."""
         with self._lock:
-            return {
-                "format": _FORMAT,
-                "window": self.window,
-                "uses": dict(self._uses),
-                "together": {tool: dict(partners) for tool, partners in self._together.items()},
-            }
+            delta = CoOccurrenceCounts(self._unsaved_uses, self._unsaved_pairs)
+            self._unsaved_uses, self._unsaved_pairs = {}, {}
+        return delta
 
-    @classmethod
-    def from_json(cls, data: Any, *, source: str = "co-occurrence data") -> CoOccurrence:
-        if not isinstance(data, dict) or data.get("format") != _FORMAT:
-            raise LearningFileError(
-                f"{source}: not a co-occurrence file (expected format {_FORMAT!r}); delete it to start afresh"
-            )
-        learned = cls(window=int(data.get("window", 8)))
-        try:
-            learned._uses = {str(k): int(v) for k, v in data["uses"].items()}
-            learned._together = {
-                str(tool): {str(k): int(v) for k, v in partners.items()}
-                for tool, partners in data["together"].items()
-            }
-        except (KeyError, AttributeError, TypeError, ValueError) as exc:
-            raise LearningFileError(f"{source}: malformed co-occurrence counts ({exc}); delete it") from None
-        return learned
+    def keep_unsaved(self, delta: CoOccurrenceCounts) -> None:
+        """Take back a delta whose save failed, so that the next save carries it."""
+        with self._lock:
+            for tool, uses in delta.uses.items():
+                _add(self._unsaved_uses, tool, uses)
+            for pair, together in delta.pairs.items():
+                self._unsaved_pairs[pair] = self._unsaved_pairs.get(pair, 0) + together
 
-    def save(self, path: Path) -> None:
-        """Write atomically (a crash never leaves half a file) and mark the counts clean."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(path.name + ".partial")
-        partial.write_text(json.dumps(self.to_json(), separators=(",", ":")), encoding="utf-8")
-        os.replace(partial, path)
-        self.dirty = False
-
-    @classmethod
-    def load(cls, path: Path, *, window: int = 8) -> CoOccurrence:
-        """The saved counts, or empty ones when nothing was saved yet."""
-        if not path.exists():
-            return cls(window=window)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise LearningFileError(f"{path}: cannot read co-occurrence counts ({exc}); delete it") from None
-        return cls.from_json(data, source=str(path))
-
-    def _count(self, given: str, other: str) -> None:
-        partners = self._together.setdefault(given, {})
-        partners[other] = partners.get(other, 0) + 1
+    def adopt(self, saved: CoOccurrenceCounts) -> None:
+        """Replace the totals by the saved ones plus the unsaved delta (learned since the last save)."""
+        with self._lock:
+            uses = dict(saved.uses)
+            together: dict[str, dict[str, int]] = {}
+            for (given, other), count in saved.pairs.items():
+                together.setdefault(given, {})[other] = count
+            for tool, count in self._unsaved_uses.items():
+                _add(uses, tool, count)
+            for (given, other), count in self._unsaved_pairs.items():
+                _add(together.setdefault(given, {}), other, count)
+            self._uses, self._together = uses, together
 
 
 class CallTrails:
@@ -154,32 +158,45 @@ class CallTrails:
 
 
 class CallFeedback:
-    """The hook the gateway calls after each successful call: session trail plus co-occurrence."""
+    """The hook the gateway calls after each successful call: session trail plus co-occurrence.
+
+    Learned counts are added to the repository after every `save_every` calls that taught something
+    (in a background task) and at `aclose`; a failed save is logged and retried with the next one.
+    """
 
     def __init__(
         self,
         learned: CoOccurrence,
         *,
         trails: CallTrails | None = None,
-        path: Path | None = None,
+        repository: CoOccurrenceRepository | None = None,
         save_every: int = 50,
     ) -> None:
+        if save_every < 1:
+            raise ValueError(f"co-occurrence save_every must be at least 1, got {save_every}")
         self.learned = learned
         self.trails = trails or CallTrails()
-        self.path = path
+        self.repository = repository
         self.save_every = save_every
         self._unsaved = 0
+        self._saving = asyncio.Lock()
+        self._flushing: asyncio.Task[None] | None = None
 
-    @classmethod
-    def open(cls, path: Path | None, *, save_every: int = 50) -> CallFeedback:
-        """Feedback over the counts saved at `path`; a damaged file is logged and later overwritten."""
-        learned = CoOccurrence()
-        if path is not None:
+    async def load(self) -> None:
+        """Start from the saved totals; if they cannot be read, learn afresh (new counts still add up)."""
+        if self.repository is None:
+            return
+        async with self._saving:
             try:
-                learned = CoOccurrence.load(path)
-            except LearningFileError as exc:
-                logger.warning("starting co-occurrence learning afresh: %s", exc)
-        return cls(learned, path=path, save_every=save_every)
+                saved = await self.repository.load()
+            except Exception as exc:  # the gateway serves without learned boosts rather than not at all
+                logger.warning(
+                    "cannot load learned tool co-occurrence (%s); routing starts without it and new "
+                    "counts are still saved; check the database connection",
+                    exc,
+                )
+                return
+            self.learned.adopt(saved)
 
     def after_success(self, session: str | None, tool: str) -> None:
         """Record one successful call; calls without a session teach nothing about pairs."""
@@ -191,17 +208,44 @@ class CallFeedback:
         self.learned.observe_next(before, tool)
         self._unsaved += 1
         if self._unsaved >= self.save_every:
-            self.flush()
+            self._flush_soon()
 
     def session_tools(self, session: str | None) -> tuple[str, ...]:
         return () if session is None else self.trails.tools(session)
 
-    def flush(self) -> None:
-        """Save unsaved counts; a failed save is logged, never raised into a call."""
-        if self.path is None or not self.learned.dirty:
+    async def flush(self) -> None:
+        """Add the unsaved delta to the repository; a failed save is logged, never raised into a call."""
+        if self.repository is None:
+            return
+        async with self._saving:
+            self._unsaved = 0
+            delta = self.learned.take_unsaved()
+            if not delta:
+                return
+            try:
+                await self.repository.add(delta)
+            except BaseException as exc:
+                self.learned.keep_unsaved(delta)
+                if not isinstance(exc, Exception):
+                    raise
+                logger.warning(
+                    "cannot save learned tool co-occurrence (%s); kept in memory and retried with the "
+                    "next save; check the database connection",
+                    exc,
+                )
+
+    async def aclose(self) -> None:
+        """Wait for a save under way, then save what is left (the gateway calls this at shutdown)."""
+        if self._flushing is not None:
+            await asyncio.wait({self._flushing})  # its outcome was logged; a cancelled save kept its delta
+        await self.flush()
+
+    def _flush_soon(self) -> None:
+        """Save in the background; with no running event loop the counts wait for the next flush."""
+        if self.repository is None or (self._flushing is not None and not self._flushing.done()):
             return
         try:
-            self.learned.save(self.path)
-            self._unsaved = 0
-        except OSError as exc:
-            logger.warning("cannot save co-occurrence counts to %s: %s", self.path, exc)
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._flushing = loop.create_task(self.flush(), name="colonnade-co-occurrence-save")

@@ -25,11 +25,12 @@ from colonnade.config import Settings
 from colonnade.observability.metrics import GatewayMetrics
 from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider
 from colonnade.routing.catalog_index import CatalogIndex
-from colonnade.routing.learning import CallFeedback
+from colonnade.routing.learning import CallFeedback, CoOccurrence
 from colonnade.routing.router import Router
 from colonnade.runtime.health import HealthMonitor
 from colonnade.runtime.sources import expand_contract_paths, load_for_publishing
 from colonnade.runtime.sync import CatalogSync
+from colonnade.store.co_occurrence_repo import CoOccurrenceStore
 from colonnade.store.commit_tokens_repo import CommitTokenStore
 from colonnade.store.contracts_repo import ContractStore
 from colonnade.store.engine import create_store_engine
@@ -84,10 +85,10 @@ class Gateway:
         self.calls = CallService(
             self.catalog, pipeline, manifests, self.two_phase, on_refused=observe.refused
         )
-        # The embedded default keeps the routing index and learned co-occurrence under data_dir.
+        # The embedded default keeps the routing index under data_dir; co-occurrence is in the database.
         routing_dir = settings.data_dir / "routing" if settings.database_url is None else None
         self.tool_index = CatalogIndex(self.catalog, directory=routing_dir)
-        self.feedback = CallFeedback.open(routing_dir / "co_occurrence.json" if routing_dir else None)
+        self.feedback = CallFeedback(CoOccurrence(), repository=CoOccurrenceStore(engine))
         learned = self.feedback.learned
         self.router = Router.from_settings(settings.routing, self.tool_index.corpus, learning=learned)
         routed = settings.routing.enabled
@@ -112,6 +113,7 @@ class Gateway:
             await engine.dispose()
             raise
         gateway = cls(settings, engine)
+        await gateway.feedback.load()
         await gateway.publish_files(settings.contracts)
         await gateway.sync.refresh()
         gateway.tool_index.reconcile()
@@ -183,7 +185,7 @@ class Gateway:
         await self.calls.pipeline.drain()
         await self.catalog.drain()
         self.tool_index.close()
-        self.feedback.flush()
+        await self.feedback.aclose()
         await self.health.aclose()
         await self.idempotency.aclose()
         await self.http.aclose()

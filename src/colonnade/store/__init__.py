@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from colonnade.store.co_occurrence_repo import CoOccurrenceStore
     from colonnade.store.contracts_repo import ContractStore
     from colonnade.store.engine import create_store_engine, session_factory
     from colonnade.store.errors import (
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from colonnade.store.records import StoredContract, StoredEndpoint, spec_hash
 
 _HOMES = {
+    "CoOccurrenceStore": "co_occurrence_repo",
     "ContractStore": "contracts_repo",
     "create_store_engine": "engine",
     "session_factory": "engine",
@@ -39,6 +41,7 @@ _HOMES = {
 }
 
 __all__ = [
+    "CoOccurrenceStore",
     "ContractConflict",
     "ContractNotFound",
     "ContractStore",

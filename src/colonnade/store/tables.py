@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     CheckConstraint,
     DateTime,
@@ -26,7 +27,16 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeEngine
 
-__all__ = ["Base", "CommitTokenRow", "ContractRow", "EndpointRow", "IdempotencyRow", "metadata"]
+__all__ = [
+    "Base",
+    "CommitTokenRow",
+    "ContractRow",
+    "EndpointRow",
+    "IdempotencyRow",
+    "ToolPairRow",
+    "ToolUseRow",
+    "metadata",
+]
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -134,3 +144,22 @@ class CommitTokenRow(Base):
     attempts: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class ToolUseRow(Base):
+    """In how many sessions a tool was used: the denominator of the router's learned affinity."""
+
+    __tablename__ = "tool_uses"
+
+    tool: Mapped[str] = mapped_column(Text, primary_key=True)
+    uses: Mapped[int] = mapped_column(BigInteger)
+
+
+class ToolPairRow(Base):
+    """In how many sessions `other` was used near `given` (both directions are stored)."""
+
+    __tablename__ = "tool_pairs"
+
+    given: Mapped[str] = mapped_column(Text, primary_key=True)
+    other: Mapped[str] = mapped_column(Text, primary_key=True)
+    together: Mapped[int] = mapped_column(BigInteger)
