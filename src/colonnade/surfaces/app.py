@@ -8,11 +8,13 @@ from typing import Any
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from colonnade import __version__
+from colonnade.surfaces.header_whitespace import StripHeaderWhitespace
 from colonnade.surfaces.mcp_server import McpSurface
 
 __all__ = ["build_http_app"]
@@ -56,7 +58,8 @@ def build_http_app(
         Route("/readyz", readyz, methods=["GET"]),
         *(extra_routes or []),
     ]
-    return Starlette(routes=routes, lifespan=app_lifespan)
+    trimmed = [Middleware(StripHeaderWhitespace)]
+    return Starlette(routes=routes, lifespan=app_lifespan, middleware=trimmed)
 
 
 def _transport_security(host: str) -> TransportSecuritySettings | None:
