@@ -30,8 +30,23 @@ def _compiled(schema_json: str) -> Any:
     return jsonschema_rs.validator_for(json.loads(schema_json))
 
 
+# Tool schemas are long-lived objects checked on every call: find their validator by identity
+# first (the entry keeps the schema alive, so its id cannot be reused), and by content otherwise,
+# which spares serialising the schema per call. Like the tools that own them, schemas are never
+# changed in place once in use.
+_by_identity: dict[int, tuple[dict[str, Any], Any]] = {}
+_IDENTITY_LIMIT = 4096
+
+
 def _validator(schema: dict[str, Any]) -> Any:
-    return _compiled(json.dumps(schema, sort_keys=True))
+    entry = _by_identity.get(id(schema))
+    if entry is not None and entry[0] is schema:
+        return entry[1]
+    validator = _compiled(json.dumps(schema, sort_keys=True))
+    if len(_by_identity) >= _IDENTITY_LIMIT:
+        _by_identity.clear()
+    _by_identity[id(schema)] = (schema, validator)
+    return validator
 
 
 def violations(schema: dict[str, Any], instance: Any, limit: int = 50) -> list[Violation]:
