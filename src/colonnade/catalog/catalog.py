@@ -14,6 +14,7 @@ import asyncio
 import base64
 import binascii
 import bisect
+import difflib
 import inspect
 import logging
 import threading
@@ -123,6 +124,11 @@ class Catalog:
         """A served tool by canonical name or by wire name."""
         view = self._view
         return view.by_name.get(name) or view.by_wire.get(name)
+
+    def near(self, name: str, limit: int = 3) -> list[str]:
+        """Canonical or wire names close to `name`, closest first: the "did you mean" of a typo."""
+        names = [n for tool in self.tools() for n in (tool.canonical_name, tool.wire_name)]
+        return list(dict.fromkeys(difflib.get_close_matches(name, names, n=limit)))
 
     def tool_versions(self, name: str) -> dict[str, Tool]:
         """Every published version (deprecated ones included) of the tool with this canonical or wire name."""

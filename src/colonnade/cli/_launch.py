@@ -116,6 +116,7 @@ def _print_banner(gateway: Gateway, url: str, snippet: bool) -> None:
     err_console.print(
         f"[bold green]Colonnade[/bold green] serving {len(gateway.catalog)} tools at [bold]{url}[/bold]"
     )
+    err_console.print(f"Catalog: {url.removesuffix('/mcp')}/ui/catalog")
     for entry in gateway.catalog.api_versions():
         if entry.active:
             err_console.print(f"  {entry.tenant}/{entry.api} {entry.version}: {entry.tools} tools")

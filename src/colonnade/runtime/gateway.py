@@ -41,6 +41,7 @@ from colonnade.surfaces.mcp_discovery import Discovery
 from colonnade.surfaces.mcp_routing import DynamicToolList
 from colonnade.surfaces.mcp_server import McpSurface
 from colonnade.surfaces.metrics_route import metrics_route
+from colonnade.surfaces.pages import routes as page_routes
 from colonnade.surfaces.rest import RestSurface
 
 __all__ = ["Gateway", "PublishedFile"]
@@ -152,7 +153,17 @@ class Gateway:
             host=host,
             readiness=self.readiness,
             lifespan=self._background,
-            extra_routes=[*rest.routes(), metrics_route(self.metrics)],
+            extra_routes=[
+                *rest.routes(),
+                metrics_route(self.metrics),
+                *page_routes(
+                    self.catalog,
+                    self.router,
+                    self.metrics,
+                    manifests=self.calls.manifests,
+                    transport_security=_transport_security(host),
+                ),
+            ],
         )
 
     @contextlib.asynccontextmanager

@@ -9,14 +9,13 @@ a typed CallResult, with an HTTP status generic clients understand: 400 malforme
 
 from __future__ import annotations
 
-import difflib
 import logging
 import time
 import uuid
 from collections.abc import Awaitable
 from typing import TypeVar
 
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import Response
@@ -36,6 +35,8 @@ from colonnade.surfaces.envelope_parsing import (
     parse_envelope,
     read_body,
 )
+from colonnade.surfaces.origin_check import CODE as ORIGIN_REFUSED
+from colonnade.surfaces.origin_check import OriginCheck
 from colonnade.surfaces.rest_render import error_response, json_response, result_response
 from colonnade.surfaces.rest_views import tool_detail, tool_summary
 
@@ -46,7 +47,6 @@ logger = logging.getLogger(__name__)
 DEFAULT_PAGE_SIZE = 200
 MAX_PAGE_SIZE = 10_000
 SCHEMA_MEDIA_TYPE = "application/schema+json"
-_SUGGESTIONS = 3
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -71,7 +71,7 @@ class RestSurface:
         self.calls = calls
         self.page_size = page_size
         self.max_body_bytes = max_body_bytes
-        self._guard = TransportSecurityMiddleware(transport_security) if transport_security else None
+        self._origins = OriginCheck(transport_security)
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -116,18 +116,14 @@ class RestSurface:
 
     async def _refusal(self, request: Request) -> EnvelopeRejection | None:
         """DNS-rebinding protection, the same Host/Origin rules as the MCP endpoint."""
-        if self._guard is None:
-            return None
-        refused = await self._guard.validate_request(request, is_post=False)
+        refused = await self._origins.refusal(request)
         if refused is None:
             return None
-        header = "host" if refused.status_code == 421 else "origin"
-        value = request.headers.get(header, "")
         return EnvelopeRejection(
-            code="A-AUTH-ORIGIN",
-            message=f"the {header.capitalize()} header {value!r} is not allowed for this gateway",
-            http_status=refused.status_code,
-            details={"header": header},
+            code=ORIGIN_REFUSED,
+            message=refused.message,
+            http_status=refused.http_status,
+            details={"header": refused.header},
         )
 
     # -- catalog -------------------------------------------------------------------------------
@@ -158,14 +154,10 @@ class RestSurface:
         name = request.path_params["name"]
         tool = self.catalog.get(name)
         if tool is None:
-            return error_response(
-                "I-REQ-UNKNOWN-TOOL", f"no tool named {name!r}", 404, name=name, did_you_mean=self._near(name)
-            )
+            near = self.catalog.near(name)
+            message = f"no tool named {name!r}"
+            return error_response("I-REQ-UNKNOWN-TOOL", message, 404, name=name, did_you_mean=near)
         return json_response(tool_detail(tool))
-
-    def _near(self, name: str) -> list[str]:
-        names = [n for tool in self.catalog.tools() for n in (tool.canonical_name, tool.wire_name)]
-        return list(dict.fromkeys(difflib.get_close_matches(name, names, n=_SUGGESTIONS)))
 
     async def _read_refusal(self, request: Request) -> Response | None:
         refused = await self._refusal(request)

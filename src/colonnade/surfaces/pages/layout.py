@@ -1,0 +1,85 @@
+"""The frame every page shares: header with navigation and version, inline style, strict headers.
+
+Pages load nothing from anywhere: the style is inline and allowed by its hash in the
+Content-Security-Policy, which also forbids scripts, so escaped contract text stays inert even
+if an escaping bug ever let markup through.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+
+from starlette.responses import HTMLResponse
+
+from colonnade import __version__
+from colonnade.surfaces.pages.html import Child, Html, tag
+
+__all__ = ["CATALOG_PATH", "METRICS_PATH", "SECURITY_HEADERS", "TOOLS_PATH", "document", "page_response"]
+
+CATALOG_PATH = "/ui/catalog"
+METRICS_PATH = "/ui/metrics"
+TOOLS_PATH = "/ui/tools"
+
+_STYLE = """
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2433;background:#f7f7f9}
+header{display:flex;gap:1.5em;align-items:baseline;padding:.7em 1.5em;background:#1d2433;color:#fff}
+header a{color:#cfd8ff;text-decoration:none}header a.here{color:#fff;font-weight:600}
+header .brand{font-weight:700;color:#fff}header .version{margin-left:auto;color:#9aa3b5;font-size:.85em}
+main{padding:1em 1.5em 3em;max-width:80em}
+h1{font-size:1.4em;margin:.4em 0}h2{font-size:1.15em;margin:1.4em 0 .4em}
+table{border-collapse:collapse;width:100%;background:#fff;margin:.3em 0 1em}
+th,td{text-align:left;vertical-align:top;padding:.35em .6em;border-bottom:1px solid #e3e5ea}
+th{background:#eef0f4;font-weight:600}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em}
+pre{background:#fff;border:1px solid #e3e5ea;padding:.7em;overflow:auto;max-height:40em}
+.muted{color:#6b7385}.note{background:#fff8e1;border:1px solid #f0d98c;padding:.6em .8em}
+.badge{display:inline-block;padding:0 .5em;border-radius:.7em;font-size:.8em;white-space:nowrap;
+border:1px solid transparent}
+.se-none{background:#eef0f4;color:#4a5263}.se-read{background:#e3f2e6;color:#1f6b33}
+.se-write{background:#fff1d6;color:#8a5a00}.se-destructive{background:#fde2e1;color:#a3221b}
+.approval-required{background:#fde2e1;color:#a3221b;border-color:#f3b3ae}
+.approval-none{background:#eef0f4;color:#4a5263}.agents-no{background:#fff1d6;color:#8a5a00}
+form.search{display:flex;gap:.5em;margin:.6em 0 1em}form.search input[type=search]{flex:1;padding:.4em}
+ul.reasons{margin:0;padding-left:1.1em;font-size:.88em}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25em 1em}
+dl.facts dt{font-weight:600}dl.facts dd{margin:0}.prose{white-space:pre-line;max-width:60em}
+"""
+_STYLE_HASH = base64.b64encode(hashlib.sha256(_STYLE.encode("utf-8")).digest()).decode("ascii")
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        f"default-src 'none'; style-src 'sha256-{_STYLE_HASH}'; form-action 'self'; "
+        "base-uri 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+_NAV = (("Catalog", CATALOG_PATH), ("Metrics", METRICS_PATH))
+
+
+def document(title: str, *body: Child, section: str | None = None) -> Html:
+    """A whole page; `section` is the navigation entry to highlight (its label)."""
+    links = [tag("a", label, href=path, class_="here" if label == section else None) for label, path in _NAV]
+    head = tag(
+        "head",
+        tag("meta", charset="utf-8"),
+        tag("meta", name="viewport", content="width=device-width, initial-scale=1"),
+        tag("title", f"{title} · Colonnade"),
+        tag("style", Html(_STYLE)),
+    )
+    header = tag(
+        "header",
+        tag("a", "Colonnade", href=CATALOG_PATH, class_="brand"),
+        *links,
+        tag("span", f"gateway {__version__}", class_="version"),
+    )
+    return Html("<!DOCTYPE html>\n" + tag("html", head, tag("body", header, tag("main", *body)), lang="en"))
+
+
+def page_response(page: Html, status_code: int = 200) -> HTMLResponse:
+    """`text/html; charset=utf-8`; text that UTF-8 cannot carry (lone surrogates) becomes '?'."""
+    body = page.encode("utf-8", errors="replace")
+    return HTMLResponse(body, status_code=status_code, headers=SECURITY_HEADERS)

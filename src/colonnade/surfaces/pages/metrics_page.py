@@ -1,0 +1,138 @@
+"""`/ui/metrics`: calls per tool by outcome, the most frequent error codes, latency, catalog size."""
+
+from __future__ import annotations
+
+from colonnade.calls.errors import REGISTRY
+from colonnade.surfaces.pages.html import Html, separated, tag
+from colonnade.surfaces.pages.layout import document
+from colonnade.surfaces.pages.links import tool_link
+from colonnade.surfaces.pages.metric_values import CallStats, ErrorCount, Estimate, ToolCalls
+
+__all__ = ["format_estimate", "metrics_page"]
+
+_LATENCY_NOTE = (
+    "Latency percentiles are estimates from the histogram buckets of colonnade_call_duration_seconds "
+    "(linear interpolation inside a bucket), measured from the start of the call pipeline to the result."
+)
+
+
+def metrics_page(stats: CallStats) -> Html:
+    intro = tag(
+        "p",
+        f"Since this gateway process started. The catalog serves {stats.catalog_tools} tools. "
+        "Prometheus scrapes the same values at ",
+        tag("a", "/metrics", href="/metrics"),
+        ".",
+        class_="muted",
+    )
+    if stats.total == 0 and not stats.tools:
+        empty = tag(
+            "p",
+            "No calls yet: this gateway has not handled a tool call since it started. "
+            "Call a tool (MCP tools/call, or POST /v1/calls) and reload this page.",
+            class_="note",
+            id="no-calls",
+        )
+        return document("Metrics", tag("h1", "Metrics"), intro, empty, section="Metrics")
+    return document(
+        "Metrics",
+        tag("h1", "Metrics"),
+        intro,
+        _overview(stats),
+        tag("h2", "Calls per tool"),
+        _calls_table(stats),
+        tag("h2", "Top error codes"),
+        _errors_table(stats.errors),
+        tag("p", _LATENCY_NOTE, class_="muted"),
+        section="Metrics",
+    )
+
+
+def format_estimate(estimate: Estimate | None) -> str:
+    """`≈ 3.2 ms`; `> 30 s` when it lies past the last finite bucket; an em dash when unknown."""
+    if estimate is None:
+        return "—"
+    if estimate.beyond_last_bucket:
+        return f"> {_duration(estimate.seconds)}"
+    return f"≈ {_duration(estimate.seconds)}"
+
+
+def _overview(stats: CallStats) -> Html:
+    return tag(
+        "dl",
+        tag("dt", "Calls"),
+        tag("dd", stats.total, id="total-calls"),
+        tag("dt", "Tools called"),
+        tag("dd", sum(1 for tool in stats.tools if tool.total)),
+        tag("dt", "Latency p50 (estimate)"),
+        tag("dd", format_estimate(stats.p50)),
+        tag("dt", "Latency p95 (estimate)"),
+        tag("dd", format_estimate(stats.p95)),
+        tag("dt", "Catalog size"),
+        tag("dd", f"{stats.catalog_tools} tools"),
+        class_="facts",
+    )
+
+
+def _calls_table(stats: CallStats) -> Html:
+    head = tag(
+        "tr",
+        tag("th", "Tool"),
+        *(tag("th", status, class_="num") for status in stats.statuses),
+        tag("th", "total", class_="num"),
+        tag("th", "in flight", class_="num"),
+        tag("th", "p50 (est.)", class_="num"),
+        tag("th", "p95 (est.)", class_="num"),
+    )
+    rows = (_tool_row(tool, stats.statuses) for tool in stats.tools)
+    return tag("table", tag("thead", head), tag("tbody", *rows), id="calls")
+
+
+def _tool_row(tool: ToolCalls, statuses: tuple[str, ...]) -> Html:
+    cells = (
+        tag("td", tool.by_status.get(status, 0), class_="num", data_status=status) for status in statuses
+    )
+    return tag(
+        "tr",
+        tag("td", tool_link(tool.tool)),
+        *cells,
+        tag("td", tool.total, class_="num"),
+        tag("td", tool.in_flight, class_="num"),
+        tag("td", format_estimate(tool.p50), class_="num"),
+        tag("td", format_estimate(tool.p95), class_="num"),
+        data_tool=tool.tool,
+    )
+
+
+def _errors_table(errors: tuple[ErrorCount, ...]) -> Html:
+    if not errors:
+        return tag("p", "No call has ended in an error.", class_="muted")
+    head = tag(
+        "tr",
+        tag("th", "Code"),
+        tag("th", "Status"),
+        tag("th", "Calls", class_="num"),
+        tag("th", "Tools"),
+        tag("th", "Fix"),
+    )
+    rows = (
+        tag(
+            "tr",
+            tag("td", tag("code", error.code)),
+            tag("td", error.status),
+            tag("td", error.calls, class_="num"),
+            tag("td", separated(tool_link(t) for t in error.tools)),
+            tag("td", REGISTRY[error.code].fix if error.code in REGISTRY else "", class_="muted"),
+            data_code=error.code,
+        )
+        for error in errors
+    )
+    return tag("table", tag("thead", head), tag("tbody", *rows), id="errors")
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 0.001:
+        return f"{seconds * 1000:.1f} ms"
+    return f"{seconds * 1_000_000:.0f} µs"
