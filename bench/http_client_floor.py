@@ -4,8 +4,11 @@ The gateway's adapter calls backends with a pooled `httpx2.AsyncClient` (the iss
 for the httpx stack). This measures, against the demo backend on loopback, the per-request wall
 time and the sender's own CPU time of:
 
-- `httpx2.AsyncClient`, used as the adapter uses it (build_request, streamed send, capped read);
-- `httpcore2.AsyncConnectionPool`, the transport underneath it, called directly;
+- `httpx2.AsyncClient` on httpx2's default transport (httpcore2 + h11), used as the adapter uses
+  a client (build_request, streamed send, read to the end);
+- the same client on Colonnade's transport (`adapters/http_transport.py`: asyncio plus httptools
+  under httpx2's client API), which the adapter uses unless `trust_env` is set;
+- `httpcore2.AsyncConnectionPool`, httpx2's default transport, called directly;
 - a bare keep-alive connection: asyncio's transport plus the `httptools` response parser (what
   uvicorn parses requests with), the floor for a Python sender on this event loop.
 
@@ -34,6 +37,8 @@ import httpx2
 import uvloop
 from rich.console import Console
 from rich.table import Table
+
+from colonnade.adapters.http_transport import ColonnadeTransport
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _stack import ROOT, _wait, free_port
@@ -83,21 +88,28 @@ async def _measure(send: Send, n: int) -> tuple[float, float]:
     return statistics.median(samples), (time.process_time() - cpu) * 1000 / n
 
 
+def _via(client: httpx2.AsyncClient, url: str) -> Send:
+    """One request as the adapter sends it: built, streamed, read to the end, closed."""
+
+    async def send() -> None:
+        response = await client.send(client.build_request("GET", url), stream=True)
+        try:
+            async for _ in response.aiter_bytes():
+                pass
+        finally:
+            await response.aclose()
+        response.raise_for_status()
+
+    return send
+
+
 async def _run(port: int, n: int) -> list[tuple[str, float, float]]:
     url = f"http://127.0.0.1:{port}{PATH}"
     rows = []
     async with httpx2.AsyncClient() as client:
-
-        async def via_httpx() -> None:
-            response = await client.send(client.build_request("GET", url), stream=True)
-            try:
-                async for _ in response.aiter_bytes():
-                    pass
-            finally:
-                await response.aclose()
-            response.raise_for_status()
-
-        rows.append(("httpx2.AsyncClient (as the adapter)", *await _measure(via_httpx, n)))
+        rows.append(("httpx2.AsyncClient (httpcore2 transport)", *await _measure(_via(client, url), n)))
+    async with httpx2.AsyncClient(transport=ColonnadeTransport()) as client:
+        rows.append(("httpx2.AsyncClient + Colonnade transport", *await _measure(_via(client, url), n)))
     async with httpcore2.AsyncConnectionPool() as pool:
 
         async def via_httpcore() -> None:

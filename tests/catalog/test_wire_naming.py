@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from colonnade.catalog import InvalidCanonicalName, WireNameCollision, naming
@@ -59,13 +59,20 @@ def test_known_names(canonical: str, strict: str, mcp: str) -> None:
 
 
 @given(KEBAB, KEBAB, TOOL_NAME)
+@example("00000000", "00000000-0-0", "0" * 41)  # 65 characters: shortened, not readable in full
 def test_plain_contract_names_stay_readable(tenant: str, api: str, tool: str) -> None:
     plain = "." not in tool and "__" not in tool and "-_" not in tool and not tool.startswith("_")
     plain = plain and not tool.endswith("_")
-    if plain:
-        assert to_wire(f"{tenant}:{api}:{tool}") == f"{tenant}__{api}__{tool}"
-    if "-_" not in tool and "._" not in tool:
-        assert to_wire(f"{tenant}:{api}:{tool}", "mcp") == f"{tenant}.{api}.{tool.replace('.', '-_2e-')}"
+    readable = f"{tenant}__{api}__{tool}"
+    if plain and len(readable) <= 64:
+        assert to_wire(f"{tenant}:{api}:{tool}") == readable
+    elif plain:  # too long for the strict profile: cut at 64 with the hash mark, readable up to it
+        wire = to_wire(f"{tenant}:{api}:{tool}")
+        assert len(wire) == 64 and "-_-" in wire
+        assert readable.startswith(wire[: wire.index("-_-")])
+    readable_mcp = f"{tenant}.{api}.{tool.replace('.', '-_2e-')}"
+    if "-_" not in tool and "._" not in tool and len(readable_mcp) <= 128:
+        assert to_wire(f"{tenant}:{api}:{tool}", "mcp") == readable_mcp
 
 
 @settings(max_examples=400)

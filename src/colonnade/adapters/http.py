@@ -24,6 +24,7 @@ from colonnade import __version__
 from colonnade.adapters.binding import HttpBinding
 from colonnade.adapters.http_request import RequestBuildError, RequestParts, auth_headers, request_parts
 from colonnade.adapters.http_response import outcome_from_exception, outcome_from_response
+from colonnade.adapters.http_transport import ColonnadeTransport
 from colonnade.adapters.outcome import MALFORMED, AdapterOutcome, OutcomeKind
 from colonnade.adapters.secrets import EnvSecretResolver, SecretResolver
 
@@ -80,7 +81,14 @@ class HttpAdapter:
         origin = _origin(base_url)
         client = self._clients.get(origin)
         if client is None:
+            # httpx2's own transport only where it must read proxy settings from the environment
+            transport = (
+                None
+                if self._trust_env
+                else ColonnadeTransport(ssl_context=_ssl_context(False), limits=self._limits)
+            )
             client = httpx2.AsyncClient(
+                transport=transport,
                 limits=self._limits,
                 verify=_ssl_context(self._trust_env),
                 trust_env=self._trust_env,

@@ -23,7 +23,6 @@ from colonnade.surfaces.pages.links import api_url, catalog_url, tool_link
 __all__ = ["tool_page", "unknown_tool_page"]
 
 
-
 def tool_page(catalog: Catalog, tool: Tool, manifest: ToolManifest) -> Html:
     llm = tool.llm
     return document(
