@@ -8,7 +8,11 @@ Median and p99 of sequential calls, and calls/s with 8 and 32 concurrent callers
 Where /proc exists, also the CPU time the gateway and the backend processes spend per sequential
 call: on a loaded 2-core machine, CPU per call is what latency is made of.
 
-Run: .venv/bin/python bench/call_overhead.py [--calls 1000]
+The sequential measurement runs in `--rounds` rounds, each measuring (a), (b) and (c) one after
+the other, so the added latency is a paired difference per round: a shared virtual machine drifts
+by more than the effect being measured, and pairing keeps that drift out of b - a.
+
+Run: .venv/bin/python bench/call_overhead.py [--calls 1000] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -93,6 +97,15 @@ def _per_call(start: float | None, end: float | None, calls: int) -> float | Non
     return (end - start) * 1000 / (calls + min(50, calls))
 
 
+def _add(total: float | None, value: float | None) -> float | None:
+    """A running sum that turns unknown (no /proc) once any reading is unknown."""
+    return None if total is None or value is None else total + value
+
+
+def _mean(total: float | None, rounds: int) -> float | None:
+    return None if total is None else total / rounds
+
+
 def _ms(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
@@ -102,7 +115,7 @@ def _p(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def main(calls: int) -> None:
+async def main(calls: int, rounds: int) -> None:
     console = Console(width=None if sys.stdout.isatty() else 140)
     with demo_stack() as stack:
         limits = httpx2.Limits(max_connections=64, max_keepalive_connections=64)
@@ -124,23 +137,33 @@ async def main(calls: int) -> None:
                 if result.is_error:
                     raise SystemExit(f"the gateway answered an error: {result.content}")
 
-            rows = []
-            pids = (stack.gateway_pid, stack.backend_pid)
-            for label, call in (
+            paths = (
                 ("(a) backend direct", direct),
                 ("(b) Colonnade tools/call", via_gateway),
                 ("(c) Colonnade via mcp.Client", via_client),
-            ):
-                before = [cpu_seconds(pid) for pid in pids]
-                samples = await _sequential(call, calls)
-                cpu = [
-                    _per_call(start, cpu_seconds(pid), calls) for start, pid in zip(before, pids, strict=True)
-                ]
+            )
+            pids = (stack.gateway_pid, stack.backend_pid)
+            samples: list[list[float]] = [[] for _ in paths]
+            medians: list[list[float]] = [[] for _ in paths]
+            cpu: list[list[float | None]] = [[0.0, 0.0] for _ in paths]
+            for _ in range(rounds):
+                for index, (_, call) in enumerate(paths):
+                    before = [cpu_seconds(pid) for pid in pids]
+                    taken = await _sequential(call, calls)
+                    samples[index] += taken
+                    medians[index].append(statistics.median(taken))
+                    for side, (start, pid) in enumerate(zip(before, pids, strict=True)):
+                        cpu[index][side] = _add(cpu[index][side], _per_call(start, cpu_seconds(pid), calls))
+            rows = []
+            for index, (label, call) in enumerate(paths):
                 c8 = await _throughput(call, 8, calls)
                 c32 = await _throughput(call, 32, calls)
-                rows.append((label, statistics.median(samples), _p(samples, 0.99), c8, c32, *cpu))
+                gateway_cpu, backend_cpu = (_mean(total, rounds) for total in cpu[index])
+                median = statistics.median(medians[index])
+                rows.append((label, median, _p(samples[index], 0.99), c8, c32, gateway_cpu, backend_cpu))
     table = Table(
-        title=f"call overhead: {calls} sequential calls of {TOOL}, then {calls} calls at 8 and 32 callers"
+        title=f"call overhead: {rounds} x {calls} sequential calls of {TOOL} (median of the rounds' medians),"
+        f" then {calls} calls at 8 and 32 callers"
     )
     columns = ("path", "median ms", "p99 ms", "calls/s @8", "calls/s @32", "gateway CPU ms", "backend CPU ms")
     for column in columns:
@@ -149,8 +172,12 @@ async def main(calls: int) -> None:
         timings = (f"{median:.3f}", f"{p99:.3f}", f"{c8:.0f}", f"{c32:.0f}")
         table.add_row(label, *timings, _ms(gateway_cpu), _ms(backend_cpu))
     console.print(table)
-    a, b = rows[0], rows[1]
-    console.print(f"median added by the gateway (b - a): {b[1] - a[1]:.3f} ms; ratio b/a: {b[1] / a[1]:.2f}x")
+    added = [b - a for a, b in zip(medians[0], medians[1], strict=True)]
+    spread = f" (rounds: {min(added):.3f} to {max(added):.3f})" if rounds > 1 else ""
+    console.print(
+        f"median added by the gateway (b - a, paired per round): {statistics.median(added):.3f} ms{spread};"
+        f" ratio b/a: {rows[1][1] / rows[0][1]:.2f}x"
+    )
 
 
 if __name__ == "__main__":
@@ -158,4 +185,10 @@ if __name__ == "__main__":
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--calls", type=int, default=1000, help="calls per measurement (default 1000)")
-    asyncio.run(main(parser.parse_args().calls))
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="rounds of sequential (a), (b), (c) measurements (default 3)"
+    )
+    arguments = parser.parse_args()
+    if arguments.calls < 1 or arguments.rounds < 1:
+        parser.error("--calls and --rounds must be at least 1")
+    asyncio.run(main(arguments.calls, arguments.rounds))

@@ -5,6 +5,10 @@ loopback) is called through pipelines that grow one stage at a time, from the ba
 the full pipeline with an idempotency key on every call (SQLite) and output validation. The
 difference between consecutive medians is the stage's cost.
 
+The pipelines take turns call by call (one call through each, in a shuffled order, then the next
+round), so they all see the same machine: on a shared virtual machine the speed drifts by more
+than most stages cost, and measuring one pipeline after another would charge that drift to a stage.
+
 Run: .venv/bin/python bench/pipeline_stages.py [--calls 2000]
 """
 
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import random
 import statistics
 import sys
 import tempfile
@@ -51,24 +56,39 @@ from colonnade.store.idempotency_repo import IdempotencyStore
 TOOL = "acme:crm:get_customer"
 
 
-async def _median_ms(service: CallService, calls: int, keyed: bool) -> float:
-    async def one() -> None:
-        key = uuid.uuid4().hex if keyed else None
+class _Variant:
+    """One pipeline of the ladder and the latencies of its calls."""
+
+    def __init__(self, label: str, service: CallService, keyed: bool) -> None:
+        self.label = label
+        self.service = service
+        self.keyed = keyed
+        self.samples: list[float] = []
+
+    async def call(self) -> float:
+        key = uuid.uuid4().hex if self.keyed else None
         request = CallRequest(
             tool_id=TOOL, input={"customer_id": "C-1001"}, constraints=CallConstraints(idempotency_key=key)
         )
-        result = await service.call(request)
-        if not result.ok:
-            raise SystemExit(f"call failed: {result.error}")
-
-    for _ in range(100):
-        await one()
-    samples = []
-    for _ in range(calls):
         started = time.perf_counter()
-        await one()
-        samples.append((time.perf_counter() - started) * 1000)
-    return statistics.median(samples)
+        result = await self.service.call(request)
+        elapsed = (time.perf_counter() - started) * 1000
+        if not result.ok:
+            raise SystemExit(f"call failed through {self.label!r}: {result.error}")
+        return elapsed
+
+
+async def _interleaved(variants: list[_Variant], calls: int) -> None:
+    """Warm every pipeline up, then time `calls` rounds of one call through each."""
+    for _ in range(100):
+        for variant in variants:
+            await variant.call()
+    order = random.Random(7)
+    for _ in range(calls):
+        # a new order each round, so no pipeline always follows the same one (a keyed call right
+        # after another keyed call may find the SQLite write lock still held)
+        for variant in order.sample(variants, len(variants)):
+            variant.samples.append(await variant.call())
 
 
 async def main(calls: int) -> None:
@@ -95,20 +115,17 @@ async def main(calls: int) -> None:
             ("+ approval gate", ApprovalGate(), True),
             ("+ observe (span, metrics, JSON log line)", Observe(), True),
         ]
-        rows: list[tuple[str, float]] = []
         stages: list[Stage] = [Execute(http)]
-        rows.append(
-            (
-                "bare adapter call (execute)",
-                await _median_ms(CallService(catalog, Pipeline(stages)), calls, False),
-            )
-        )
+        bare = CallService(catalog, Pipeline(stages))
+        variants = [_Variant("bare adapter call (execute)", bare, False)]
         for label, stage, keyed in ladder:
             stages.insert(0, stage)
-            rows.append((label, await _median_ms(CallService(catalog, Pipeline(stages)), calls, keyed)))
+            variants.append(_Variant(label, CallService(catalog, Pipeline(stages)), keyed))
+        await _interleaved(variants, calls)
+        rows = [(variant.label, statistics.median(variant.samples)) for variant in variants]
         await http.aclose()
         await engine.dispose()
-    table = Table(title=f"pipeline cost per stage: median of {calls} sequential calls of {TOOL}")
+    table = Table(title=f"pipeline cost per stage: median of {calls} interleaved calls of {TOOL}")
     for column in ("pipeline", "median ms", "added ms"):
         table.add_column(column, justify="left" if column == "pipeline" else "right")
     previous = rows[0][1]
