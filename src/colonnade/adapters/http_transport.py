@@ -1,284 +1,43 @@
 """A pooled HTTP/1.1 transport for `httpx2.AsyncClient` on asyncio and httptools.
 
 httpx2's own transport (httpcore2 + h11, pure Python) costs the gateway about half a millisecond
-of CPU per backend request. This one writes each request in one piece and lets httptools (llhttp,
-in C) parse the answer, so the adapter keeps httpx2's client API and pays mostly for the socket.
-It keeps a keep-alive pool that honours `httpx2.Limits`, streams response bodies with flow
-control, retries a request once when a reused idle connection turns out to be closed (only when
-resending cannot repeat an effect: idempotent method, `Idempotency-Key`, or nothing written), and raises
-the httpx2 exceptions the adapter's outcome mapping knows. HTTP/1.1 only: no HTTP/2, proxies or
-protocol upgrades (`HttpAdapter` keeps httpx2's transport when it must honour proxy settings).
+of CPU per backend request. This one hands each request to an `HttpConnection` (written in one
+piece, parsed by httptools in C), so the adapter keeps httpx2's client API and pays mostly for the
+socket. This module is the pool: keep-alive connections per origin within `httpx2.Limits`, pool
+and connect timeouts, and one resend when a reused idle connection turns out to be closed, only
+when resending cannot repeat an effect (idempotent method, `Idempotency-Key`, or nothing written).
+HTTP/1.1 only: no HTTP/2, proxies or upgrades (`HttpAdapter` keeps httpx2's transport when it must
+honour proxy settings).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import socket
 import ssl
 from collections import deque
-from collections.abc import AsyncIterator, Callable
-from typing import Any, cast
+from collections.abc import AsyncIterator
+from typing import Any
 
-import httptools
 import httpx2
+
+from colonnade.adapters.http_connection import HttpConnection, OriginKey, request_body, request_head
 
 __all__ = ["ColonnadeTransport"]
 
-_HIGH_WATER = 256 * 1024  # buffered body bytes before the socket stops being read
 _DEFAULT_PORTS = {b"http": 80, b"https": 443}
-_VERSIONS = {"1.1": b"HTTP/1.1", "1.0": b"HTTP/1.0"}
-_TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+").fullmatch
-_FIELD_VALUE = re.compile(rb"[^\x00\r\n]*").fullmatch
 # httpx2's own transport's words: user-visible messages stay as they were before this transport
 _CONNECT_FAILED = "All connection attempts failed"
 _DEFAULT_LIMITS = httpx2.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0)
 # RFC 9110 9.2.2: only these may be sent again when it is unknown whether the server saw them
 _IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
 
-_Key = tuple[bytes, bytes, int]  # scheme, host, port
-
-
-class _Connection(asyncio.Protocol):
-    """One TCP (or TLS) connection: sends a request, parses its answer, buffers the body.
-
-    The protocol callbacks fill the state; the request's task reads it (`read_head`, `take`,
-    `wait`). A fresh parser per request keeps a confused answer from leaking into the next one.
-    """
-
-    def __init__(self, key: _Key, on_idle_lost: Callable[[_Connection], None]) -> None:
-        self.key = key
-        self.transport: asyncio.Transport | None = None
-        self.closed = False
-        self.idle = False
-        self.idle_since = 0.0
-        self.reused = False
-        self.released = False  # its pool slot was given back
-        self._on_idle_lost = on_idle_lost
-        self._loop = asyncio.get_running_loop()
-        self._waiter: asyncio.Future[None] | None = None
-        self._parser: httptools.HttpResponseParser | None = None
-        self._head_only = False
-        self._interim = False
-        self._framed = False
-        self.started = False  # a byte of the answer arrived
-        self.written = False  # the request reached the socket (the server may have seen it)
-        self.status = 0
-        self.reason = b""
-        self.version = b"HTTP/1.1"
-        self.headers: list[tuple[bytes, bytes]] = []
-        self._keep_alive = False
-        self._complete = False
-        self._error: Exception | None = None
-        self._chunks: list[bytes] = []
-        self._buffered = 0
-        self._paused = False
-
-    # -- the request's side
-
-    def send(self, data: bytes, *, head_only: bool) -> None:
-        """Write one request; its answer is then read with `read_head` and `take`/`wait`."""
-        self._parser = httptools.HttpResponseParser(self)
-        self._head_only = head_only
-        self._interim = self._framed = self.started = self._complete = self._keep_alive = False
-        self.written = False
-        self.status, self.reason, self.headers, self._error = 0, b"", [], None
-        transport = self.transport
-        if self.closed or transport is None or transport.is_closing():
-            self.closed = True
-            self._error = httpx2.RemoteProtocolError("the connection was closed before the request was sent")
-            return
-        try:
-            transport.write(data)
-            self.written = True
-        except (OSError, RuntimeError) as exc:  # uvloop refuses writes to a transport it has closed
-            self.closed = True
-            self._error = httpx2.WriteError(str(exc) or type(exc).__name__)
-            self._error.__cause__ = exc
-            self.close()
-
-    async def read_head(self, limit_s: float | None) -> None:
-        """Wait for the status line and headers (1xx interim answers are skipped)."""
-        while not self.status:
-            if self._error is not None:
-                raise self._error
-            await self.wait(limit_s)
-
-    def take(self) -> bytes | None:
-        """Buffered body bytes, b"" at the end of the body, None when the caller must `wait`."""
-        chunks = self._chunks
-        if chunks:
-            self._chunks, self._buffered = [], 0
-            if self._paused and not self.closed and self.transport is not None:
-                self._paused = False
-                self.transport.resume_reading()
-            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        if self._error is not None:
-            raise self._error
-        return b"" if self._complete else None
-
-    async def wait(self, limit_s: float | None) -> None:
-        """Until the protocol has news (head, body, end or error); ReadTimeout after `limit_s`."""
-        waiter = self._waiter = self._loop.create_future()
-        if limit_s is None:
-            await waiter
-            return
-        timer = self._loop.call_later(limit_s, _expire, waiter, limit_s)
-        try:
-            await waiter
-        finally:
-            timer.cancel()
-
-    @property
-    def reusable(self) -> bool:
-        """The answer was read to its end, nothing unexpected came, and both sides keep it open."""
-        return (
-            self._complete
-            and self._keep_alive
-            and self._error is None
-            and not self._chunks
-            and not self.closed
-        )
-
-    def close(self) -> None:
-        self._keep_alive = False
-        if self.transport is not None:
-            self.transport.close()
-
-    # -- asyncio.Protocol
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = cast(asyncio.Transport, transport)
-
-    def data_received(self, data: bytes) -> None:
-        parser = self._parser
-        if parser is None:  # nothing was asked: a server talking out of turn cannot be trusted
-            self._keep_alive = False
-            if self.idle:
-                self.close()
-            return
-        self.started = True
-        try:
-            parser.feed_data(data)
-        except httptools.HttpParserUpgrade:
-            self._keep_alive = False  # 101: the connection now speaks another protocol
-        except httptools.HttpParserError as exc:
-            if self._complete:
-                self._keep_alive = False  # bytes after a complete answer: do not reuse
-            else:
-                self._fail(httpx2.RemoteProtocolError(f"the server sent a malformed HTTP response ({exc})"))
-            self.close()
-
-    def eof_received(self) -> bool | None:
-        self.closed = True  # the peer is done: never hand this connection out again
-        self._keep_alive = False
-        return None  # let the transport close; connection_lost settles the answer
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.closed = True
-        self._keep_alive = False
-        if self.idle:
-            self._on_idle_lost(self)
-            return
-        if self._parser is None or self._complete:
-            return
-        if self.status and not self._framed and not self._interim and exc is None:
-            self._finish()  # a body without Content-Length or chunking ends where the connection does
-        elif exc is not None:
-            error: Exception = httpx2.ReadError(str(exc) or type(exc).__name__)
-            error.__cause__ = exc
-            self._fail(error)
-        elif self.status:
-            self._fail(
-                httpx2.RemoteProtocolError("the server closed the connection in the middle of the body")
-            )
-        else:
-            self._fail(
-                httpx2.RemoteProtocolError("the server closed the connection without sending a response")
-            )
-
-    # -- httptools callbacks
-
-    def on_message_begin(self) -> None:
-        if self._complete:
-            self._keep_alive = False
-            return
-        self.headers, self.reason, self._framed = [], b"", False
-
-    def on_status(self, status: bytes) -> None:
-        self.reason += status
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self.headers.append((name, value))
-        if len(name) == 14 and name.lower() == b"content-length":
-            self._framed = True
-        elif len(name) == 17 and name.lower() == b"transfer-encoding":
-            self._framed = value.rstrip().lower().endswith(b"chunked")
-
-    def on_headers_complete(self) -> None:
-        parser = self._parser
-        if parser is None or self._complete:
-            return
-        status = parser.get_status_code()
-        if 100 <= status < 200 and status != 101:
-            self._interim = True
-            return
-        self.status = status
-        self.version = _VERSIONS.get(parser.get_http_version(), b"HTTP/1.1")
-        self._keep_alive = parser.should_keep_alive()
-        if self._head_only or status == 101:
-            self._finish()
-        else:
-            self._wake()
-
-    def on_body(self, body: bytes) -> None:
-        if self._complete:
-            self._keep_alive = False  # a body where none belongs (e.g. after HEAD)
-            return
-        self._chunks.append(body)
-        self._buffered += len(body)
-        if self._buffered > _HIGH_WATER and not self._paused and self.transport is not None:
-            self._paused = True
-            self.transport.pause_reading()
-        self._wake()
-
-    def on_message_complete(self) -> None:
-        if self._interim:
-            self._interim = False
-        elif not self._complete:
-            self._finish()
-
-    # -- internals
-
-    def _finish(self) -> None:
-        self._complete = True
-        self._parser = None
-        self._wake()
-
-    def _fail(self, error: Exception) -> None:
-        if self._error is None:
-            self._error = error
-        self._keep_alive = False
-        self._wake()
-
-    def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
-
-
-def _expire(waiter: asyncio.Future[None], timeout: float) -> None:
-    if not waiter.done():
-        waiter.set_exception(httpx2.ReadTimeout(f"no data from the server within {timeout:g} s"))
-
 
 class _ResponseBody(httpx2.AsyncByteStream):
     """The body as httpx2 reads it; closing it gives the connection back to the pool (or ends it)."""
 
-    def __init__(self, pool: ColonnadeTransport, conn: _Connection, read_s: float | None) -> None:
+    def __init__(self, pool: ColonnadeTransport, conn: HttpConnection, read_s: float | None) -> None:
         self._pool: ColonnadeTransport | None = pool
         self._conn = conn
         self._read_s = read_s
@@ -316,11 +75,11 @@ class ColonnadeTransport(httpx2.AsyncBaseTransport):
         self._max_connections = limits.max_connections
         self._max_idle = limits.max_keepalive_connections
         self._expiry = limits.keepalive_expiry
-        self._idle: dict[_Key, list[_Connection]] = {}
+        self._idle: dict[OriginKey, list[HttpConnection]] = {}
         self._idle_count = 0
         self._open = 0  # connections open or being opened: each holds one of max_connections
-        self._connections: set[_Connection] = set()
-        self._waiters: deque[tuple[_Key, asyncio.Future[_Connection | None]]] = deque()
+        self._connections: set[HttpConnection] = set()
+        self._waiters: deque[tuple[OriginKey, asyncio.Future[HttpConnection | None]]] = deque()
         self._closed = False
 
     @property
@@ -336,7 +95,7 @@ class ColonnadeTransport(httpx2.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         key = _key(request.url)
         timeouts: dict[str, Any] = request.extensions.get("timeout") or {}
-        data = _request_head(request) + await _request_body(request)
+        data = request_head(request) + await request_body(request)
         head_only = request.method == "HEAD"
         read_timeout = timeouts.get("read")
         conn = await self._acquire(key, timeouts.get("pool"), timeouts.get("connect"))
@@ -375,7 +134,7 @@ class ColonnadeTransport(httpx2.AsyncBaseTransport):
 
     # -- the pool
 
-    async def _acquire(self, key: _Key, pool_s: float | None, connect_s: float | None) -> _Connection:
+    async def _acquire(self, key: OriginKey, pool_s: float | None, connect_s: float | None) -> HttpConnection:
         """A live idle connection to `key`, else a new one; waits while all connections are busy."""
         if self._closed:
             raise RuntimeError("the HTTP transport is closed; create a new client")
@@ -399,7 +158,7 @@ class ColonnadeTransport(httpx2.AsyncBaseTransport):
         self._connections.add(conn)
         return conn
 
-    def _take_idle(self, idle: list[_Connection]) -> _Connection | None:
+    def _take_idle(self, idle: list[HttpConnection]) -> HttpConnection | None:
         now = asyncio.get_running_loop().time()
         while idle:
             conn = idle.pop()
@@ -414,7 +173,7 @@ class ColonnadeTransport(httpx2.AsyncBaseTransport):
 
     def _evict_idle(self) -> bool:
         """Close the longest-idle connection (of any origin) so its slot serves a new one."""
-        oldest: list[_Connection] | None = None
+        oldest: list[HttpConnection] | None = None
         for conns in self._idle.values():
             if conns and (oldest is None or conns[0].idle_since < oldest[0].idle_since):
                 oldest = conns
@@ -428,9 +187,9 @@ class ColonnadeTransport(httpx2.AsyncBaseTransport):
         conn.close()
         return True
 
-    async def _wait_for_slot(self, key: _Key, limit_s: float | None) -> _Connection | None:
+    async def _wait_for_slot(self, key: OriginKey, limit_s: float | None) -> HttpConnection | None:
         """Queue until a connection to `key` is handed over, or a slot (None) to open one in."""
-        waiter: asyncio.Future[_Connection | None] = asyncio.get_running_loop().create_future()
+        waiter: asyncio.Future[HttpConnection | None] = asyncio.get_running_loop().create_future()
         entry = (key, waiter)
         self._waiters.append(entry)
         try:
@@ -447,13 +206,13 @@ class ColonnadeTransport(httpx2.AsyncBaseTransport):
                 raise httpx2.PoolTimeout(f"no free connection within {limit_s:g} s") from None
             raise
 
-    def _give_back(self, handed: _Connection | None) -> None:
+    def _give_back(self, handed: HttpConnection | None) -> None:
         if handed is None:
             self._free_slot()
         else:
             self._release(handed)
 
-    async def _reconnect(self, stale: _Connection, connect_s: float | None) -> _Connection:
+    async def _reconnect(self, stale: HttpConnection, connect_s: float | None) -> HttpConnection:
         """A fresh connection taking over the stale one's slot."""
         conn = await self._connect(stale.key, connect_s)
         stale.released = True
@@ -461,7 +220,7 @@ class ColonnadeTransport(httpx2.AsyncBaseTransport):
         self._connections.add(conn)
         return conn
 
-    async def _connect(self, key: _Key, connect_s: float | None) -> _Connection:
+    async def _connect(self, key: OriginKey, connect_s: float | None) -> HttpConnection:
         scheme, raw_host, port = key
         host = raw_host.decode("ascii")
         context = None
@@ -473,7 +232,7 @@ class ColonnadeTransport(httpx2.AsyncBaseTransport):
         try:
             async with asyncio.timeout(connect_s):
                 _, conn = await loop.create_connection(
-                    lambda: _Connection(key, self._idle_lost),
+                    lambda: HttpConnection(key, self._idle_lost),
                     host,
                     port,
                     ssl=context,
@@ -487,7 +246,7 @@ class ColonnadeTransport(httpx2.AsyncBaseTransport):
             raise httpx2.ConnectError(_CONNECT_FAILED) from exc
         return conn
 
-    def _release(self, conn: _Connection) -> None:
+    def _release(self, conn: HttpConnection) -> None:
         """The body was closed: keep the connection for the next request, or end it."""
         if conn.released:
             return
@@ -512,7 +271,7 @@ class ColonnadeTransport(httpx2.AsyncBaseTransport):
         self._idle.setdefault(conn.key, []).append(conn)
         self._idle_count += 1
 
-    def _idle_lost(self, conn: _Connection) -> None:
+    def _idle_lost(self, conn: HttpConnection) -> None:
         """An idle connection was closed by the server: drop it and free its slot."""
         conns = self._idle.get(conn.key)
         if conns is not None and conn in conns:
@@ -521,14 +280,14 @@ class ColonnadeTransport(httpx2.AsyncBaseTransport):
         conn.idle = False
         self._discard(conn)
 
-    def _discard(self, conn: _Connection) -> None:
+    def _discard(self, conn: HttpConnection) -> None:
         """End the connection and give its slot to the next waiter."""
         if conn.released:
             return
         self._forget(conn)
         self._free_slot()
 
-    def _forget(self, conn: _Connection) -> None:
+    def _forget(self, conn: HttpConnection) -> None:
         conn.released = True
         self._connections.discard(conn)
         conn.close()
@@ -542,12 +301,12 @@ class ColonnadeTransport(httpx2.AsyncBaseTransport):
         self._open -= 1
 
 
-def _replayable(request: httpx2.Request, conn: _Connection) -> bool:
+def _replayable(request: httpx2.Request, conn: HttpConnection) -> bool:
     """Whether sending the request again cannot repeat an effect the server may already have made."""
     return not conn.written or request.method in _IDEMPOTENT_METHODS or "idempotency-key" in request.headers
 
 
-def _key(url: httpx2.URL) -> _Key:
+def _key(url: httpx2.URL) -> OriginKey:
     scheme = url.raw_scheme
     default = _DEFAULT_PORTS.get(scheme)
     if default is None:
@@ -555,30 +314,3 @@ def _key(url: httpx2.URL) -> _Key:
             f"the URL scheme {scheme.decode('ascii', 'replace')!r} is not supported; use http or https"
         )
     return scheme, url.raw_host, url.port or default
-
-
-def _request_head(request: httpx2.Request) -> bytes:
-    """Request line and headers exactly as httpx2 prepared them (Host included)."""
-    method = request.method.encode("ascii")
-    if not _TOKEN(method):
-        raise httpx2.LocalProtocolError(f"the method {request.method!r} is not a valid HTTP method")
-    parts = [method, b" ", request.url.raw_path or b"/", b" HTTP/1.1\r\n"]
-    for name, value in request.headers.raw:
-        if not (_TOKEN(name) and _FIELD_VALUE(value)):
-            raise httpx2.LocalProtocolError(
-                f"the header {name!r} cannot be sent: names are tokens, values carry no CR, LF or NUL"
-            )
-        parts += (name, b": ", value, b"\r\n")
-    parts.append(b"\r\n")
-    return b"".join(parts)
-
-
-async def _request_body(request: httpx2.Request) -> bytes:
-    """The whole body; a streamed one (sent chunked, as httpx2 announced) is read first."""
-    try:
-        return request.content
-    except httpx2.RequestNotRead:
-        content = await request.aread()
-    if not request.headers.get("transfer-encoding", "").lower().endswith("chunked"):
-        return content
-    return (b"%x\r\n%s\r\n" % (len(content), content) if content else b"") + b"0\r\n\r\n"
