@@ -294,6 +294,27 @@ def test_request_on_a_connection_the_server_just_closed_is_retried_once_when_saf
     assert run(main) == expected
 
 
+def test_a_post_nothing_was_written_for_is_sent_on_a_fresh_connection(run: Run[Any]) -> None:
+    """A pooled connection already closing when the request is written: the server never saw it."""
+    server = RawServer(reply(OK))
+
+    async def main() -> tuple[list[tuple[int, bytes]], str]:
+        async with server:
+            http, transport = client()
+            async with http:
+                await http.get(server.url + "/one")
+                (idle,) = [conn for conns in transport._idle.values() for conn in conns]
+                assert idle.transport is not None
+                idle.transport.close()  # closing, and the loop has not yet said so to the protocol
+                response = await http.post(server.url + "/two", json={"n": 2})
+            return [(e.connection, e.target) for e in server.exchanges], response.text
+
+    exchanges, text = run(main)
+
+    assert text == "ok"
+    assert exchanges == [(1, b"/one"), (2, b"/two")]  # the POST reached the server once
+
+
 def test_a_fresh_connection_closed_without_an_answer_is_not_retried(run: Run[Any]) -> None:
     async def answer_first_only(exchange: Exchange, writer: asyncio.StreamWriter) -> bool:
         if len(server.exchanges) == 1:
