@@ -71,6 +71,21 @@ def test_each_part_of_a_multi_tool_request_finds_its_tool() -> None:
     assert top3 == {"weather:get_forecast", "fs:write_file", "mail:send_email"}
 
 
+def test_a_result_saved_to_a_path_finds_the_file_writer() -> None:
+    """"save" and "generate" name other tools; the output path is what asks for a file writer."""
+    decoys = [
+        _tool("ppt:save_presentation", "save_presentation", "Save the current presentation to disk",
+              "file_name: Name of the presentation", server="ppt"),
+        _tool("chart:generate_report", "generate_report", "Generate a report chart of sales figures",
+              "data: Sales rows", server="chart"),
+        _tool("web:search_news", "search_news", "Search news articles about a company or a coin",
+              "query: Search words", server="news"),
+    ]  # fmt: skip
+    query = "Search news on bitcoin, generate a sales report and save it to /root/out/bitcoin.md"
+    top3 = [hit.id for hit in _index([*TOOLS, *decoys]).search(query, k=3)]
+    assert "fs:write_file" in top3
+
+
 def test_hits_explain_which_query_words_matched() -> None:
     hit = _index().search("severe weather alerts in the region", k=1)[0]
     assert hit.id == "weather:get_alerts"

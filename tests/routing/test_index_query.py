@@ -31,7 +31,26 @@ def test_plain_text_and_slashed_words_are_left_alone() -> None:
 def test_a_sentence_ending_after_a_path_still_ends() -> None:
     clauses = split_clauses(normalize_references("Save it to /root/code/app.ts. Then run the tests."))
     assert len(clauses) == 2
-    assert " ".join(clauses[0].split()) == "Save it to app ts file ."
+    assert " ".join(clauses[0].split()) == "Save it to app ts file write ."
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("save it to /root/code/app.ts", "save it to app ts file write"),
+        ("generate a report at /root/markdown/daily.md", "generate a report at daily md file write"),
+        ("export the table as 'out/table.csv'", "export the table as ' table csv file write '"),
+        # no output action, or one that is not about this path: the path stays a plain reference
+        ("summarise /root/notes/today.md", "summarise today md file"),
+        ("clean the data stored in 'data/sample.txt'", "clean the data stored in ' sample txt file '"),
+        ("Create a summary. Read the notes in /root/in/a.md", "Create a summary. Read the notes in a md file"),
+        ("save everything to /home/user/backup/", "save everything to backup directory"),
+        # the request already says "write": nothing to add
+        ("write a tutorial in markdown at /root/md/antd.md", "write a tutorial in markdown at antd md file"),
+    ],
+)
+def test_a_file_the_request_saves_to_brings_the_word_write(query: str, expected: str) -> None:
+    assert " ".join(normalize_references(query).split()) == expected
 
 
 def test_requests_split_at_sentences_and_linking_words() -> None:

@@ -41,17 +41,45 @@ def normalize_references(query: str) -> str:
 
     "/root/notes/today.md" becomes "today md file", "https://www.youtube.com/watch?v=x" becomes
     "youtube url", "bob@example.com" becomes "email", "amaz0n.com" becomes "amaz0n domain":
-    the parts that say what is referred to stay, opaque directories and ids go.
+    the parts that say what is referred to stay, opaque directories and ids go. A file the request
+    saves its result to also brings the word "write" ("save it to /tmp/a.md": "a md file write").
     """
     query = _URL.sub(lambda m: f" {_host_words(m.group(1))} url ", query)
     query = _EMAIL.sub(" email ", query)
-    query = _FILE_PATH.sub(_path_words, query)
+    query = _FILE_PATH.sub(_path_words_in_context, query)
     return _DOMAIN.sub(lambda m: f" {_host_words(m.group(0))} domain ", query)
 
 
 def _host_words(host: str) -> str:
     labels = host.lower().split(".")
     return " ".join(label for label in labels[:-1] if label != "www") if len(labels) > 1 else host
+
+
+# A path the request writes to: an action that produces something, then "to/at/in ... PATH".
+# Past participles ("data stored in x.csv") describe where an input already is, so they are left out.
+_OUTPUT_VERB = re.compile(
+    r"\b(?:save|saving|write|writing|store|export|output|put|generate|create|produce)\b", re.IGNORECASE
+)
+_OUTPUT_LEAD = re.compile(r"\b(?:to|at|in|into|as|under)\s*['\"`]?\s*$", re.IGNORECASE)
+_SAYS_WRITE = re.compile(r"\bwrit", re.IGNORECASE)
+_SENTENCE_BREAK = re.compile(r"[.!?;]\s")
+_LOOK_BACK = 100  # characters before a path searched for the action that targets it
+
+
+def _path_words_in_context(match: re.Match[str]) -> str:
+    """A file path's words, plus "write" when the request saves its result there.
+
+    "Generate a report and save it to /root/out/report.md" needs a tool that writes files, but
+    says "save" and "generate", which name a hundred tools; the implied "write" brings the file
+    writers in. Nothing is added when the sentence already says "write".
+    """
+    words = _path_words(match)
+    if not words.endswith(" file "):
+        return words
+    before = _SENTENCE_BREAK.split(match.string[max(0, match.start() - _LOOK_BACK) : match.start()])[-1]
+    if _OUTPUT_VERB.search(before) and _OUTPUT_LEAD.search(before) and not _SAYS_WRITE.search(before):
+        return words + "write "
+    return words
 
 
 def _path_words(match: re.Match[str]) -> str:
