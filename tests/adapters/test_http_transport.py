@@ -28,6 +28,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from colonnade.adapters.binding import HttpBinding
 from colonnade.adapters.http import HttpAdapter
@@ -407,6 +409,94 @@ def test_chunked_body_split_across_writes(run: Run[Any]) -> None:
             return text, [e.connection for e in server.exchanges]
 
     assert run(main) == ("hello, world", [1, 1])
+
+
+@dataclass(frozen=True)
+class Framed:
+    """One answer as the server frames it, and what the client must make of it."""
+
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+    chunked: bool
+    chunk_sizes: tuple[int, ...]
+
+    def wire(self) -> bytes:
+        lines = [f"HTTP/1.1 {self.status} Whatever".encode()]
+        lines += [f"{name}: {value}".encode() for name, value in self.headers]
+        if not self.chunked:
+            lines.append(f"Content-Length: {len(self.body)}".encode())
+            return b"\r\n".join(lines) + b"\r\n\r\n" + self.body
+        lines.append(b"Transfer-Encoding: chunked")
+        out, rest, sizes = [b"\r\n".join(lines) + b"\r\n\r\n"], self.body, list(self.chunk_sizes)
+        while rest:
+            size = max(1, min(len(rest), sizes.pop() if sizes else len(rest)))
+            out.append(b"%x\r\n%s\r\n" % (size, rest[:size]))
+            rest = rest[size:]
+        out.append(b"0\r\n\r\n")
+        return b"".join(out)
+
+
+FRAMED = st.builds(
+    Framed,
+    status=st.sampled_from([200, 201, 202, 400, 404, 409, 429, 500, 503]),
+    headers=st.lists(
+        st.tuples(st.sampled_from(["X-Trace", "Content-Type", "Retry-After", "Set-Cookie"]),
+                  st.text(alphabet="abcdefghij0123456789 =;/-", min_size=1, max_size=30).map(str.strip)
+                  .filter(bool)),
+        max_size=4,
+    ).map(tuple),
+    body=st.binary(max_size=3000),
+    chunked=st.booleans(),
+    chunk_sizes=st.lists(st.integers(min_value=1, max_value=700), max_size=8).map(tuple),
+)  # fmt: skip
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(  # several chunks parsed from one read, before the reader runs
+    answers=[Framed(200, (), b"\x00\x01\x02", chunked=True, chunk_sizes=(1,))], cuts=[400]
+)
+@given(
+    answers=st.lists(FRAMED, min_size=1, max_size=4),
+    cuts=st.lists(st.integers(min_value=1, max_value=400), min_size=1, max_size=12),
+)
+def test_any_framing_in_any_fragments_reads_exactly_what_was_sent(
+    answers: list[Framed], cuts: list[int]
+) -> None:
+    """Answers of random framing, written in random fragments, over one keep-alive connection."""
+    queue = list(answers)
+
+    async def fragmented(exchange: Exchange, writer: asyncio.StreamWriter) -> bool:
+        wire, sizes = queue.pop(0).wire(), list(cuts)
+        while wire:
+            size = sizes.pop(0) if sizes else len(wire)
+            sizes.append(size)
+            writer.write(wire[:size])
+            await writer.drain()
+            await asyncio.sleep(0)
+            wire = wire[size:]
+        return True
+
+    async def main() -> tuple[list[tuple[int, list[tuple[str, str]], bytes]], list[int]]:
+        seen = []
+        async with RawServer(fragmented) as server:
+            http, _ = client()
+            async with http:
+                for _ in answers:
+                    response = await http.get(server.url)
+                    extra = [(k, v) for k, v in response.headers.multi_items() if k not in _FRAMING]
+                    seen.append((response.status_code, extra, response.content))
+            return seen, [e.connection for e in server.exchanges]
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        seen, connections = runner.run(main())
+
+    expected = [(a.status, [(k.lower(), v) for k, v in a.headers], a.body) for a in answers]
+    assert seen == expected
+    assert connections == [1] * len(answers)  # every answer was framed: the connection was kept
+
+
+_FRAMING = ("content-length", "transfer-encoding")
 
 
 def test_body_without_length_ends_when_the_server_closes(run: Run[Any]) -> None:
