@@ -43,7 +43,7 @@ def test_a_sentence_ending_after_a_path_still_ends() -> None:
         # no output action, or one that is not about this path: the path stays a plain reference
         ("summarise /root/notes/today.md", "summarise today md file"),
         ("clean the data stored in 'data/sample.txt'", "clean the data stored in ' sample txt file '"),
-        ("Create a summary. Read the notes in /root/in/a.md", "Create a summary. Read the notes in a md file"),
+        ("Create a summary. Read the notes in /in/a.md", "Create a summary. Read the notes in a md file"),
         ("save everything to /home/user/backup/", "save everything to backup directory"),
         # the request already says "write": nothing to add
         ("write a tutorial in markdown at /root/md/antd.md", "write a tutorial in markdown at antd md file"),
