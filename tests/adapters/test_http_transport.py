@@ -12,17 +12,14 @@ import datetime
 import ipaddress
 import socket
 import ssl
-import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
 import httpx2
 import pytest
-import uvicorn
 import uvloop
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -36,6 +33,7 @@ from colonnade.adapters.http import HttpAdapter
 from colonnade.adapters.http_transport import ColonnadeTransport
 from colonnade.adapters.outcome import MALFORMED, MISCONFIGURED, OutcomeKind
 from tests.adapters.conftest import backend_app
+from tests.support.loopback import serve_in_thread
 
 T = TypeVar("T")
 Run = Callable[[Callable[[], Awaitable[T]]], T]
@@ -391,6 +389,16 @@ def test_the_answer_decides_whether_the_connection_is_kept(
 # -- response framing and headers
 
 
+async def _twice(answer: Answer) -> tuple[str, list[int]]:
+    """The first answer's text, and which connection carried each of two requests."""
+    async with RawServer(answer) as server:
+        http, _ = client()
+        async with http:
+            text = (await http.get(server.url)).text
+            await http.get(server.url)
+        return text, [e.connection for e in server.exchanges]
+
+
 def test_chunked_body_split_across_writes(run: Run[Any]) -> None:
     async def chunked(exchange: Exchange, writer: asyncio.StreamWriter) -> bool:
         writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel")
@@ -400,15 +408,7 @@ def test_chunked_body_split_across_writes(run: Run[Any]) -> None:
         await writer.drain()
         return True
 
-    async def main() -> tuple[str, list[int]]:
-        async with RawServer(chunked) as server:
-            http, _ = client()
-            async with http:
-                text = (await http.get(server.url)).text
-                await http.get(server.url)
-            return text, [e.connection for e in server.exchanges]
-
-    assert run(main) == ("hello, world", [1, 1])
+    assert run(lambda: _twice(chunked)) == ("hello, world", [1, 1])
 
 
 @dataclass(frozen=True)
@@ -508,15 +508,7 @@ def test_body_without_length_ends_when_the_server_closes(run: Run[Any]) -> None:
         await writer.drain()
         return False
 
-    async def main() -> tuple[str, list[int]]:
-        async with RawServer(until_close) as server:
-            http, _ = client()
-            async with http:
-                text = (await http.get(server.url)).text
-                await http.get(server.url)
-            return text, [e.connection for e in server.exchanges]
-
-    assert run(main) == ("first part, last part", [1, 2])
+    assert run(lambda: _twice(until_close)) == ("first part, last part", [1, 2])
 
 
 def test_repeated_headers_arrive_in_order(run: Run[Any]) -> None:
@@ -908,37 +900,10 @@ def certificate(tmp_path_factory: pytest.TempPathFactory) -> Certificate:
     return paths
 
 
-@contextmanager
-def serve_tls(certificate: Certificate) -> Iterator[str]:
-    """The adapter suite's backend behind uvicorn's TLS on a free loopback port."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(
-        backend_app(),
-        log_level="warning",
-        access_log=False,
-        lifespan="off",
-        ssl_certfile=str(certificate.cert),
-        ssl_keyfile=str(certificate.key),
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the TLS server did not start"
-        time.sleep(0.01)
-    try:
-        yield f"https://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
-
-
 @pytest.fixture(scope="module")
 def tls_url(certificate: Certificate) -> Iterator[str]:
-    with serve_tls(certificate) as url:
+    """The adapter suite's backend behind uvicorn's TLS on a free loopback port."""
+    with serve_in_thread(backend_app(), tls=(certificate.cert, certificate.key)) as url:
         yield url
 
 

@@ -25,14 +25,25 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve_in_thread(app: ASGIApp, *, lifespan: str = "off") -> Iterator[str]:
-    """Serve `app` on 127.0.0.1 at a free port; yields the base URL, stops the server on exit."""
+def serve_in_thread(
+    app: ASGIApp, *, lifespan: str = "off", tls: tuple[Path, Path] | None = None
+) -> Iterator[str]:
+    """Serve `app` on 127.0.0.1 at a free port; yields the base URL, stops the server on exit.
+
+    `tls` is (certificate file, key file): the server then speaks https.
+    """
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     config = uvicorn.Config(
-        app, log_level="warning", access_log=False, lifespan=lifespan, timeout_graceful_shutdown=2
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan=lifespan,
+        timeout_graceful_shutdown=2,
+        ssl_certfile=str(tls[0]) if tls else None,
+        ssl_keyfile=str(tls[1]) if tls else None,
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -43,7 +54,7 @@ def serve_in_thread(app: ASGIApp, *, lifespan: str = "off") -> Iterator[str]:
             raise RuntimeError("the loopback server did not start")
         time.sleep(0.01)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(10)
