@@ -399,15 +399,25 @@ async def _twice(answer: Answer) -> tuple[str, list[int]]:
         return text, [e.connection for e in server.exchanges]
 
 
-def test_chunked_body_split_across_writes(run: Run[Any]) -> None:
-    async def chunked(exchange: Exchange, writer: asyncio.StreamWriter) -> bool:
-        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel")
-        await writer.drain()
-        await asyncio.sleep(0.02)
-        writer.write(b"lo\r\n7\r\n, world\r\n0\r\n\r\n")
-        await writer.drain()
-        return True
+def in_two_writes(first: bytes, second: bytes, *, keep_open: bool) -> Answer:
+    """Answer in two writes with a pause between them, so the client sees two reads."""
 
+    async def answer(exchange: Exchange, writer: asyncio.StreamWriter) -> bool:
+        for part in (first, second):
+            writer.write(part)
+            await writer.drain()
+            await asyncio.sleep(0.02)
+        return keep_open
+
+    return answer
+
+
+def test_chunked_body_split_across_writes(run: Run[Any]) -> None:
+    chunked = in_two_writes(
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel",
+        b"lo\r\n7\r\n, world\r\n0\r\n\r\n",
+        keep_open=True,
+    )
     assert run(lambda: _twice(chunked)) == ("hello, world", [1, 1])
 
 
@@ -500,14 +510,9 @@ _FRAMING = ("content-length", "transfer-encoding")
 
 
 def test_body_without_length_ends_when_the_server_closes(run: Run[Any]) -> None:
-    async def until_close(exchange: Exchange, writer: asyncio.StreamWriter) -> bool:
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nfirst part, ")
-        await writer.drain()
-        await asyncio.sleep(0.02)
-        writer.write(b"last part")
-        await writer.drain()
-        return False
-
+    until_close = in_two_writes(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nfirst part, ", b"last part", keep_open=False
+    )
     assert run(lambda: _twice(until_close)) == ("first part, last part", [1, 2])
 
 
