@@ -8,6 +8,11 @@ Three modes:
   grid-search the few shared parameters of `routing/tuned.py` on the dev splits:
     .venv/bin/python bench/routing_eval.py --tune
 
+With --rankings, `--bootstrap N` also estimates how likely a held-out split of `--sample-size`
+queries drawn like the dev queries meets the issue's targets (N resamples with replacement):
+    .venv/bin/python bench/routing_eval.py --set livemcpbench --rankings r.jsonl --bootstrap 5000 \
+        --sample-size 67
+
 Benchmarks are read from `--benchmarks` (default: `../shared/benchmarks` beside the repository).
 Only dev splits exist there; never tune on anything else.
 """
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import random
 import statistics
 import sys
 import time
@@ -38,6 +44,11 @@ from colonnade.routing.benchmark import (
 
 DEFAULT_BENCHMARKS = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
 SETS = ("seal-tools", "livemcpbench")
+# The router issue's targets on the held-out splits: (metric, minimum) per set.
+TARGETS: dict[str, tuple[tuple[str, float], ...]] = {
+    "seal-tools": (("recall_at_5", 0.80), ("ndcg_at_10", 0.84)),
+    "livemcpbench": (("recall_at_10", 0.55), ("ndcg_at_10", 0.45)),
+}
 console = Console(width=None if sys.stdout.isatty() else 140)
 
 
@@ -174,6 +185,29 @@ def print_runs(runs: list[Run], title: str) -> None:
     console.print(table)
 
 
+def bootstrap(
+    name: str, queries: list[BenchmarkQuery], rankings: dict[str, list[str]], samples: int, size: int
+) -> None:
+    """P(target met) over `samples` resamples of `size` queries drawn with replacement from dev."""
+    per_query = [score_rankings([query], rankings) for query in queries]
+    targets = TARGETS[name]
+    met = [0] * len(targets)
+    met_all = 0
+    draw = random.Random(20261123)
+    for _ in range(samples):
+        sample = draw.choices(per_query, k=size)
+        ok = [statistics.fmean(getattr(s, metric) for s in sample) >= floor for metric, floor in targets]
+        met = [m + o for m, o in zip(met, ok, strict=True)]
+        met_all += all(ok)
+    table = Table(title=f"{name}: {samples} resamples of {size} queries from {len(queries)} dev queries")
+    table.add_column("target")
+    table.add_column("P(met)", justify="right")
+    for (metric, floor), count in zip(targets, met, strict=True):
+        table.add_row(f"{metric} >= {100 * floor:.0f}", f"{count / samples:.2f}")
+    table.add_row("all of them", f"{met_all / samples:.2f}")
+    console.print(table)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -189,6 +223,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=Path, help="queries for --rankings (default: the set's dev split)")
     parser.add_argument("--k", type=int, default=10, help="results per query (default 10)")
     parser.add_argument("--top", type=int, default=10, help="grid points shown by --tune (default 10)")
+    parser.add_argument("--bootstrap", type=int, default=0, help="with --rankings: resamples (default off)")
+    parser.add_argument(
+        "--sample-size", type=int, help="queries per resample (default: as many as the dev split)"
+    )
     args = parser.parse_args(argv)
     names = args.sets or list(SETS)
     try:
@@ -196,8 +234,14 @@ def main(argv: list[str] | None = None) -> int:
             if args.queries is None and len(names) != 1:
                 parser.error("--rankings needs exactly one --set, or --queries")
             queries_path = args.queries or args.benchmarks / names[0] / "queries.dev.jsonl"
-            scores = score_rankings(load_queries(queries_path), load_rankings(args.rankings))
-            print_runs([Run(str(args.rankings), scores)], f"rankings vs {queries_path}")
+            queries, rankings = load_queries(queries_path), load_rankings(args.rankings)
+            print_runs(
+                [Run(str(args.rankings), score_rankings(queries, rankings))], f"rankings vs {queries_path}"
+            )
+            if args.bootstrap > 0:
+                if len(names) != 1:
+                    parser.error("--bootstrap needs exactly one --set (its targets)")
+                bootstrap(names[0], queries, rankings, args.bootstrap, args.sample_size or len(queries))
         elif args.direct:
             print_runs(direct(args.benchmarks, names, args.k), "ToolIndex on the dev splits")
         else:
