@@ -386,6 +386,24 @@ def test_the_answer_decides_whether_the_connection_is_kept(
     assert version == answer.split(b" ")[0].decode()
 
 
+def test_a_request_that_asked_to_close_its_connection_is_not_followed_by_another_on_it(
+    run: Run[Any],
+) -> None:
+    """RFC 9112 9.6: a client that sent `Connection: close` sends nothing more on that connection,
+    even when the server's answer does not repeat it."""
+
+    async def main() -> tuple[list[int], int]:
+        async with RawServer(reply(OK)) as server:
+            http, transport = client()
+            async with http:
+                await http.get(server.url, headers={"Connection": "close"})
+                idle = transport.idle_connections
+                await http.get(server.url)
+            return [e.connection for e in server.exchanges], idle
+
+    assert run(main) == ([1, 2], 0)
+
+
 # -- response framing and headers
 
 
@@ -507,6 +525,31 @@ def test_any_framing_in_any_fragments_reads_exactly_what_was_sent(
 
 
 _FRAMING = ("content-length", "transfer-encoding")
+
+
+def test_trailer_fields_are_not_taken_for_header_fields(run: Run[Any]) -> None:
+    """Fields after a chunked body are not the answer's headers, however the bytes were read."""
+    answer = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"2\r\n{}\r\n0\r\nContent-Type: text/plain\r\nX-Checksum: 99\r\n\r\n"
+    )
+
+    async def main() -> tuple[httpx2.Response, list[int]]:
+        async with RawServer(reply(answer)) as server:
+            http, _ = client()
+            async with http:
+                response = await http.get(server.url)
+                await http.get(server.url)
+            return response, [e.connection for e in server.exchanges]
+
+    response, connections = run(main)
+
+    assert response.headers.raw == [
+        (b"Content-Type", b"application/json"),
+        (b"Transfer-Encoding", b"chunked"),
+    ]
+    assert response.json() == {}
+    assert connections == [1, 1]
 
 
 def test_body_without_length_ends_when_the_server_closes(run: Run[Any]) -> None:
@@ -857,6 +900,96 @@ def test_closing_the_transport_closes_idle_connections(run: Run[Any]) -> None:
             return server.eofs
 
     assert run(main) == 1
+
+
+def _first_answered_then_held(release: asyncio.Event) -> Answer:
+    """`/first` answered at once, `/unframed` half answered, anything else unanswered, until `release`."""
+
+    async def answer(exchange: Exchange, writer: asyncio.StreamWriter) -> bool:
+        if exchange.target == b"/first":
+            writer.write(OK)
+            await writer.drain()
+            return True
+        if exchange.target == b"/unframed":
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nfirst part")
+            await writer.drain()
+        await release.wait()
+        return False
+
+    return answer
+
+
+async def _until(done: Callable[[], bool]) -> None:
+    """Give the loop one step at a time until `done()`, so a test can act between two steps."""
+    deadline = time.monotonic() + 2
+    while not done():
+        assert time.monotonic() < deadline, "the awaited state never came"
+        await asyncio.sleep(0)
+
+
+async def _close_while_in_flight(stage: str, server: RawServer, http: httpx2.AsyncClient) -> None:
+    """Bring a request to `stage`, close the client under it, then let the request go on."""
+    transport = http._transport
+    assert isinstance(transport, ColonnadeTransport)
+    second = server.url + "/second"
+    if stage == "connecting":
+        request = asyncio.create_task(http.get(second))
+        await _until(lambda: transport.open_connections == 1)  # a slot taken, the connect not done
+    elif stage == "handed-a-connection":
+        async with http.stream("GET", server.url + "/first") as first:
+            assert await anext(first.aiter_raw()) == b"ok"  # all read; the response still open
+            request = asyncio.create_task(http.get(second))
+            await _until(lambda: bool(transport._waiters))
+        # closing `first` handed its connection to the waiting request, which has not run since
+    elif stage == "awaiting-the-head":
+        await http.get(server.url + "/first")
+        request = asyncio.create_task(http.get(second))
+        await _until(lambda: len(server.exchanges) == 2)
+    else:
+        async with http.stream("GET", server.url + "/unframed") as response:
+            chunks = response.aiter_raw()
+            assert await anext(chunks) == b"first part"
+            await http.aclose()
+            async for _ in chunks:
+                pass
+        return
+    await http.aclose()
+    await request
+
+
+@pytest.mark.parametrize("stage", ["connecting", "handed-a-connection", "awaiting-the-head", "mid-body"])
+def test_closing_the_transport_fails_requests_in_flight_without_sending_them_again(
+    run: Run[Any], stage: str
+) -> None:
+    """Requests in flight at `aclose` fail with a transport error: never sent again on a fresh
+    connection, never finished on one opened after the close, never a truncated body passed off
+    as the whole answer."""
+
+    async def main() -> tuple[BaseException | None, int, list[bytes], int]:
+        release = asyncio.Event()
+        async with RawServer(_first_answered_then_held(release)) as server:
+            http, transport = client(httpx2.Limits(max_connections=1))
+            http.timeout = httpx2.Timeout(1)
+            error: BaseException | None = None
+            try:
+                await _close_while_in_flight(stage, server, http)
+            except httpx2.TransportError as exc:
+                error = exc
+            finally:
+                release.set()
+                await http.aclose()
+            await asyncio.sleep(0.05)
+            targets = [e.target for e in server.exchanges]
+            return error, transport.open_connections, targets, server.connections
+
+    error, still_open, targets, connections = run(main)
+
+    assert isinstance(error, httpx2.TransportError)
+    assert not isinstance(error, httpx2.TimeoutException)  # it failed at the close, not later
+    assert still_open == 0
+    expected = {"connecting": [], "handed-a-connection": [b"/first"], "mid-body": [b"/unframed"]}
+    assert targets == expected.get(stage, [b"/first", b"/second"])
+    assert connections == 1
 
 
 # -- https against a real TLS server

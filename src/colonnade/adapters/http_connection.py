@@ -48,6 +48,7 @@ class HttpConnection(asyncio.Protocol):
         self._waiter: asyncio.Future[None] | None = None
         self._parser: httptools.HttpResponseParser | None = None
         self._head_only = False
+        self._last = False  # the request said `Connection: close`: nothing may follow it here
         self._interim = False
         self._framed = False
         self.started = False  # a byte of the answer arrived
@@ -65,10 +66,14 @@ class HttpConnection(asyncio.Protocol):
 
     # -- the request's side
 
-    def send(self, data: bytes, *, head_only: bool) -> None:
-        """Write one request; its answer is then read with `read_head` and `take`/`wait`."""
+    def send(self, data: bytes, *, head_only: bool, last: bool = False) -> None:
+        """Write one request; its answer is then read with `read_head` and `take`/`wait`.
+
+        `last`: the request carries `Connection: close`, so the connection is not kept after it
+        (RFC 9112 9.6), whatever the answer says.
+        """
         self._parser = httptools.HttpResponseParser(self)
-        self._head_only = head_only
+        self._head_only, self._last = head_only, last
         self._interim = self._framed = self.started = self._complete = self._keep_alive = False
         self.written = False
         self.status, self.reason, self.headers, self._error = 0, b"", [], None
@@ -130,7 +135,11 @@ class HttpConnection(asyncio.Protocol):
         )
 
     def close(self) -> None:
+        """End the connection; an answer still being read fails, since this close is ours and
+        not the server's end of a body without length."""
         self._keep_alive = False
+        if self._parser is not None and not self._complete:
+            self._fail(httpx2.ReadError("the connection was closed before its answer was complete"))
         if self.transport is not None:
             self.transport.close()
 
@@ -198,6 +207,8 @@ class HttpConnection(asyncio.Protocol):
         self.reason += status
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        if self.status:
+            return  # a trailer field after a chunked body: not one of the answer's headers
         self.headers.append((name, value))
         if len(name) == 14 and name.lower() == b"content-length":
             self._framed = True
@@ -214,7 +225,7 @@ class HttpConnection(asyncio.Protocol):
             return
         self.status = status
         self.version = _VERSIONS.get(parser.get_http_version(), b"HTTP/1.1")
-        self._keep_alive = parser.should_keep_alive()
+        self._keep_alive = parser.should_keep_alive() and not self._last
         if self._head_only or status == 101:
             self._finish()
         else:

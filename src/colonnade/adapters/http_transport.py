@@ -97,18 +97,21 @@ class ColonnadeTransport(httpx2.AsyncBaseTransport):
         timeouts: dict[str, Any] = request.extensions.get("timeout") or {}
         data = request_head(request) + await request_body(request)
         head_only = request.method == "HEAD"
+        last = "close" in (token.lower() for token in request.headers.get_list("connection", True))
         read_timeout = timeouts.get("read")
         conn = await self._acquire(key, timeouts.get("pool"), timeouts.get("connect"))
         try:
-            conn.send(data, head_only=head_only)
+            conn.send(data, head_only=head_only, last=last)
             try:
                 await conn.read_head(read_timeout)
             except httpx2.TransportError:
-                if not (conn.reused and conn.closed and not conn.started and _replayable(request, conn)):
+                if self._closed or not (
+                    conn.reused and conn.closed and not conn.started and _replayable(request, conn)
+                ):
                     raise
                 # the server closed this idle connection as we wrote: once more, on a fresh one
                 conn = await self._reconnect(conn, timeouts.get("connect"))
-                conn.send(data, head_only=head_only)
+                conn.send(data, head_only=head_only, last=last)
                 await conn.read_head(read_timeout)
         except BaseException:
             self._discard(conn)
@@ -239,11 +242,16 @@ class ColonnadeTransport(httpx2.AsyncBaseTransport):
                     server_hostname=host if context is not None else None,
                 )
         except TimeoutError:
-            raise httpx2.ConnectTimeout(f"no connection to {host}:{port} within {connect_s:g} s") from None
+            # the kernel can time a connect out too, with no limit of ours set
+            within = f" within {connect_s:g} s" if connect_s is not None else ""
+            raise httpx2.ConnectTimeout(f"no connection to {host}:{port}{within}") from None
         except (ssl.SSLError, socket.gaierror) as exc:
             raise httpx2.ConnectError(str(exc) or type(exc).__name__) from exc
         except OSError as exc:  # refused, unreachable: the cause says which, the text is the loop's
             raise httpx2.ConnectError(_CONNECT_FAILED) from exc
+        if self._closed:  # `aclose` ran while this connection was being opened
+            conn.close()
+            raise httpx2.ConnectError("the HTTP transport was closed while connecting")
         return conn
 
     def _release(self, conn: HttpConnection) -> None:
