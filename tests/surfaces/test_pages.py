@@ -11,8 +11,10 @@ import pytest
 import yaml
 
 from colonnade import __version__
+from colonnade.catalog.tool import Annotations, Tool
 from colonnade.cli._launch import _print_banner
 from colonnade.cli.common import err_console
+from colonnade.contracts.model import Determinism, SideEffects
 from colonnade.observability.metrics import UNRESOLVED_TOOL
 from tests.surfaces.rest_harness import RunningGateway, demo_contract_file, gateway_settings, serve_gateway
 
@@ -190,6 +192,58 @@ def test_unknown_tool_is_a_404_page_that_suggests_names(client: httpx2.Client) -
         "delete_customer"
     )
     assert "did-you-mean" not in page(client, "/ui/tools/zzz", 404)
+
+
+@pytest.mark.parametrize("path", ["/ui/tools/acme/crm/get_customer", "/ui/tools/acme:crm:get_customer/x"])
+def test_unknown_tool_with_a_slash_is_the_404_page(client: httpx2.Client, path: str) -> None:
+    response = client.get(path, follow_redirects=False)
+    assert response.status_code == 404
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    assert "default-src 'none'" in response.headers["content-security-policy"]
+    suggestion = re.search(r'<p id="did-you-mean">(.*?)</p>', response.text, re.DOTALL)
+    assert suggestion is not None and 'href="/ui/tools/acme:crm:get_customer"' in suggestion.group(1)
+
+
+def upstream_tool(canonical: str, wire: str) -> Tool:
+    """A tool of a non-contract source (e.g. an upstream MCP server), whose names no contract rule checked."""
+    return Tool(
+        canonical_name=canonical,
+        wire_name=wire,
+        title="Read a file",
+        description="Reads one file of the upstream server.",
+        input_schema={"type": "object"},
+        side_effects=SideEffects.READ,
+        determinism=Determinism.IDEMPOTENT,
+        annotations=Annotations(read_only=True, destructive=False, idempotent=True, open_world=False),
+        safe_for_agents=True,
+        requires_human_approval=False,
+        version="1.0.0",
+        operation="read",
+        source="mcp",
+        adapter="mcp",
+    )
+
+
+def test_links_to_tools_of_other_sources_reach_those_tools(backend_url: str, tmp_path: Path) -> None:
+    contracts = [demo_contract_file(tmp_path, "crm", backend_url)]
+    with serve_gateway(gateway_settings(tmp_path / "data", contracts)) as fresh:
+        tool = upstream_tool("acme:files:files/read", "acme.files.read?raw#1")
+
+        async def add() -> None:
+            fresh.gateway.catalog.add_tools("files", [tool])
+
+        fresh.run(add())
+        client = fresh.client
+        listed = row(page(client, "/ui/catalog"), "tool", tool.canonical_name)
+        link = re.search(r'<a href="([^"]+)"><code>', listed)
+        assert link is not None
+        body = page(client, link.group(1))
+        assert "<h1>Read a file " in body
+        as_json = re.search(r'As JSON: <a href="([^"]+)">', body)
+        assert as_json is not None
+        detail = client.get(as_json.group(1).replace("&amp;", "&"))
+        assert detail.status_code == 200, detail.text
+        assert detail.json()["canonical_name"] == tool.canonical_name
 
 
 # -- protection -----------------------------------------------------------------------------------

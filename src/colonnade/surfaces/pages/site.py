@@ -53,7 +53,8 @@ class Pages:
         return [
             Route("/", self._guarded(self.home), methods=["GET"]),
             Route(CATALOG_PATH, self._guarded(self.catalog_view), methods=["GET"]),
-            Route(TOOLS_PATH + "/{name}", self._guarded(self.tool_view), methods=["GET"]),
+            # `path`: a name with `/` (other sources allow one) reaches its tool or the 404 page
+            Route(TOOLS_PATH + "/{name:path}", self._guarded(self.tool_view), methods=["GET"]),
             Route(METRICS_PATH, self._guarded(self.metrics_view), methods=["GET"]),
         ]
 

@@ -18,7 +18,7 @@ from colonnade.surfaces.pages.badges import governance_badges, side_effects_badg
 from colonnade.surfaces.pages.catalog_page import api_of
 from colonnade.surfaces.pages.html import Child, Html, join, separated, tag
 from colonnade.surfaces.pages.layout import document
-from colonnade.surfaces.pages.links import api_url, catalog_url, tool_link
+from colonnade.surfaces.pages.links import api_url, catalog_url, tool_json_url, tool_link
 
 __all__ = ["tool_page", "unknown_tool_page"]
 
@@ -56,7 +56,7 @@ def tool_page(catalog: Catalog, tool: Tool, manifest: ToolManifest) -> Html:
         _json(asdict(tool.annotations), "annotations"),
         tag("h2", "_meta"),
         _json(tool.meta(), "meta"),
-        tag("p", "As JSON: ", tag("a", f"/v1/tools/{tool.wire_name}", href=f"/v1/tools/{tool.wire_name}")),
+        tag("p", "As JSON: ", tag("a", tool_json_url(tool.wire_name), href=tool_json_url(tool.wire_name))),
         section="Catalog",
     )
 
