@@ -72,9 +72,10 @@ def gateway_settings(data_dir: Path, contracts: list[Path], **changes: Any) -> S
 
 @contextmanager
 def serve_gateway(settings: Settings) -> Iterator[RunningGateway]:
-    """Open the gateway and serve its HTTP app on a free loopback port until the block ends."""
+    """Open the gateway and serve its HTTP app on a free port of its configured host until the block ends."""
+    host = settings.server.host
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind((host, 0))
     port = sock.getsockname()[1]
     state: dict[str, Any] = {}
 
@@ -102,7 +103,7 @@ def serve_gateway(settings: Settings) -> Iterator[RunningGateway]:
             raise RuntimeError(f"the gateway did not start: {state.get('error')!r}")
         time.sleep(0.01)
     try:
-        with httpx2.Client(base_url=f"http://127.0.0.1:{port}", timeout=30.0) as client:
+        with httpx2.Client(base_url=f"http://{host}:{port}", timeout=30.0) as client:
             yield RunningGateway(client, state["gateway"], state["loop"])
     finally:
         state["server"].should_exit = True

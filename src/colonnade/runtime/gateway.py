@@ -36,7 +36,7 @@ from colonnade.store.contracts_repo import ContractStore
 from colonnade.store.engine import create_store_engine
 from colonnade.store.idempotency_repo import IdempotencyStore
 from colonnade.store.migrator import migrate_engine
-from colonnade.surfaces.app import _transport_security, build_http_app
+from colonnade.surfaces.app import build_http_app, transport_security_for
 from colonnade.surfaces.mcp_discovery import Discovery
 from colonnade.surfaces.mcp_routing import DynamicToolList
 from colonnade.surfaces.mcp_server import McpSurface
@@ -142,11 +142,9 @@ class Gateway:
 
     def http_app(self) -> Starlette:
         host = self.settings.server.host
+        guard = transport_security_for(host)
         rest = RestSurface(
-            self.catalog,
-            self.calls,
-            page_size=self.settings.server.page_size,
-            transport_security=_transport_security(host),
+            self.catalog, self.calls, page_size=self.settings.server.page_size, transport_security=guard
         )
         return build_http_app(
             self.mcp,
@@ -155,13 +153,13 @@ class Gateway:
             lifespan=self._background,
             extra_routes=[
                 *rest.routes(),
-                metrics_route(self.metrics),
+                metrics_route(self.metrics, transport_security=guard),
                 *page_routes(
                     self.catalog,
                     self.router,
                     self.metrics,
                     manifests=self.calls.manifests,
-                    transport_security=_transport_security(host),
+                    transport_security=guard,
                 ),
             ],
         )

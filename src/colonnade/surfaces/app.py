@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -17,7 +18,7 @@ from colonnade import __version__
 from colonnade.surfaces.header_whitespace import StripHeaderWhitespace
 from colonnade.surfaces.mcp_server import McpSurface
 
-__all__ = ["build_http_app"]
+__all__ = ["build_http_app", "transport_security_for"]
 
 Readiness = Callable[[], Awaitable[dict[str, Any]]]
 
@@ -32,7 +33,7 @@ def build_http_app(
 ) -> Starlette:
     """Compose the MCP endpoint, /healthz (process alive) and /readyz (dependencies ready)."""
     mcp_app = surface.server.streamable_http_app(
-        host=host, json_response=True, transport_security=_transport_security(host)
+        host=host, json_response=True, transport_security=transport_security_for(host)
     )
 
     async def healthz(_: Request) -> JSONResponse:
@@ -62,12 +63,27 @@ def build_http_app(
     return Starlette(routes=routes, lifespan=app_lifespan, middleware=trimmed)
 
 
-def _transport_security(host: str) -> TransportSecuritySettings | None:
-    """DNS-rebinding protection on loopback; behind a real hostname the operator configures a proxy."""
-    if host in ("127.0.0.1", "localhost", "::1"):
-        return TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-        )
-    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+def transport_security_for(host: str) -> TransportSecuritySettings:
+    """DNS-rebinding protection when serving on loopback; behind a real hostname a proxy decides.
+
+    Any loopback address counts (127.0.0.2 or ::1 as well as 127.0.0.1 and localhost), and the
+    address actually bound is accepted in Host and Origin along with the usual loopback names.
+    """
+    if not _is_loopback(host):
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    bound = f"[{host}]" if ":" in host else host
+    names = list(dict.fromkeys([bound, "127.0.0.1", "localhost", "[::1]"]))
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:*" for name in names],
+        allowed_origins=[f"http://{name}:*" for name in names],
+    )
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

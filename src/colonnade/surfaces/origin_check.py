@@ -1,7 +1,7 @@
 """DNS-rebinding protection for the gateway's own GET/POST routes (REST and pages).
 
 The check is the MCP SDK's `TransportSecurityMiddleware` with the settings the MCP endpoint uses
-(`app._transport_security`), so every surface accepts and refuses the same Host and Origin
+(`app.transport_security_for`), so every surface accepts and refuses the same Host and Origin
 values. Each surface renders the refusal its own way (a JSON error, an HTML page).
 """
 
