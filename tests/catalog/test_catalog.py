@@ -9,17 +9,16 @@ from typing import Any
 import pytest
 
 from colonnade.catalog import (
-    Annotations,
     Catalog,
     CatalogChange,
-    Determinism,
     InvalidCursor,
     NotInCatalog,
     Tool,
     ToolConflict,
     WireNameCollision,
 )
-from colonnade.contracts.model import Contract, SideEffects
+from colonnade.contracts.model import Contract
+from tests.support.source_tools import source_tool
 
 
 def contract(data: dict[str, Any], **changes: Any) -> Contract:
@@ -28,25 +27,6 @@ def contract(data: dict[str, Any], **changes: Any) -> Contract:
 
 def names(tools: Any) -> list[str]:
     return [tool.canonical_name for tool in tools]
-
-
-def source_tool(canonical: str, wire: str | None = None, description: str = "A clock.") -> Tool:
-    return Tool(
-        canonical_name=canonical,
-        wire_name=wire or canonical.replace(":", "__"),
-        title="Clock",
-        description=description,
-        input_schema={"type": "object"},
-        side_effects=SideEffects.NONE,
-        determinism=Determinism.PURE,
-        annotations=Annotations(read_only=True, destructive=False, idempotent=True, open_world=False),
-        safe_for_agents=True,
-        requires_human_approval=False,
-        version="1.0.0",
-        operation=canonical.rsplit(":", 1)[1],
-        source="mcp",
-        adapter="mcp",
-    )
 
 
 def test_publish_serves_tools_sorted_and_resolves_both_names(crm: Contract) -> None:

@@ -11,11 +11,12 @@ import pytest
 import yaml
 
 from colonnade import __version__
-from colonnade.catalog.tool import Annotations, Tool
+from colonnade.catalog.tool import Tool
 from colonnade.cli._launch import _print_banner
 from colonnade.cli.common import err_console
-from colonnade.contracts.model import Determinism, SideEffects
+from colonnade.contracts.model import SideEffects
 from colonnade.observability.metrics import UNRESOLVED_TOOL
+from tests.support.source_tools import source_tool
 from tests.surfaces.rest_harness import RunningGateway, demo_contract_file, gateway_settings, serve_gateway
 
 PAGES = ["/ui/catalog", "/ui/catalog?q=refund+invoice", "/ui/tools/acme:crm:get_customer", "/ui/metrics"]
@@ -206,22 +207,10 @@ def test_unknown_tool_with_a_slash_is_the_404_page(client: httpx2.Client, path: 
 
 def upstream_tool(canonical: str, wire: str) -> Tool:
     """A tool of a non-contract source (e.g. an upstream MCP server), whose names no contract rule checked."""
-    return Tool(
-        canonical_name=canonical,
-        wire_name=wire,
-        title="Read a file",
-        description="Reads one file of the upstream server.",
-        input_schema={"type": "object"},
+    return source_tool(
+        canonical, wire, title="Read a file", description="Reads one file of the upstream server.",
         side_effects=SideEffects.READ,
-        determinism=Determinism.IDEMPOTENT,
-        annotations=Annotations(read_only=True, destructive=False, idempotent=True, open_world=False),
-        safe_for_agents=True,
-        requires_human_approval=False,
-        version="1.0.0",
-        operation="read",
-        source="mcp",
-        adapter="mcp",
-    )
+    )  # fmt: skip
 
 
 def test_links_to_tools_of_other_sources_reach_those_tools(backend_url: str, tmp_path: Path) -> None:
