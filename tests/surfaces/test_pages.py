@@ -235,6 +235,25 @@ def test_links_to_tools_of_other_sources_reach_those_tools(backend_url: str, tmp
         assert detail.json()["canonical_name"] == tool.canonical_name
 
 
+def test_the_json_link_of_a_tool_whose_wire_name_holds_a_slash_reaches_rest(
+    backend_url: str, tmp_path: Path
+) -> None:
+    contracts = [demo_contract_file(tmp_path, "crm", backend_url)]
+    with serve_gateway(gateway_settings(tmp_path / "data", contracts)) as fresh:
+        tool = upstream_tool("acme:files:write", "acme.files/write")
+
+        async def add() -> None:
+            fresh.gateway.catalog.add_tools("files", [tool])
+
+        fresh.run(add())
+        body = page(fresh.client, "/ui/tools/acme:files:write")
+        as_json = re.search(r'As JSON: <a href="([^"]+)">', body)
+        assert as_json is not None
+        detail = fresh.client.get(as_json.group(1))
+        assert detail.status_code == 200, detail.text
+        assert detail.json()["wire_name"] == "acme.files/write"
+
+
 # -- protection -----------------------------------------------------------------------------------
 
 

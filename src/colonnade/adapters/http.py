@@ -81,16 +81,15 @@ class HttpAdapter:
         origin = _origin(base_url)
         client = self._clients.get(origin)
         if client is None:
+            context = _ssl_context(self._trust_env)
             # httpx2's own transport only where it must read proxy settings from the environment
             transport = (
-                None
-                if self._trust_env
-                else ColonnadeTransport(ssl_context=_ssl_context(False), limits=self._limits)
+                None if self._trust_env else ColonnadeTransport(ssl_context=context, limits=self._limits)
             )
             client = httpx2.AsyncClient(
                 transport=transport,
                 limits=self._limits,
-                verify=_ssl_context(self._trust_env),
+                verify=context,
                 trust_env=self._trust_env,
                 follow_redirects=False,
                 headers={"user-agent": _USER_AGENT},

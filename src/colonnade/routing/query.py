@@ -56,9 +56,10 @@ def _host_words(host: str) -> str:
 
 
 # A path the request writes to: an action that produces something, then "to/at/in ... PATH".
-# Past participles ("data stored in x.csv") describe where an input already is, so they are left out.
+# Past participles ("data stored in x.csv") describe where an input already is, so they are left out;
+# "write" itself is not listed, since a sentence that says it needs no "write" added.
 _OUTPUT_VERB = re.compile(
-    r"\b(?:save|saving|write|writing|store|export|output|put|generate|create|produce)\b", re.IGNORECASE
+    r"\b(?:save|saving|store|export|output|put|generate|create|produce)\b", re.IGNORECASE
 )
 _OUTPUT_LEAD = re.compile(r"\b(?:to|at|in|into|as|under)\s*['\"`]?\s*$", re.IGNORECASE)
 _SAYS_WRITE = re.compile(r"\bwrit", re.IGNORECASE)

@@ -38,7 +38,7 @@ from colonnade.surfaces.envelope_parsing import (
 from colonnade.surfaces.origin_check import CODE as ORIGIN_REFUSED
 from colonnade.surfaces.origin_check import OriginCheck
 from colonnade.surfaces.rest_render import error_response, json_response, result_response
-from colonnade.surfaces.rest_views import tool_detail, tool_summary
+from colonnade.surfaces.rest_views import TOOLS_PATH, tool_detail, tool_summary
 
 __all__ = ["DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE", "SCHEMA_MEDIA_TYPE", "RestSurface"]
 
@@ -77,8 +77,9 @@ class RestSurface:
         return [
             Route("/v1/calls", self.post_call, methods=["POST"]),
             Route("/v1/calls/commit", self.post_commit, methods=["POST"]),
-            Route("/v1/tools", self.list_tools, methods=["GET"]),
-            Route("/v1/tools/{name}", self.get_tool, methods=["GET"]),
+            Route(TOOLS_PATH, self.list_tools, methods=["GET"]),
+            # `path`: names of tools from other sources may hold `/`
+            Route(TOOLS_PATH + "/{name:path}", self.get_tool, methods=["GET"]),
             *(_schema_route(envelope) for envelope in (CALL_REQUEST, CALL_RESULT)),
         ]
 

@@ -11,7 +11,10 @@ from typing import Any
 
 from colonnade.catalog.tool import Tool
 
-__all__ = ["tool_detail", "tool_summary"]
+__all__ = ["TOOLS_PATH", "tool_detail", "tool_summary"]
+
+TOOLS_PATH = "/v1/tools"
+"""`GET` lists the tools; `GET {TOOLS_PATH}/{name}` shows one (a name may hold `/`, percent-encoded)."""
 
 
 def tool_summary(tool: Tool) -> dict[str, Any]:

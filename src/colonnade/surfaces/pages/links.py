@@ -7,6 +7,7 @@ from urllib.parse import quote, urlencode
 from colonnade.observability.metrics import UNRESOLVED_TOOL
 from colonnade.surfaces.pages.html import Html, tag
 from colonnade.surfaces.pages.layout import CATALOG_PATH, TOOLS_PATH
+from colonnade.surfaces.rest_views import TOOLS_PATH as REST_TOOLS_PATH
 
 __all__ = ["api_url", "catalog_url", "tool_json_url", "tool_link", "tool_url"]
 
@@ -17,7 +18,7 @@ def tool_url(name: str) -> str:
 
 def tool_json_url(name: str) -> str:
     """REST's `GET /v1/tools/{name}`; quoted too, as wire names from other sources are unchecked."""
-    return f"/v1/tools/{quote(name, safe=':')}"
+    return f"{REST_TOOLS_PATH}/{quote(name, safe=':')}"
 
 
 def catalog_url(*, q: str | None = None, api: str | None = None) -> str:

@@ -25,6 +25,7 @@ __all__ = ["tool_page", "unknown_tool_page"]
 
 def tool_page(catalog: Catalog, tool: Tool, manifest: ToolManifest) -> Html:
     llm = tool.llm
+    json_url = tool_json_url(tool.wire_name)
     return document(
         tool.title,
         tag("h1", tool.title, " ", side_effects_badge(tool), " ", governance_badges(tool)),
@@ -56,7 +57,7 @@ def tool_page(catalog: Catalog, tool: Tool, manifest: ToolManifest) -> Html:
         _json(asdict(tool.annotations), "annotations"),
         tag("h2", "_meta"),
         _json(tool.meta(), "meta"),
-        tag("p", "As JSON: ", tag("a", tool_json_url(tool.wire_name), href=tool_json_url(tool.wire_name))),
+        tag("p", "As JSON: ", tag("a", json_url, href=json_url)),
         section="Catalog",
     )
 
