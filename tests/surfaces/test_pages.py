@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx2
@@ -213,16 +214,22 @@ def upstream_tool(canonical: str, wire: str) -> Tool:
     )  # fmt: skip
 
 
-def test_links_to_tools_of_other_sources_reach_those_tools(backend_url: str, tmp_path: Path) -> None:
+@contextmanager
+def gateway_with(tool: Tool, backend_url: str, tmp_path: Path) -> Iterator[httpx2.Client]:
+    """A fresh gateway serving the CRM contract plus `tool` from a non-contract source."""
     contracts = [demo_contract_file(tmp_path, "crm", backend_url)]
     with serve_gateway(gateway_settings(tmp_path / "data", contracts)) as fresh:
-        tool = upstream_tool("acme:files:files/read", "acme.files.read?raw#1")
 
         async def add() -> None:
             fresh.gateway.catalog.add_tools("files", [tool])
 
         fresh.run(add())
-        client = fresh.client
+        yield fresh.client
+
+
+def test_links_to_tools_of_other_sources_reach_those_tools(backend_url: str, tmp_path: Path) -> None:
+    tool = upstream_tool("acme:files:files/read", "acme.files.read?raw#1")
+    with gateway_with(tool, backend_url, tmp_path) as client:
         listed = row(page(client, "/ui/catalog"), "tool", tool.canonical_name)
         link = re.search(r'<a href="([^"]+)"><code>', listed)
         assert link is not None
@@ -238,18 +245,11 @@ def test_links_to_tools_of_other_sources_reach_those_tools(backend_url: str, tmp
 def test_the_json_link_of_a_tool_whose_wire_name_holds_a_slash_reaches_rest(
     backend_url: str, tmp_path: Path
 ) -> None:
-    contracts = [demo_contract_file(tmp_path, "crm", backend_url)]
-    with serve_gateway(gateway_settings(tmp_path / "data", contracts)) as fresh:
-        tool = upstream_tool("acme:files:write", "acme.files/write")
-
-        async def add() -> None:
-            fresh.gateway.catalog.add_tools("files", [tool])
-
-        fresh.run(add())
-        body = page(fresh.client, "/ui/tools/acme:files:write")
+    with gateway_with(upstream_tool("acme:files:write", "acme.files/write"), backend_url, tmp_path) as client:
+        body = page(client, "/ui/tools/acme:files:write")
         as_json = re.search(r'As JSON: <a href="([^"]+)">', body)
         assert as_json is not None
-        detail = fresh.client.get(as_json.group(1))
+        detail = client.get(as_json.group(1))
         assert detail.status_code == 200, detail.text
         assert detail.json()["wire_name"] == "acme.files/write"
 
