@@ -19,6 +19,7 @@ run: install
 
 lint: install
 	$(BIN)/ruff check src tests bench examples
+	$(BIN)/lint-imports
 
 typecheck: install
 	$(BIN)/mypy src
@@ -30,7 +31,7 @@ test: lint typecheck unit
 
 schemas: install
 	$(BIN)/colonnade contract schema -o src/colonnade/schemas/uac.schema.json
-	$(BIN)/python -m colonnade.calls.schema_files src/colonnade/schemas
+	$(BIN)/python -m colonnade.calls.envelope_schemas src/colonnade/schemas
 	$(BIN)/colonnade errors -o docs/errors.md
 
 clean:

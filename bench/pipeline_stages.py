@@ -31,6 +31,7 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _stack import ROOT, demo_stack
 
+from colonnade.adapters.health_monitor import HealthMonitor
 from colonnade.adapters.http import HttpAdapter
 from colonnade.calls.envelope import CallConstraints, CallRequest
 from colonnade.calls.pipeline import Pipeline, Stage
@@ -49,7 +50,6 @@ from colonnade.calls.stages.validate_output import OutputValidation
 from colonnade.catalog.catalog import Catalog
 from colonnade.contracts.model import Contract
 from colonnade.observability.logging import configure_logging
-from colonnade.runtime.health import HealthMonitor
 from colonnade.store import create_store_engine, migrate_engine
 from colonnade.store.idempotency_repo import IdempotencyStore
 

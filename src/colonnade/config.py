@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from colonnade.errors import ColonnadeError
+
 __all__ = ["ConfigError", "RoutingSettings", "ServerSettings", "Settings", "load_settings"]
 
 ENV_PREFIX = "COLONNADE_"
@@ -23,8 +25,10 @@ _NOT_SETTINGS = {"CONFIG"}
 _SECRET_PREFIX = "SECRET_"  # COLONNADE_SECRET_<NAME> holds backend secrets, not settings
 
 
-class ConfigError(Exception):
+class ConfigError(ColonnadeError):
     """One or more problems in the configuration; `problems` holds one line each."""
+
+    code = "S-TOOL-CONFIG-FILE"
 
     def __init__(self, problems: list[str]) -> None:
         self.problems = problems

@@ -11,10 +11,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from colonnade.adapters.binding import HttpBinding
 from colonnade.adapters.checksum import digest_problem
 from colonnade.adapters.http import HttpAdapter
 from colonnade.adapters.outcome import OutcomeKind
+from colonnade.catalog.http_binding import HttpBinding
 from tests.support.loopback import serve_in_thread
 
 BODY = b'{"id":"C-1001"}'

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from colonnade.adapters.binding import HttpBinding, ParamLocation, ParamSpec
 from colonnade.adapters.http import HttpAdapter
 from colonnade.adapters.outcome import (
     ADAPTER_ERROR_CODES,
@@ -29,7 +28,8 @@ from colonnade.adapters.outcome import (
     AdapterOutcome,
     OutcomeKind,
 )
-from colonnade.calls.errors import REGISTRY
+from colonnade.calls.call_errors import REGISTRY
+from colonnade.catalog.http_binding import HttpBinding, ParamLocation, ParamSpec
 
 if TYPE_CHECKING:
     from conftest import RudeServer

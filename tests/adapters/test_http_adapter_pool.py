@@ -8,9 +8,9 @@ from typing import Any
 import httpx2
 import pytest
 
-from colonnade.adapters.binding import HttpBinding, ParamLocation, ParamSpec
 from colonnade.adapters.http import HttpAdapter
 from colonnade.adapters.outcome import OutcomeKind
+from colonnade.catalog.http_binding import HttpBinding, ParamLocation, ParamSpec
 
 
 def echo(base_url: str, path: str = "/echo/ping") -> HttpBinding:

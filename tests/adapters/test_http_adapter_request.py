@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from colonnade.adapters.binding import HttpBinding, ParamLocation, ParamSpec
 from colonnade.adapters.http import HttpAdapter
 from colonnade.adapters.outcome import MISCONFIGURED, SCHEMA, AdapterOutcome, OutcomeKind
 from colonnade.adapters.secrets import EnvSecretResolver
+from colonnade.catalog.http_binding import HttpBinding, ParamLocation, ParamSpec
 from colonnade.contracts.model import AuthType, BackendAuth
 
 PATH, QUERY, HEADER, BODY, RAW = (

@@ -28,10 +28,10 @@ from cryptography.x509.oid import NameOID
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from colonnade.adapters.binding import HttpBinding
 from colonnade.adapters.http import HttpAdapter
 from colonnade.adapters.http_transport import ColonnadeTransport
 from colonnade.adapters.outcome import MALFORMED, MISCONFIGURED, OutcomeKind
+from colonnade.catalog.http_binding import HttpBinding
 from tests.adapters.conftest import backend_app
 from tests.support.loopback import serve_in_thread
 

@@ -12,6 +12,7 @@ import httpx2
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from colonnade.adapters.health_monitor import HealthMonitor
 from colonnade.adapters.http import HttpAdapter
 from colonnade.calls.default_pipeline import PipelineParts, build_pipeline
 from colonnade.calls.envelope import CallConstraints, CallRequest, CallResult, RetryPolicy
@@ -19,7 +20,6 @@ from colonnade.calls.service import CallService
 from colonnade.calls.two_phase import TwoPhaseCoordinator
 from colonnade.catalog.catalog import Catalog
 from colonnade.contracts.model import Contract
-from colonnade.runtime.health import HealthMonitor
 from colonnade.store import migrate_engine
 from colonnade.store.commit_tokens_repo import CommitTokenStore
 from colonnade.store.idempotency_repo import IdempotencyStore

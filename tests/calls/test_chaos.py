@@ -22,8 +22,8 @@ from typing import Any
 import httpx2
 import pytest
 
+from colonnade.calls.call_errors import REGISTRY
 from colonnade.calls.envelope import CallConstraints, CallResult, CallStatus, RetryPolicy
-from colonnade.calls.errors import REGISTRY
 from colonnade.store import create_store_engine, migrate_engine
 from tests.calls.conftest import Harness, build_harness
 

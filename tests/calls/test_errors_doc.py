@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from colonnade.calls.call_errors import REGISTRY, ErrorSpec
 from colonnade.calls.envelope import CallStatus
-from colonnade.calls.errors import REGISTRY, ErrorSpec
 from colonnade.calls.errors_doc import ERROR_CLASSES, STATUS_MEANINGS, class_of, grouped, render_markdown
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
@@ -16,7 +16,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
 
 def test_checked_in_doc_matches_the_registry() -> None:
     assert DOC.read_text(encoding="utf-8") == render_markdown(), (
-        "docs/errors.md is out of date with calls/errors.py: run `make schemas` (or "
+        "docs/errors.md is out of date with calls/call_errors.py: run `make schemas` (or "
         "`colonnade errors -o docs/errors.md`) and commit the result"
     )
 

@@ -97,7 +97,8 @@ async def test_mcp_clients_send_an_idempotency_key_in_meta(harness: Harness) -> 
     """`_meta["colonnade/request"]` carries envelope fields over MCP; bad ones are listed, not ignored."""
     from mcp import Client
 
-    from colonnade.surfaces.mcp_server import REQUEST_META_KEY, McpSurface
+    from colonnade.calls.envelope import REQUEST_META_KEY
+    from colonnade.surfaces.mcp_server import McpSurface
 
     surface = McpSurface(harness.catalog, harness.service)
     envelope = {

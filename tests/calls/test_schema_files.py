@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
+from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallRequest, CallResult, CallStatus
-from colonnade.calls.errors import error
-from colonnade.calls.schema_files import (
+from colonnade.calls.envelope_schemas import (
     CALL_REQUEST,
     CALL_RESULT,
     DIALECT,
@@ -110,7 +110,7 @@ def test_write_and_drift_detection(tmp_path: Path) -> None:
 
 def test_module_entry_point_writes_the_files(tmp_path: Path) -> None:
     completed = subprocess.run(
-        [sys.executable, "-m", "colonnade.calls.schema_files", str(tmp_path)],
+        [sys.executable, "-m", "colonnade.calls.envelope_schemas", str(tmp_path)],
         capture_output=True,
         text=True,
         check=False,

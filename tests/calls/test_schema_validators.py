@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from colonnade.calls.schemas import violations
+from colonnade.calls.schema_validation import violations
 
 
 def _schema(required: str) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from colonnade.adapters.binding import ParamLocation
 from colonnade.catalog import (
     Determinism,
     DuplicateToolName,
@@ -17,6 +16,7 @@ from colonnade.catalog import (
     project_contract,
     wire_name_pattern,
 )
+from colonnade.catalog.http_binding import ParamLocation
 from colonnade.catalog.projection import humanize
 from colonnade.contracts.load import load_document
 from colonnade.contracts.model import Contract, SideEffects

@@ -12,7 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from colonnade.cli import app
-from colonnade.contracts.schema import PUBLISHED_SCHEMA_PATH
+from colonnade.contracts.uac_json_schema import PUBLISHED_SCHEMA_PATH
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "contracts"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from colonnade.calls.errors import REGISTRY
+from colonnade.calls.call_errors import REGISTRY
 from colonnade.calls.errors_doc import render_markdown
 from colonnade.cli import app
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from colonnade.adapters.binding import binding_for
+from colonnade.catalog.http_binding import binding_for
 from colonnade.contracts.load import load_document
 from colonnade.contracts.model import Contract, Operation
 from colonnade.contracts.openapi import OpenApiError, export_openapi, import_openapi

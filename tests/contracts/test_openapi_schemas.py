@@ -7,9 +7,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from colonnade.contracts.openapi.errors import OpenApiError
+from colonnade.contracts.openapi.openapi_errors import OpenApiError
 from colonnade.contracts.openapi.refs import RefResolver
-from colonnade.contracts.openapi.schemas import SchemaConverter, without_flagged
+from colonnade.contracts.openapi.schema_conversion import SchemaConverter, without_flagged
 
 
 def _doc(**schemas: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 from jsonschema import Draft202012Validator
 
-from colonnade.contracts.schema import (
+from colonnade.contracts.uac_json_schema import (
     DIALECT,
     PUBLISHED_SCHEMA_PATH,
     SCHEMA_ID,

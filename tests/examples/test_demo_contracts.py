@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from colonnade.adapters.binding import ParamLocation, binding_for
+from colonnade.catalog.http_binding import ParamLocation, binding_for
 from colonnade.contracts.load import load_document
 from colonnade.contracts.model import Contract, Operation, SideEffects
 

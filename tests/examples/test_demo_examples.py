@@ -16,7 +16,7 @@ from urllib.parse import quote
 import httpx2
 import pytest
 
-from colonnade.adapters.binding import ParamLocation, binding_for
+from colonnade.catalog.http_binding import ParamLocation, binding_for
 from colonnade.contracts.load import load_document
 from colonnade.contracts.model import Contract, LlmExample, Operation, SideEffects
 

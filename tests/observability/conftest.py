@@ -22,8 +22,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from colonnade.calls.call import Call
+from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallRequest, CallResult, CallStatus
-from colonnade.calls.errors import error
 from colonnade.calls.pipeline import Next, Pipeline, Stage
 from colonnade.calls.service import CallService
 from colonnade.calls.stages.observe import Observe

@@ -24,9 +24,9 @@ import uvloop
 import yaml
 from jsonschema import Draft202012Validator
 
+from colonnade.calls.call_errors import REGISTRY
 from colonnade.calls.envelope import CallStatus
-from colonnade.calls.errors import REGISTRY
-from colonnade.calls.schema_files import CALL_RESULT
+from colonnade.calls.envelope_schemas import CALL_RESULT
 from colonnade.config import RoutingSettings, ServerSettings, Settings
 from colonnade.runtime.gateway import Gateway
 from tests.support.repo import ROOT

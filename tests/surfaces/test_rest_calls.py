@@ -13,8 +13,8 @@ from starlette.applications import Starlette
 
 from colonnade.calls.call import Call
 from colonnade.calls.envelope import CallResult
+from colonnade.calls.envelope_schemas import CALL_REQUEST, CALL_RESULT
 from colonnade.calls.pipeline import Next, Pipeline
-from colonnade.calls.schema_files import CALL_REQUEST, CALL_RESULT
 from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog
 from colonnade.surfaces.envelope_parsing import DEFAULT_MAX_BODY_BYTES as LIMIT

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from colonnade.calls.schema_files import CALL_REQUEST
+from colonnade.calls.envelope_schemas import CALL_REQUEST
 from colonnade.surfaces.envelope_parsing import DEFAULT_MAX_BODY_BYTES
 from tests.surfaces.rest_harness import (
     assert_typed_result,

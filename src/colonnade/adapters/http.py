@@ -21,12 +21,12 @@ from typing import Any, Self
 import httpx2
 
 from colonnade import __version__
-from colonnade.adapters.binding import HttpBinding
 from colonnade.adapters.http_request import RequestBuildError, RequestParts, auth_headers, request_parts
 from colonnade.adapters.http_response import outcome_from_exception, outcome_from_response
 from colonnade.adapters.http_transport import ColonnadeTransport
 from colonnade.adapters.outcome import MALFORMED, AdapterOutcome, OutcomeKind
 from colonnade.adapters.secrets import EnvSecretResolver, SecretResolver
+from colonnade.catalog.http_binding import HttpBinding
 
 __all__ = ["DEFAULT_LIMITS", "DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT_S", "HttpAdapter"]
 

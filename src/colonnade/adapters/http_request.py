@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from colonnade.adapters.binding import HttpBinding, ParamLocation
 from colonnade.adapters.outcome import MISCONFIGURED, SCHEMA
 from colonnade.adapters.secrets import SecretResolver
+from colonnade.catalog.http_binding import HttpBinding, ParamLocation
 from colonnade.contracts.model import AuthType, BackendAuth
 
 __all__ = ["DEFAULT_API_KEY_HEADER", "RequestBuildError", "RequestParts", "auth_headers", "request_parts"]

@@ -2,7 +2,7 @@
 
 An adapter reports facts (status, body, a taxonomy code); the call pipeline decides what to
 do with them (retry, envelope, audit). The codes an adapter emits are listed in
-`ADAPTER_ERROR_CODES` and belong to the call taxonomy's registry (`calls/errors.py`).
+`ADAPTER_ERROR_CODES` and belong to the call taxonomy's registry (`calls/call_errors.py`).
 """
 
 from __future__ import annotations

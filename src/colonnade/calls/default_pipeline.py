@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from colonnade.adapters.health_monitor import HealthMonitor
 from colonnade.adapters.http import HttpAdapter
 from colonnade.calls.pipeline import Pipeline, Stage
 from colonnade.calls.stages.approval import ApprovalGate
@@ -24,7 +25,6 @@ from colonnade.calls.stages.two_phase import TwoPhase
 from colonnade.calls.stages.validate_input import InputValidation
 from colonnade.calls.stages.validate_output import OutputValidation
 from colonnade.calls.two_phase import TwoPhaseCoordinator
-from colonnade.runtime.health import HealthMonitor
 from colonnade.store.idempotency_repo import IdempotencyStore
 
 __all__ = ["PipelineParts", "build_pipeline"]

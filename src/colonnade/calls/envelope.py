@@ -13,6 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "DRY_RUN_META_KEY",
+    "REQUEST_META_KEY",
     "CallConstraints",
     "CallContext",
     "CallError",
@@ -23,6 +25,11 @@ __all__ = [
     "Provenance",
     "RetryPolicy",
 ]
+
+
+# Over MCP, envelope fields ride in a tools/call's `_meta` under these keys (clients and smoke use them).
+DRY_RUN_META_KEY = "colonnade/dry_run"
+REQUEST_META_KEY = "colonnade/request"
 
 
 class CallStatus(StrEnum):

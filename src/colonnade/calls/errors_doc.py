@@ -1,6 +1,6 @@
 """`docs/errors.md`, rendered from the error registry so the reference can never disagree with the code.
 
-The registry (`calls/errors.py`) holds each code's status, meaning and fix; this module adds
+The registry (`calls/call_errors.py`) holds each code's status, meaning and fix; this module adds
 what a reader needs around it: what each outcome status means, when a retry is safe, and what
 each class of codes (the prefix) is about. `colonnade errors --markdown -o docs/errors.md`
 (part of `make schemas`) writes the file; a test fails when the checked-in copy drifts.
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from colonnade.calls.call_errors import REGISTRY, ErrorSpec
 from colonnade.calls.envelope import CallStatus
-from colonnade.calls.errors import REGISTRY, ErrorSpec
 
 __all__ = ["ERROR_CLASSES", "STATUS_MEANINGS", "ErrorClass", "class_of", "grouped", "render_markdown"]
 
@@ -74,8 +74,9 @@ ERROR_CLASSES: tuple[ErrorClass, ...] = (
     ),
     ErrorClass(
         "C-CONTRACT",
-        "Contract and version",
-        "The requested tool version cannot be served: no published version matches, or a version range "
+        "Contract, catalog and version",
+        "A contract cannot be loaded, validated, imported or published, the catalog refused a change, or the "
+        "requested tool version cannot be served: no published version matches, or a version range "
         "does not resolve to exactly one version.",
     ),
     ErrorClass(
@@ -108,7 +109,8 @@ STATUS_MEANINGS: Mapping[CallStatus, tuple[str, str]] = {
 }
 
 _GENERATED_NOTE = (
-    "<!-- Generated from src/colonnade/calls/errors.py by `colonnade errors --markdown -o docs/errors.md` "
+    "<!-- Generated from src/colonnade/calls/call_errors.py by "
+    "`colonnade errors --markdown -o docs/errors.md` "
     "(run `make schemas`). Do not edit by hand. -->"
 )
 

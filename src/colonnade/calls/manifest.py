@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from colonnade.catalog.naming import to_wire
 from colonnade.catalog.tool import Tool
 from colonnade.contracts.model import Determinism
+from colonnade.errors import ColonnadeError
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",
@@ -88,8 +89,10 @@ class ManifestOverride(_Model):
     health: Health | None = None
 
 
-class ManifestError(Exception):
+class ManifestError(ColonnadeError):
     """A manifest file is unreadable or invalid; one line per problem."""
+
+    code = "S-TOOL-CONFIG-MANIFEST"
 
 
 def derive_manifest(tool: Tool, override: ManifestOverride | None = None) -> ToolManifest:

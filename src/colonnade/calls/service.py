@@ -6,8 +6,8 @@ import time
 from collections.abc import Callable
 
 from colonnade.calls.call import Call
+from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallMetrics, CallRequest, CallResult
-from colonnade.calls.errors import error
 from colonnade.calls.manifest import Manifests
 from colonnade.calls.pipeline import Pipeline
 from colonnade.calls.two_phase import TwoPhaseCoordinator

@@ -17,8 +17,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from colonnade.calls.call import Call
+from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallConstraints, CallContext, CallRequest, CallResult, CallStatus
-from colonnade.calls.errors import error
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
 from colonnade.store.commit_tokens_repo import CommitTokenStore, PreparedCall

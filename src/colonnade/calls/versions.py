@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallError, CallStatus
-from colonnade.calls.errors import error
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
 from colonnade.contracts.semver import parse_range, parse_semver

@@ -1,7 +1,7 @@
 """The catalog: `Tool` records of everything callable, their names on the wire, and change events."""
 
 from colonnade.catalog.catalog import ApiVersion, Catalog, CatalogChange, Listener
-from colonnade.catalog.errors import (
+from colonnade.catalog.catalog_errors import (
     CatalogError,
     DuplicateToolName,
     InvalidCanonicalName,

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from colonnade.catalog.errors import (
+from colonnade.catalog.catalog_errors import (
     InvalidCanonicalName,
     InvalidCursor,
     NotInCatalog,

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from colonnade.catalog.errors import InvalidCanonicalName, WireNameCollision
+from colonnade.catalog.catalog_errors import InvalidCanonicalName, WireNameCollision
 
 __all__ = [
     "WireNames",

@@ -10,8 +10,8 @@ import copy
 import re
 from typing import Any
 
-from colonnade.adapters.binding import binding_for
-from colonnade.catalog.errors import DuplicateToolName
+from colonnade.catalog.catalog_errors import DuplicateToolName
+from colonnade.catalog.http_binding import binding_for
 from colonnade.catalog.naming import WireProfile, to_wire
 from colonnade.catalog.tool import Annotations, Determinism, Tool
 from colonnade.contracts.model import Contract, Operation, RuntimeSpec, SideEffects

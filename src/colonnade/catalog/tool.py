@@ -15,7 +15,7 @@ from typing import Any
 from mcp import types as mcp_types
 from pydantic import BaseModel
 
-from colonnade.adapters.binding import HttpBinding
+from colonnade.catalog.http_binding import HttpBinding
 from colonnade.catalog.naming import split_canonical
 from colonnade.contracts.model import Determinism, LlmBlock, RuntimeSpec, SideEffects
 

@@ -20,7 +20,7 @@ from colonnade.config import Settings
 from colonnade.contracts.load import ContractLoadError
 from colonnade.contracts.validate import ContractInvalid
 from colonnade.runtime.gateway import Gateway
-from colonnade.store.errors import StoreError
+from colonnade.store.store_errors import StoreError
 
 __all__ = ["open_gateway", "run", "run_http", "run_stdio"]
 

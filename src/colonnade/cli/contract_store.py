@@ -23,7 +23,7 @@ from colonnade.contracts.findings import Finding
 from colonnade.contracts.load import ContractLoadError
 from colonnade.contracts.model import Contract, ContractStatus
 from colonnade.contracts.validate import ContractInvalid, load_contract
-from colonnade.store.errors import ContractConflict, ContractNotFound, StoreError
+from colonnade.store.store_errors import ContractConflict, ContractNotFound, StoreError
 
 if TYPE_CHECKING:  # the store (SQLAlchemy, Alembic) is loaded by the commands, not by `--help`
     from colonnade.store import ContractStore, StoredContract

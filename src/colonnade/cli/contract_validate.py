@@ -20,7 +20,7 @@ from colonnade.cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, console, er
 from colonnade.cli.root import contract_app
 from colonnade.contracts.findings import Finding, Severity
 from colonnade.contracts.load import ContractLoadError, load_document
-from colonnade.contracts.schema import schema_text, write_schema
+from colonnade.contracts.uac_json_schema import schema_text, write_schema
 from colonnade.contracts.validate import validate_document
 
 __all__ = ["CONTRACT_SUFFIXES", "LOAD_CODE", "FileReport", "OutputFormat", "check_paths", "exit_code"]

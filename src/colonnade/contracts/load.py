@@ -9,11 +9,15 @@ from typing import Any
 
 import yaml
 
+from colonnade.errors import ColonnadeError
+
 __all__ = ["ContractLoadError", "Document", "load_document", "parse_text"]
 
 
-class ContractLoadError(Exception):
+class ContractLoadError(ColonnadeError):
     """The file cannot be read or parsed; carries the position of a syntax error when known."""
+
+    code = "C-CONTRACT-LOAD"
 
     def __init__(self, path: str, message: str, line: int | None = None, column: int | None = None) -> None:
         self.path = path

@@ -19,7 +19,7 @@ from jsonschema.exceptions import ValidationError
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
-from colonnade.contracts.bindings import EndpointRef, binding_problems, schema_problems
+from colonnade.contracts.endpoint_schema_checks import EndpointRef, binding_problems, schema_problems
 from colonnade.contracts.findings import Finding, Severity
 from colonnade.contracts.model import derive_input_schema
 from colonnade.contracts.secrets import find_secrets

@@ -18,6 +18,7 @@ from colonnade.contracts.load import ContractLoadError, Document, load_document
 from colonnade.contracts.model import Contract
 from colonnade.contracts.rules import RULES, Subject
 from colonnade.contracts.violations import DocumentTooComplex, json_shaped, pointer_of
+from colonnade.errors import ColonnadeError
 
 __all__ = [
     "ContractInvalid",
@@ -29,8 +30,10 @@ __all__ = [
 ]
 
 
-class ContractInvalid(Exception):
+class ContractInvalid(ColonnadeError):
     """The document has at least one error-severity finding; `findings` holds all of them."""
+
+    code = "C-CONTRACT-INVALID"
 
     def __init__(self, findings: Sequence[Finding], path: str | None = None) -> None:
         self.findings = list(findings)

@@ -21,7 +21,8 @@ from referencing import Registry
 
 from colonnade.contracts.findings import Finding, Severity
 from colonnade.contracts.model import KEBAB, OPERATION_ID, SECRET_NAME, SEMVER
-from colonnade.contracts.schema import contract_json_schema
+from colonnade.contracts.uac_json_schema import contract_json_schema
+from colonnade.errors import ColonnadeError
 
 __all__ = [
     "MAX_DEPTH",
@@ -99,8 +100,10 @@ def describe_value(value: Any) -> str:
 # --- the JSON data model ---------------------------------------------------------------------
 
 
-class DocumentTooComplex(Exception):
+class DocumentTooComplex(ColonnadeError):
     """Nesting or size (e.g. a YAML alias bomb) beyond anything a contract sensibly needs."""
+
+    code = "C-CONTRACT-TOO-COMPLEX"
 
     def __init__(self, finding: Finding) -> None:
         self.finding = finding

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from colonnade.errors import ColonnadeError
 from colonnade.routing.documents import ToolDoc, doc_from_benchmark
 
 __all__ = [
@@ -29,8 +30,10 @@ __all__ = [
 ]
 
 
-class BenchmarkError(ValueError):
+class BenchmarkError(ColonnadeError, ValueError):
     """A benchmark file cannot be read; the message names the file and line."""
+
+    code = "I-REQ-BENCHMARK"
 
 
 @dataclass(frozen=True, slots=True)

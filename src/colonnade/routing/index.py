@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from colonnade.errors import ColonnadeError
 from colonnade.routing.documents import FIELDS, ToolDoc, field_texts
 from colonnade.routing.fusion import FusionWeights, fuse
 from colonnade.routing.lexical import Bm25Params, LexicalStore, Vocabulary
@@ -42,8 +43,10 @@ _FORMAT_VERSION = 1
 ANALYZER_VERSION = 1
 
 
-class IndexLoadError(Exception):
+class IndexLoadError(ColonnadeError):
     """A saved index cannot be used; rebuilding it from the catalog fixes it."""
+
+    code = "S-TOOL-ROUTING-INDEX"
 
     def __init__(self, path: Path, reason: str) -> None:
         super().__init__(f"cannot load the tool index {path}: {reason}; rebuild it from the catalog")

@@ -14,6 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 
+from colonnade.adapters.health_monitor import HealthMonitor
 from colonnade.adapters.http import HttpAdapter
 from colonnade.calls.default_pipeline import PipelineParts, build_pipeline
 from colonnade.calls.manifest import Manifests
@@ -27,7 +28,6 @@ from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider
 from colonnade.routing.catalog_index import CatalogIndex
 from colonnade.routing.learning import CallFeedback, CoOccurrence
 from colonnade.routing.router import Router
-from colonnade.runtime.health import HealthMonitor
 from colonnade.runtime.sources import expand_contract_paths, load_for_publishing
 from colonnade.runtime.sync import CatalogSync
 from colonnade.store.co_occurrence_repo import CoOccurrenceStore

@@ -11,6 +11,7 @@ import jsonschema
 import mcp_types as types
 from mcp import Client
 
+from colonnade.calls.envelope import DRY_RUN_META_KEY
 from colonnade.contracts.load import ContractLoadError, load_document
 from colonnade.contracts.model import Contract, Operation, SideEffects
 from colonnade.contracts.validate import validate_document
@@ -24,7 +25,6 @@ from colonnade.smoke.checks import (
     side_effects_of,
 )
 from colonnade.smoke.report import CheckStatus, SmokeReport
-from colonnade.surfaces.mcp_server import DRY_RUN_META_KEY
 
 __all__ = ["run_smoke"]
 

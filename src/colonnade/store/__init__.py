@@ -13,26 +13,26 @@ if TYPE_CHECKING:
     from colonnade.store.co_occurrence_repo import CoOccurrenceStore
     from colonnade.store.contracts_repo import ContractStore
     from colonnade.store.engine import create_store_engine, session_factory
-    from colonnade.store.errors import (
+    from colonnade.store.migrator import migrate, migrate_engine
+    from colonnade.store.records import StoredContract, StoredEndpoint, spec_hash
+    from colonnade.store.store_errors import (
         ContractConflict,
         ContractNotFound,
         DatabaseUrlError,
         SchemaError,
         StoreError,
     )
-    from colonnade.store.migrator import migrate, migrate_engine
-    from colonnade.store.records import StoredContract, StoredEndpoint, spec_hash
 
 _HOMES = {
     "CoOccurrenceStore": "co_occurrence_repo",
     "ContractStore": "contracts_repo",
     "create_store_engine": "engine",
     "session_factory": "engine",
-    "ContractConflict": "errors",
-    "ContractNotFound": "errors",
-    "DatabaseUrlError": "errors",
-    "SchemaError": "errors",
-    "StoreError": "errors",
+    "ContractConflict": "store_errors",
+    "ContractNotFound": "store_errors",
+    "DatabaseUrlError": "store_errors",
+    "SchemaError": "store_errors",
+    "StoreError": "store_errors",
     "migrate": "migrator",
     "migrate_engine": "migrator",
     "StoredContract": "records",

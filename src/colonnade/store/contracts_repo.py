@@ -18,8 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from colonnade.contracts.model import Contract, ContractStatus
 from colonnade.contracts.semver import parse_semver
 from colonnade.store.engine import session_factory
-from colonnade.store.errors import ContractConflict, ContractNotFound
 from colonnade.store.records import StoredContract, StoredEndpoint, contract_document, spec_hash
+from colonnade.store.store_errors import ContractConflict, ContractNotFound
 from colonnade.store.tables import ContractRow, EndpointRow
 
 __all__ = ["ContractStore"]

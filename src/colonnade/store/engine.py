@@ -16,7 +16,7 @@ from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 
-from colonnade.store.errors import DatabaseUrlError
+from colonnade.store.store_errors import DatabaseUrlError
 
 __all__ = ["SUPPORTED_DRIVERS", "create_store_engine", "parse_database_url", "session_factory"]
 

@@ -16,7 +16,7 @@ from sqlalchemy import Connection, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from colonnade.store.engine import create_store_engine
-from colonnade.store.errors import SchemaError
+from colonnade.store.store_errors import SchemaError
 
 __all__ = ["MIGRATIONS_DIR", "alembic_config", "migrate", "migrate_engine"]
 

@@ -20,9 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
 from starlette.requests import Request
 
+from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallMetrics, CallResult
-from colonnade.calls.errors import error
-from colonnade.calls.schemas import Violation
+from colonnade.calls.schema_validation import Violation
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",

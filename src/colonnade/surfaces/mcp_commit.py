@@ -10,8 +10,8 @@ from typing import Any
 
 import mcp_types as types
 
+from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult
-from colonnade.calls.errors import error
 from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog
 

@@ -14,9 +14,9 @@ from typing import Any, TypeAlias
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 
+from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult, CallStatus
-from colonnade.calls.errors import error
-from colonnade.calls.schemas import violations
+from colonnade.calls.schema_validation import violations
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
 from colonnade.routing.router import CallerAllowed, Router

@@ -23,6 +23,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
 from colonnade.config import RoutingSettings
+from colonnade.errors import ColonnadeError
 from colonnade.routing.context import RoutingContext
 from colonnade.routing.learning import CallFeedback
 from colonnade.routing.router import Router, RoutingDecision
@@ -34,8 +35,10 @@ ROUTING_META_KEY = "colonnade/routing"
 _MAX_SESSIONS = 10_000
 
 
-class RoutingMetaError(ValueError):
+class RoutingMetaError(ColonnadeError, ValueError):
     """`_meta["colonnade/routing"]` is malformed; the message says which field and what it takes."""
+
+    code = "I-REQ-ROUTING-META"
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colonnade import __version__
-from colonnade.calls.envelope import CallContext, CallRequest
+from colonnade.calls.envelope import DRY_RUN_META_KEY, REQUEST_META_KEY, CallContext, CallRequest
 from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog, CatalogChange
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection, validate_envelope
@@ -35,8 +35,6 @@ __all__ = ["DEFAULT_PAGE_SIZE", "DRY_RUN_META_KEY", "REQUEST_META_KEY", "McpSurf
 
 logger = logging.getLogger(__name__)
 DEFAULT_PAGE_SIZE = 200
-DRY_RUN_META_KEY = "colonnade/dry_run"
-REQUEST_META_KEY = "colonnade/request"
 _INSTRUCTIONS = (
     "Colonnade exposes governed API operations as tools. Destructive or approval-gated tools are "
     "never executed without a human's approval; every error carries a stable code and a fix hint."

@@ -21,12 +21,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallMetrics, CallRequest, CallResult
-from colonnade.calls.errors import error
-from colonnade.calls.schema_files import CALL_REQUEST, CALL_RESULT, EnvelopeSchema
+from colonnade.calls.envelope_schemas import CALL_REQUEST, CALL_RESULT, EnvelopeSchema
 from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog
-from colonnade.catalog.errors import InvalidCursor
+from colonnade.catalog.catalog_errors import InvalidCursor
 from colonnade.surfaces.envelope_parsing import (
     DEFAULT_MAX_BODY_BYTES,
     CommitRequest,

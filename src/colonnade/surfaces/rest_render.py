@@ -12,8 +12,8 @@ from typing import Any
 from pydantic_core import PydanticSerializationError
 from starlette.responses import Response
 
+from colonnade.calls.call_errors import spec_for
 from colonnade.calls.envelope import CallError, CallResult
-from colonnade.calls.errors import spec_for
 
 __all__ = ["JSON_MEDIA_TYPE", "error_body", "error_response", "json_response", "result_response"]
 

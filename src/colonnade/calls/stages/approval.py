@@ -7,8 +7,8 @@ gateway without one; this stage is where the approval workflow will plug in.
 from __future__ import annotations
 
 from colonnade.calls.call import Call
+from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult
-from colonnade.calls.errors import error
 from colonnade.calls.pipeline import Next
 from colonnade.contracts.model import SideEffects
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from colonnade.calls.call import Call
+from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult
-from colonnade.calls.errors import error
 from colonnade.calls.pipeline import Next
 
 __all__ = ["Capacity"]

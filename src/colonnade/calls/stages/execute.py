@@ -7,8 +7,8 @@ from typing import Any
 from colonnade.adapters.http import HttpAdapter
 from colonnade.adapters.outcome import AdapterOutcome, OutcomeKind
 from colonnade.calls.call import Call
+from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult, CallStatus
-from colonnade.calls.errors import error
 from colonnade.calls.keys import backend_key
 from colonnade.calls.pipeline import Next
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from colonnade.adapters.health_monitor import HealthMonitor
 from colonnade.calls.call import Call
+from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult
-from colonnade.calls.errors import error
 from colonnade.calls.pipeline import Next
-from colonnade.runtime.health import HealthMonitor
 
 __all__ = ["HealthGate"]
 

@@ -14,8 +14,8 @@ import json
 from typing import Any
 
 from colonnade.calls.call import Call
+from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult, CallStatus
-from colonnade.calls.errors import error
 from colonnade.calls.keys import scope_of
 from colonnade.calls.pipeline import Next
 from colonnade.store.idempotency_repo import Claim, IdempotencyStore

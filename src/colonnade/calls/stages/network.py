@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from colonnade.calls.call import Call
+from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult
-from colonnade.calls.errors import error
 from colonnade.calls.manifest import host_port
 from colonnade.calls.pipeline import Next
 

@@ -25,8 +25,8 @@ from structlog.contextvars import bind_contextvars, reset_contextvars
 from structlog.typing import FilteringBoundLogger
 
 from colonnade.calls.call import Call
+from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallRequest, CallResult, CallStatus
-from colonnade.calls.errors import error
 from colonnade.calls.pipeline import Next
 from colonnade.observability.metrics import UNRESOLVED_TOOL, GatewayMetrics, ToolMetrics
 from colonnade.observability.redaction import InputFingerprint, argument_names

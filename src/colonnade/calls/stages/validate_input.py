@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from colonnade.calls.call import Call
+from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult
-from colonnade.calls.errors import error
 from colonnade.calls.pipeline import Next
-from colonnade.calls.schemas import violations
+from colonnade.calls.schema_validation import violations
 
 __all__ = ["InputValidation"]
 

@@ -6,10 +6,10 @@ It wraps execution, so it is listed just before the execute stage in the pipelin
 from __future__ import annotations
 
 from colonnade.calls.call import Call
+from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult, CallStatus
-from colonnade.calls.errors import error
 from colonnade.calls.pipeline import Next
-from colonnade.calls.schemas import violations
+from colonnade.calls.schema_validation import violations
 
 __all__ = ["OutputValidation"]
 

@@ -1,6 +1,6 @@
 """A contract -> an OpenAPI 3.1 document that imports back into the same contract.
 
-Arguments go where `colonnade.adapters.binding` sends them: path, query and header
+Arguments go where `colonnade.catalog.http_binding` sends them: path, query and header
 properties become parameters, body properties one JSON object body, a `raw-body` property
 the whole body. Each operation's `llm` block is written as `x-llm`. What OpenAPI has no
 field for travels in extensions the importer reads back: `x-colonnade` (contract name,
@@ -15,14 +15,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from colonnade.adapters.binding import ParamLocation, ParamSpec, binding_for
 from colonnade.contracts.model import AuthType, Backend, Contract, Operation
-from colonnade.contracts.openapi.errors import OpenApiError
 from colonnade.contracts.openapi.importer import LLM_EXTENSION, MCP_EXTENSION
 from colonnade.contracts.openapi.inputs import NAME_EXTENSION, property_name
 from colonnade.contracts.openapi.metadata import CONTRACT_EXTENSION, SECRET_EXTENSION
 from colonnade.contracts.openapi.naming import unique
-from colonnade.contracts.openapi.schemas import DEF_NAME_EXTENSION, map_subschemas
+from colonnade.contracts.openapi.openapi_errors import OpenApiError
+from colonnade.contracts.openapi.schema_conversion import DEF_NAME_EXTENSION, map_subschemas
+from colonnade.contracts.param_location import ParamLocation, ParamSpec, placements
 
 __all__ = ["OPENAPI_VERSION", "export_openapi"]
 
@@ -145,7 +145,7 @@ def _arguments(operation: Operation, components: _Components) -> dict[str, Any]:
     body: dict[str, Any] = {}
     body_required: list[str] = []
     raw: tuple[ParamSpec, Any, bool] | None = None
-    for spec in binding_for(operation).params:
+    for spec in placements(operation):
         prop = _clean(properties.get(spec.name, {}))
         is_required = spec.name in required
         if spec.location in _PARAMETER_LOCATIONS:

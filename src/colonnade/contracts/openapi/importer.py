@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from colonnade.contracts.model import HTTP_METHODS
-from colonnade.contracts.openapi.errors import OpenApiError
 from colonnade.contracts.openapi.llm import merge_llm, seed_llm, seed_reason
 from colonnade.contracts.openapi.metadata import contract_header
 from colonnade.contracts.openapi.naming import identifier, snake_case, unique
+from colonnade.contracts.openapi.openapi_errors import OpenApiError
 from colonnade.contracts.openapi.operations import EndpointDraft, Unmappable, draft_endpoint
 from colonnade.contracts.openapi.refs import RefResolver, join_pointer
 from colonnade.contracts.openapi.report import (
@@ -31,7 +31,7 @@ from colonnade.contracts.openapi.report import (
     ReviewItem,
     SkippedOperation,
 )
-from colonnade.contracts.openapi.schemas import SchemaConverter
+from colonnade.contracts.openapi.schema_conversion import SchemaConverter
 
 __all__ = ["LLM_EXTENSION", "MCP_EXTENSION", "import_openapi"]
 

@@ -1,7 +1,7 @@
 """Combine path, query and header parameters and a JSON body into one input schema.
 
 Each property says where it goes on the wire with `x-in` (the convention of
-`colonnade.adapters.binding`) and, when its property name had to differ from the wire name,
+`colonnade.catalog.http_binding`) and, when its property name had to differ from the wire name,
 gives that name with `x-name`. Names never merge silently: when two arguments want the same
 property name, the later one (path, then query, header, body) is prefixed with its location
 (`body_id`), and numbered if that is taken too. Path parameters are renamed in the path
@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from colonnade.adapters.binding import ParamLocation
 from colonnade.contracts.openapi.naming import identifier, unique
+from colonnade.contracts.param_location import ParamLocation
 
 __all__ = ["NAME_EXTENSION", "TEMPLATE_PARAM", "InputField", "assemble_input", "property_name"]
 

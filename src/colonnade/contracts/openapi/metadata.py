@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from colonnade.contracts.model import KEBAB, SECRET_NAME, AuthType, Classification
-from colonnade.contracts.openapi.errors import OpenApiError
 from colonnade.contracts.openapi.naming import coerce_semver, kebab, snake_case
+from colonnade.contracts.openapi.openapi_errors import OpenApiError
 from colonnade.contracts.openapi.refs import RefResolver, join_pointer
 from colonnade.contracts.openapi.report import ImportNote
 

@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from colonnade.adapters.binding import ParamLocation
 from colonnade.contracts.openapi.inputs import NAME_EXTENSION, TEMPLATE_PARAM, InputField, assemble_input
 from colonnade.contracts.openapi.media import json_media, media_types
 from colonnade.contracts.openapi.refs import join_pointer
-from colonnade.contracts.openapi.schemas import SchemaConverter, SchemaScope, without_flagged
+from colonnade.contracts.openapi.schema_conversion import SchemaConverter, SchemaScope, without_flagged
+from colonnade.contracts.param_location import ParamLocation
 
 __all__ = ["EndpointDraft", "Unmappable", "draft_endpoint"]
 

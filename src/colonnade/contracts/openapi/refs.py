@@ -4,7 +4,7 @@ Only references into the same document (`#/...`) are supported: a contract is on
 self-contained file, so external references must be bundled first. A chain of references
 that loops back on itself with no object in between (`A -> B -> A`) can never resolve and is
 an error; a cycle *through* a schema (a tree node whose children are nodes) is legitimate and
-is handled by `colonnade.contracts.openapi.schemas`.
+is handled by `colonnade.contracts.openapi.schema_conversion`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
-from colonnade.contracts.openapi.errors import OpenApiError
+from colonnade.contracts.openapi.openapi_errors import OpenApiError
 
 __all__ = ["RefResolver", "escape_token", "join_pointer"]
 

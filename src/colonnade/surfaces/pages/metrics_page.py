@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from colonnade.calls.errors import REGISTRY
+from colonnade.calls.call_errors import REGISTRY
 from colonnade.surfaces.pages.html import Html, separated, tag
 from colonnade.surfaces.pages.layout import document
 from colonnade.surfaces.pages.links import tool_link

@@ -13,7 +13,7 @@ from typing import Any
 
 from colonnade.calls.envelope import CallError, CallStatus
 
-__all__ = ["REGISTRY", "ErrorSpec", "error", "spec_for"]
+__all__ = ["REGISTRY", "ErrorSpec", "UnregisteredCode", "error", "spec_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,14 +210,135 @@ _SPECS = (
         "The backend returned a body that cannot be parsed",
         "Report to the API owner: the backend's response is not valid JSON.",
     ),
+    ErrorSpec(
+        "I-REQ-ROUTING-META",
+        _INVALID,
+        "The routing hints in _meta are malformed",
+        "Fix the field of _meta['colonnade/routing'] the message names, or leave the hints out.",
+    ),
+    ErrorSpec(
+        "I-REQ-BENCHMARK",
+        _INVALID,
+        "A routing benchmark file cannot be read",
+        "Fix the file and line the message names (one JSON object per line with id, query and gold tools).",
+    ),
+    ErrorSpec(
+        "C-CONTRACT-LOAD",
+        _TERMINAL,
+        "A contract file cannot be read or parsed",
+        "Fix the syntax error at the line and column given (YAML or JSON), or the path, and load it again.",
+    ),
+    ErrorSpec(
+        "C-CONTRACT-INVALID",
+        _TERMINAL,
+        "A contract has validation errors",
+        "Run `colonnade contract validate FILE` and fix every error-severity finding; each has a fix.",
+    ),
+    ErrorSpec(
+        "C-CONTRACT-TOO-COMPLEX",
+        _TERMINAL,
+        "A contract document nests too deeply or is too large",
+        "Flatten the document (no YAML alias bombs, fewer nested levels) and load it again.",
+    ),
+    ErrorSpec(
+        "C-CONTRACT-OPENAPI",
+        _TERMINAL,
+        "An OpenAPI document cannot be imported, or a contract cannot be exported to OpenAPI",
+        "Fix the part of the document the message points at (a JSON pointer), then import it again.",
+    ),
+    ErrorSpec(
+        "C-CONTRACT-CATALOG",
+        _TERMINAL,
+        "The catalog refused a change",
+        "Follow the fix the message gives for the tool or API it names.",
+    ),
+    ErrorSpec(
+        "C-CONTRACT-TOOL-NAME",
+        _TERMINAL,
+        "A canonical tool name is not tenant:api:tool",
+        "Use 'tenant:api:tool' with three non-empty segments (no ':' in tenant or api).",
+    ),
+    ErrorSpec(
+        "C-CONTRACT-WIRE-COLLISION",
+        _TERMINAL,
+        "Two tools would share one wire name",
+        "Rename one of the tools (e.g. a different llm.tool_name).",
+    ),
+    ErrorSpec(
+        "C-CONTRACT-DUPLICATE-TOOL",
+        _TERMINAL,
+        "One contract projects two operations onto the same tool name",
+        "Give each operation a distinct llm.tool_name (or operation_id).",
+    ),
+    ErrorSpec(
+        "C-CONTRACT-TOOL-CONFLICT",
+        _TERMINAL,
+        "A tool name is already provided by another source",
+        "Remove the other source first, or rename the tool.",
+    ),
+    ErrorSpec(
+        "C-CONTRACT-UNKNOWN",
+        _TERMINAL,
+        "No contract, API version or tool source has this name",
+        "List what is stored (`colonnade contract list`) and use a name and version exactly as listed.",
+    ),
+    ErrorSpec(
+        "C-CONTRACT-IMMUTABLE",
+        _TERMINAL,
+        "A published contract version cannot change",
+        "Bump the contract's version (published versions are immutable) and publish it again.",
+    ),
+    ErrorSpec(
+        "S-TOOL-CONFIG-FILE",
+        _TERMINAL,
+        "The gateway's configuration is invalid",
+        "Fix the setting the message names in colonnade.yaml or its COLONNADE_* variable.",
+    ),
+    ErrorSpec(
+        "S-TOOL-CONFIG-MANIFEST",
+        _TERMINAL,
+        "A tool manifest file is unreadable or invalid",
+        "Fix each problem listed for the manifest file, then restart the gateway.",
+    ),
+    ErrorSpec(
+        "S-TOOL-STORE",
+        _TERMINAL,
+        "The gateway's database refused an operation",
+        "Check that the database is reachable and migrated (`colonnade serve` migrates it)."
+    ),
+    ErrorSpec(
+        "S-TOOL-STORE-URL",
+        _TERMINAL,
+        "The database URL is malformed or names an unsupported driver",
+        "Use sqlite+aiosqlite:///PATH or postgresql+asyncpg://USER@HOST:PORT/DB.",
+    ),
+    ErrorSpec(
+        "S-TOOL-STORE-SCHEMA",
+        _TERMINAL,
+        "The database schema cannot be brought to this version of Colonnade",
+        "Upgrade Colonnade to at least the version that last migrated this database, or use a new database.",
+    ),
+    ErrorSpec(
+        "S-TOOL-ROUTING-INDEX",
+        _TERMINAL,
+        "A saved routing index cannot be used",
+        "Delete the index folder the message names; the gateway rebuilds it from the catalog.",
+    ),
 )
 
 REGISTRY: dict[str, ErrorSpec] = {spec.code: spec for spec in _SPECS}
 
 
+class UnregisteredCode(KeyError):
+    """A code that is not in the registry: a programming error, so it fails loudly (and in tests)."""
+
+
 def spec_for(code: str) -> ErrorSpec:
-    """The registered spec; unknown codes are a programming error, reported as S-TOOL-INTERNAL."""
-    return REGISTRY.get(code) or REGISTRY["S-TOOL-INTERNAL"]
+    """The registered spec of a code; an unknown code raises `UnregisteredCode`."""
+    try:
+        return REGISTRY[code]
+    except KeyError:
+        raise UnregisteredCode(f"error code {code!r} is not in the registry (calls/call_errors.py)") from None
 
 
 def error(code: str, message: str | None = None, **details: Any) -> tuple[CallStatus, CallError]:

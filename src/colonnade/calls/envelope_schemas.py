@@ -3,7 +3,7 @@
 The pydantic models are the single source of truth. The files under `schemas/` are this
 module's output, checked in so that clients can validate envelopes without running Colonnade,
 served by the REST surface, and compared with a fresh generation by a test (`make schemas`
-rewrites them). Run `python -m colonnade.calls.schema_files [DIRECTORY]` to write them.
+rewrites them). Run `python -m colonnade.calls.envelope_schemas [DIRECTORY]` to write them.
 
 The request schema describes what a caller may send (validation mode: fields with defaults are
 optional). The result schema describes what a caller receives (serialization mode): fields that
@@ -177,10 +177,10 @@ def drifted_files(directory: str | Path = SCHEMA_DIR) -> list[Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> Literal[0, 2]:
-    """`python -m colonnade.calls.schema_files [DIRECTORY]`: what `make schemas` runs."""
+    """`python -m colonnade.calls.envelope_schemas [DIRECTORY]`: what `make schemas` runs."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) > 1:
-        print("usage: python -m colonnade.calls.schema_files [DIRECTORY]", file=sys.stderr)
+        print("usage: python -m colonnade.calls.envelope_schemas [DIRECTORY]", file=sys.stderr)
         return 2
     try:
         written = write_schemas(args[0] if args else SCHEMA_DIR)

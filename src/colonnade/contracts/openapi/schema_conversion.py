@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from colonnade.contracts.openapi.errors import OpenApiError
+from colonnade.contracts.openapi.openapi_errors import OpenApiError
 from colonnade.contracts.openapi.refs import RefResolver, join_pointer
 
 __all__ = ["DEF_NAME_EXTENSION", "SchemaConverter", "SchemaScope", "map_subschemas", "without_flagged"]

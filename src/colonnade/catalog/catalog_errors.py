@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from colonnade.errors import ColonnadeError
+
 __all__ = [
     "CatalogError",
     "DuplicateToolName",
@@ -13,7 +15,7 @@ __all__ = [
 ]
 
 
-class CatalogError(Exception):
+class CatalogError(ColonnadeError):
     """Base of catalog errors; `code` is stable (for logs and clients), `fix` is a hint for a human."""
 
     code = "C-CONTRACT-CATALOG"

@@ -1,7 +1,7 @@
 """UAC001 checks of an endpoint's own schemas: valid JSON Schema, and every argument bound to the request.
 
 The contract schema only says `input_schema` is a mapping. These checks make sure it is a real
-JSON Schema 2020-12 of an object, and that `adapters/binding.py` can place every argument on
+JSON Schema 2020-12 of an object, and that `catalog/http_binding.py` can place every argument on
 the HTTP request: `x-in` values are known, each `{param}` of the path has a required property,
 a property sent to the path has a `{param}` to fill, and a raw body is the only body.
 """
@@ -17,12 +17,12 @@ from referencing import Registry
 
 from colonnade.contracts.findings import Finding, Severity
 from colonnade.contracts.model import path_parameters
+from colonnade.contracts.param_location import BODYLESS_METHODS, ParamLocation
 from colonnade.contracts.violations import describe_value, dotted, pointer_of, shorten
 
 __all__ = ["PARAM_LOCATIONS", "EndpointRef", "binding_problems", "schema_problems"]
 
-PARAM_LOCATIONS = ("path", "query", "header", "body", "raw-body")
-_BODYLESS = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
+PARAM_LOCATIONS = tuple(location.value for location in ParamLocation)
 _META_VALIDATOR = Draft202012Validator(
     Draft202012Validator.META_SCHEMA,
     format_checker=Draft202012Validator.FORMAT_CHECKER,
@@ -126,7 +126,7 @@ class _Placement:
             self.body_args.append(name)
 
     def _has_body(self) -> bool:
-        return any(method not in _BODYLESS for method in self.endpoint.methods)
+        return any(method not in BODYLESS_METHODS for method in self.endpoint.methods)
 
     def _unfilled_placeholders(self) -> Iterator[Finding]:
         required = self.schema.get("required")

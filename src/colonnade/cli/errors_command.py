@@ -13,8 +13,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from colonnade.calls.call_errors import REGISTRY
 from colonnade.calls.envelope import CallStatus
-from colonnade.calls.errors import REGISTRY
 from colonnade.calls.errors_doc import grouped, render_markdown
 from colonnade.cli.common import console, err_console, fail
 from colonnade.cli.root import app

@@ -1,0 +1,48 @@
+"""How a contract operation maps onto an HTTP request; built once at projection time.
+
+Where each argument goes is the contract's business (`contracts/param_location.py`); the binding
+adds what the HTTP adapter needs besides: the backend's base URL, auth and timeout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from colonnade.contracts.model import BackendAuth, Operation
+from colonnade.contracts.param_location import ParamLocation, ParamSpec, placements
+
+__all__ = ["HttpBinding", "ParamLocation", "ParamSpec", "binding_for"]
+
+
+@dataclass(frozen=True, slots=True)
+class HttpBinding:
+    """Everything the HTTP adapter needs to execute one operation; no governance here."""
+
+    base_url: str
+    method: str
+    path: str
+    params: tuple[ParamSpec, ...] = ()
+    auth: BackendAuth | None = None
+    timeout_ms: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    kind: Literal["http"] = "http"
+
+    def param(self, name: str) -> ParamSpec | None:
+        for spec in self.params:
+            if spec.name == name:
+                return spec
+        return None
+
+
+def binding_for(operation: Operation) -> HttpBinding:
+    """Derive the binding of an operation from its backend, path, method and input schema."""
+    backend = operation.contract.backend
+    return HttpBinding(
+        base_url=backend.base_url.rstrip("/"),
+        method=operation.method,
+        path=operation.endpoint.path,
+        params=placements(operation),
+        auth=backend.auth,
+        timeout_ms=backend.timeout_ms,
+    )
