@@ -77,17 +77,22 @@ async def _measure(stages: list[Stage], tool: Tool, n: int, rounds: int) -> Cost
     return statistics.median(c[0] for c in costs), statistics.median(c[1] for c in costs)
 
 
+def _observed(observe: Observe) -> list[Stage]:
+    """Observe with its in-flight counter, as the gateway places them around resolution."""
+    return [observe, observe.in_flight(), Answer()]
+
+
 async def main(n: int, rounds: int, devnull: TextIO) -> None:
     tool = _tool()
     configure_logging("info", stream=devnull, renderer="json")
     bare = await _measure([Answer()], tool, n, rounds)
-    logged = await _measure([Observe(GatewayMetrics()), Answer()], tool, n, rounds)
+    logged = await _measure(_observed(Observe(GatewayMetrics())), tool, n, rounds)
     exporter = InMemorySpanExporter()
     tracer = build_tracer_provider(exporter).get_tracer(TRACER_NAME)
-    traced = await _measure([Observe(GatewayMetrics(), tracer), Answer()], tool, n, rounds)
+    traced = await _measure(_observed(Observe(GatewayMetrics(), tracer)), tool, n, rounds)
     exporter.clear()
     configure_logging("warning", stream=devnull, renderer="json")
-    quiet = await _measure([Observe(GatewayMetrics()), Answer()], tool, n, rounds)
+    quiet = await _measure(_observed(Observe(GatewayMetrics())), tool, n, rounds)
 
     table = Table(title=f"observe stage overhead ({n} calls x {rounds} rounds, median round)")
     table.add_column("pipeline")

@@ -33,10 +33,13 @@ from _stack import ROOT, demo_stack
 
 from colonnade.adapters.health_monitor import HealthMonitor
 from colonnade.adapters.http import HttpAdapter
+from colonnade.adapters.http_tools import HttpTools
+from colonnade.adapters.registry import AdapterRegistry
 from colonnade.calls.envelope import CallConstraints, CallRequest
 from colonnade.calls.pipeline import Pipeline, Stage
 from colonnade.calls.service import CallService
 from colonnade.calls.stages.approval import ApprovalGate
+from colonnade.calls.stages.authorize import Authorize
 from colonnade.calls.stages.capacity import Capacity
 from colonnade.calls.stages.dry_run import DryRun
 from colonnade.calls.stages.execute import Execute
@@ -44,6 +47,7 @@ from colonnade.calls.stages.health import HealthGate
 from colonnade.calls.stages.idempotency import Idempotency
 from colonnade.calls.stages.network import NetworkPolicy
 from colonnade.calls.stages.observe import Observe
+from colonnade.calls.stages.resolve import Resolve
 from colonnade.calls.stages.retry import Retry
 from colonnade.calls.stages.validate_input import InputValidation
 from colonnade.calls.stages.validate_output import OutputValidation
@@ -113,14 +117,20 @@ async def main(calls: int) -> None:
             ("+ network policy", NetworkPolicy(), True),
             ("+ input validation", InputValidation(), True),
             ("+ approval gate", ApprovalGate(), True),
-            ("+ observe (span, metrics, JSON log line)", Observe(), True),
+            ("+ authorize (allow all)", Authorize(), True),
         ]
-        stages: list[Stage] = [Execute(http)]
-        bare = CallService(catalog, Pipeline(stages))
-        variants = [_Variant("bare adapter call (execute)", bare, False)]
+        adapters = AdapterRegistry({"http": HttpTools(http)})
+        stages: list[Stage] = [Resolve(catalog), Execute(adapters)]
+        bare = CallService(Pipeline(stages))
+        variants = [_Variant("resolve + bare adapter call (execute)", bare, False)]
         for label, stage, keyed in ladder:
-            stages.insert(0, stage)
-            variants.append(_Variant(label, CallService(catalog, Pipeline(stages)), keyed))
+            stages.insert(1, stage)
+            variants.append(_Variant(label, CallService(Pipeline(stages)), keyed))
+        observe = Observe()
+        observed = [observe, stages[0], observe.in_flight(), *stages[1:]]
+        variants.append(
+            _Variant("+ observe (span, metrics, JSON log line)", CallService(Pipeline(observed)), True)
+        )
         await _interleaved(variants, calls)
         rows = [(variant.label, statistics.median(variant.samples)) for variant in variants]
         await http.aclose()

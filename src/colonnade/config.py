@@ -17,7 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from colonnade.errors import ColonnadeError
 
-__all__ = ["ConfigError", "RoutingSettings", "ServerSettings", "Settings", "load_settings"]
+__all__ = [
+    "ConfigError",
+    "LocalPrincipalSettings",
+    "RoutingSettings",
+    "ServerSettings",
+    "Settings",
+    "load_settings",
+]
 
 ENV_PREFIX = "COLONNADE_"
 DEFAULT_CONFIG_FILE = "colonnade.yaml"
@@ -43,6 +50,28 @@ class ServerSettings(_Section):
     host: str = Field(default="127.0.0.1", description="Interface the gateway listens on.")
     port: int = Field(default=8765, ge=0, le=65535, description="TCP port of the gateway.")
     page_size: int = Field(default=200, ge=1, le=10_000, description="Tools per tools/list page.")
+    max_request_bytes: int = Field(
+        default=1024 * 1024,
+        ge=1024,
+        le=64 * 1024 * 1024,
+        description="Largest request body any route accepts.",
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host header values served besides the loopback names ('name' or 'name:*' for any port).",
+    )
+    allowed_origins: list[str] = Field(
+        default_factory=list,
+        description="Origin header values served besides loopback pages (e.g. 'https://gw.example.com').",
+    )
+
+
+class LocalPrincipalSettings(_Section):
+    """Who calls over stdio: the user who started the process."""
+
+    id: str = Field(default="local", min_length=1, description="Principal id in logs and audit records.")
+    tenant: str | None = Field(default=None, description="Tenant the local user is bound to (none: all).")
+    persona: str = Field(default="admin", description="Persona of the local user.")
 
 
 class RoutingSettings(_Section):
@@ -100,6 +129,7 @@ class Settings(_Section):
     log_level: Literal["debug", "info", "warning", "error"] = Field(default="info")
     server: ServerSettings = Field(default_factory=ServerSettings)
     routing: RoutingSettings = Field(default_factory=RoutingSettings)
+    local_principal: LocalPrincipalSettings = Field(default_factory=LocalPrincipalSettings)
 
     @property
     def effective_database_url(self) -> str:

@@ -13,16 +13,14 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from colonnade.adapters.health_monitor import HealthMonitor
-from colonnade.adapters.http import HttpAdapter
-from colonnade.calls.default_pipeline import PipelineParts, build_pipeline
 from colonnade.calls.envelope import CallConstraints, CallRequest, CallResult, RetryPolicy
 from colonnade.calls.service import CallService
 from colonnade.calls.two_phase import TwoPhaseCoordinator
 from colonnade.catalog.catalog import Catalog
 from colonnade.contracts.model import Contract
+from colonnade.governance.principal import Principal
+from colonnade.runtime.gateway import Gateway
 from colonnade.store import migrate_engine
-from colonnade.store.commit_tokens_repo import CommitTokenStore
-from colonnade.store.idempotency_repo import IdempotencyStore
 from tests.support.fault_contract import fault_contract
 from tests.support.loopback import free_port, stop_process, wait_http
 from tests.support.repo import ROOT
@@ -55,16 +53,19 @@ class Harness:
     health: HealthMonitor
     fault_url: str
     engine: AsyncEngine
+    gateway: Gateway
 
-    async def call(self, tool: str, fault: str = "ok", **kwargs: Any) -> CallResult:
+    async def call(
+        self, tool: str, fault: str = "ok", *, principal: Principal | None = None, **kwargs: Any
+    ) -> CallResult:
         """Call `chaos:faults:<tool>`; `constraints` and envelope fields may be given as keywords."""
         arguments = dict(kwargs.pop("input", {}))
         if fault != "ok":
             arguments["fault"] = fault
         constraints = kwargs.pop("constraints", CallConstraints())
-        return await self.service.call(
-            CallRequest(tool_id=f"chaos:faults:{tool}", input=arguments, constraints=constraints, **kwargs)
-        )
+        name = f"chaos:faults:{tool}"
+        request = CallRequest(tool_id=name, input=arguments, constraints=constraints, **kwargs)
+        return await self.service.call(request, principal)
 
     def ledger(self) -> list[dict[str, Any]]:
         entries: list[dict[str, Any]] = httpx2.get(f"{self.fault_url}/ledger").json()["ledger"]
@@ -77,17 +78,14 @@ def quick_retries(attempts: int = 3) -> RetryPolicy:
 
 async def build_harness(
     engine: AsyncEngine, fault_url: str, *, window_ms: int = 60_000
-) -> tuple[Harness, HttpAdapter]:
+) -> tuple[Harness, Gateway]:
+    """The gateway built from parts: the fault contract's catalog, a fast health monitor, this engine."""
     catalog = Catalog()
     catalog.publish(Contract.model_validate(fault_contract(fault_url, window_ms=window_ms)))
-    http = HttpAdapter()
-    coordinator = TwoPhaseCoordinator(catalog, CommitTokenStore(engine))
-    health = HealthMonitor(interval_s=0.05)
-    pipeline = build_pipeline(
-        PipelineParts(http=http, idempotency=IdempotencyStore(engine), two_phase=coordinator, health=health)
-    )
-    service = CallService(catalog, pipeline, two_phase=coordinator)
-    return Harness(service, catalog, coordinator, health, fault_url, engine), http
+    gateway = Gateway(engine=engine, catalog=catalog, health=HealthMonitor(interval_s=0.05))
+    assert gateway.two_phase is not None
+    harness = Harness(gateway.calls, catalog, gateway.two_phase, gateway.health, fault_url, engine, gateway)
+    return harness, gateway
 
 
 @pytest.fixture
@@ -95,7 +93,6 @@ async def harness(empty_engine: AsyncEngine, fault_url: str) -> AsyncIterator[Ha
     await migrate_engine(empty_engine)
     httpx2.post(f"{fault_url}/reset")
     httpx2.post(f"{fault_url}/health/up")
-    built, http = await build_harness(empty_engine, fault_url)
+    built, gateway = await build_harness(empty_engine, fault_url)
     yield built
-    await http.aclose()
-    await built.health.aclose()
+    await gateway.aclose()

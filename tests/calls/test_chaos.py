@@ -86,9 +86,9 @@ async def sqlite_harness(tmp_path: Path, fault_url: str) -> AsyncIterator[Harnes
     await migrate_engine(engine)
     httpx2.post(f"{fault_url}/reset")
     httpx2.post(f"{fault_url}/health/up")
-    harness, http = await build_harness(engine, fault_url)
+    harness, built = await build_harness(engine, fault_url)
     yield harness
-    await http.aclose()
+    await built.aclose()
     await engine.dispose()
 
 
@@ -149,6 +149,6 @@ async def test_thousand_calls_with_mixed_faults(sqlite_harness: Harness) -> None
 
 
 def _backend_key(plan: Plan) -> str:
-    """The Idempotency-Key the gateway forwards for this plan (scoped: tenant|tool|actor)."""
-    scope = "chaos|chaos:faults:create_effect|-"
+    """The Idempotency-Key the gateway forwards for this plan (scoped: tenant|tool|principal)."""
+    scope = "chaos|chaos:faults:create_effect|anonymous:loopback"
     return "cln-" + hashlib.sha256(f"{scope}\0{plan.key}".encode()).hexdigest()[:40]

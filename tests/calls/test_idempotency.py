@@ -7,6 +7,7 @@ import asyncio
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from colonnade.calls.envelope import CallConstraints, CallStatus
+from colonnade.governance.principal import Principal, PrincipalKind
 from tests.calls.conftest import Harness, build_harness
 
 
@@ -55,17 +56,27 @@ async def test_concurrent_mismatch_is_refused_while_in_flight(harness: Harness) 
     assert second.error is not None and second.error.code == "I-REQ-IDEMPOTENCY-MISMATCH"
 
 
-async def test_keys_are_scoped_by_actor(harness: Harness) -> None:
+async def test_keys_are_scoped_by_principal(harness: Harness) -> None:
+    key = CallConstraints(idempotency_key="shared-key")
+    ann, bob = (Principal(PrincipalKind.USER, name) for name in ("ann", "bob"))
+    await harness.call("create_effect", input={"note": "a"}, constraints=key, principal=ann)
+    await harness.call("create_effect", input={"note": "a"}, constraints=key, principal=bob)
+    assert len(harness.ledger()) == 2
+
+
+async def test_a_caller_asserted_actor_id_does_not_change_the_scope(harness: Harness) -> None:
+    """Who calls is the principal; a body field naming another actor cannot reach a fresh scope."""
     from colonnade.calls.envelope import CallContext
 
     key = CallConstraints(idempotency_key="shared-key")
-    await harness.call(
+    first = await harness.call(
         "create_effect", input={"note": "a"}, constraints=key, context=CallContext(actor_id="ann")
     )
-    await harness.call(
+    second = await harness.call(
         "create_effect", input={"note": "a"}, constraints=key, context=CallContext(actor_id="bob")
     )
-    assert len(harness.ledger()) == 2
+    assert len(harness.ledger()) == 1
+    assert second.output == first.output and any("replay" in w for w in second.warnings)
 
 
 async def test_retryable_outcome_is_not_stored(harness: Harness) -> None:
@@ -80,14 +91,14 @@ async def test_retryable_outcome_is_not_stored(harness: Harness) -> None:
 async def test_outcome_survives_a_gateway_restart(harness: Harness, empty_engine: AsyncEngine) -> None:
     key = CallConstraints(idempotency_key="order-restart")
     before = await harness.call("create_effect", input={"note": "restart"}, constraints=key)
-    restarted, http = await build_harness(empty_engine, harness.fault_url)  # a new gateway, same database
+    restarted, built = await build_harness(empty_engine, harness.fault_url)  # a new gateway, same database
     try:
         after = await restarted.call("create_effect", input={"note": "restart"}, constraints=key)
         many = await asyncio.gather(
             *(restarted.call("create_effect", input={"note": "restart"}, constraints=key) for _ in range(20))
         )
     finally:
-        await http.aclose()
+        await built.aclose()
     assert after.output == before.output
     assert all(r.output == before.output for r in many)
     assert len(harness.ledger()) == 1
@@ -98,7 +109,7 @@ async def test_mcp_clients_send_an_idempotency_key_in_meta(harness: Harness) -> 
     from mcp import Client
 
     from colonnade.calls.envelope import REQUEST_META_KEY
-    from colonnade.surfaces.mcp_server import McpSurface
+    from colonnade.surfaces.mcp.server import McpSurface
 
     surface = McpSurface(harness.catalog, harness.service)
     envelope = {

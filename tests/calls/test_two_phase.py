@@ -37,7 +37,7 @@ async def test_concurrent_commits_consume_the_token_once(harness: Harness) -> No
 async def test_uncommitted_token_is_rolled_back_after_its_window(
     empty_engine: AsyncEngine, harness: Harness
 ) -> None:
-    short, http = await build_harness(empty_engine, harness.fault_url, window_ms=200)
+    short, built = await build_harness(empty_engine, harness.fault_url, window_ms=200)
     try:
         prepared = await short.call("reserve", input={"item_id": "I-1"})
         assert prepared.commit_token is not None
@@ -46,7 +46,7 @@ async def test_uncommitted_token_is_rolled_back_after_its_window(
         assert await short.coordinator.sweep() == 1
         late = await short.service.commit(prepared.commit_token)
     finally:
-        await http.aclose()
+        await built.aclose()
     assert late.error is not None and late.error.code == "P-PRECOND-COMMIT-TOKEN"
     assert "rolled_back" in late.error.message
     assert [e["kind"] for e in harness.ledger()] == ["reserve", "cancel"]
@@ -67,11 +67,9 @@ async def test_failed_prepare_issues_no_token(harness: Harness) -> None:
 async def test_mcp_clients_commit_with_the_commit_tool(harness: Harness) -> None:
     from mcp import Client
 
-    from colonnade.surfaces.mcp_commit import COMMIT_TOOL
-    from colonnade.surfaces.mcp_server import McpSurface
+    from colonnade.calls.commit_tool import COMMIT_TOOL_NAME as COMMIT_TOOL
 
-    surface = McpSurface(harness.catalog, harness.service)
-    async with Client(surface.server) as client:
+    async with Client(harness.gateway.mcp.server) as client:
         names = {tool.name for tool in (await client.list_tools(cache_mode="bypass")).tools}
         assert COMMIT_TOOL in names
         prepared = await client.call_tool("chaos__faults__reserve", {"item_id": "I-1"})

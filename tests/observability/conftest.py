@@ -27,6 +27,7 @@ from colonnade.calls.envelope import CallRequest, CallResult, CallStatus
 from colonnade.calls.pipeline import Next, Pipeline, Stage
 from colonnade.calls.service import CallService
 from colonnade.calls.stages.observe import Observe
+from colonnade.calls.stages.resolve import Resolve
 from colonnade.catalog.catalog import Catalog
 from colonnade.contracts.model import Contract
 from colonnade.observability.logging import _SinkHandler, configure_logging
@@ -142,11 +143,11 @@ class Observed:
 
 
 def observed(catalog: Catalog, *stages: Stage, traced: Traced | None = None) -> Observed:
-    """A call service whose pipeline is `Observe` followed by `stages` (refusals observed too)."""
+    """A call service whose pipeline is observe, resolve, in-flight, then `stages` (refusals observed too)."""
     metrics = GatewayMetrics()
     tracer = traced.provider.get_tracer(TRACER_NAME) if traced is not None else None
     observe = Observe(metrics, tracer)
-    service = CallService(catalog, Pipeline([observe, *stages]), on_refused=observe.refused)
+    service = CallService(Pipeline([observe, Resolve(catalog), observe.in_flight(), *stages]))
     return Observed(service, observe, metrics)
 
 

@@ -129,7 +129,7 @@ async def test_the_gateway_routes_over_its_catalog_and_persists_the_index(tmp_pa
     try:
         decision = gateway.router.route("refund a paid invoice")
         assert decision.selected[0] == "acme:billing:refund_invoice"
-        assert gateway.mcp.discovery is not None and gateway.mcp.routing is not None
+        assert "search_tools" in gateway.builtins and gateway.mcp.routing is not None
     finally:
         await gateway.aclose()
     assert (settings.data_dir / "routing" / INDEX_FILE).exists()
@@ -137,7 +137,7 @@ async def test_the_gateway_routes_over_its_catalog_and_persists_the_index(tmp_pa
         settings.model_copy(update={"routing": settings.routing.model_copy(update={"enabled": False})})
     )
     try:
-        assert disabled.mcp.discovery is None and disabled.mcp.routing is None
+        assert "search_tools" not in disabled.builtins and disabled.mcp.routing is None
         assert not disabled.tool_index.dirty  # reloaded from disk, nothing re-indexed
     finally:
         await disabled.aclose()

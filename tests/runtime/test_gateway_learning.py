@@ -14,7 +14,7 @@ from sqlalchemy import text
 from colonnade.config import RoutingSettings
 from colonnade.runtime.gateway import Gateway
 from colonnade.store import create_store_engine
-from colonnade.surfaces.mcp_routing import ROUTING_META_KEY
+from colonnade.surfaces.mcp.routing import ROUTING_META_KEY
 from examples.demo_backend import create_app
 from tests.support.loopback import serve_in_thread
 from tests.surfaces.rest_harness import demo_contract_file, gateway_settings

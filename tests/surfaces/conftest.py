@@ -11,11 +11,11 @@ import pytest
 import yaml
 
 from colonnade.adapters.http import HttpAdapter
-from colonnade.calls.default_pipeline import build_pipeline
-from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog
+from colonnade.config import ServerSettings, Settings
 from colonnade.contracts.model import Contract
-from colonnade.surfaces.mcp_server import McpSurface
+from colonnade.runtime.gateway import Gateway as RuntimeGateway
+from colonnade.surfaces.mcp.server import McpSurface
 from examples.demo_backend import create_app
 from tests.support.loopback import serve_in_thread
 
@@ -45,10 +45,10 @@ class Gateway:
 
 @pytest.fixture
 async def gateway(backend_url: str) -> AsyncIterator[Gateway]:
+    """The demo contracts' gateway, built from parts without a database; 4 tools per page."""
     catalog = Catalog()
     for name in ("crm", "billing"):
         catalog.publish(demo_contract(name, backend_url))
-    http = HttpAdapter()
-    surface = McpSurface(catalog, CallService(catalog, build_pipeline(http)), page_size=4)
-    yield Gateway(catalog, surface, http)
-    await http.aclose()
+    built = RuntimeGateway(Settings(server=ServerSettings(page_size=4)), catalog=catalog)
+    yield Gateway(catalog, built.mcp, built.http)
+    await built.aclose()

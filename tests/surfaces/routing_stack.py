@@ -1,20 +1,17 @@
-"""An MCP surface with routing wired in as the gateway wires it, over the demo contracts."""
+"""A gateway with routing on, built from parts over the demo contracts (no database)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from colonnade.adapters.http import HttpAdapter
-from colonnade.calls.default_pipeline import build_pipeline
-from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog
-from colonnade.config import RoutingSettings
-from colonnade.routing.catalog_index import CatalogIndex
-from colonnade.routing.learning import CallFeedback, CoOccurrence
+from colonnade.config import RoutingSettings, Settings
+from colonnade.governance.authorization import Authorizer
+from colonnade.routing.learning import CallFeedback
 from colonnade.routing.router import Router
-from colonnade.surfaces.mcp_discovery import CallerScope, Discovery, everything
-from colonnade.surfaces.mcp_routing import DynamicToolList
-from colonnade.surfaces.mcp_server import McpSurface
+from colonnade.runtime.gateway import Gateway
+from colonnade.surfaces.mcp.server import McpSurface
 from tests.surfaces.conftest import demo_contract
 
 __all__ = ["RoutedGateway", "routed_gateway"]
@@ -27,24 +24,18 @@ class RoutedGateway:
     router: Router
     feedback: CallFeedback
     http: HttpAdapter
+    gateway: Gateway
 
 
 def routed_gateway(
-    backend_url: str, settings: RoutingSettings | None = None, *, scope: CallerScope = everything
+    backend_url: str, settings: RoutingSettings | None = None, *, authorizer: Authorizer | None = None
 ) -> RoutedGateway:
-    settings = settings or RoutingSettings(top_k=3)
+    routing = (settings or RoutingSettings(top_k=3)).model_copy(update={"enabled": True})
     catalog = Catalog()
     for name in ("crm", "billing"):
         catalog.publish(demo_contract(name, backend_url))
-    index = CatalogIndex(catalog)
-    feedback = CallFeedback(CoOccurrence())
-    router = Router.from_settings(settings, index.corpus, learning=feedback.learned)
-    http = HttpAdapter()
-    surface = McpSurface(
-        catalog,
-        CallService(catalog, build_pipeline(http)),
-        page_size=4,
-        discovery=Discovery(catalog, router, scope=scope),
-        routing=DynamicToolList(catalog, router, settings, feedback=feedback, scope=scope),
+    config = Settings(routing=routing).model_copy(
+        update={"server": Settings().server.model_copy(update={"page_size": 4})}
     )
-    return RoutedGateway(catalog, surface, router, feedback, http)
+    gateway = Gateway(config, catalog=catalog, authorizer=authorizer)
+    return RoutedGateway(catalog, gateway.mcp, gateway.router, gateway.feedback, gateway.http, gateway)

@@ -1,4 +1,4 @@
-"""Host/Origin checks against DNS rebinding: every loopback address, and `/metrics` like the rest."""
+"""Host/Origin checks against DNS rebinding: on every bind, every route, `/metrics` like the rest."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from starlette.datastructures import Headers
 
 from colonnade.config import ServerSettings
-from colonnade.surfaces.app import transport_security_for
+from colonnade.surfaces.edge import OriginPolicy
 from tests.surfaces.rest_harness import RunningGateway, demo_contract_file, gateway_settings, serve_gateway
 
 _MODERN_META = {
@@ -18,19 +19,28 @@ _MODERN_META = {
 }
 
 
-@pytest.mark.parametrize(
-    ("host", "guarded"),
-    [
-        ("127.0.0.1", True),
-        ("127.0.0.2", True),
-        ("localhost", True),
-        ("::1", True),
-        ("0.0.0.0", False),  # every interface: an operator's proxy decides which names are valid
-        ("gateway.example", False),
-    ],
-)
-def test_every_loopback_address_turns_the_guard_on(host: str, guarded: bool) -> None:
-    assert transport_security_for(host).enable_dns_rebinding_protection is guarded
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "localhost", "::1", "0.0.0.0", "gateway.example"])
+def test_every_bind_keeps_the_host_check_on(host: str) -> None:
+    policy = OriginPolicy.for_bind(host)
+    assert policy.refusal(Headers({"host": "attacker.example"})) is not None
+    assert policy.refusal(Headers({"host": "evil.example:8765"})) is not None
+    assert policy.refusal(Headers({"host": "127.0.0.1:8765"})) is None
+    refused = policy.refusal(Headers({"host": "localhost:8765", "origin": "http://evil.example"}))
+    assert refused is not None and refused.http_status == 403
+
+
+def test_a_loopback_address_actually_bound_is_a_valid_host() -> None:
+    assert OriginPolicy.for_bind("127.0.0.2").refusal(Headers({"host": "127.0.0.2:9000"})) is None
+    assert OriginPolicy.for_bind("::1").refusal(Headers({"host": "[::1]:9000"})) is None
+    assert OriginPolicy.for_bind("127.0.0.1").refusal(Headers({"host": "127.0.0.2:9000"})) is not None
+
+
+def test_public_names_are_served_only_when_configured() -> None:
+    policy = OriginPolicy.for_bind("0.0.0.0", ["gw.example.com", "gw.example.com:*"], ["https://gw.example.com"])
+    assert policy.refusal(Headers({"host": "gw.example.com"})) is None
+    assert policy.refusal(Headers({"host": "gw.example.com:443", "origin": "https://gw.example.com"})) is None
+    assert policy.refusal(Headers({"host": "gw.example.com", "origin": "https://evil.example"})) is not None
+    assert OriginPolicy.for_bind("0.0.0.0").refusal(Headers({"host": "gw.example.com"})) is not None
 
 
 def _serve(folder: Path, backend_url: str, host: str) -> Iterator[RunningGateway]:

@@ -9,9 +9,11 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from colonnade.surfaces.mcp_discovery import DESCRIBE_TOOL, META_TOOL_KEY, SEARCH_TOOLS
-from colonnade.surfaces.mcp_render import RESULT_META_KEY
-from colonnade.surfaces.mcp_routing import ROUTING_META_KEY
+from colonnade.adapters.discovery_tools import DESCRIBE_TOOL, SEARCH_TOOLS
+from colonnade.catalog.tool import META_BUILTIN as META_TOOL_KEY
+from colonnade.surfaces.mcp.render import RESULT_META_KEY
+from colonnade.surfaces.mcp.routing import ROUTING_META_KEY
+from tests.support.authorizers import OnlyPrefix
 from tests.surfaces.routing_stack import RoutedGateway, routed_gateway
 
 MODES: list[Literal["auto", "legacy"]] = ["auto", "legacy"]
@@ -27,7 +29,7 @@ async def routed(backend_url: str) -> AsyncIterator[RoutedGateway]:
 @pytest.fixture
 async def crm_only(backend_url: str) -> AsyncIterator[RoutedGateway]:
     """A caller allowed to call the CRM tools only."""
-    gateway = routed_gateway(backend_url, scope=lambda ctx: lambda tool_id: tool_id.startswith("acme:crm:"))
+    gateway = routed_gateway(backend_url, authorizer=OnlyPrefix("acme:crm:"))
     yield gateway
     await gateway.http.aclose()
 

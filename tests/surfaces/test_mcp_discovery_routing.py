@@ -12,9 +12,9 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from colonnade.adapters.discovery_tools import DESCRIBE_TOOL, SEARCH_TOOLS
 from colonnade.config import RoutingSettings
-from colonnade.surfaces.mcp_discovery import DESCRIBE_TOOL, SEARCH_TOOLS
-from colonnade.surfaces.mcp_routing import ROUTING_META_KEY
+from colonnade.surfaces.mcp.routing import ROUTING_META_KEY
 from tests.surfaces.routing_stack import RoutedGateway, routed_gateway
 
 MODES: list[Literal["auto", "legacy"]] = ["auto", "legacy"]

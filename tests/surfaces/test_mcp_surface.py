@@ -12,7 +12,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from colonnade.surfaces.mcp_render import RESULT_META_KEY
+from colonnade.surfaces.mcp.render import RESULT_META_KEY
 from tests.surfaces.conftest import Gateway, demo_contract
 
 MODES = ["auto", "legacy"]

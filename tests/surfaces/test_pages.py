@@ -171,7 +171,7 @@ def test_tool_page_by_canonical_or_wire_name(
     assert "&quot;colonnade/requires_human_approval&quot;: true" in body
     tool = running.gateway.catalog.get("acme:billing:refund_invoice")
     assert tool is not None and tool.digest in body
-    limits = running.gateway.calls.manifests.for_tool(tool).limits
+    limits = running.gateway.manifests.for_tool(tool).limits
     assert f"<dd>{limits.timeout_ms_default} ms</dd>" in body and limits.timeout_ms_default == 5000
     assert backend_url not in body and "base_url" not in body
 

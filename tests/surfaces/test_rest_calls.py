@@ -18,7 +18,7 @@ from colonnade.calls.pipeline import Next, Pipeline
 from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog
 from colonnade.surfaces.envelope_parsing import DEFAULT_MAX_BODY_BYTES as LIMIT
-from colonnade.surfaces.rest import SCHEMA_MEDIA_TYPE, RestSurface
+from colonnade.surfaces.rest.routes import SCHEMA_MEDIA_TYPE, RestSurface
 from tests.surfaces.conftest import demo_contract
 from tests.surfaces.rest_harness import (
     assert_typed_result,
@@ -268,7 +268,7 @@ class _Broken:
 async def test_a_fault_inside_the_gateway_is_a_typed_500() -> None:
     catalog = Catalog()
     catalog.publish(demo_contract("crm", "http://127.0.0.1:9"))
-    rest = RestSurface(catalog, CallService(catalog, Pipeline([_Broken()])))
+    rest = RestSurface(catalog, CallService(Pipeline([_Broken()])))
     transport = httpx2.ASGITransport(app=Starlette(routes=rest.routes()))
     async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         response = await client.post("/v1/calls", json={"call_id": "c-1", "tool_id": "acme:crm:get_customer"})

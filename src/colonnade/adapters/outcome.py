@@ -76,7 +76,8 @@ class AdapterOutcome:
 
     `body` is the parsed JSON when the backend declared JSON, else the text (None when empty).
     `message` is the backend's own error message when it gave one, else a description of the
-    failure; it is None on success.
+    failure; it is None on success. `details` adds facts for the error's details (built-in tools
+    use it), `warnings` notes for the caller.
     """
 
     kind: OutcomeKind
@@ -86,6 +87,8 @@ class AdapterOutcome:
     message: str | None = None
     retry_after_ms: int | None = None
     duration_ms: float = 0.0
+    details: dict[str, Any] | None = None
+    warnings: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -9,27 +9,75 @@ from typing import Any
 from colonnade.calls.envelope import CallError, CallMetrics, CallRequest, CallResult, CallStatus, Provenance
 from colonnade.calls.manifest import ToolManifest
 from colonnade.catalog.tool import Tool
+from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
 
-__all__ = ["Call", "effective_timeout_ms"]
+__all__ = ["DEFAULT_TIMEOUT_S", "Call", "TraceContext", "effective_timeout_ms"]
+
+DEFAULT_TIMEOUT_S = 30.0
+"""The deadline of a call before its tool is known (resolution then applies the tool's limits)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TraceContext:
+    """Where this call sits in a distributed trace: every span and log line of the call names it."""
+
+    trace_id: str
+    parent_span_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """A parsed request with its resolved tool; a stage that changes it makes a copy (`evolve`)."""
+    """A parsed request, who makes it, and (once the resolve stage ran) its tool and manifest.
+
+    A stage that changes the call makes a copy (`evolve`). `tool` and `manifest` may be read only
+    by stages after resolution; reading them earlier is a programming error and raises.
+    """
 
     request: CallRequest
-    tool: Tool
-    manifest: ToolManifest
+    principal: Principal = ANONYMOUS_LOOPBACK
+    resolved_tool: Tool | None = None
+    resolved_manifest: ToolManifest | None = None
     started: float = field(default_factory=time.perf_counter)
     deadline: float = 0.0
 
     @classmethod
-    def start(cls, request: CallRequest, tool: Tool, manifest: ToolManifest) -> Call:
+    def start(
+        cls,
+        request: CallRequest,
+        tool: Tool | None = None,
+        manifest: ToolManifest | None = None,
+        *,
+        principal: Principal = ANONYMOUS_LOOPBACK,
+    ) -> Call:
+        """A call entering the pipeline; given a tool and manifest, it is resolved already."""
         now = time.perf_counter()
-        return cls(request, tool, manifest, now, now + effective_timeout_ms(request, manifest) / 1000)
+        call = cls(request, principal, None, None, now, now + _unresolved_timeout_ms(request) / 1000)
+        return call.resolve(tool, manifest) if tool is not None and manifest is not None else call
+
+    def resolve(self, tool: Tool, manifest: ToolManifest) -> Call:
+        """The call with its tool known: the deadline now honours the tool's limits."""
+        deadline = self.started + effective_timeout_ms(self.request, manifest) / 1000
+        return replace(self, resolved_tool=tool, resolved_manifest=manifest, deadline=deadline)
 
     def evolve(self, **changes: Any) -> Call:
         return replace(self, **changes)
+
+    @property
+    def tool(self) -> Tool:
+        if self.resolved_tool is None:
+            raise RuntimeError("the call's tool is read before the resolve stage ran")
+        return self.resolved_tool
+
+    @property
+    def manifest(self) -> ToolManifest:
+        if self.resolved_manifest is None:
+            raise RuntimeError("the call's manifest is read before the resolve stage ran")
+        return self.resolved_manifest
+
+    @property
+    def trace(self) -> TraceContext:
+        context = self.request.context
+        return TraceContext(context.trace_id, context.parent_span_id)
 
     @property
     def remaining_s(self) -> float:
@@ -44,7 +92,8 @@ class Call:
         warnings: list[str] | None = None,
         commit_token: str | None = None,
     ) -> CallResult:
-        """Close the call with an outcome; metrics and provenance are always filled."""
+        """Close the call with an outcome; metrics are always filled, provenance once resolved."""
+        tool = self.resolved_tool
         return CallResult(
             call_id=self.request.call_id,
             status=status,
@@ -53,15 +102,17 @@ class Call:
             commit_token=commit_token,
             side_effects=self._effects(status),
             metrics=CallMetrics(duration_ms=round((time.perf_counter() - self.started) * 1000, 3)),
-            provenance=Provenance(
-                tool_id=self.tool.canonical_name, tool_version=self.tool.version, digest=self.tool.digest
-            ),
+            provenance=Provenance(tool_id=tool.canonical_name, tool_version=tool.version, digest=tool.digest)
+            if tool is not None
+            else None,
             warnings=warnings or [],
         )
 
     def _effects(self, status: CallStatus) -> list[str]:
         """What the call did to the world: its declared write/destructive effect, once it ran."""
-        kind = self.tool.side_effects.value
+        if self.resolved_tool is None:
+            return []
+        kind = self.resolved_tool.side_effects.value
         ran = status in (CallStatus.SUCCESS, CallStatus.SUCCESS_PREP) and not self.request.dry_run
         return [kind] if ran and kind in ("write", "destructive") else []
 
@@ -71,6 +122,14 @@ def effective_timeout_ms(request: CallRequest, manifest: ToolManifest) -> float:
     limits = manifest.limits
     constraints = request.constraints
     candidates: list[float] = [constraints.timeout_ms or limits.timeout_ms_default, limits.timeout_ms_max]
+    if constraints.deadline_unix_ms is not None:
+        candidates.append(max(0.0, constraints.deadline_unix_ms - time.time() * 1000))
+    return min(candidates)
+
+
+def _unresolved_timeout_ms(request: CallRequest) -> float:
+    constraints = request.constraints
+    candidates: list[float] = [constraints.timeout_ms or DEFAULT_TIMEOUT_S * 1000]
     if constraints.deadline_unix_ms is not None:
         candidates.append(max(0.0, constraints.deadline_unix_ms - time.time() * 1000))
     return min(candidates)

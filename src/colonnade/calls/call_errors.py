@@ -115,6 +115,12 @@ _SPECS = (
         "Add the backend's host:port to constraints.net_allowlist, or call a tool whose backend is allowed.",
     ),
     ErrorSpec(
+        "P-PRECOND-NET-UNCHECKED",
+        _TERMINAL,
+        "The gateway cannot tell which network the tool's binding reaches",
+        "Report to the gateway operator: the tool's source gives no address the network policy can check.",
+    ),
+    ErrorSpec(
         "P-PRECOND-COMMIT-TOKEN",
         _TERMINAL,
         "The commit token is unknown, already used or rolled back",

@@ -1,30 +1,39 @@
 """The order of the stages: the one place that decides it.
 
-A stage that wraps execution comes before what it wraps: output validation checks the final
-result of the retried execution; two-phase turns a validated success into `success_prep`;
-idempotency stores whatever comes back. Stages whose dependency is not given are left out
-(unit tests build small pipelines); the gateway always passes them all.
+Observe wraps everything, so every call (refused ones included) gets its span, metrics and log
+line. Resolution comes next: nothing before it knows the tool. A stage that wraps execution comes
+before what it wraps: output validation checks the final result of the retried execution;
+two-phase turns a validated success into `success_prep`; idempotency stores whatever comes back.
+Stages whose dependency is not given are left out (unit tests build small pipelines); the
+gateway always passes them all.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from colonnade.adapters.health_monitor import HealthMonitor
-from colonnade.adapters.http import HttpAdapter
+from colonnade.adapters.registry import AdapterRegistry
+from colonnade.calls.manifest import Manifests
 from colonnade.calls.pipeline import Pipeline, Stage
 from colonnade.calls.stages.approval import ApprovalGate
+from colonnade.calls.stages.authorize import Authorize
 from colonnade.calls.stages.capacity import Capacity
 from colonnade.calls.stages.dry_run import DryRun
 from colonnade.calls.stages.execute import Execute
 from colonnade.calls.stages.health import HealthGate
 from colonnade.calls.stages.idempotency import Idempotency
 from colonnade.calls.stages.network import NetworkPolicy
+from colonnade.calls.stages.observe import Observe
+from colonnade.calls.stages.resolve import Resolve
 from colonnade.calls.stages.retry import Retry
 from colonnade.calls.stages.two_phase import TwoPhase
 from colonnade.calls.stages.validate_input import InputValidation
 from colonnade.calls.stages.validate_output import OutputValidation
 from colonnade.calls.two_phase import TwoPhaseCoordinator
+from colonnade.catalog.builtins import BuiltinTools
+from colonnade.catalog.catalog import Catalog
+from colonnade.governance.authorization import Authorizer
 from colonnade.store.idempotency_repo import IdempotencyStore
 
 __all__ = ["PipelineParts", "build_pipeline"]
@@ -32,19 +41,25 @@ __all__ = ["PipelineParts", "build_pipeline"]
 
 @dataclass(frozen=True)
 class PipelineParts:
-    http: HttpAdapter
-    observe: Stage | None = None
+    catalog: Catalog
+    adapters: AdapterRegistry
+    manifests: Manifests = field(default_factory=Manifests)
+    builtins: BuiltinTools | None = None
+    authorizer: Authorizer | None = None
+    observe: Observe | None = None
     idempotency: IdempotencyStore | None = None
     idempotency_retention_s: float = 86_400.0
     two_phase: TwoPhaseCoordinator | None = None
     health: HealthMonitor | None = None
 
 
-def build_pipeline(parts: PipelineParts | HttpAdapter) -> Pipeline:
-    if isinstance(parts, HttpAdapter):
-        parts = PipelineParts(http=parts)
+def build_pipeline(parts: PipelineParts) -> Pipeline:
+    observe = parts.observe
     stages: list[Stage | None] = [
-        parts.observe,  # 10 outcome: span, metrics, one log line (wraps everything)
+        observe,  # 10 outcome: span, metrics, one log line (wraps everything)
+        Resolve(parts.catalog, parts.manifests, builtins=parts.builtins, authorizer=parts.authorizer),
+        observe.in_flight() if observe is not None else None,  # calls in flight, per resolved tool
+        Authorize(parts.authorizer),  # 2-4 persona, scopes, tenant, agent allow-list
         ApprovalGate(),  # 5 approval gate (fail-closed until the approval workflow lands)
         InputValidation(),  # 6 validate input, every violation listed
         NetworkPolicy(),  # precondition: the backend is on the allow-lists
@@ -57,6 +72,6 @@ def build_pipeline(parts: PipelineParts | HttpAdapter) -> Pipeline:
         TwoPhase(parts.two_phase) if parts.two_phase else None,  # 8 two-phase commit
         OutputValidation(),  # 9 validate output of the (retried) execution
         Retry(),  # 8 retries: retryable outcomes, safe tools, within the deadline
-        Execute(parts.http),  # 8 execute within the deadline
+        Execute(parts.adapters),  # 8 execute within the deadline
     ]
     return Pipeline([stage for stage in stages if stage is not None])

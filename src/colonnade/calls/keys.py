@@ -1,4 +1,8 @@
-"""Idempotency keys are scoped to tenant + tool + actor; backends get an opaque scoped form."""
+"""Idempotency keys are scoped to tenant + tool + principal; backends get an opaque scoped form.
+
+The principal is who the gateway decided is calling (never a caller-asserted body field), so
+two callers using the same key never see each other's outcomes.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,7 @@ __all__ = ["backend_key", "scope_of"]
 
 
 def scope_of(call: Call) -> str:
-    actor = call.request.context.actor_id or "-"
-    return f"{call.tool.tenant}|{call.tool.canonical_name}|{actor}"
+    return f"{call.tool.tenant}|{call.tool.canonical_name}|{call.principal.key}"
 
 
 def backend_key(call: Call) -> str | None:

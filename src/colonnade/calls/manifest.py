@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from colonnade.catalog.http_binding import HttpBinding
 from colonnade.catalog.naming import to_wire
 from colonnade.catalog.tool import Tool
 from colonnade.contracts.model import Determinism
@@ -97,15 +98,16 @@ class ManifestError(ColonnadeError):
 
 def derive_manifest(tool: Tool, override: ManifestOverride | None = None) -> ToolManifest:
     runtime = tool.runtime
-    binding_timeout = tool.binding.timeout_ms if tool.binding is not None else None
+    http = tool.binding if isinstance(tool.binding, HttpBinding) else None
+    binding_timeout = http.timeout_ms if http is not None else None
     default_ms = runtime.timeout_ms_default or binding_timeout or DEFAULT_TIMEOUT_MS
     limits = Limits(
         timeout_ms_default=default_ms,
         timeout_ms_max=max(default_ms, runtime.timeout_ms_max or DEFAULT_TIMEOUT_MAX_MS),
         concurrency_max=runtime.concurrency_max,
     )
-    allow = [host_port(tool.binding.base_url)] if tool.binding is not None else []
-    env = [tool.binding.auth.secret] if tool.binding is not None and tool.binding.auth is not None else []
+    allow = [host_port(http.base_url)] if http is not None else []
+    env = [http.auth.secret] if http is not None and http.auth is not None else []
     manifest = ToolManifest(
         tool_id=tool.canonical_name,
         semver=tool.version,

@@ -18,16 +18,19 @@ from typing import Any
 
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
-from colonnade.calls.envelope import CallConstraints, CallContext, CallRequest, CallResult, CallStatus
+from colonnade.calls.envelope import CallConstraints, CallRequest, CallResult, CallStatus
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
+from colonnade.governance.principal import Principal
 from colonnade.store.commit_tokens_repo import CommitTokenStore, PreparedCall
 
 __all__ = ["MAX_COMPENSATION_ATTEMPTS", "TwoPhaseCoordinator"]
 
 logger = logging.getLogger(__name__)
 MAX_COMPENSATION_ATTEMPTS = 5
-Runner = Callable[[CallRequest], Awaitable[CallResult]]
+Runner = Callable[[CallRequest, Principal], Awaitable[CallResult]]
+_TWO_PHASE = Principal.system("two-phase")
+"""Commits and rollbacks run as the gateway itself: a token's follow-up keys do not depend on who commits."""
 
 
 class TwoPhaseCoordinator:
@@ -37,7 +40,7 @@ class TwoPhaseCoordinator:
         self._run: Runner | None = None
 
     def bind(self, run: Runner) -> None:
-        """The call entry point used for commit and compensate operations (the CallService)."""
+        """The call entry point used for commit and compensate operations (`CallService.call`)."""
         self._run = run
 
     async def prepare(self, call: Call, result: CallResult) -> CallResult:
@@ -123,12 +126,11 @@ class TwoPhaseCoordinator:
             tool_id=target.canonical_name,
             tool_version=record.version,
             input=_arguments_for(target, record),
-            context=CallContext(actor_id="colonnade-two-phase"),
             constraints=CallConstraints(idempotency_key=f"{phase}:{record.token}"),
         )
         if call_id is not None:
             request = request.model_copy(update={"call_id": call_id})
-        return await self._run(request)
+        return await self._run(request, _TWO_PHASE)
 
 
 def _sibling(catalog: Catalog, record: PreparedCall, operation: str) -> Tool | None:

@@ -15,11 +15,12 @@ from typing import Any
 from mcp import types as mcp_types
 from pydantic import BaseModel
 
-from colonnade.catalog.http_binding import HttpBinding
+from colonnade.catalog.bindings import Binding
 from colonnade.catalog.naming import split_canonical
 from colonnade.contracts.model import Determinism, LlmBlock, RuntimeSpec, SideEffects
 
 __all__ = [
+    "META_BUILTIN",
     "META_CANONICAL_NAME",
     "META_CONTRACT_VERSION",
     "META_DETERMINISM",
@@ -39,6 +40,7 @@ META_REQUIRES_HUMAN_APPROVAL = "colonnade/requires_human_approval"
 META_CONTRACT_VERSION = "colonnade/contract_version"
 META_DETERMINISM = "colonnade/determinism"
 META_DIGEST = "colonnade/digest"
+META_BUILTIN = "colonnade/meta_tool"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +88,7 @@ class Tool:
     tags: tuple[str, ...] = ()
     source: str = "contract"
     adapter: str
-    binding: HttpBinding | None = None
+    binding: Binding | None = None
     runtime: RuntimeSpec = field(default_factory=RuntimeSpec)
     owner: str | None = None
     health_url: str | None = None
@@ -96,6 +98,11 @@ class Tool:
         split_canonical(self.canonical_name)
         if not self.wire_name:
             raise ValueError(f"tool {self.canonical_name!r} has an empty wire name")
+        if self.binding is not None and self.binding.kind != self.adapter:
+            raise ValueError(
+                f"tool {self.canonical_name!r} names adapter {self.adapter!r}"
+                f" but has a {self.binding.kind} binding"
+            )
         object.__setattr__(self, "digest", _digest_of(self))
 
     def __hash__(self) -> int:
@@ -109,8 +116,19 @@ class Tool:
     def api(self) -> str:
         return split_canonical(self.canonical_name)[1]
 
+    @property
+    def builtin(self) -> bool:
+        """Answered by the gateway itself (a meta tool), not by a backend."""
+        return self.adapter == "builtin"
+
     def meta(self) -> dict[str, Any]:
         """Typed facts for `_meta`, so clients and smoke tests need not parse prose."""
+        if self.builtin:
+            return {
+                META_BUILTIN: True,
+                META_CANONICAL_NAME: self.canonical_name,
+                META_SIDE_EFFECTS: self.side_effects.value,
+            }
         return {
             META_CANONICAL_NAME: self.canonical_name,
             META_SIDE_EFFECTS: self.side_effects.value,

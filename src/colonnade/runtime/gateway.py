@@ -1,4 +1,12 @@
-"""The composition root: one object that owns the store, catalog, adapters, pipeline and surfaces."""
+"""The composition root: one object that builds the gateway from its parts, the one way it is built.
+
+`Gateway(settings, engine=..., catalog=..., ...)` assembles the catalog, adapters, pipeline and
+surfaces; any part may be given (tests give a catalog they published into, an adapter, a
+monitor), the rest are built from the settings. Without a database engine the gateway runs its
+stateless parts only (no idempotency store, no two-phase commit, no contract store): enough for
+surface and pipeline tests. `await Gateway.open(settings)` is the production path: it creates
+and migrates the database, publishes the configured contracts and loads the catalog.
+"""
 
 from __future__ import annotations
 
@@ -14,15 +22,23 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 
+from colonnade.adapters.builtin import BuiltinAdapter
+from colonnade.adapters.discovery_tools import DiscoveryTools
 from colonnade.adapters.health_monitor import HealthMonitor
 from colonnade.adapters.http import HttpAdapter
+from colonnade.adapters.http_tools import HttpTools
+from colonnade.adapters.registry import AdapterRegistry
+from colonnade.calls.commit_tool import COMMIT_TOOL, CommitHandler
 from colonnade.calls.default_pipeline import PipelineParts, build_pipeline
 from colonnade.calls.manifest import Manifests
 from colonnade.calls.service import CallService
 from colonnade.calls.stages.observe import Observe
 from colonnade.calls.two_phase import TwoPhaseCoordinator
+from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog
 from colonnade.config import Settings
+from colonnade.governance.authorization import AllowAll, Authorizer
+from colonnade.governance.principal import Principal
 from colonnade.observability.metrics import GatewayMetrics
 from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider
 from colonnade.routing.catalog_index import CatalogIndex
@@ -36,13 +52,14 @@ from colonnade.store.contracts_repo import ContractStore
 from colonnade.store.engine import create_store_engine
 from colonnade.store.idempotency_repo import IdempotencyStore
 from colonnade.store.migrator import migrate_engine
-from colonnade.surfaces.app import build_http_app, transport_security_for
-from colonnade.surfaces.mcp_discovery import Discovery
-from colonnade.surfaces.mcp_routing import DynamicToolList
-from colonnade.surfaces.mcp_server import McpSurface
+from colonnade.surfaces.app import HttpSurfaces, build_http_app
+from colonnade.surfaces.edge import OriginPolicy
+from colonnade.surfaces.mcp.caller import caller_scope
+from colonnade.surfaces.mcp.routing import DynamicToolList
+from colonnade.surfaces.mcp.server import McpSurface
 from colonnade.surfaces.metrics_route import metrics_route
 from colonnade.surfaces.pages import routes as page_routes
-from colonnade.surfaces.rest import RestSurface
+from colonnade.surfaces.rest.routes import RestSurface
 
 __all__ = ["Gateway", "PublishedFile"]
 
@@ -57,52 +74,109 @@ class PublishedFile:
 
 
 class Gateway:
-    """Build with `await Gateway.open(settings)`; close with `await gateway.aclose()`."""
+    """Build with `await Gateway.open(settings)` (or from parts, in tests); close with `aclose()`."""
 
-    def __init__(self, settings: Settings, engine: AsyncEngine) -> None:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        engine: AsyncEngine | None = None,
+        catalog: Catalog | None = None,
+        http: HttpAdapter | None = None,
+        health: HealthMonitor | None = None,
+        authorizer: Authorizer | None = None,
+        metrics: GatewayMetrics | None = None,
+        manifests: Manifests | None = None,
+    ) -> None:
+        settings = settings if settings is not None else Settings()
         self.settings = settings
         self.engine = engine
-        self.store = ContractStore(engine)
-        self.catalog = Catalog(profile=settings.wire_profile)
-        self.http = HttpAdapter()
-        self.health = HealthMonitor(interval_s=settings.health_interval_s)
-        self.idempotency = IdempotencyStore(engine)
-        self.two_phase = TwoPhaseCoordinator(self.catalog, CommitTokenStore(engine))
-        self.metrics = GatewayMetrics()
+        self.catalog = catalog if catalog is not None else Catalog(profile=settings.wire_profile)
+        self.http = http if http is not None else HttpAdapter()
+        self.health = health if health is not None else HealthMonitor(interval_s=settings.health_interval_s)
+        self.authorizer: Authorizer = authorizer if authorizer is not None else AllowAll()
+        self.metrics = metrics if metrics is not None else GatewayMetrics()
         self.metrics.track_catalog(self.catalog)
+        self.manifests = manifests if manifests is not None else Manifests.from_folder(settings.manifests_dir)
         self.tracer_provider = build_tracer_provider()
-        observe = Observe(self.metrics, self.tracer_provider.get_tracer(TRACER_NAME))
-        pipeline = build_pipeline(
+        local = settings.local_principal
+        self.local_principal = Principal.local(local.id, tenant=local.tenant, persona=local.persona)
+
+        # The router: the embedded default keeps its index under data_dir; co-occurrence is in the database.
+        on_disk = engine is not None and settings.database_url is None
+        self.tool_index = CatalogIndex(
+            self.catalog, directory=settings.data_dir / "routing" if on_disk else None
+        )
+        repository = CoOccurrenceStore(engine) if engine is not None else None
+        self.feedback = CallFeedback(CoOccurrence(), repository=repository)
+        self.router = Router.from_settings(
+            settings.routing, self.tool_index.corpus, learning=self.feedback.learned
+        )
+
+        # The gateway's own tools and the adapters, by binding kind.
+        self.builtins = BuiltinTools()
+        builtin = BuiltinAdapter()
+        if settings.routing.enabled:
+            discovery = DiscoveryTools(self.catalog, self.router, self.authorizer)
+            for tool, handler in zip(discovery.tools, (discovery.search, discovery.describe), strict=True):
+                self.builtins.add(tool)
+                builtin.register(tool.operation, handler)
+        self.adapters = AdapterRegistry({"http": HttpTools(self.http), "builtin": builtin})
+
+        # State that lives in the database, when there is one.
+        self.store = ContractStore(engine) if engine is not None else None
+        self.idempotency = IdempotencyStore(engine) if engine is not None else None
+        self.two_phase = (
+            TwoPhaseCoordinator(self.catalog, CommitTokenStore(engine)) if engine is not None else None
+        )
+        if self.two_phase is not None:
+            self.builtins.add(COMMIT_TOOL)
+            builtin.register(COMMIT_TOOL.operation, CommitHandler(self.two_phase))
+        self.sync = (
+            CatalogSync(self.store, self.catalog, interval_s=settings.catalog_poll_s) if self.store else None
+        )
+
+        self.observe = Observe(self.metrics, self.tracer_provider.get_tracer(TRACER_NAME))
+        self.pipeline = build_pipeline(
             PipelineParts(
-                http=self.http,
-                observe=observe,
+                catalog=self.catalog,
+                adapters=self.adapters,
+                manifests=self.manifests,
+                builtins=self.builtins,
+                authorizer=self.authorizer,
+                observe=self.observe,
                 idempotency=self.idempotency,
                 idempotency_retention_s=settings.idempotency_retention_s,
                 two_phase=self.two_phase,
                 health=self.health,
             )
         )
-        manifests = Manifests.from_folder(settings.manifests_dir)
-        self.calls = CallService(
-            self.catalog, pipeline, manifests, self.two_phase, on_refused=observe.refused
+        self.calls = CallService(self.pipeline)
+        if self.two_phase is not None:
+            self.two_phase.bind(self.calls.call)
+        routing = (
+            DynamicToolList(
+                self.catalog,
+                self.router,
+                settings.routing,
+                feedback=self.feedback,
+                scope=caller_scope(self.authorizer, self.local_principal),
+            )
+            if settings.routing.enabled
+            else None
         )
-        # The embedded default keeps the routing index under data_dir; co-occurrence is in the database.
-        routing_dir = settings.data_dir / "routing" if settings.database_url is None else None
-        self.tool_index = CatalogIndex(self.catalog, directory=routing_dir)
-        self.feedback = CallFeedback(CoOccurrence(), repository=CoOccurrenceStore(engine))
-        learned = self.feedback.learned
-        self.router = Router.from_settings(settings.routing, self.tool_index.corpus, learning=learned)
-        routed = settings.routing.enabled
-        self.mcp = McpSurface(
+        self.mcp = self.mcp_surface(self.local_principal, routing=routing)
+
+    def mcp_surface(self, principal: Principal, *, routing: DynamicToolList | None = None) -> McpSurface:
+        """The MCP surface; `principal` is who calls when no HTTP edge says otherwise (stdio)."""
+        return McpSurface(
             self.catalog,
             self.calls,
-            page_size=settings.server.page_size,
-            discovery=Discovery(self.catalog, self.router) if routed else None,
-            routing=DynamicToolList(self.catalog, self.router, settings.routing, feedback=self.feedback)
-            if routed
-            else None,
+            page_size=self.settings.server.page_size,
+            builtins=self.builtins,
+            routing=routing,
+            principal=principal,
         )
-        self.sync = CatalogSync(self.store, self.catalog, interval_s=settings.catalog_poll_s)
 
     @classmethod
     async def open(cls, settings: Settings) -> Gateway:
@@ -113,15 +187,16 @@ class Gateway:
         except BaseException:
             await engine.dispose()
             raise
-        gateway = cls(settings, engine)
+        gateway = cls(settings, engine=engine)
         await gateway.feedback.load()
         await gateway.publish_files(settings.contracts)
-        await gateway.sync.refresh()
         gateway.tool_index.reconcile()
         return gateway
 
     async def publish_files(self, paths: Sequence[Path]) -> list[PublishedFile]:
         """Validate, store as published and serve each contract file (folders are expanded)."""
+        if self.store is None or self.sync is None:
+            raise RuntimeError("this gateway has no database: build it with an engine to publish contracts")
         published = []
         for path in expand_contract_paths(paths):
             contract = load_for_publishing(path)
@@ -132,47 +207,42 @@ class Gateway:
         return published
 
     async def readiness(self) -> dict[str, Any]:
-        try:
-            async with self.engine.connect() as conn:
-                await conn.execute(text("SELECT 1"))
-            database: dict[str, Any] = {"ok": True}
-        except Exception as exc:  # readiness reports, it never raises
-            database = {"ok": False, "error": str(exc)}
-        return {"database": database, "catalog": {"ok": True, "tools": len(self.catalog)}}
+        checks: dict[str, Any] = {}
+        if self.engine is not None:
+            try:
+                async with self.engine.connect() as conn:
+                    await conn.execute(text("SELECT 1"))
+                checks["database"] = {"ok": True}
+            except Exception as exc:  # readiness reports, it never raises
+                checks["database"] = {"ok": False, "error": str(exc)}
+        checks["catalog"] = {"ok": True, "tools": len(self.catalog)}
+        return checks
 
     def http_app(self) -> Starlette:
-        host = self.settings.server.host
-        guard = transport_security_for(host)
+        server = self.settings.server
         rest = RestSurface(
-            self.catalog, self.calls, page_size=self.settings.server.page_size, transport_security=guard
+            self.catalog, self.calls, page_size=server.page_size, max_body_bytes=server.max_request_bytes
         )
-        return build_http_app(
+        pages = page_routes(self.catalog, self.router, self.metrics, manifests=self.manifests)
+        surfaces = HttpSurfaces(
             self.mcp,
-            host=host,
+            routes=[*rest.routes(), metrics_route(self.metrics), *pages],
             readiness=self.readiness,
             lifespan=self._background,
-            extra_routes=[
-                *rest.routes(),
-                metrics_route(self.metrics, transport_security=guard),
-                *page_routes(
-                    self.catalog,
-                    self.router,
-                    self.metrics,
-                    manifests=self.calls.manifests,
-                    transport_security=guard,
-                ),
-            ],
         )
+        origins = OriginPolicy.for_bind(server.host, server.allowed_hosts, server.allowed_origins)
+        return build_http_app(surfaces, origins=origins, max_request_bytes=server.max_request_bytes)
 
     @contextlib.asynccontextmanager
     async def _background(self) -> AsyncIterator[None]:
         """Catalog sync, two-phase rollbacks, backend health probes and record expiry, while serving."""
-        tasks = [
-            asyncio.create_task(self.sync.run(), name="colonnade-catalog-sync"),
-            asyncio.create_task(self.two_phase.run(), name="colonnade-two-phase-sweep"),
-            asyncio.create_task(self.health.run(), name="colonnade-health"),
-            asyncio.create_task(self._purge_expired(), name="colonnade-idempotency-expiry"),
-        ]
+        tasks = [asyncio.create_task(self.health.run(), name="colonnade-health")]
+        if self.sync is not None:
+            tasks.append(asyncio.create_task(self.sync.run(), name="colonnade-catalog-sync"))
+        if self.two_phase is not None:
+            tasks.append(asyncio.create_task(self.two_phase.run(), name="colonnade-two-phase-sweep"))
+        if self.idempotency is not None:
+            tasks.append(asyncio.create_task(self._purge_expired(), name="colonnade-idempotency-expiry"))
         try:
             yield
         finally:
@@ -186,17 +256,20 @@ class Gateway:
         while True:
             await asyncio.sleep(interval_s)
             try:
-                await self.idempotency.purge_expired()
+                if self.idempotency is not None:
+                    await self.idempotency.purge_expired()
             except Exception:  # the store may be briefly unavailable; the next round retries
                 logger.exception("purging expired idempotency records failed")
 
     async def aclose(self) -> None:
-        await self.calls.pipeline.drain()
+        await self.pipeline.drain()
         await self.catalog.drain()
         self.tool_index.close()
         await self.feedback.aclose()
         await self.health.aclose()
-        await self.idempotency.aclose()
-        await self.http.aclose()
-        await self.engine.dispose()
+        if self.idempotency is not None:
+            await self.idempotency.aclose()
+        await self.adapters.aclose()
+        if self.engine is not None:
+            await self.engine.dispose()
         self.tracer_provider.shutdown()

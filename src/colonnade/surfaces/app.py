@@ -1,9 +1,13 @@
-"""The HTTP application: MCP Streamable HTTP at /mcp plus health endpoints, one Starlette app."""
+"""The HTTP application: every surface behind the one HTTP edge, composed in one place.
+
+MCP Streamable HTTP at /mcp, REST under /v1, pages at / and /ui, Prometheus at /metrics, and
+the probes /healthz (process alive) and /readyz (dependencies ready). Each surface brings its
+routes and, where it has one, its lifespan and its way of rendering the edge's refusals.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -11,30 +15,64 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import Scope
 
 from colonnade import __version__
+from colonnade.surfaces.edge import (
+    DEFAULT_MAX_REQUEST_BYTES,
+    Authenticator,
+    EdgeRefusal,
+    HttpEdge,
+    OriginPolicy,
+    RefusalRenderer,
+)
 from colonnade.surfaces.header_whitespace import StripHeaderWhitespace
-from colonnade.surfaces.mcp_server import McpSurface
+from colonnade.surfaces.mcp.server import McpSurface
+from colonnade.surfaces.pages import guard as pages_guard
+from colonnade.surfaces.rest import routes as rest_routes
 
-__all__ = ["build_http_app", "transport_security_for"]
+__all__ = ["HttpSurfaces", "build_http_app"]
 
 Readiness = Callable[[], Awaitable[dict[str, Any]]]
+Lifespan = Callable[[], contextlib.AbstractAsyncContextManager[None]]
+# The edge checks Host and Origin for every route, /mcp included; the SDK's own copy stays off.
+_NO_SDK_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+
+def _mcp_refusal(refusal: EdgeRefusal, scope: Scope) -> Response:
+    """Refusals at /mcp read as the MCP SDK's own (clients and the conformance suite know them)."""
+    text = {421: "Invalid Host header", 403: "Invalid Origin header", 413: "Request body too large"}
+    return PlainTextResponse(text.get(refusal.http_status, refusal.message), status_code=refusal.http_status)
+
+
+class HttpSurfaces:
+    """What the HTTP app is composed of; everything but the MCP surface is optional."""
+
+    def __init__(
+        self,
+        mcp: McpSurface,
+        *,
+        routes: list[BaseRoute] | None = None,
+        readiness: Readiness | None = None,
+        lifespan: Lifespan | None = None,
+    ) -> None:
+        self.mcp = mcp
+        self.routes = routes or []
+        self.readiness = readiness
+        self.lifespan = lifespan
 
 
 def build_http_app(
-    surface: McpSurface,
+    surfaces: HttpSurfaces,
     *,
-    host: str = "127.0.0.1",
-    readiness: Readiness | None = None,
-    extra_routes: list[BaseRoute] | None = None,
-    lifespan: Callable[[], contextlib.AbstractAsyncContextManager[None]] | None = None,
+    origins: OriginPolicy,
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+    authenticate: Authenticator | None = None,
 ) -> Starlette:
-    """Compose the MCP endpoint, /healthz (process alive) and /readyz (dependencies ready)."""
-    mcp_app = surface.server.streamable_http_app(
-        host=host, json_response=True, transport_security=transport_security_for(host)
-    )
+    mcp_app = surfaces.mcp.server.streamable_http_app(json_response=True, transport_security=_NO_SDK_CHECK)
+    readiness = surfaces.readiness
 
     async def healthz(_: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "version": __version__})
@@ -42,48 +80,39 @@ def build_http_app(
     async def readyz(_: Request) -> JSONResponse:
         checks = await readiness() if readiness is not None else {}
         ready = all(bool(v.get("ok")) if isinstance(v, dict) else bool(v) for v in checks.values())
-        body = {"status": "ready" if ready else "not ready", "tools": len(surface.catalog), "checks": checks}
+        body = {
+            "status": "ready" if ready else "not ready",
+            "tools": len(surfaces.mcp.catalog),
+            "checks": checks,
+        }
         return JSONResponse(body, status_code=200 if ready else 503)
 
     @contextlib.asynccontextmanager
     async def app_lifespan(_: Starlette) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
-            if lifespan is not None:
-                await stack.enter_async_context(lifespan())
-            await stack.enter_async_context(surface.server.session_manager.run())
+            if surfaces.lifespan is not None:
+                await stack.enter_async_context(surfaces.lifespan())
+            await stack.enter_async_context(surfaces.mcp.server.session_manager.run())
             yield
 
     routes: list[BaseRoute] = [
         *mcp_app.routes,
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
-        *(extra_routes or []),
+        *surfaces.routes,
     ]
-    trimmed = [Middleware(StripHeaderWhitespace)]
-    return Starlette(routes=routes, lifespan=app_lifespan, middleware=trimmed)
-
-
-def transport_security_for(host: str) -> TransportSecuritySettings:
-    """DNS-rebinding protection when serving on loopback; behind a real hostname a proxy decides.
-
-    Any loopback address counts (127.0.0.2 or ::1 as well as 127.0.0.1 and localhost), and the
-    address actually bound is accepted in Host and Origin along with the usual loopback names.
-    """
-    if not _is_loopback(host):
-        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    bound = f"[{host}]" if ":" in host else host
-    names = list(dict.fromkeys([bound, "127.0.0.1", "localhost", "[::1]"]))
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[f"{name}:*" for name in names],
-        allowed_origins=[f"http://{name}:*" for name in names],
-    )
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+    renderers: dict[str, RefusalRenderer] = {
+        "/mcp": _mcp_refusal,
+        "/v1": rest_routes.render_refusal,
+        "/": pages_guard.render_refusal,
+        "/metrics": lambda refusal, _: PlainTextResponse(refusal.message + "\n", refusal.http_status),
+    }
+    edge_options: dict[str, Any] = {
+        "origins": origins,
+        "renderers": renderers,
+        "max_request_bytes": max_request_bytes,
+    }
+    if authenticate is not None:
+        edge_options["authenticate"] = authenticate
+    middleware = [Middleware(StripHeaderWhitespace), Middleware(HttpEdge, **edge_options)]
+    return Starlette(routes=routes, lifespan=app_lifespan, middleware=middleware)

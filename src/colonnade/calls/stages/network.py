@@ -1,4 +1,8 @@
-"""Network policy: the backend must be on the tool's allow-list and on the call's, when it gives one."""
+"""Network policy: the backend must be on the tool's allow-list and on the call's, when it gives one.
+
+A binding this stage cannot check (a kind it does not know where it reaches) is refused: an
+unknown reach is never assumed to be allowed. Built-in tools reach no network.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.manifest import host_port
 from colonnade.calls.pipeline import Next
+from colonnade.catalog.bindings import BuiltinBinding, HttpBinding
 
 __all__ = ["NetworkPolicy", "allowed"]
 
@@ -23,8 +28,17 @@ def allowed(target: str, allowlist: list[str]) -> bool:
 class NetworkPolicy:
     async def __call__(self, call: Call, next: Next) -> CallResult:
         binding = call.tool.binding
-        if binding is None:
+        if isinstance(binding, BuiltinBinding):
             return await next(call)
+        if not isinstance(binding, HttpBinding):
+            kind = binding.kind if binding is not None else "none"
+            status, err = error(
+                "P-PRECOND-NET-UNCHECKED",
+                f"'{call.tool.canonical_name}' has a binding of kind {kind!r}, whose network reach this "
+                "gateway cannot check; it was not executed",
+                binding=kind,
+            )
+            return call.result(status, error=err)
         target = host_port(binding.base_url)
         for source, allowlist in (
             ("the tool's manifest", call.manifest.capabilities.net_allowlist),

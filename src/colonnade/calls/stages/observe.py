@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +29,12 @@ from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallRequest, CallResult, CallStatus
 from colonnade.calls.pipeline import Next
-from colonnade.observability.metrics import UNRESOLVED_TOOL, GatewayMetrics, ToolMetrics
+from colonnade.catalog.tool import Tool
+from colonnade.observability.metrics import UNRESOLVED_TOOL, GatewayMetrics
 from colonnade.observability.redaction import InputFingerprint, argument_names
 from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider, start_call_span
 
-__all__ = ["CALL_EVENT", "CANCELLED", "LOGGER_NAME", "Observe"]
+__all__ = ["CALL_EVENT", "CANCELLED", "LOGGER_NAME", "InFlight", "Observe"]
 
 LOGGER_NAME = "colonnade.calls"
 CALL_EVENT = "call"
@@ -46,6 +48,8 @@ _LEVEL = {
     CallStatus.RETRYABLE_ERROR: logging.WARNING,
     CallStatus.TERMINAL_ERROR: logging.WARNING,
 }
+_RESOLVED: ContextVar[Tool | None] = ContextVar("colonnade_resolved_tool", default=None)
+"""The tool the current call resolved to; set by `InFlight`, read and reset by `Observe`."""
 _MAX_ECHO = 128  # caller-chosen strings (ids, unknown tool names) are clipped in log lines
 _MAX_FRAMES = 8
 
@@ -67,72 +71,66 @@ class Observe:
 
     async def __call__(self, call: Call, next: Next) -> CallResult:
         request = call.request
-        tool = call.tool.canonical_name
-        meters = self.metrics.for_tool(tool)
+        trace_id = request.context.trace_id
+        # The tool is not known yet (resolution is the next stage): the span is renamed at the end.
         span = start_call_span(
             self.tracer,
-            tool,
-            trace_id=request.context.trace_id,
+            UNRESOLVED_TOOL,
+            trace_id=trace_id,
             parent_span_id=request.context.parent_span_id,
-            attributes={"colonnade.tool": tool, **_ids(request)},
+            attributes=_ids(request),
         )
         activation = otel_context.attach(trace.set_span_in_context(span))
-        bound = bind_contextvars(call_id=request.call_id, trace_id=request.context.trace_id)
-        meters.in_flight.inc()
+        bound = bind_contextvars(call_id=request.call_id, trace_id=trace_id)
+        resolved = _RESOLVED.set(None)
         result: CallResult | None = None
         failure: BaseException | None = None
         try:
             result = await next(call)
         except Exception as exc:
             failure = exc
-            status, err = error("S-TOOL-INTERNAL", trace_id=request.context.trace_id)
+            status, err = error("S-TOOL-INTERNAL", trace_id=trace_id)
             result = call.result(status, error=err)
         except BaseException as exc:  # cancellation or shutdown: recorded, never swallowed
             failure = exc
             raise
         finally:
-            meters.in_flight.dec()
-            self._finish(call, span, meters, result, failure)
+            self._finish(call, _RESOLVED.get(), span, result, failure)
+            _RESOLVED.reset(resolved)
             reset_contextvars(**bound)
             otel_context.detach(activation)
         return result
 
-    def refused(self, request: CallRequest, result: CallResult) -> None:
-        """Record a request refused before the pipeline (no such tool or version); a `RefusalHook`."""
-        status, code = _outcome(result)
-        self.metrics.for_tool(UNRESOLVED_TOOL).record(status, code, result.metrics.duration_ms / 1000)
-        span = start_call_span(
-            self.tracer,
-            UNRESOLVED_TOOL,
-            trace_id=request.context.trace_id,
-            parent_span_id=request.context.parent_span_id,
-            attributes=_ids(request),
-        )
-        _close_span(span, status, code, None)
-        level = _LEVEL.get(result.status, logging.INFO)
-        if self._log.is_enabled_for(level):
-            self._emit(
-                level, request, None, status, code, result.metrics.duration_ms, tool_id=_clip(request.tool_id)
-            )
+    def in_flight(self) -> InFlight:
+        """The stage that counts this observer's calls in flight, once their tool is known."""
+        return InFlight(self.metrics)
 
     def _finish(
         self,
         call: Call,
+        resolved: Tool | None,
         span: Span,
-        meters: ToolMetrics,
         result: CallResult | None,
         failure: BaseException | None,
     ) -> None:
         seconds = time.perf_counter() - call.started
         status, code = _outcome(result)
-        meters.record(status, code, seconds)
+        tool = resolved.canonical_name if resolved is not None else None
+        self.metrics.for_tool(tool or UNRESOLVED_TOOL).record(status, code, seconds)
+        if tool is not None and span.is_recording():
+            span.update_name(tool)
+            span.set_attribute("colonnade.tool", tool)
         _close_span(span, status, code, failure)
         level = _level_of(result, failure)
         if self._log.is_enabled_for(level):
-            extra: dict[str, Any] = {"version": call.tool.version}
+            extra: dict[str, Any] = {}
+            if resolved is not None:
+                extra["version"] = resolved.version
+            else:
+                extra["tool_id"] = _clip(call.request.tool_id)
             if failure is not None:
                 extra["fault"] = _exception_summary(failure)
-            self._emit(level, call.request, call.tool.canonical_name, status, code, seconds * 1000, **extra)
+            self._emit(level, call.request, tool, status, code, seconds * 1000, **extra)
 
     def _emit(
         self,
@@ -158,6 +156,27 @@ class Observe:
             input_hash=self._fingerprint(request.input),
             **extra,
         )
+
+
+class InFlight:
+    """Counts calls in flight per tool; it sits right after resolution, when the tool is known.
+
+    It also tells the observe stage which tool the call resolved to, through a context variable
+    of the call's task, so a call that ends in an exception or a cancellation is still counted
+    under its tool.
+    """
+
+    def __init__(self, metrics: GatewayMetrics) -> None:
+        self.metrics = metrics
+
+    async def __call__(self, call: Call, next: Next) -> CallResult:
+        _RESOLVED.set(call.tool)
+        gauge = self.metrics.for_tool(call.tool.canonical_name).in_flight
+        gauge.inc()
+        try:
+            return await next(call)
+        finally:
+            gauge.dec()
 
 
 def _outcome(result: CallResult | None) -> tuple[str, str]:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import groupby
 
+from colonnade.adapters.discovery_tools import summary_of
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
 from colonnade.routing.router import Router, RoutingDecision
-from colonnade.surfaces.mcp_discovery import summary_of
 from colonnade.surfaces.pages.badges import governance_badges, side_effects_badge
 from colonnade.surfaces.pages.html import Html, join, separated, tag
 from colonnade.surfaces.pages.layout import CATALOG_PATH, document

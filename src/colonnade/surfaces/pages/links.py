@@ -7,7 +7,7 @@ from urllib.parse import quote, urlencode
 from colonnade.observability.metrics import UNRESOLVED_TOOL
 from colonnade.surfaces.pages.html import Html, tag
 from colonnade.surfaces.pages.layout import CATALOG_PATH, TOOLS_PATH
-from colonnade.surfaces.rest_views import TOOLS_PATH as REST_TOOLS_PATH
+from colonnade.surfaces.rest.views import TOOLS_PATH as REST_TOOLS_PATH
 
 __all__ = ["api_url", "catalog_url", "tool_json_url", "tool_link", "tool_url"]
 

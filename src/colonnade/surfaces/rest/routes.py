@@ -4,7 +4,9 @@
 CallResult; it holds no governance. Every well-formed envelope gets HTTP 200 whatever its
 outcome (the `status` field carries it). A request that never reaches the pipeline still gets
 a typed CallResult, with an HTTP status generic clients understand: 400 malformed envelope,
-413 body too large, 415 not JSON, 421/403 Host/Origin refused (DNS-rebinding protection).
+413 body too large, 415 not JSON; the HTTP edge (`surfaces/edge.py`) refuses a foreign Host or
+Origin (421/403) before a route runs, and its refusals render here (`render_refusal`) as the
+same typed results. Who calls is the principal the edge stored in the request's scope.
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ import uuid
 from collections.abc import Awaitable
 from typing import TypeVar
 
-from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import Scope
 
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallMetrics, CallRequest, CallResult
@@ -27,6 +29,7 @@ from colonnade.calls.envelope_schemas import CALL_REQUEST, CALL_RESULT, Envelope
 from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.catalog_errors import InvalidCursor
+from colonnade.surfaces.edge import EdgeRefusal, principal_of_scope
 from colonnade.surfaces.envelope_parsing import (
     DEFAULT_MAX_BODY_BYTES,
     CommitRequest,
@@ -35,12 +38,10 @@ from colonnade.surfaces.envelope_parsing import (
     parse_envelope,
     read_body,
 )
-from colonnade.surfaces.origin_check import CODE as ORIGIN_REFUSED
-from colonnade.surfaces.origin_check import OriginCheck
-from colonnade.surfaces.rest_render import error_response, json_response, result_response
-from colonnade.surfaces.rest_views import TOOLS_PATH, tool_detail, tool_summary
+from colonnade.surfaces.rest.render import error_response, json_response, result_response
+from colonnade.surfaces.rest.views import TOOLS_PATH, tool_detail, tool_summary
 
-__all__ = ["DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE", "SCHEMA_MEDIA_TYPE", "RestSurface"]
+__all__ = ["DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE", "SCHEMA_MEDIA_TYPE", "RestSurface", "render_refusal"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +62,6 @@ class RestSurface:
         *,
         page_size: int = DEFAULT_PAGE_SIZE,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-        transport_security: TransportSecuritySettings | None = None,
     ) -> None:
         if not 1 <= page_size <= MAX_PAGE_SIZE:
             raise ValueError(f"page_size must be between 1 and {MAX_PAGE_SIZE}, got {page_size}")
@@ -71,7 +71,6 @@ class RestSurface:
         self.calls = calls
         self.page_size = page_size
         self.max_body_bytes = max_body_bytes
-        self._origins = OriginCheck(transport_security)
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -91,7 +90,8 @@ class RestSurface:
         envelope = await self._envelope(request, CallRequest)
         if isinstance(envelope, EnvelopeRejection):
             return result_response(envelope.result(_ms_since(started)), envelope.http_status)
-        return await _settled(self.calls.call(envelope), envelope.call_id, started)
+        principal = principal_of_scope(request.scope)
+        return await _settled(self.calls.call(envelope, principal), envelope.call_id, started)
 
     async def post_commit(self, request: Request) -> Response:
         """`POST /v1/calls/commit`: phase 2 of a two-phase call, `{commit_token, call_id?}` in."""
@@ -99,14 +99,12 @@ class RestSurface:
         envelope = await self._envelope(request, CommitRequest)
         if isinstance(envelope, EnvelopeRejection):
             return result_response(envelope.result(_ms_since(started)), envelope.http_status)
-        committed = self.calls.commit(envelope.commit_token, call_id=envelope.call_id)
+        principal = principal_of_scope(request.scope)
+        committed = self.calls.commit(envelope.commit_token, call_id=envelope.call_id, principal=principal)
         return await _settled(committed, envelope.call_id or str(uuid.uuid4()), started)
 
     async def _envelope(self, request: Request, model: type[M]) -> M | EnvelopeRejection:
-        """Origin, media type, size, JSON, model: the first check that fails ends the request."""
-        refused = await self._refusal(request)
-        if refused is not None:
-            return refused
+        """Media type, size, JSON, model: the first check that fails ends the request."""
         wrong_type = media_type_rejection(request.headers.get("content-type"))
         if wrong_type is not None:
             return wrong_type
@@ -115,24 +113,10 @@ class RestSurface:
             return body
         return parse_envelope(body, model)
 
-    async def _refusal(self, request: Request) -> EnvelopeRejection | None:
-        """DNS-rebinding protection, the same Host/Origin rules as the MCP endpoint."""
-        refused = await self._origins.refusal(request)
-        if refused is None:
-            return None
-        return EnvelopeRejection(
-            code=ORIGIN_REFUSED,
-            message=refused.message,
-            http_status=refused.http_status,
-            details={"header": refused.header},
-        )
-
     # -- catalog -------------------------------------------------------------------------------
 
     async def list_tools(self, request: Request) -> Response:
         """`GET /v1/tools?cursor=&limit=`: the catalog in canonical-name order, one page at a time."""
-        if (refused := await self._read_refusal(request)) is not None:
-            return refused
         limit = _page_limit(request.query_params.get("limit"), self.page_size)
         if limit is None:
             return error_response(
@@ -150,8 +134,6 @@ class RestSurface:
 
     async def get_tool(self, request: Request) -> Response:
         """`GET /v1/tools/{name}`: one tool's full definition, by canonical or wire name."""
-        if (refused := await self._read_refusal(request)) is not None:
-            return refused
         name = request.path_params["name"]
         tool = self.catalog.get(name)
         if tool is None:
@@ -160,11 +142,15 @@ class RestSurface:
             return error_response("I-REQ-UNKNOWN-TOOL", message, 404, name=name, did_you_mean=near)
         return json_response(tool_detail(tool))
 
-    async def _read_refusal(self, request: Request) -> Response | None:
-        refused = await self._refusal(request)
-        if refused is None:
-            return None
-        return error_response(refused.code, refused.message, refused.http_status, **refused.details)
+
+def render_refusal(refusal: EdgeRefusal, scope: Scope) -> Response:
+    """An edge refusal under /v1: a typed CallResult for calls, an error body for catalog reads."""
+    if scope.get("method") != "POST":
+        return error_response(refusal.code, refusal.message, refusal.http_status, **refusal.details)
+    rejection = EnvelopeRejection(
+        code=refusal.code, message=refusal.message, http_status=refusal.http_status, details=refusal.details
+    )
+    return result_response(rejection.result(), refusal.http_status)
 
 
 def _schema_route(envelope: EnvelopeSchema) -> Route:

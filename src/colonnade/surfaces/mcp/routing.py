@@ -24,10 +24,11 @@ from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
 from colonnade.config import RoutingSettings
 from colonnade.errors import ColonnadeError
+from colonnade.governance.authorization import permits
 from colonnade.routing.context import RoutingContext
 from colonnade.routing.learning import CallFeedback
 from colonnade.routing.router import Router, RoutingDecision
-from colonnade.surfaces.mcp_discovery import CallerScope, everything, permits
+from colonnade.surfaces.mcp.caller import CallerScope, everything
 
 __all__ = ["ROUTING_META_KEY", "DynamicToolList", "RoutingMetaError", "RoutingRequest"]
 

@@ -2,8 +2,9 @@
 
 Built on the SDK's low-level `Server`, which serves both protocol eras: 2026-07-28 clients learn
 about list changes over `subscriptions/listen`; handshake-era clients get
-`notifications/tools/list_changed` on the sessions this surface has seen. With routing, the meta
-tools (`mcp_discovery`) are served here directly and opted-in clients get routed lists (`mcp_routing`).
+`notifications/tools/list_changed` on the sessions this surface has seen. Every tools/call, the
+gateway's own tools included (search, describe, commit), is one `CallService.call` with the
+caller's principal; with routing, opted-in clients get routed lists (`routing.py`).
 """
 
 from __future__ import annotations
@@ -22,16 +23,19 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colonnade import __version__
+from colonnade.calls.commit_tool import COMMIT_TOOL
 from colonnade.calls.envelope import DRY_RUN_META_KEY, REQUEST_META_KEY, CallContext, CallRequest
 from colonnade.calls.service import CallService
+from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog, CatalogChange
+from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection, validate_envelope
-from colonnade.surfaces.mcp_commit import COMMIT_TOOL, CommitTool
-from colonnade.surfaces.mcp_discovery import Discovery
-from colonnade.surfaces.mcp_render import render_result
-from colonnade.surfaces.mcp_routing import DynamicToolList, RoutingMetaError, RoutingRequest
+from colonnade.surfaces.mcp.caller import principal_of
+from colonnade.surfaces.mcp.commit import CommitListing
+from colonnade.surfaces.mcp.render import render_result
+from colonnade.surfaces.mcp.routing import DynamicToolList, RoutingMetaError, RoutingRequest
 
-__all__ = ["DEFAULT_PAGE_SIZE", "DRY_RUN_META_KEY", "REQUEST_META_KEY", "McpSurface"]
+__all__ = ["DEFAULT_PAGE_SIZE", "McpSurface"]
 
 logger = logging.getLogger(__name__)
 DEFAULT_PAGE_SIZE = 200
@@ -66,15 +70,17 @@ class McpSurface:
         calls: CallService,
         *,
         page_size: int = DEFAULT_PAGE_SIZE,
-        discovery: Discovery | None = None,
+        builtins: BuiltinTools | None = None,
         routing: DynamicToolList | None = None,
+        principal: Principal = ANONYMOUS_LOOPBACK,
     ) -> None:
         self.catalog = catalog
         self.calls = calls
         self.page_size = page_size
-        self.discovery = discovery
+        self.builtins = builtins if builtins is not None else BuiltinTools()
         self.routing = routing
-        self.commit = CommitTool(catalog, calls)
+        self.principal = principal
+        self.commit = CommitListing(catalog)
         self.bus = InMemorySubscriptionBus()
         # Sessions are per request; the connection behind them lives as long as the client does.
         self._legacy: weakref.WeakKeyDictionary[object, ServerSession] = weakref.WeakKeyDictionary()
@@ -100,20 +106,22 @@ class McpSurface:
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         """For the SDK's Mcp-Param header check: a catalog lookup, not a full tools/list."""
-        if self.discovery is not None and self.discovery.handles(name):
-            return self.discovery.input_schema(name)
-        if name == COMMIT_TOOL:
-            return self.commit.input_schema()
-        tool = self.catalog.get(name)
+        tool = self.builtins.get(name) or self.catalog.get(name)
         return tool.input_schema if tool is not None else None
+
+    def _meta_tools(self) -> list[types.Tool]:
+        """The gateway's own tools on the first page: discovery always, commit while two-phase tools exist."""
+        return [
+            tool.to_mcp()
+            for tool in self.builtins
+            if tool.canonical_name != COMMIT_TOOL.canonical_name or self.commit.listed()
+        ]
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         cursor = params.cursor if params is not None else None
-        meta_tools = self.discovery.tools() if self.discovery is not None and cursor is None else []
-        if cursor is None and self.commit.listed():
-            meta_tools.append(self.commit.tool())
+        meta_tools = self._meta_tools() if cursor is None else []
         if self.routing is not None and cursor is None:
             routed = self.routing.listing(ctx, _routing_request(params.meta if params is not None else None))
             if routed is not None:
@@ -129,18 +137,17 @@ class McpSurface:
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         legacy = ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
-        if self.discovery is not None and self.discovery.handles(params.name):
-            return self.discovery.call(ctx, params.name, dict(params.arguments or {}), legacy=legacy)
-        if params.name == COMMIT_TOOL:
-            return render_result(await self.commit.call(dict(params.arguments or {})), legacy=legacy)
         meta = dict(params.meta or {})
-        routing = _routing_request(meta) if self.routing is not None else None
+        builtin = params.name in self.builtins
+        routing = _routing_request(meta) if self.routing is not None and not builtin else None
         request = _call_request(params.name, dict(params.arguments or {}), meta)
         if isinstance(request, EnvelopeRejection):
             return render_result(request.result(), legacy=legacy)
-        result = await self.calls.call(request)
-        if self.routing is not None and self.routing.after_call(
-            ctx, routing, self.catalog.get(params.name), result.ok
+        result = await self.calls.call(request, principal_of(ctx, self.principal))
+        if (
+            self.routing is not None
+            and not builtin
+            and self.routing.after_call(ctx, routing, self.catalog.get(params.name), result.ok)
         ):
             await self._announce_to(ctx)
         return render_result(result, legacy=legacy)

@@ -1,56 +1,28 @@
-"""Meta tools for lazy discovery: `search_tools` and `describe_tool`, answered by the surface itself.
+"""The discovery tools `search_tools` and `describe_tool`, executed by the `builtin` adapter.
 
 An agent shown a few routed tools can still reach the rest of the catalog: it searches, reads a
 compact card, and calls the tool by its wire name (calls resolve against the catalog, not the
-last listing). Search and description only ever show tools the caller may call.
+last listing). Search and description only ever show tools the caller may call: the same
+`Authorizer.visible` answer the listings use.
 """
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable
-from typing import Any, TypeAlias
+from typing import Any
 
-import mcp_types as types
-from mcp.server.context import ServerRequestContext
-
-from colonnade.calls.call_errors import error
-from colonnade.calls.envelope import CallResult, CallStatus
-from colonnade.calls.schema_validation import violations
+from colonnade.adapters.outcome import AdapterOutcome, OutcomeKind
+from colonnade.adapters.registry import Invocation
+from colonnade.catalog.builtins import builtin_tool
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
-from colonnade.routing.router import CallerAllowed, Router
-from colonnade.surfaces.mcp_render import render_result
+from colonnade.governance.authorization import Authorizer, permits
+from colonnade.routing.router import Router
 
-__all__ = [
-    "DESCRIBE_TOOL",
-    "META_TOOL_KEY",
-    "SEARCH_TOOLS",
-    "CallerScope",
-    "Discovery",
-    "everything",
-    "permits",
-    "summary_of",
-]
+__all__ = ["DESCRIBE_TOOL", "MAX_K", "SEARCH_TOOLS", "DiscoveryTools", "summary_of"]
 
 SEARCH_TOOLS = "search_tools"
 DESCRIBE_TOOL = "describe_tool"
-META_TOOL_KEY = "colonnade/meta_tool"
 MAX_K = 50
-
-CallerScope: TypeAlias = Callable[[ServerRequestContext[Any, Any]], CallerAllowed]
-"""What the caller of a request may call (authorization plugs in here)."""
-
-
-def everything(ctx: ServerRequestContext[Any, Any]) -> CallerAllowed:
-    """The default scope until authorization lands: every tool in the catalog."""
-    return None
-
-
-def permits(allowed: CallerAllowed, tool_id: str) -> bool:
-    if allowed is None:
-        return True
-    return allowed(tool_id) if callable(allowed) else tool_id in allowed
 
 
 def summary_of(tool: Tool) -> str:
@@ -133,75 +105,46 @@ _DESCRIBE_OUTPUT = {
     "required": ["name", "canonical_name", "summary", "side_effects", "input_schema"],
 }
 
-_READ_ONLY = types.ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+
+SEARCH_TOOL = builtin_tool(
+    SEARCH_TOOLS,
+    wire_name=SEARCH_TOOLS,
+    title="Search tools",
+    description=(
+        "Find gateway tools for a task when none of the listed tools fits. Returns compact "
+        "cards (name, summary, side effects, input schema); call a found tool by its name."
+    ),
+    input_schema=_SEARCH_INPUT,
+    output_schema=_SEARCH_OUTPUT,
+)
+DESCRIBE_TOOL_TOOL = builtin_tool(
+    DESCRIBE_TOOL,
+    wire_name=DESCRIBE_TOOL,
+    title="Describe a tool",
+    description="One tool in full (by wire or canonical name): schemas, side effects, approval.",
+    input_schema=_DESCRIBE_INPUT,
+    output_schema=_DESCRIBE_OUTPUT,
 )
 
 
-class Discovery:
-    """Serves the meta tools; `scope` says what the caller of a request may see."""
+class DiscoveryTools:
+    """The two discovery tools and their handlers, over one catalog, router and authorizer."""
 
-    def __init__(self, catalog: Catalog, router: Router, *, scope: CallerScope = everything) -> None:
+    def __init__(self, catalog: Catalog, router: Router, authorizer: Authorizer) -> None:
         self.catalog = catalog
         self.router = router
-        self.scope = scope
-        self._schemas = {SEARCH_TOOLS: _SEARCH_INPUT, DESCRIBE_TOOL: _DESCRIBE_INPUT}
+        self.authorizer = authorizer
 
-    def tools(self) -> list[types.Tool]:
-        """The meta tools as listed to clients (always on, read-only)."""
-        return [
-            types.Tool(
-                name=SEARCH_TOOLS,
-                title="Search tools",
-                description=(
-                    "Find gateway tools for a task when none of the listed tools fits. Returns compact "
-                    "cards (name, summary, side effects, input schema); call a found tool by its name."
-                ),
-                input_schema=_SEARCH_INPUT,
-                output_schema=_SEARCH_OUTPUT,
-                annotations=_READ_ONLY.model_copy(update={"title": "Search tools"}),
-                _meta={META_TOOL_KEY: True},
-            ),
-            types.Tool(
-                name=DESCRIBE_TOOL,
-                title="Describe a tool",
-                description="One tool in full (by wire or canonical name): schemas, side effects, approval.",
-                input_schema=_DESCRIBE_INPUT,
-                output_schema=_DESCRIBE_OUTPUT,
-                annotations=_READ_ONLY.model_copy(update={"title": "Describe a tool"}),
-                _meta={META_TOOL_KEY: True},
-            ),
-        ]
+    @property
+    def tools(self) -> tuple[Tool, Tool]:
+        return SEARCH_TOOL, DESCRIBE_TOOL_TOOL
 
-    def handles(self, name: str) -> bool:
-        return name in self._schemas
-
-    def input_schema(self, name: str) -> dict[str, Any] | None:
-        return self._schemas.get(name)
-
-    def call(
-        self, ctx: ServerRequestContext[Any, Any], name: str, arguments: dict[str, Any], *, legacy: bool
-    ) -> types.CallToolResult:
-        """Answer one meta-tool call; bad arguments are an I-REQ-SCHEMA tool error, as for any tool."""
-        call_id = str(uuid.uuid4())
-        found = violations(self._schemas[name], arguments)
-        if found:
-            summary = "; ".join(f"{v.pointer or '/'}: {v.message}" for v in found[:5])
-            status, err = error(
-                "I-REQ-SCHEMA",
-                f"{len(found)} argument problem(s) for '{name}': {summary}",
-                violations=[v.to_dict() for v in found],
-            )
-            return render_result(CallResult(call_id=call_id, status=status, error=err), legacy=legacy)
-        allowed = self.scope(ctx)
-        if name == SEARCH_TOOLS:
-            result = self._search(call_id, str(arguments["query"]), int(arguments.get("k", 10)), allowed)
-        else:
-            result = self._describe(call_id, str(arguments["name"]), allowed)
-        return render_result(result, legacy=legacy)
-
-    def _search(self, call_id: str, query: str, k: int, allowed: CallerAllowed) -> CallResult:
-        decision = self.router.route(query, caller_allowed=allowed, k=k)
+    async def search(self, invocation: Invocation) -> AdapterOutcome:
+        arguments = invocation.arguments
+        allowed = self.authorizer.visible(invocation.principal)
+        decision = self.router.route(
+            str(arguments["query"]), caller_allowed=allowed, k=int(arguments.get("k", 10))
+        )
         cards = []
         for tool_id in decision.selected:
             tool = self.catalog.get(tool_id)
@@ -219,18 +162,20 @@ class Discovery:
             "confidence": decision.confidence,
             "fallback_used": decision.fallback_used,
         }
-        return CallResult(call_id=call_id, status=CallStatus.SUCCESS, output=output)
+        return AdapterOutcome(OutcomeKind.SUCCESS, body=output)
 
-    def _describe(self, call_id: str, name: str, allowed: CallerAllowed) -> CallResult:
+    async def describe(self, invocation: Invocation) -> AdapterOutcome:
+        name = str(invocation.arguments["name"])
         tool = self.catalog.get(name)
+        allowed = self.authorizer.visible(invocation.principal)
         if tool is None or not permits(allowed, tool.canonical_name):
             # A tool the caller may not call is described exactly like one that does not exist.
-            status, err = error(
-                "I-REQ-UNKNOWN-TOOL",
-                f"no tool named '{name}' (use {SEARCH_TOOLS} to find tools by what they do)",
-                tool_id=name,
+            return AdapterOutcome(
+                OutcomeKind.TERMINAL_ERROR,
+                error_code="I-REQ-UNKNOWN-TOOL",
+                message=f"no tool named '{name}' (use {SEARCH_TOOLS} to find tools by what they do)",
+                details={"tool_id": name},
             )
-            return CallResult(call_id=call_id, status=status, error=err)
         output = {
             **_card(tool),
             "intent": tool.llm.intent if tool.llm is not None else "",
@@ -243,7 +188,7 @@ class Discovery:
                 mode="json", by_alias=True, exclude_none=True
             ),
         }
-        return CallResult(call_id=call_id, status=CallStatus.SUCCESS, output=output)
+        return AdapterOutcome(OutcomeKind.SUCCESS, body=output)
 
 
 def _card(tool: Tool) -> dict[str, Any]:

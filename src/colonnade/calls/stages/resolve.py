@@ -1,0 +1,77 @@
+"""Resolve: the first stage after observe. The requested name, version and digest become one tool.
+
+A name resolves among the gateway's built-in tools first, then the catalog (canonical or wire
+name). A version range picks the highest published version within one major version; a digest
+the caller pinned must match. An unknown name is answered with the closest names the caller may
+see ("did you mean"), never with names of tools it may not call.
+"""
+
+from __future__ import annotations
+
+from colonnade.calls.call import Call
+from colonnade.calls.call_errors import error
+from colonnade.calls.envelope import CallResult
+from colonnade.calls.manifest import Manifests
+from colonnade.calls.pipeline import Next
+from colonnade.calls.versions import Refusal, resolve_tool
+from colonnade.catalog.builtins import BuiltinTools
+from colonnade.catalog.catalog import Catalog
+from colonnade.catalog.tool import Tool
+from colonnade.governance.authorization import AllowAll, Authorizer, permits
+
+__all__ = ["Resolve"]
+
+
+class Resolve:
+    def __init__(
+        self,
+        catalog: Catalog,
+        manifests: Manifests | None = None,
+        *,
+        builtins: BuiltinTools | None = None,
+        authorizer: Authorizer | None = None,
+    ) -> None:
+        self.catalog = catalog
+        self.manifests = manifests if manifests is not None else Manifests()
+        self.builtins = builtins if builtins is not None else BuiltinTools()
+        self.authorizer: Authorizer = authorizer if authorizer is not None else AllowAll()
+
+    async def __call__(self, call: Call, next: Next) -> CallResult:
+        request = call.request
+        builtin = self.builtins.get(request.tool_id) if request.tool_version is None else None
+        resolved: Tool | Refusal = builtin or resolve_tool(
+            self.catalog, request.tool_id, request.tool_version
+        )
+        if isinstance(resolved, Refusal):
+            return self._refused(call, resolved)
+        expected = (request.provenance or {}).get("digest")
+        if expected is not None and expected != resolved.digest:
+            status, err = error(
+                "C-CONTRACT-DIGEST-MISMATCH",
+                f"'{resolved.canonical_name}' {resolved.version} has digest {resolved.digest},"
+                f" not {expected}",
+                digest=resolved.digest,
+            )
+            return call.result(status, error=err)
+        return await next(call.resolve(resolved, self.manifests.for_tool(resolved)))
+
+    def _refused(self, call: Call, refusal: Refusal) -> CallResult:
+        err = refusal.error
+        if err.code == "I-REQ-UNKNOWN-TOOL":
+            near = self.near(call, call.request.tool_id)
+            if near:
+                err = err.model_copy(
+                    update={
+                        "message": f"{err.message}; did you mean {' or '.join(repr(n) for n in near)}?",
+                        "details": {**err.details, "did_you_mean": near},
+                    }
+                )
+        return call.result(refusal.status, error=err)
+
+    def near(self, call: Call, name: str) -> list[str]:
+        """Close names of tools this caller may call."""
+        allowed = self.authorizer.visible(call.principal)
+        names = self.catalog.near(name, limit=6)
+        return [n for n in names if (tool := self.catalog.get(n)) and permits(allowed, tool.canonical_name)][
+            :3
+        ]

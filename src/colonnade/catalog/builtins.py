@@ -1,0 +1,81 @@
+"""The gateway's own tools (search, describe, commit): catalog records, resolved like any tool.
+
+They are not part of the served contract catalog (listings and pages show the APIs' tools), but
+a call to one resolves to its record here and then runs the same pipeline as any other call,
+executed by the `builtin` adapter: the same span, metrics, log line and input validation.
+Their canonical names live in the reserved `colonnade:gateway` namespace; their wire names are
+short and fixed (`search_tools`), as clients already know them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from colonnade.catalog.bindings import BuiltinBinding
+from colonnade.catalog.tool import Annotations, Tool
+from colonnade.contracts.model import Determinism, SideEffects
+
+__all__ = ["BUILTIN_NAMESPACE", "BuiltinTools", "builtin_tool"]
+
+BUILTIN_NAMESPACE = "colonnade:gateway"
+_VERSION = "1.0.0"
+
+
+def builtin_tool(
+    name: str,
+    *,
+    wire_name: str,
+    title: str,
+    description: str,
+    input_schema: dict[str, Any],
+    output_schema: dict[str, Any] | None = None,
+    side_effects: SideEffects = SideEffects.NONE,
+) -> Tool:
+    """A gateway tool record; read-only unless it has side effects (then not idempotent)."""
+    reads = side_effects in (SideEffects.NONE, SideEffects.READ)
+    return Tool(
+        canonical_name=f"{BUILTIN_NAMESPACE}:{name}",
+        wire_name=wire_name,
+        title=title,
+        description=description,
+        input_schema=input_schema,
+        output_schema=output_schema,
+        side_effects=side_effects,
+        determinism=Determinism.PURE if reads else Determinism.SIDE_EFFECTFUL,
+        annotations=Annotations(
+            read_only=reads, destructive=False, idempotent=reads, open_world=not reads, title=title
+        ),
+        safe_for_agents=True,
+        requires_human_approval=False,
+        version=_VERSION,
+        operation=name,
+        source="builtin",
+        adapter="builtin",
+        binding=BuiltinBinding(name),
+        owner="colonnade",
+    )
+
+
+class BuiltinTools:
+    """The built-in tools one gateway serves, by canonical and by wire name."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._by_name: dict[str, Tool] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> None:
+        if not tool.builtin:
+            raise ValueError(f"{tool.canonical_name!r} is not a built-in tool")
+        self._by_name[tool.canonical_name] = tool
+        self._by_name[tool.wire_name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._by_name.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._by_name
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(dict.fromkeys(self._by_name.values()))

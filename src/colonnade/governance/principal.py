@@ -1,0 +1,60 @@
+"""`Principal`: who makes a call. Every call carries one, whatever surface it came through.
+
+Surfaces never trust caller-asserted body fields for identity: the HTTP edge (or, for stdio,
+the configured local principal) decides who calls, and everything downstream (authorization,
+idempotency scopes, audit) reads only this record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = ["ANONYMOUS_LOOPBACK", "Principal", "PrincipalKind"]
+
+
+class PrincipalKind(StrEnum):
+    USER = "user"
+    AGENT = "agent"
+    ANONYMOUS = "anonymous"
+    SYSTEM = "system"
+    """The gateway itself, e.g. committing or rolling back a prepared call in the background."""
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """A caller: its kind and id, and what authorization reads (tenant, persona, scopes, allow-list).
+
+    `tenant` None means the principal is not bound to one tenant (an operator, or the local user
+    of an unauthenticated loopback gateway). `allowed_tools` is an agent's allow-list of canonical
+    names with globs; None means no list applies.
+    """
+
+    kind: PrincipalKind
+    id: str
+    tenant: str | None = None
+    persona: str | None = None
+    scopes: frozenset[str] = frozenset()
+    allowed_tools: tuple[str, ...] | None = None
+    team: str | None = None
+
+    @property
+    def key(self) -> str:
+        """A stable string naming this principal, e.g. for idempotency scopes and audit records."""
+        return f"{self.kind.value}:{self.id}"
+
+    @classmethod
+    def local(
+        cls, id: str = "local", *, tenant: str | None = None, persona: str | None = "admin"
+    ) -> Principal:
+        """The user of a stdio server: whoever started the process."""
+        return cls(PrincipalKind.USER, id, tenant=tenant, persona=persona)
+
+    @classmethod
+    def system(cls, id: str) -> Principal:
+        """The gateway acting on its own behalf (one id per duty, so its keys never mix)."""
+        return cls(PrincipalKind.SYSTEM, id, persona="admin")
+
+
+ANONYMOUS_LOOPBACK = Principal(PrincipalKind.ANONYMOUS, "loopback")
+"""Every HTTP caller until authentication is configured: the gateway only listens on loopback then."""

@@ -1,0 +1,266 @@
+"""The HTTP edge: what every HTTP route needs, done once, in front of every surface.
+
+One ASGI middleware checks, in order: the Host and Origin headers (DNS-rebinding protection; on
+every bind, with the loopback names plus the configured public names allowed), the request's
+size (`server.max_request_bytes`, from Content-Length at once, or while a chunked body streams),
+and who calls (the `Principal` the authenticator finds, stored in the ASGI scope for the
+surfaces to read). A refused request never reaches a surface; each surface renders refusals in
+its own format (a typed JSON result for REST, a page for people, the SDK's plain text for MCP),
+chosen by path prefix. `/healthz` and `/readyz` stay open to probes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.datastructures import Headers
+from starlette.responses import PlainTextResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
+
+__all__ = [
+    "DEFAULT_MAX_REQUEST_BYTES",
+    "OPEN_PATHS",
+    "PRINCIPAL_KEY",
+    "EdgeRefusal",
+    "HttpEdge",
+    "OriginPolicy",
+    "RefusalRenderer",
+    "principal_of_scope",
+]
+
+DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024
+OPEN_PATHS = frozenset({"/healthz", "/readyz"})
+PRINCIPAL_KEY = "colonnade.principal"
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+_DRAIN_CAP_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeRefusal:
+    """Why the edge refused a request: a registry code, a message, the HTTP status, and details."""
+
+    code: str
+    message: str
+    http_status: int
+    details: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+RefusalRenderer = Callable[[EdgeRefusal, Scope], Response]
+"""A surface's rendering of a refusal of one of its requests (the scope says which)."""
+Authenticator = Callable[[Headers, Scope], Awaitable[Principal | EdgeRefusal]]
+
+
+def principal_of_scope(scope: Mapping[str, Any], default: Principal = ANONYMOUS_LOOPBACK) -> Principal:
+    """The principal the edge stored for this request (the default outside the HTTP edge)."""
+    state = scope.get("state")
+    principal = state.get(PRINCIPAL_KEY) if isinstance(state, Mapping) else None
+    return principal if isinstance(principal, Principal) else default
+
+
+class OriginPolicy:
+    """Which Host and Origin values the gateway answers: `name` or `name:*` (any port) entries."""
+
+    def __init__(self, hosts: Sequence[str], origins: Sequence[str]) -> None:
+        self.hosts = tuple(hosts)
+        self.origins = tuple(origins)
+
+    @classmethod
+    def for_bind(
+        cls, host: str, extra_hosts: Iterable[str] = (), extra_origins: Iterable[str] = ()
+    ) -> OriginPolicy:
+        """The loopback names (and a loopback address actually bound), plus configured public names."""
+        names = list(_LOOPBACK_NAMES)
+        if _is_loopback(host):
+            names.insert(0, f"[{host}]" if ":" in host else host)
+        names = list(dict.fromkeys(names))
+        hosts = [f"{name}:*" for name in names] + list(extra_hosts)
+        origins = [f"http://{name}:*" for name in names] + list(extra_origins)
+        return cls(hosts, origins)
+
+    def refusal(self, headers: Headers) -> EdgeRefusal | None:
+        host = headers.get("host")
+        if not host or not _matches(host, self.hosts):
+            value = host or ""
+            return EdgeRefusal(
+                "A-AUTH-ORIGIN",
+                f"the Host header {value!r} is not allowed for this gateway",
+                421,
+                {"header": "host"},
+            )
+        origin = headers.get("origin")
+        if origin and not _matches(origin, self.origins):
+            return EdgeRefusal(
+                "A-AUTH-ORIGIN",
+                f"the Origin header {origin!r} is not allowed for this gateway",
+                403,
+                {"header": "origin"},
+            )
+        return None
+
+
+async def _anonymous(headers: Headers, scope: Scope) -> Principal | EdgeRefusal:
+    return ANONYMOUS_LOOPBACK
+
+
+class HttpEdge:
+    """ASGI middleware in front of every route; `renderers` maps a path prefix to its refusal format."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        origins: OriginPolicy,
+        renderers: Mapping[str, RefusalRenderer] | None = None,
+        max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+        authenticate: Authenticator = _anonymous,
+        open_paths: frozenset[str] = OPEN_PATHS,
+    ) -> None:
+        self.app = app
+        self.origins = origins
+        # Longest prefix first, so `/v1/calls` may render differently from `/v1` if it ever needs to.
+        self.renderers = sorted((renderers or {}).items(), key=lambda item: -len(item[0]))
+        self.max_request_bytes = max_request_bytes
+        self.authenticate = authenticate
+        self.open_paths = open_paths
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in self.open_paths:
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        refusal = self.origins.refusal(headers) or self._declared_too_large(headers)
+        if refusal is None:
+            who = await self.authenticate(headers, scope)
+            if isinstance(who, EdgeRefusal):
+                refusal = who
+            else:
+                scope.setdefault("state", {})[PRINCIPAL_KEY] = who
+        if refusal is not None:
+            if refusal.code == "I-REQ-TOO-LARGE":
+                await _drain(receive)
+            await self._render(scope, refusal)(scope, receive, send)
+            return
+        if headers.get("content-length") is None and scope.get("method") in ("POST", "PUT", "PATCH"):
+            await _BodyLimit(self, scope, receive, send).run()
+            return
+        await self.app(scope, receive, send)
+
+    def _declared_too_large(self, headers: Headers) -> EdgeRefusal | None:
+        declared = headers.get("content-length")
+        if declared is None:
+            return None
+        try:
+            size = int(declared)
+        except ValueError:
+            return EdgeRefusal(
+                "I-REQ-ENVELOPE", f"the Content-Length header {declared[:40]!r} is not a number", 400
+            )
+        return self.too_large(size) if size > self.max_request_bytes else None
+
+    def too_large(self, declared: int | None = None) -> EdgeRefusal:
+        limit = self.max_request_bytes
+        size = f"{declared} bytes" if declared is not None else "more than that"
+        return EdgeRefusal(
+            "I-REQ-TOO-LARGE",
+            f"the request body is larger than the limit of {limit} bytes (got {size})",
+            413,
+            {"limit_bytes": limit},
+        )
+
+    def _render(self, scope: Scope, refusal: EdgeRefusal) -> Response:
+        path: str = scope["path"]
+        for prefix, render in self.renderers:
+            if path == prefix or path.startswith(prefix.rstrip("/") + "/"):
+                response = render(refusal, scope)
+                break
+        else:
+            response = PlainTextResponse(refusal.message + "\n", status_code=refusal.http_status)
+        response.headers.update(refusal.headers)
+        return response
+
+
+class _BodyLimit:
+    """A streamed body without Content-Length: counted as it arrives, refused once over the limit.
+
+    On refusal the edge answers 413 itself and cancels the app, which is still waiting for its
+    body: the app never sees a truncated body (which might parse) and never answers twice.
+    """
+
+    def __init__(self, edge: HttpEdge, scope: Scope, receive: Receive, send: Send) -> None:
+        self.edge, self.scope, self._receive, self._send = edge, scope, receive, send
+        self.received = 0
+        self.started = False
+        self.refused = asyncio.Event()
+
+    async def run(self) -> None:
+        app = asyncio.ensure_future(self.edge.app(self.scope, self.receive, self.send))
+        refused = asyncio.ensure_future(self.refused.wait())
+        try:
+            await asyncio.wait({app, refused}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            refused.cancel()
+        if not app.done():
+            app.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await app
+        else:
+            app.result()  # the app's own exceptions surface as they would without the edge
+
+    async def receive(self) -> Message:
+        message = await self._receive()
+        if message["type"] == "http.request":
+            self.received += len(message.get("body", b""))
+            if self.received > self.edge.max_request_bytes:
+                if message.get("more_body", False):
+                    await _drain(self._receive)
+                if not self.started:
+                    response = self.edge._render(self.scope, self.edge.too_large())
+                    await response(self.scope, _disconnected, self._send)
+                self.refused.set()
+                await asyncio.Event().wait()  # cancelled by `run`
+        return message
+
+    async def send(self, message: Message) -> None:
+        self.started = True
+        await self._send(message)
+
+
+async def _disconnected() -> Message:
+    return {"type": "http.disconnect"}
+
+
+async def _drain(receive: Receive, cap: int = _DRAIN_CAP_BYTES) -> None:
+    """Read and drop the rest of a refused body, so the client hears the refusal instead of a reset.
+
+    A client still writing its body when the server closes the connection gets a TCP reset and
+    never reads the 413; past `cap` bytes the connection is closed anyway.
+    """
+    drained = 0
+    while drained < cap:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        drained += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
+
+
+def _matches(value: str, allowed: Sequence[str]) -> bool:
+    return any(value == entry or (entry.endswith(":*") and value.startswith(entry[:-1])) for entry in allowed)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
