@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from opentelemetry.sdk.trace import TracerProvider
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
@@ -87,6 +88,7 @@ class Gateway:
         authorizer: Authorizer | None = None,
         metrics: GatewayMetrics | None = None,
         manifests: Manifests | None = None,
+        tracer_provider: TracerProvider | None = None,
     ) -> None:
         settings = settings if settings is not None else Settings()
         self.settings = settings
@@ -98,7 +100,7 @@ class Gateway:
         self.metrics = metrics if metrics is not None else GatewayMetrics()
         self.metrics.track_catalog(self.catalog)
         self.manifests = manifests if manifests is not None else Manifests.from_folder(settings.manifests_dir)
-        self.tracer_provider = build_tracer_provider()
+        self.tracer_provider = tracer_provider if tracer_provider is not None else build_tracer_provider()
         local = settings.local_principal
         self.local_principal = Principal.local(local.id, tenant=local.tenant, persona=local.persona)
 
