@@ -63,6 +63,9 @@ _CLIENT_STATUS = {
 }
 _MESSAGE_KEYS = ("message", "detail", "error_description", "error", "title", "msg")
 _MESSAGE_LIMIT = 500
+# the words of the gateway's earlier HTTP clients for a refused or unreachable backend: the message
+# is part of the REST and MCP answers, so it stays as clients have seen it
+_CONNECT_FAILED = "All connection attempts failed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +218,7 @@ def _connect_failure(exc: aiohttp.ClientConnectorError, origin: str) -> tuple[st
             return MISCONFIGURED, f"TLS with {origin} failed ({reason}); check the backend's TLS set-up"
         if isinstance(cause, socket.gaierror):
             return UNREACHABLE, f"the host of {origin} cannot be resolved ({cause.strerror})"
-    return UNREACHABLE, f"cannot connect to {origin} ({exc.strerror or _reason(exc.os_error)})"
+    return UNREACHABLE, f"cannot connect to {origin} ({_CONNECT_FAILED})"
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
