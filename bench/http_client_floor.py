@@ -1,19 +1,21 @@
 """What one HTTP request costs the process that sends it, by client stack.
 
-The gateway's adapter calls backends with a pooled `httpx2.AsyncClient` (the issue and DESIGN ask
-for the httpx stack). This measures, against the demo backend on loopback, the per-request wall
-time and the sender's own CPU time of:
+The gateway's adapter calls backends with a pooled aiohttp `ClientSession` per backend origin
+(DESIGN §4). This measures, against the demo backend on loopback, the per-request wall time and
+the sender's own CPU time of:
 
-- `httpx2.AsyncClient` on httpx2's default transport (httpcore2 + h11), used as the adapter uses
-  a client (build_request, streamed send, read to the end);
-- the same client on Colonnade's transport (`adapters/http_transport.py`: asyncio plus httptools
-  under httpx2's client API), which the adapter uses unless `trust_env` is set;
+- `HttpAdapter.execute` end to end: request built from a binding, sent on the origin's session,
+  body read under the size cap, JSON parsed, outcome classified;
+- `aiohttp.ClientSession` as the adapter configures it (`adapters/http_session.py`), request sent
+  and body read to the end;
+- `httpx2.AsyncClient` on httpx2's default transport (httpcore2 + h11), used as the adapter used
+  it before aiohttp (build_request, streamed send, read to the end);
 - `httpcore2.AsyncConnectionPool`, httpx2's default transport, called directly;
 - a bare keep-alive connection: asyncio's transport plus the `httptools` response parser (what
   uvicorn parses requests with), the floor for a Python sender on this event loop.
 
-The gap between the first and the last is the part of a gateway call's overhead that belongs to
-the HTTP client (`bench/call_overhead.py` reports the gateway's CPU per call for comparison).
+The gap between the adapter's row and the last is the part of a gateway call's overhead that
+belongs to the HTTP client (`bench/call_overhead.py` reports the gateway's CPU per call).
 
 Run: .venv/bin/python bench/http_client_floor.py [--requests 3000]
 """
@@ -31,6 +33,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import aiohttp
 import httpcore2
 import httptools
 import httpx2
@@ -38,7 +41,9 @@ import uvloop
 from rich.console import Console
 from rich.table import Table
 
-from colonnade.adapters.http_transport import ColonnadeTransport
+from colonnade.adapters.http import HttpAdapter
+from colonnade.adapters.http_session import new_session
+from colonnade.catalog.http_binding import HttpBinding
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _stack import ROOT, _wait, free_port
@@ -77,6 +82,31 @@ class _BareConnection(asyncio.Protocol):
         return await self._done
 
 
+def _via_aiohttp(session: aiohttp.ClientSession, url: str) -> Send:
+    """One request as the adapter sends it: no redirects, body read to the end, connection released."""
+
+    async def send() -> None:
+        response = await session.request("GET", url, allow_redirects=False)
+        try:
+            await response.read()
+        finally:
+            response.release()
+        if response.status != 200:
+            raise SystemExit("the backend did not answer 200")
+
+    return send
+
+
+def _via_adapter(adapter: HttpAdapter, base_url: str) -> Send:
+    binding = HttpBinding(base_url=base_url, method="GET", path=PATH)
+
+    async def send() -> None:
+        if not (await adapter.execute(binding, {})).ok:
+            raise SystemExit("the adapter's call did not succeed")
+
+    return send
+
+
 async def _measure(send: Send, n: int) -> tuple[float, float]:
     for _ in range(min(200, n)):
         await send()
@@ -104,12 +134,17 @@ def _via(client: httpx2.AsyncClient, url: str) -> Send:
 
 
 async def _run(port: int, n: int) -> list[tuple[str, float, float]]:
-    url = f"http://127.0.0.1:{port}{PATH}"
+    base_url = f"http://127.0.0.1:{port}"
+    url = base_url + PATH
     rows = []
+    async with HttpAdapter() as adapter:
+        adapter_cost = await _measure(_via_adapter(adapter, base_url), n)
+        rows.append(("HttpAdapter.execute (aiohttp, end to end)", *adapter_cost))
+    async with new_session(max_connections=100, keepalive_s=30.0, trust_env=False, user_agent="b") as session:
+        session_cost = await _measure(_via_aiohttp(session, url), n)
+        rows.append(("aiohttp.ClientSession (as the adapter's)", *session_cost))
     async with httpx2.AsyncClient() as client:
         rows.append(("httpx2.AsyncClient (httpcore2 transport)", *await _measure(_via(client, url), n)))
-    async with httpx2.AsyncClient(transport=ColonnadeTransport()) as client:
-        rows.append(("httpx2.AsyncClient + Colonnade transport", *await _measure(_via(client, url), n)))
     async with httpcore2.AsyncConnectionPool() as pool:
 
         async def via_httpcore() -> None:

@@ -1,4 +1,5 @@
-"""A real HTTP backend on loopback for adapter tests, plus a rude one and a refused port.
+"""A real HTTP backend on loopback for adapter tests, plus a rude one and a refused port, and a
+`run` fixture that runs a scenario on asyncio and on uvloop.
 
 The backends run with `tests.support.loopback.serve_in_thread` (uvicorn on a free loopback port
 in a background thread), which every suite shares.
@@ -12,10 +13,12 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import pytest
+import uvloop
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -23,6 +26,25 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from tests.support.loopback import serve_in_thread
+
+T = TypeVar("T")
+Run = Callable[[Callable[[], Awaitable[T]]], T]
+
+
+@pytest.fixture(
+    params=[
+        pytest.param(asyncio.new_event_loop, id="asyncio"),
+        pytest.param(uvloop.new_event_loop, id="uvloop"),  # what `colonnade serve` runs on
+    ]
+)
+def run(request: pytest.FixtureRequest) -> Run[Any]:
+    """Run a test's scenario on a fresh event loop of each kind."""
+
+    def run_on_loop(main: Callable[[], Awaitable[Any]]) -> Any:
+        with asyncio.Runner(loop_factory=request.param) as runner:
+            return runner.run(main())
+
+    return run_on_loop
 
 
 async def _echo(request: Request) -> Response:

@@ -311,3 +311,35 @@ async def test_unusable_secret_is_reported_without_its_value(
     message = outcome.message or ""
     assert needle in message
     assert SECRETS[f"COLONNADE_SECRET_{auth.secret.upper()}"] not in message
+
+
+@pytest.mark.parametrize("name", ["Transfer-Encoding", "Content-Length", "Connection"])
+async def test_header_the_http_client_manages_cannot_be_an_argument(
+    adapter: HttpAdapter, backend_url: str, name: str
+) -> None:
+    op = binding(backend_url, "POST", "/echo/h", ("framing", HEADER, name), ("n", BODY, "n"))
+
+    outcome = await adapter.execute(op, {"framing": "chunked", "n": 1})
+
+    assert outcome.error_code == MISCONFIGURED
+    assert name in (outcome.message or "")
+
+
+async def test_caller_header_that_would_split_the_request_is_refused_unsent(
+    adapter: HttpAdapter, backend_url: str
+) -> None:
+    outcome = await adapter.execute(
+        binding(backend_url, "POST", "/echo/h"), {}, headers={"Idempotency-Key": "k\r\nX-Injected: 1"}
+    )
+
+    assert outcome.kind is OutcomeKind.TERMINAL_ERROR
+    assert outcome.error_code == SCHEMA
+    assert "Idempotency-Key" in (outcome.message or "")
+
+
+async def test_caller_headers_are_sent(adapter: HttpAdapter, backend_url: str) -> None:
+    seen = echoed(
+        await adapter.execute(binding(backend_url, "POST", "/echo/h"), {}, headers={"Idempotency-Key": "k-9"})
+    )
+
+    assert seen["headers"]["idempotency-key"] == "k-9"

@@ -1,14 +1,19 @@
-"""Retry-After parsing and backend message extraction, on their own."""
+"""Retry-After parsing, backend message extraction and strict JSON, on their own."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx2
 import pytest
+from multidict import CIMultiDict
 
-from colonnade.adapters.http_response import backend_message, outcome_from_response, retry_after_ms
+from colonnade.adapters.http_response import (
+    BackendAnswer,
+    backend_message,
+    outcome_from_response,
+    retry_after_ms,
+)
 from colonnade.adapters.outcome import OutcomeKind
 
 NOW = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
@@ -73,8 +78,8 @@ def test_long_backend_message_is_clipped() -> None:
     ],
 )
 def test_only_strict_json_is_a_success(content: bytes, ok: bool) -> None:
-    response = httpx2.Response(200, headers={"content-type": "application/json"})
-    outcome = outcome_from_response(response, content, 1.0)
+    answer = BackendAnswer(200, "OK", CIMultiDict({"Content-Type": "application/json"}))
+    outcome = outcome_from_response(answer, content, 1.0)
     assert (outcome.kind is OutcomeKind.SUCCESS) is ok
     if not ok:
         assert outcome.error_code == "D-DATA-MALFORMED"

@@ -1,7 +1,8 @@
 """Readiness of tool backends, probed in the background so calls never wait on a health check.
 
 A URL is healthy until proven otherwise; `FAILURES_TO_TRIP` failed probes in a row mark it
-unhealthy, one success marks it healthy again.
+unhealthy, one success marks it healthy again. Probes use aiohttp, the backend adapter's client, so
+the path to backends has one HTTP stack; a redirect is not followed and counts as a failure.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-import httpx2
+import aiohttp
 
 __all__ = ["FAILURES_TO_TRIP", "HealthMonitor"]
 
@@ -32,7 +33,7 @@ class HealthMonitor:
         self.interval_s = interval_s
         self.timeout_s = timeout_s
         self._states: dict[str, _State] = {}
-        self._client: httpx2.AsyncClient | None = None
+        self._session: aiohttp.ClientSession | None = None
 
     def watch(self, url: str) -> None:
         self._states.setdefault(url, _State())
@@ -50,12 +51,15 @@ class HealthMonitor:
 
     async def probe(self, url: str) -> bool:
         """Probe one URL now and update its state; True when it answered 2xx."""
-        if self._client is None:
-            self._client = httpx2.AsyncClient(timeout=self.timeout_s, trust_env=False)
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=self.timeout_s), cookie_jar=aiohttp.DummyCookieJar()
+            )
         state = self._states.setdefault(url, _State())
         try:
-            ok = (await self._client.get(url)).is_success
-        except httpx2.HTTPError:
+            async with self._session.get(url, allow_redirects=False) as response:
+                ok = 200 <= response.status < 300
+        except (aiohttp.ClientError, TimeoutError):
             ok = False
         if ok:
             if not state.healthy:
@@ -80,7 +84,7 @@ class HealthMonitor:
             await asyncio.sleep(self.interval_s)
 
     async def aclose(self) -> None:
-        if self._client is not None:
+        if self._session is not None:
             with contextlib.suppress(Exception):
-                await self._client.aclose()
-            self._client = None
+                await self._session.close()
+            self._session = None

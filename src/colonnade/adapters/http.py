@@ -1,46 +1,60 @@
-"""Execute contract operations against their HTTP backends, one pooled client per backend origin.
+"""Execute contract operations against their HTTP backends, one pooled aiohttp session per origin.
 
-A client (keep-alive pool; one TLS context shared by every client of the process) is created
-the first time an origin is called and reused for every later call. Each call gets one overall
-timeout covering pool wait, connect, send and read, so a backend that trickles bytes cannot hold
-a call past it. The adapter reports what happened (AdapterOutcome); retries, idempotency and policy
-belong to the call pipeline.
+A session (keep-alive pool; one TLS context shared by the process) is created the first time an
+origin is called and reused for every later call, so one slow backend can hold only its own
+connections. Each call gets one overall timeout covering pool wait, connect, send and read, so a
+backend that trickles bytes cannot hold a call past it. The adapter reports what happened
+(AdapterOutcome); retries, idempotency and policy belong to the call pipeline.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ssl
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from functools import lru_cache
 from types import TracebackType
 from typing import Any, Self
 
-import httpx2
+import aiohttp
+from aiohttp.http_exceptions import HttpProcessingError
 
 from colonnade import __version__
-from colonnade.adapters.http_request import RequestBuildError, RequestParts, auth_headers, request_parts
-from colonnade.adapters.http_response import outcome_from_exception, outcome_from_response
-from colonnade.adapters.http_transport import ColonnadeTransport
+from colonnade.adapters.http_body import ResponseTooLarge, read_capped
+from colonnade.adapters.http_request import (
+    RequestBuildError,
+    RequestParts,
+    auth_headers,
+    backend_base,
+    caller_headers,
+    request_parts,
+)
+from colonnade.adapters.http_response import BackendAnswer, outcome_from_exception, outcome_from_response
+from colonnade.adapters.http_session import new_session
 from colonnade.adapters.outcome import MALFORMED, AdapterOutcome, OutcomeKind
 from colonnade.adapters.secrets import EnvSecretResolver, SecretResolver
 from colonnade.catalog.http_binding import HttpBinding
 
-__all__ = ["DEFAULT_LIMITS", "DEFAULT_MAX_RESPONSE_BYTES", "DEFAULT_TIMEOUT_S", "HttpAdapter"]
+__all__ = [
+    "DEFAULT_KEEPALIVE_S",
+    "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_MAX_RESPONSE_BYTES",
+    "DEFAULT_TIMEOUT_S",
+    "HttpAdapter",
+]
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
-# Per origin: enough parallel calls for a busy gateway, idle connections kept warm for 30 s.
-DEFAULT_LIMITS = httpx2.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=30.0)
+# Per origin: enough parallel calls for a busy gateway; idle connections kept warm for 30 s.
+DEFAULT_MAX_CONNECTIONS = 100
+DEFAULT_KEEPALIVE_S = 30.0
 _USER_AGENT = f"colonnade/{__version__}"
+# RFC 9110 9.2.2; aiohttp sends these once more by itself when a connection fails under them
+_IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
 
 
-class _ResponseTooLarge(Exception):
-    def __init__(self, status_code: int) -> None:
-        super().__init__(status_code)
-        self.status_code = status_code
+class _AdapterClosed(aiohttp.ClientConnectionError):
+    """`aclose()` ran while the call was in flight: whatever it read is not a complete answer."""
 
 
 class HttpAdapter:
@@ -56,46 +70,43 @@ class HttpAdapter:
         self,
         *,
         secrets: SecretResolver | None = None,
-        limits: httpx2.Limits = DEFAULT_LIMITS,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        keepalive_s: float = DEFAULT_KEEPALIVE_S,
         default_timeout_s: float = DEFAULT_TIMEOUT_S,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         trust_env: bool = False,
     ) -> None:
         self._secrets: SecretResolver = secrets if secrets is not None else EnvSecretResolver()
-        self._limits = limits
+        self._max_connections = max_connections
+        self._keepalive_s = keepalive_s
         self._default_timeout_s = default_timeout_s
         self._max_response_bytes = max_response_bytes
         self._trust_env = trust_env
-        self._clients: dict[str, httpx2.AsyncClient] = {}
+        self._sessions: dict[str, aiohttp.ClientSession] = {}
+        self._in_flight: set[asyncio.Task[Any]] = set()
+        self._stopped: set[asyncio.Task[Any]] = set()  # calls `aclose()` cancelled
         self._closed = False
 
     @property
     def origins(self) -> tuple[str, ...]:
-        """The backend origins that have a client, in the order they were first called."""
-        return tuple(self._clients)
+        """The backend origins that have a session, in the order they were first called."""
+        return tuple(self._sessions)
 
-    def client_for(self, base_url: str) -> httpx2.AsyncClient:
-        """The pooled client of the base URL's origin, created on first use."""
+    def session_for(self, base_url: str) -> aiohttp.ClientSession:
+        """The pooled session of the base URL's origin, created on first use."""
         if self._closed:
             raise RuntimeError("this HttpAdapter is closed; create a new one")
-        origin = _origin(base_url)
-        client = self._clients.get(origin)
-        if client is None:
-            context = _ssl_context(self._trust_env)
-            # httpx2's own transport only where it must read proxy settings from the environment
-            transport = (
-                None if self._trust_env else ColonnadeTransport(ssl_context=context, limits=self._limits)
-            )
-            client = httpx2.AsyncClient(
-                transport=transport,
-                limits=self._limits,
-                verify=context,
+        origin = backend_base(base_url).origin
+        session = self._sessions.get(origin)
+        if session is None:
+            session = new_session(
+                max_connections=self._max_connections,
+                keepalive_s=self._keepalive_s,
                 trust_env=self._trust_env,
-                follow_redirects=False,
-                headers={"user-agent": _USER_AGENT},
+                user_agent=_USER_AGENT,
             )
-            self._clients[origin] = client
-        return client
+            self._sessions[origin] = session
+        return session
 
     async def execute(
         self,
@@ -107,17 +118,16 @@ class HttpAdapter:
     ) -> AdapterOutcome:
         """Send the operation's request and classify the answer; never raises for backend trouble.
 
-        `headers` are added as given (e.g. the call's `Idempotency-Key`); arguments mapped to
-        headers and the backend credential take precedence over them.
+        `headers` are added as given (e.g. the call's `Idempotency-Key`), less those the HTTP
+        client manages (`Connection`, `Content-Length`, ...); arguments mapped to headers and the
+        backend credential take precedence over them.
         """
         started = time.perf_counter()
         timeout = self._timeout_for(binding, timeout_s)
         try:
-            origin = _origin(binding.base_url)
             parts = request_parts(binding, arguments)
             if headers:
-                extra = {name.lower(): value for name, value in headers.items()}
-                parts = replace(parts, headers=extra | parts.headers)
+                parts = replace(parts, headers=caller_headers(headers) | parts.headers)
             if binding.auth is not None:
                 parts = replace(
                     parts, headers=parts.headers | await auth_headers(binding.auth, self._secrets)
@@ -129,11 +139,13 @@ class HttpAdapter:
                 message=exc.message,
                 duration_ms=_since(started),
             )
-        except httpx2.InvalidURL as exc:
-            return outcome_from_exception(exc, binding.base_url, timeout, _since(started))
+        origin = backend_base(binding.base_url).origin
+        task = asyncio.current_task()
+        if task is not None:
+            self._in_flight.add(task)
         try:
-            response, content = await self._exchange(self.client_for(binding.base_url), parts, timeout)
-        except _ResponseTooLarge as exc:
+            answer, content = await self._exchange(self.session_for(binding.base_url), parts, timeout)
+        except ResponseTooLarge as exc:
             return AdapterOutcome(
                 OutcomeKind.TERMINAL_ERROR,
                 exc.status_code,
@@ -141,37 +153,85 @@ class HttpAdapter:
                 message=f"the answer from {origin} exceeds the limit of {self._max_response_bytes} bytes",
                 duration_ms=_since(started),
             )
-        except (TimeoutError, httpx2.HTTPError, httpx2.InvalidURL) as exc:
+        except asyncio.CancelledError:
+            if not self._stopped_by_close(task):
+                raise
+            closed = _AdapterClosed("the adapter was closed")
+            return outcome_from_exception(closed, origin, timeout, _since(started))
+        except (TimeoutError, aiohttp.ClientError, HttpProcessingError) as exc:
             return outcome_from_exception(exc, origin, timeout, _since(started))
-        return outcome_from_response(response, content, _since(started))
+        finally:
+            self._in_flight.discard(task)
+        return outcome_from_response(answer, content, _since(started))
+
+    def _stopped_by_close(self, task: asyncio.Task[Any] | None) -> bool:
+        """Whether a CancelledError came from `aclose()` alone (then the call fails, its task goes on)."""
+        if not self._closed or task is None:
+            return False
+        if task in self._stopped:
+            self._stopped.discard(task)
+            return task.uncancel() == 0
+        return task.cancelling() == 0  # aiohttp cancelled its wait for a pooled connection
 
     async def _exchange(
-        self, client: httpx2.AsyncClient, parts: RequestParts, budget_s: float
-    ) -> tuple[httpx2.Response, bytes]:
+        self, session: aiohttp.ClientSession, parts: RequestParts, budget_s: float
+    ) -> tuple[BackendAnswer, bytes]:
         """One request and its whole body under one overall timeout (pool wait, connect, send, read)."""
         if budget_s <= 0:
             raise TimeoutError
         async with asyncio.timeout(budget_s):
-            request = client.build_request(
-                parts.method,
-                parts.url,
-                params=parts.query or None,
-                headers=parts.headers,
-                content=parts.content,
-                timeout=httpx2.Timeout(budget_s),
-            )
-            response = await client.send(request, stream=True)
+            response = await self._send(session, parts)
             try:
-                return response, await _read_capped(response, self._max_response_bytes)
-            finally:
-                await response.aclose()
+                content = await read_capped(response, self._max_response_bytes)
+            except BaseException:
+                response.close()
+                raise
+            response.release()
+        if self._closed:  # the connection was closed under the body: its end is not the body's end
+            raise _AdapterClosed("the adapter was closed while the answer was read")
+        answer = BackendAnswer(response.status, response.reason or "", response.headers, response.charset)
+        return answer, content
+
+    async def _send(self, session: aiohttp.ClientSession, parts: RequestParts) -> aiohttp.ClientResponse:
+        """Send the request and read its head.
+
+        When the connection fails before an answer (typically a kept-alive one the server closed
+        as the request went out), aiohttp itself sends an idempotent method once more (RFC 9112
+        9.3.1) and any other method never; a request carrying an `Idempotency-Key` gets that one
+        second attempt here, since the backend will not repeat its effect.
+        """
+        resend = parts.method not in _IDEMPOTENT_METHODS and "idempotency-key" in parts.headers
+        while True:
+            try:
+                return await session.request(
+                    parts.method,
+                    parts.url,
+                    headers=parts.headers,
+                    data=parts.content,
+                    allow_redirects=False,
+                )
+            except aiohttp.ClientConnectorError:
+                raise
+            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
+                if not resend or self._closed:
+                    raise
+                resend = False
 
     async def aclose(self) -> None:
-        """Close every pooled connection; the adapter cannot be used afterwards."""
+        """Fail the calls in flight, close every pooled connection; the adapter cannot be used afterwards.
+
+        A call in flight ends with `R-UPSTREAM-CONNECT` wherever it was (waiting for a connection,
+        connecting, sending, reading): it is not sent again and no connection is opened for it.
+        """
         self._closed = True
-        clients, self._clients = list(self._clients.values()), {}
-        for client in clients:
-            await client.aclose()
+        current = asyncio.current_task()
+        for task in self._in_flight - {current}:
+            self._stopped.add(task)
+            task.cancel()
+        self._in_flight.clear()
+        sessions, self._sessions = list(self._sessions.values()), {}
+        for session in sessions:
+            await session.close()
 
     async def __aenter__(self) -> Self:
         return self
@@ -190,35 +250,6 @@ class HttpAdapter:
         if binding.timeout_ms is not None:
             return binding.timeout_ms / 1000
         return self._default_timeout_s
-
-
-async def _read_capped(response: httpx2.Response, limit: int) -> bytes:
-    declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise _ResponseTooLarge(response.status_code)
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > limit:
-            raise _ResponseTooLarge(response.status_code)
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-@lru_cache(maxsize=2)
-def _ssl_context(trust_env: bool) -> ssl.SSLContext:
-    """One TLS context per process: loading the CA bundle costs ~20 ms, and contexts are shareable."""
-    return httpx2.create_ssl_context(trust_env=trust_env)
-
-
-@lru_cache(maxsize=1024)
-def _origin(base_url: str) -> str:
-    """scheme://host:port, lower-cased: calls to one origin share a pool whatever their base path."""
-    url = httpx2.URL(base_url)
-    host = f"[{url.host}]" if ":" in url.host else url.host
-    port = url.port or (443 if url.scheme == "https" else 80)
-    return f"{url.scheme}://{host}:{port}".lower()
 
 
 def _since(started: float) -> float:

@@ -4,6 +4,7 @@ Path values are percent-encoded as a single segment (a `/`, `?`, `#` or `..` in 
 never change which resource is addressed); query and header values are rendered as text
 (`true`/`false` for booleans, JSON for objects); body arguments form one JSON object.
 Arguments the binding does not describe are ignored: the caller validated them already.
+The URL is built here, already encoded, so no client normalises a `%2E%2E` segment away.
 """
 
 from __future__ import annotations
@@ -11,16 +12,30 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
+
+from yarl import URL
 
 from colonnade.adapters.outcome import MISCONFIGURED, SCHEMA
 from colonnade.adapters.secrets import SecretResolver
 from colonnade.catalog.http_binding import HttpBinding, ParamLocation
 from colonnade.contracts.model import AuthType, BackendAuth
 
-__all__ = ["DEFAULT_API_KEY_HEADER", "RequestBuildError", "RequestParts", "auth_headers", "request_parts"]
+__all__ = [
+    "CLIENT_HEADERS",
+    "DEFAULT_API_KEY_HEADER",
+    "BackendBase",
+    "RequestBuildError",
+    "RequestParts",
+    "auth_headers",
+    "backend_base",
+    "caller_headers",
+    "request_parts",
+]
 
 DEFAULT_API_KEY_HEADER = "X-API-Key"
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -28,6 +43,14 @@ _DOT_SEGMENTS = frozenset({".", ".."})
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _HEADER_VALUE = re.compile(r"^[\t\x20-\x7e]*$")
 _ABSENT = object()
+# characters a path template may carry as written; anything else in it is percent-encoded
+_PATH_SAFE = "/%:@!$&'()*+,;=~"
+_SCHEMES = frozenset({"http", "https"})
+# framing and connection management belong to the HTTP client: a value from a call could end a
+# pooled connection or smuggle a second request past the backend's parser
+CLIENT_HEADERS = frozenset(
+    {"connection", "content-length", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade"}
+)
 
 
 class RequestBuildError(Exception):
@@ -40,10 +63,18 @@ class RequestBuildError(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class BackendBase:
+    """A contract's base URL, checked once: its origin (`scheme://host:port`, lower-cased, the key
+    of a connection pool) and its encoded form without a trailing `/`."""
+
+    origin: str
+    prefix: str
+
+
+@dataclass(frozen=True, slots=True)
 class RequestParts:
     method: str
-    url: str
-    query: tuple[tuple[str, str], ...]
+    url: URL
     headers: dict[str, str]
     content: bytes | None
 
@@ -73,8 +104,29 @@ def request_parts(binding: HttpBinding, arguments: dict[str, Any]) -> RequestPar
     content = _content(raw_body, body)
     if content is not None:
         headers["content-type"] = "application/json"
-    url = binding.base_url.rstrip("/") + _fill_path(binding.path, path_values)
-    return RequestParts(binding.method, url, tuple(query), headers, content)
+    target = backend_base(binding.base_url).prefix + _fill_path(binding.path, path_values)
+    if query:
+        target += "?" + urlencode(query, quote_via=quote)
+    return RequestParts(binding.method, URL(target, encoded=True), headers, content)
+
+
+@lru_cache(maxsize=1024)
+def backend_base(base_url: str) -> BackendBase:
+    """Parse a base URL once per process; RequestBuildError when it cannot address an HTTP backend."""
+    try:
+        url = URL(base_url)
+        host, port = url.raw_host, url.port
+    except ValueError as exc:
+        raise RequestBuildError(MISCONFIGURED, _bad_base(base_url, str(exc))) from None
+    if url.scheme not in _SCHEMES or not host or port is None:
+        raise RequestBuildError(MISCONFIGURED, _bad_base(base_url, "use an http or https URL with a host"))
+    host = f"[{host}]" if ":" in host else host
+    origin = f"{url.scheme}://{host}:{port}".lower()
+    return BackendBase(origin, str(url.with_query(None).with_fragment(None)).rstrip("/"))
+
+
+def _bad_base(base_url: str, why: str) -> str:
+    return f"the backend URL {base_url!r} is not usable ({why}); fix the contract's backend.base_url"
 
 
 async def auth_headers(auth: BackendAuth, secrets: SecretResolver) -> dict[str, str]:
@@ -110,19 +162,28 @@ def _basic(secret_name: str, value: str) -> str:
 
 
 def _fill_path(template: str, values: dict[str, Any]) -> str:
-    def segment(match: re.Match[str]) -> str:
-        name = match.group(1)
-        value = values.get(name)
-        if value is None:
-            raise RequestBuildError(SCHEMA, f"path parameter {name!r} is missing; give it a value")
-        encoded = quote(_text(value), safe="")
-        if not encoded:
-            raise RequestBuildError(
-                SCHEMA, f"path parameter {name!r} is empty; an empty segment would address another resource"
-            )
-        return encoded.replace(".", "%2E") if encoded in _DOT_SEGMENTS else encoded
+    pieces = _template(template)
+    filled = [_segment(piece, values) if index % 2 else piece for index, piece in enumerate(pieces)]
+    return "".join(filled)
 
-    return _PLACEHOLDER.sub(segment, template)
+
+@lru_cache(maxsize=4096)
+def _template(template: str) -> tuple[str, ...]:
+    """Literal text (percent-encoded where needed) and parameter names, alternating."""
+    pieces = _PLACEHOLDER.split(template)
+    return tuple(piece if index % 2 else quote(piece, safe=_PATH_SAFE) for index, piece in enumerate(pieces))
+
+
+def _segment(name: str, values: dict[str, Any]) -> str:
+    value = values.get(name)
+    if value is None:
+        raise RequestBuildError(SCHEMA, f"path parameter {name!r} is missing; give it a value")
+    encoded = quote(_text(value), safe="")
+    if not encoded:
+        raise RequestBuildError(
+            SCHEMA, f"path parameter {name!r} is empty; an empty segment would address another resource"
+        )
+    return encoded.replace(".", "%2E") if encoded in _DOT_SEGMENTS else encoded
 
 
 def _query_pairs(name: str, value: Any) -> list[tuple[str, str]]:
@@ -130,10 +191,25 @@ def _query_pairs(name: str, value: Any) -> list[tuple[str, str]]:
     return [(name, _text(item)) for item in items if item is not None]
 
 
+def caller_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """Headers a caller adds to a request, lower-cased, less those the HTTP client manages."""
+    kept: dict[str, str] = {}
+    for name, value in headers.items():
+        if name.lower() not in CLIENT_HEADERS:
+            _set_header(kept, name, value)
+    return kept
+
+
 def _set_header(headers: dict[str, str], name: str, value: str) -> None:
     if not _HEADER_NAME.match(name):
         raise RequestBuildError(
             MISCONFIGURED, f"header name {name!r} (x-name in the contract) is not a valid HTTP header name"
+        )
+    if name.lower() in CLIENT_HEADERS:
+        raise RequestBuildError(
+            MISCONFIGURED,
+            f"header {name!r} is managed by the gateway's HTTP client and cannot be an argument; "
+            "remove it from the contract",
         )
     value = value.strip(" \t")
     if not _HEADER_VALUE.match(value):

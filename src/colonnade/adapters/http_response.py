@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import socket
 import ssl
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-import httpx2
+import aiohttp
+from aiohttp.http_exceptions import ContentEncodingError, HttpProcessingError
 
 from colonnade.adapters.checksum import digest_problem
 from colonnade.adapters.outcome import (
@@ -35,7 +37,13 @@ from colonnade.adapters.outcome import (
     OutcomeKind,
 )
 
-__all__ = ["backend_message", "outcome_from_exception", "outcome_from_response", "retry_after_ms"]
+__all__ = [
+    "BackendAnswer",
+    "backend_message",
+    "outcome_from_exception",
+    "outcome_from_response",
+    "retry_after_ms",
+]
 
 _RETRYABLE_STATUS = {
     408: UNAVAILABLE,
@@ -55,11 +63,27 @@ _CLIENT_STATUS = {
 }
 _MESSAGE_KEYS = ("message", "detail", "error_description", "error", "title", "msg")
 _MESSAGE_LIMIT = 500
+# the words of the gateway's earlier HTTP clients for a refused or unreachable backend: the message
+# is part of the REST and MCP answers, so it stays as clients have seen it
+_CONNECT_FAILED = "All connection attempts failed"
 
 
-def outcome_from_response(response: httpx2.Response, content: bytes, duration_ms: float) -> AdapterOutcome:
+@dataclass(frozen=True, slots=True)
+class BackendAnswer:
+    """A complete answer as read off the wire, in the terms the mapping needs (no client's types).
+
+    `headers` look names up case-insensitively; `charset` is the Content-Type's, when it names one.
+    """
+
+    status: int
+    reason: str
+    headers: Mapping[str, str]
+    charset: str | None = None
+
+
+def outcome_from_response(response: BackendAnswer, content: bytes, duration_ms: float) -> AdapterOutcome:
     """Map a complete answer: 2xx success, listed statuses retryable, everything else terminal."""
-    status = response.status_code
+    status = response.status
     declared_json = _is_json(response.headers.get("content-type", ""))
     try:
         body = _parse(response, content, declared_json)
@@ -100,7 +124,7 @@ def outcome_from_response(response: httpx2.Response, content: bytes, duration_ms
 
 
 def outcome_from_exception(
-    exc: Exception, origin: str, timeout_s: float, duration_ms: float
+    exc: BaseException, origin: str, timeout_s: float, duration_ms: float
 ) -> AdapterOutcome:
     """Map a failure without a complete answer; messages name the origin, never the full URL."""
     code, message = _failure(exc, origin, timeout_s)
@@ -159,39 +183,42 @@ def _terminal_code(status: int) -> str:
     return MISCONFIGURED
 
 
-def _error_message(response: httpx2.Response, body: Any) -> str:
-    status = response.status_code
+def _error_message(response: BackendAnswer, body: Any) -> str:
+    status = response.status
     if 300 <= status < 400:
         location = response.headers.get("location", "another URL")
         return f"the backend redirected ({status}) to {location}; point the contract's base_url there"
     media = response.headers.get("content-type", "").split(";")[0].strip().lower()
     own = None if media == "text/html" else backend_message(body)
-    return own or f"the backend answered {status} {response.reason_phrase}".rstrip()
+    return own or f"the backend answered {status} {response.reason}".rstrip()
 
 
-def _failure(exc: Exception, origin: str, timeout_s: float) -> tuple[str, str]:
-    if isinstance(exc, TimeoutError | httpx2.TimeoutException):
-        waited = "no free connection to" if isinstance(exc, httpx2.PoolTimeout) else "no answer from"
-        return TIMEOUT, f"{waited} {origin} within {timeout_s:g} s"
-    if isinstance(exc, httpx2.ConnectError):
+def _failure(exc: BaseException, origin: str, timeout_s: float) -> tuple[str, str]:
+    if isinstance(exc, TimeoutError):
+        return TIMEOUT, f"no answer from {origin} within {timeout_s:g} s"
+    if isinstance(exc, aiohttp.ClientConnectorError):
         return _connect_failure(exc, origin)
-    if isinstance(exc, httpx2.DecodingError):
-        return MALFORMED, f"the body from {origin} cannot be decoded: {exc}"
-    if isinstance(exc, httpx2.NetworkError | httpx2.RemoteProtocolError):
-        return UNREACHABLE, f"the connection to {origin} was closed before a complete answer ({_reason(exc)})"
-    if isinstance(exc, httpx2.InvalidURL | httpx2.UnsupportedProtocol):
+    if isinstance(exc, aiohttp.InvalidURL | aiohttp.NonHttpUrlClientError | ValueError):
         return MISCONFIGURED, f"the backend URL is not usable: {exc}; fix the contract's backend.base_url"
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        if any(isinstance(cause, ContentEncodingError) for cause in _chain(exc)):
+            return MALFORMED, f"the body from {origin} cannot be decoded: {_reason(exc)}"
+        return UNREACHABLE, f"the connection to {origin} was closed before a complete answer ({_reason(exc)})"
+    if isinstance(exc, HttpProcessingError | aiohttp.ClientResponseError):  # the parser's, as raised
+        return UNREACHABLE, f"the server at {origin} sent a malformed HTTP answer ({_first_line(exc)})"
+    if isinstance(exc, aiohttp.ClientConnectionError):
+        return UNREACHABLE, f"the connection to {origin} was closed before a complete answer ({_reason(exc)})"
     return MISCONFIGURED, f"the request to {origin} could not be sent: {_reason(exc)}"
 
 
-def _connect_failure(exc: Exception, origin: str) -> tuple[str, str]:
-    for cause in _chain(exc):
+def _connect_failure(exc: aiohttp.ClientConnectorError, origin: str) -> tuple[str, str]:
+    for cause in (exc.os_error, *_chain(exc)):
         if isinstance(cause, ssl.SSLError):
-            reason = cause.reason or str(cause)
+            reason = cause.reason or _reason(cause)
             return MISCONFIGURED, f"TLS with {origin} failed ({reason}); check the backend's TLS set-up"
         if isinstance(cause, socket.gaierror):
             return UNREACHABLE, f"the host of {origin} cannot be resolved ({cause.strerror})"
-    return UNREACHABLE, f"cannot connect to {origin} ({_reason(exc)})"
+    return UNREACHABLE, f"cannot connect to {origin} ({_CONNECT_FAILED})"
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -204,8 +231,13 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
-def _reason(exc: Exception) -> str:
+def _reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
+
+
+def _first_line(exc: HttpProcessingError | aiohttp.ClientResponseError) -> str:
+    """The parser's complaint without the echo of the offending bytes it appends."""
+    return (exc.message or type(exc).__name__).splitlines()[0]
 
 
 def _is_json(content_type: str) -> bool:
@@ -213,7 +245,7 @@ def _is_json(content_type: str) -> bool:
     return media == "application/json" or media.endswith("+json")
 
 
-def _parse(response: httpx2.Response, content: bytes, declared_json: bool) -> Any:
+def _parse(response: BackendAnswer, content: bytes, declared_json: bool) -> Any:
     """Strict JSON: NaN/Infinity and lone surrogates are not JSON any client can take (ValueError)."""
     if not content:
         return None
@@ -229,11 +261,11 @@ def _not_json(constant: str) -> Any:
     raise ValueError(f"{constant} is not a JSON value")
 
 
-def _text(response: httpx2.Response, content: bytes) -> str | None:
+def _text(response: BackendAnswer, content: bytes) -> str | None:
     if not content:
         return None
     try:
-        return content.decode(response.charset_encoding or "utf-8", errors="replace")
+        return content.decode(response.charset or "utf-8", errors="replace")
     except LookupError:
         return content.decode("utf-8", errors="replace")
 

@@ -32,7 +32,7 @@ LOG_LEVELS: dict[str, int] = {
 
 # HTTP clients log every request URL at INFO, and URLs carry argument values (path and query).
 # HTTP clients log URLs (and URLs carry argument values); Alembic narrates every start-up.
-_AT_LEAST_WARNING = ("httpx", "httpx2", "httpcore", "httpcore2", "alembic")
+_AT_LEAST_WARNING = ("httpx", "httpx2", "httpcore", "httpcore2", "aiohttp", "alembic")
 # uvicorn's default logging config gives these handlers of their own and stops propagation; the
 # gateway runs uvicorn with `log_config=None`, and this undoes an earlier server's config in-process.
 _ROUTED_TO_ROOT = ("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi")
