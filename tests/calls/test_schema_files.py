@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
 
 from colonnade.calls.call_errors import error
-from colonnade.calls.envelope import CallRequest, CallResult, CallStatus
+from colonnade.calls.envelope import CallRequest, CallResult, CallStatus, Pending
 from colonnade.calls.envelope_schemas import (
     CALL_REQUEST,
     CALL_RESULT,
@@ -68,7 +69,15 @@ def test_request_schema_requires_only_the_tool() -> None:
 
 def test_result_schema_requires_what_every_result_carries() -> None:
     schema = CALL_RESULT.schema()
-    assert set(schema["required"]) == {"call_id", "status", "side_effects", "metrics", "warnings"}
+    assert set(schema["required"]) == {
+        "envelope_version",
+        "call_id",
+        "status",
+        "side_effects",
+        "metrics",
+        "warnings",
+    }
+    assert schema["properties"]["envelope_version"]["const"] == 2  # clients can tell this shape from v1
     metrics = schema["$defs"]["CallMetrics"]
     assert metrics["required"] == ["duration_ms"]
     # Not every adapter can measure CPU and memory: those are null then, never a made-up number.
@@ -90,6 +99,28 @@ def test_result_schema_holds_status_definitive() -> None:
     assert not check.is_valid(partial), "a success must never carry an error"
     silent = {**json.loads(failure.model_dump_json()), "error": None}
     assert not check.is_valid(silent), "a failure must always carry an error"
+
+
+def test_a_pending_result_carries_what_to_do_next_and_nothing_else() -> None:
+    check = validator("call-result")
+    pending = CallResult(
+        call_id="c",
+        status=CallStatus.PENDING,
+        pending=Pending(
+            reason="awaiting_approval",
+            token="ap_x",
+            expires_at=datetime(2030, 1, 1, tzinfo=UTC),
+            next_action="ask an approver to approve call c",
+        ),
+    )
+    valid = json.loads(pending.model_dump_json())
+    assert check.is_valid(valid)
+    assert not check.is_valid({**valid, "pending": None}), "a pending result says what to do next"
+    _, err = error("R-UPSTREAM-CONNECT", "backend down")
+    assert not check.is_valid({**valid, "error": err.model_dump()}), "a pending result is not an error"
+    success = json.loads(CallResult(call_id="c", status=CallStatus.SUCCESS).model_dump_json())
+    assert not check.is_valid({**success, "pending": valid["pending"]}), "only a pending result waits"
+    assert not check.is_valid({**valid, "envelope_version": 1})
 
 
 def test_generation_is_stable_and_returns_copies() -> None:

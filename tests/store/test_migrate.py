@@ -108,3 +108,39 @@ def test_migrations_form_one_line_of_history() -> None:
     script = ScriptDirectory.from_config(alembic_config())
     assert len(script.get_heads()) == 1
     assert [rev.revision for rev in script.walk_revisions()][-1] == "0001"
+
+
+def _upgrade(connection: Connection, revision: str) -> None:
+    from alembic import command
+
+    config = alembic_config()
+    config.attributes["connection"] = connection
+    command.upgrade(config, revision)
+
+
+async def test_commit_tokens_become_parked_calls(empty_engine: AsyncEngine) -> None:
+    """A database from before parked calls keeps its prepared two-phase calls, in their new states."""
+    async with empty_engine.begin() as connection:
+        await connection.run_sync(_upgrade, "0003")
+        for token, state in (("ct_live", "prepared"), ("ct_done", "committed"), ("ct_gone", "rolled_back")):
+            await connection.exec_driver_sql(
+                "INSERT INTO commit_tokens (token, tool, version, input, prepared, state, deadline, "
+                "attempts, "
+                f"created_at, updated_at) VALUES ('{token}', 'chaos:faults:reserve', '1.0.0', "
+                "'{\"item_id\": \"I-1\"}', '{\"reservation_id\": \"R-1\"}', "
+                f"'{state}', '2030-01-01 00:00:00', 1, '2026-01-01 00:00:00', '2026-01-01 00:00:00')"
+            )
+    await migrate_engine(empty_engine)
+    async with empty_engine.connect() as connection:
+        tables = await connection.run_sync(_table_names)
+        rows = (
+            await connection.exec_driver_sql(
+                "SELECT token, reason, state, principal, attempts FROM parked_calls ORDER BY token"
+            )
+        ).all()
+    assert "commit_tokens" not in tables
+    assert [tuple(row) for row in rows] == [
+        ("ct_done", "prepared", "resumed", "system:two-phase", 1),
+        ("ct_gone", "prepared", "expired", "system:two-phase", 1),
+        ("ct_live", "prepared", "parked", "system:two-phase", 1),
+    ]

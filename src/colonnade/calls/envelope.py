@@ -2,18 +2,23 @@
 
 Every surface (MCP, REST, CLI) translates its protocol into a CallRequest and renders the
 CallResult back; the status of a result is definitive (never partial success with an error).
+`pending` means nothing ran yet: the call is parked (awaiting an approval or the user's input)
+and `pending` says what the caller must do next. Results carry `envelope_version`, so a client
+can tell this shape (version 2, which added `pending`) from the first one.
 """
 
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "DRY_RUN_META_KEY",
+    "ENVELOPE_VERSION",
     "REQUEST_META_KEY",
     "CallConstraints",
     "CallContext",
@@ -22,6 +27,7 @@ __all__ = [
     "CallRequest",
     "CallResult",
     "CallStatus",
+    "Pending",
     "Provenance",
     "RetryPolicy",
 ]
@@ -30,11 +36,13 @@ __all__ = [
 # Over MCP, envelope fields ride in a tools/call's `_meta` under these keys (clients and smoke use them).
 DRY_RUN_META_KEY = "colonnade/dry_run"
 REQUEST_META_KEY = "colonnade/request"
+ENVELOPE_VERSION: Final = 2
 
 
 class CallStatus(StrEnum):
     SUCCESS = "success"
     SUCCESS_PREP = "success_prep"
+    PENDING = "pending"
     RETRYABLE_ERROR = "retryable_error"
     TERMINAL_ERROR = "terminal_error"
     INVALID_REQUEST = "invalid_request"
@@ -113,7 +121,17 @@ class Provenance(_Model):
     digest: str
 
 
+class Pending(_Model):
+    """A parked call: why it waits, the single-use token that resumes it, until when, and what to do."""
+
+    reason: Literal["awaiting_approval", "awaiting_input"]
+    token: str
+    expires_at: datetime
+    next_action: str = Field(description="What the caller must do next, in plain words.")
+
+
 class CallResult(_Model):
+    envelope_version: Literal[2] = ENVELOPE_VERSION
     call_id: str
     status: CallStatus
     output: Any = None
@@ -123,6 +141,7 @@ class CallResult(_Model):
     provenance: Provenance | None = None
     warnings: list[str] = Field(default_factory=list)
     commit_token: str | None = None
+    pending: Pending | None = None
 
     @property
     def ok(self) -> bool:

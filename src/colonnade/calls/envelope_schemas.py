@@ -43,7 +43,7 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
 _ID_BASE = "https://colonnade.dev/schemas/"
 _HEADER = ("$schema", "$id", "title", "description")
-_OK = [CallStatus.SUCCESS.value, CallStatus.SUCCESS_PREP.value]
+_NO_ERROR = [CallStatus.SUCCESS.value, CallStatus.SUCCESS_PREP.value, CallStatus.PENDING.value]
 
 
 class _AlwaysPresentRequired(GenerateJsonSchema):
@@ -109,9 +109,10 @@ CALL_RESULT = EnvelopeSchema(
     mode="serialization",
     title="Colonnade CallResult",
     description=(
-        "The outcome of one call. status is definitive: success and success_prep carry no error; "
-        "retryable_error, terminal_error and invalid_request carry an error with a stable code "
-        "(see docs/errors.md) and a fix hint."
+        "The outcome of one call (envelope_version 2). status is definitive: success and success_prep "
+        "carry no error; pending carries no error but a pending object (the call is parked: what to "
+        "do next, the token that resumes it, its expiry); retryable_error, terminal_error and "
+        "invalid_request carry an error with a stable code (see docs/errors.md) and a fix hint."
     ),
 )
 ENVELOPE_SCHEMAS: tuple[EnvelopeSchema, ...] = (CALL_REQUEST, CALL_RESULT)
@@ -135,12 +136,21 @@ def _generate(envelope: EnvelopeSchema) -> dict[str, Any]:
 
 def _status_invariants() -> list[dict[str, Any]]:
     """Status is definitive: never a success with an error, never a failure without one."""
-    ok_status: dict[str, Any] = {"properties": {"status": {"enum": _OK}}, "required": ["status"]}
+    no_error: dict[str, Any] = {"properties": {"status": {"enum": _NO_ERROR}}, "required": ["status"]}
+    pending: dict[str, Any] = {
+        "properties": {"status": {"const": CallStatus.PENDING.value}},
+        "required": ["status"],
+    }
     return [
-        {"if": ok_status, "then": {"properties": {"error": {"type": "null"}}}},
+        {"if": no_error, "then": {"properties": {"error": {"type": "null"}}}},
         {
-            "if": {"not": ok_status},
+            "if": {"not": no_error},
             "then": {"properties": {"error": {"type": "object"}}, "required": ["error"]},
+        },
+        {
+            "if": pending,
+            "then": {"properties": {"pending": {"type": "object"}}, "required": ["pending"]},
+            "else": {"properties": {"pending": {"type": "null"}}},
         },
     ]
 

@@ -93,6 +93,11 @@ STATUS_MEANINGS: Mapping[CallStatus, tuple[str, str]] = {
         "Phase 1 of a two-phase commit succeeded; `commit_token` finalizes it.",
         "Do not repeat the call: commit the token (`POST /v1/calls/commit`) before it expires.",
     ),
+    CallStatus.PENDING: (
+        "Nothing ran yet: the call is parked, awaiting a human's approval or the user's input.",
+        "Do what `pending.next_action` says (e.g. ask an approver), then resume with `pending.token` "
+        "before `pending.expires_at`; do not send the call again.",
+    ),
     CallStatus.RETRYABLE_ERROR: (
         "A transient failure; the same call may succeed later.",
         "Retry with exponential backoff, after `details.retry_after_ms` when given, within the deadline; "

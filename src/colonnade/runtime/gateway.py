@@ -32,6 +32,7 @@ from colonnade.adapters.registry import AdapterRegistry
 from colonnade.calls.commit_tool import COMMIT_TOOL, CommitHandler
 from colonnade.calls.default_pipeline import PipelineParts, build_pipeline
 from colonnade.calls.manifest import Manifests
+from colonnade.calls.parking import ParkedCalls
 from colonnade.calls.service import CallService
 from colonnade.calls.stages.observe import Observe
 from colonnade.calls.two_phase import TwoPhaseCoordinator
@@ -48,11 +49,11 @@ from colonnade.routing.router import Router
 from colonnade.runtime.sources import expand_contract_paths, load_for_publishing
 from colonnade.runtime.sync import CatalogSync
 from colonnade.store.co_occurrence_repo import CoOccurrenceStore
-from colonnade.store.commit_tokens_repo import CommitTokenStore
 from colonnade.store.contracts_repo import ContractStore
 from colonnade.store.engine import create_store_engine
 from colonnade.store.idempotency_repo import IdempotencyStore
 from colonnade.store.migrator import migrate_engine
+from colonnade.store.parked_calls_repo import ParkedCallStore
 from colonnade.surfaces.app import HttpSurfaces, build_http_app
 from colonnade.surfaces.edge import OriginPolicy
 from colonnade.surfaces.mcp.caller import caller_scope
@@ -128,9 +129,8 @@ class Gateway:
         # State that lives in the database, when there is one.
         self.store = ContractStore(engine) if engine is not None else None
         self.idempotency = IdempotencyStore(engine) if engine is not None else None
-        self.two_phase = (
-            TwoPhaseCoordinator(self.catalog, CommitTokenStore(engine)) if engine is not None else None
-        )
+        self.parked = ParkedCalls(ParkedCallStore(engine)) if engine is not None else None
+        self.two_phase = TwoPhaseCoordinator(self.catalog, self.parked) if self.parked is not None else None
         if self.two_phase is not None:
             self.builtins.add(COMMIT_TOOL)
             builtin.register(COMMIT_TOOL.operation, CommitHandler(self.two_phase))
@@ -237,12 +237,12 @@ class Gateway:
 
     @contextlib.asynccontextmanager
     async def _background(self) -> AsyncIterator[None]:
-        """Catalog sync, two-phase rollbacks, backend health probes and record expiry, while serving."""
+        """Catalog sync, the parked calls' sweep, backend health probes and record expiry, while serving."""
         tasks = [asyncio.create_task(self.health.run(), name="colonnade-health")]
         if self.sync is not None:
             tasks.append(asyncio.create_task(self.sync.run(), name="colonnade-catalog-sync"))
-        if self.two_phase is not None:
-            tasks.append(asyncio.create_task(self.two_phase.run(), name="colonnade-two-phase-sweep"))
+        if self.parked is not None:
+            tasks.append(asyncio.create_task(self.parked.run(), name="colonnade-parked-calls-sweep"))
         if self.idempotency is not None:
             tasks.append(asyncio.create_task(self._purge_expired(), name="colonnade-idempotency-expiry"))
         try:

@@ -29,10 +29,10 @@ from sqlalchemy.types import TypeEngine
 
 __all__ = [
     "Base",
-    "CommitTokenRow",
     "ContractRow",
     "EndpointRow",
     "IdempotencyRow",
+    "ParkedCallRow",
     "ToolPairRow",
     "ToolUseRow",
     "metadata",
@@ -105,7 +105,8 @@ class EndpointRow(Base):
 
 
 IDEMPOTENCY_STATES = ("in_flight", "done")
-COMMIT_TOKEN_STATES = ("prepared", "committing", "committed", "compensating", "rolled_back", "failed")
+PARK_REASONS = ("prepared", "awaiting_approval", "awaiting_input")
+PARKED_STATES = ("parked", "resuming", "resumed", "expiring", "expired", "failed")
 
 
 class IdempotencyRow(Base):
@@ -128,17 +129,27 @@ class IdempotencyRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
-class CommitTokenRow(Base):
-    """A prepared two-phase call: what to commit or compensate, until when, and where it stands."""
+class ParkedCallRow(Base):
+    """A call suspended by a stage (prepared for commit, awaiting approval or input): one token, one expiry.
 
-    __tablename__ = "commit_tokens"
-    __table_args__ = (CheckConstraint(_in("state", COMMIT_TOKEN_STATES), name="state"),)
+    `payload` holds what the stage needs to resume it (the prepared output, the approval request);
+    `principal` is who parked it. Every state change is a compare-and-set.
+    """
+
+    __tablename__ = "parked_calls"
+    __table_args__ = (
+        CheckConstraint(_in("reason", PARK_REASONS), name="reason"),
+        CheckConstraint(_in("state", PARKED_STATES), name="state"),
+    )
 
     token: Mapped[str] = mapped_column(String(64), primary_key=True)
+    reason: Mapped[str] = mapped_column(String(24))
     tool: Mapped[str] = mapped_column(Text)
     version: Mapped[str] = mapped_column(Text)
+    principal: Mapped[str] = mapped_column(Text)
     input: Mapped[dict[str, Any]] = mapped_column(JSON_DOCUMENT)
-    prepared: Mapped[Any] = mapped_column(JSON_DOCUMENT, nullable=True)
+    input_hash: Mapped[str] = mapped_column(String(64))
+    payload: Mapped[Any] = mapped_column(JSON_DOCUMENT, nullable=True)
     state: Mapped[str] = mapped_column(String(16), index=True)
     deadline: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
     attempts: Mapped[int] = mapped_column(Integer)

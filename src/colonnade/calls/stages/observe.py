@@ -44,6 +44,7 @@ CANCELLED = "cancelled"
 _LEVEL = {
     CallStatus.SUCCESS: logging.INFO,
     CallStatus.SUCCESS_PREP: logging.INFO,
+    CallStatus.PENDING: logging.INFO,
     CallStatus.INVALID_REQUEST: logging.INFO,
     CallStatus.RETRYABLE_ERROR: logging.WARNING,
     CallStatus.TERMINAL_ERROR: logging.WARNING,
@@ -199,7 +200,7 @@ def _close_span(span: Span, status: str, code: str, failure: BaseException | Non
             span.set_attribute("colonnade.error_code", code)
         if failure is not None:
             span.set_attribute("exception.type", type(failure).__qualname__)
-        if status not in (CallStatus.SUCCESS, CallStatus.SUCCESS_PREP):
+        if status not in (CallStatus.SUCCESS, CallStatus.SUCCESS_PREP, CallStatus.PENDING):
             span.set_status(Status(StatusCode.ERROR, code or status))
     span.end()
 

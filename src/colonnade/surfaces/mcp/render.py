@@ -27,6 +27,14 @@ def render_result(result: CallResult, *, legacy: bool) -> types.CallToolResult:
             is_error=False,
             _meta=meta,
         )
+    if result.pending is not None:
+        # Nothing ran: the call is parked. A tool error (not a success without the output its
+        # schema promises), whose text tells the model what to do next.
+        pending = result.pending
+        text = f"pending ({pending.reason}): {pending.next_action}\ntoken: {pending.token}"
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], is_error=True, _meta=meta
+        )
     error = result.error
     assert error is not None, "a non-success CallResult always carries an error"
     text = f"{error.code}: {error.message}\nfix: {error.fix}"
