@@ -3,7 +3,8 @@
 (a) the backend called directly with a pooled httpx2 client;
 (b) the same read operation through Colonnade as an MCP tools/call on the 2026-07-28 stateless
     JSON wire (raw JSON-RPC POSTs on a pooled client, so client-library overhead is not counted);
-(c) the same through the official `mcp` Client, for reference.
+(c) the same through the official `mcp` Client, for reference;
+(d) the same call as a REST `POST /v1/calls` (the gateway's plain JSON surface, same pipeline).
 Median and p99 of sequential calls, and calls/s with 8 and 32 concurrent callers, in one run.
 Where /proc exists, also the CPU time the gateway and the backend processes spend per sequential
 call: on a loaded 2-core machine, CPU per call is what latency is made of.
@@ -132,6 +133,15 @@ async def main(calls: int, rounds: int) -> None:
                 if b'"isError":true' in response.content:
                     raise SystemExit(f"the gateway answered an error: {response.text[:300]}")
 
+            rest_url = stack.mcp_url.removesuffix("/mcp") + "/v1/calls"
+            rest_body = {"tool_id": TOOL, "input": ARGS}
+
+            async def via_rest() -> None:
+                response = await http.post(rest_url, json=rest_body)
+                response.raise_for_status()
+                if b'"status":"success"' not in response.content:
+                    raise SystemExit(f"the gateway answered an error: {response.text[:300]}")
+
             async def via_client() -> None:
                 result = await mcp_client.call_tool(TOOL, ARGS)
                 if result.is_error:
@@ -141,6 +151,7 @@ async def main(calls: int, rounds: int) -> None:
                 ("(a) backend direct", direct),
                 ("(b) Colonnade tools/call", via_gateway),
                 ("(c) Colonnade via mcp.Client", via_client),
+                ("(d) Colonnade REST POST /v1/calls", via_rest),
             )
             pids = (stack.gateway_pid, stack.backend_pid)
             samples: list[list[float]] = [[] for _ in paths]

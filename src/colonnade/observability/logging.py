@@ -1,10 +1,12 @@
 """Process-wide logging: one line per event, JSON by default, readable on a terminal.
 
-structlog renders every line. The gateway's own events (per-call lines) take the fast path straight
-to the sink; stdlib records (the MCP SDK, uvicorn, `colonnade.*` modules) reach the same processors
-through one root handler, keeping the fields they were given with `extra=`. So every line has one
-shape, and the same secret scrubbing. Lines go to stderr: in stdio mode stdout is the MCP protocol
-and must never carry a byte of log.
+structlog renders every line, with one exception: the per-call line (one per call, the gateway's
+hottest) is written by `emit_event` straight to the sink when lines are JSON, with the same fields,
+level, logger name, timestamp and secret scrubbing as structlog's chain but a fraction of its cost.
+stdlib records (the MCP SDK, uvicorn, `colonnade.*` modules) reach the same processors through one
+root handler, keeping the fields they were given with `extra=`. So every line has one shape, and
+the same secret scrubbing. Lines go to stderr: in stdio mode stdout is the MCP protocol and must
+never carry a byte of log.
 """
 
 from __future__ import annotations
@@ -12,14 +14,16 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-from typing import Literal, TextIO
+import time
+from typing import Any, Literal, TextIO
 
+import orjson
 import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
 
-from colonnade.observability.redaction import redact_event
+from colonnade.observability.redaction import redact_event, scrub_values
 
-__all__ = ["LOG_LEVELS", "Renderer", "configure_logging", "level_number"]
+__all__ = ["LOG_LEVELS", "Renderer", "configure_logging", "emit_event", "event_enabled", "level_number"]
 
 Renderer = Literal["auto", "json", "console"]
 
@@ -88,6 +92,64 @@ class _SinkHandler(logging.Handler):
             self.handleError(record)
 
 
+class _Clock:
+    """ISO-8601 UTC timestamps as structlog writes them, with the date and time part cached per second."""
+
+    def __init__(self) -> None:
+        self._second = -1
+        self._prefix = ""
+
+    def now(self) -> str:
+        stamp = time.time()
+        second = int(stamp)
+        if second != self._second:
+            self._second, self._prefix = second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        return f"{self._prefix}.{int((stamp - second) * 1_000_000):06d}Z"
+
+
+class _JsonLines:
+    """The per-call fast path: the line structlog's JSON chain would write, built with one encoder call."""
+
+    def __init__(self, sink: _LineSink, threshold: int) -> None:
+        self.sink = sink
+        self.threshold = threshold
+        self._clock = _Clock()
+
+    def emit(self, level: int, logger: str, event: str, fields: dict[str, Any]) -> None:
+        line = {"event": event, **fields}
+        scrub_values(line)
+        bound = structlog.contextvars.get_contextvars()
+        if bound.keys() - line.keys():
+            line.update(redact_event(None, "", {k: v for k, v in bound.items() if k not in line}))
+        line["logger"] = logger
+        line["level"] = _LEVEL_NAMES.get(level, "info")
+        line["timestamp"] = self._clock.now()
+        self.sink.write(orjson.dumps(line, default=repr).decode())
+
+
+_LEVEL_NAMES = {number: name for name, number in LOG_LEVELS.items()} | {logging.CRITICAL: "critical"}
+_fast: _JsonLines | None = None
+_threshold = logging.INFO
+
+
+def event_enabled(level: int) -> bool:
+    """Whether a line at `level` would be written (checked before building its fields)."""
+    return level >= _threshold
+
+
+def emit_event(level: int, logger: str, event: str, fields: dict[str, Any]) -> None:
+    """One line for a high-volume event: JSON straight to the sink, or through structlog otherwise.
+
+    Field names are the caller's code (none may name a secret); their values are scrubbed.
+    """
+    if level < _threshold:
+        return
+    if _fast is not None:
+        _fast.emit(level, logger, event, fields)
+    else:
+        structlog.get_logger(logger).log(level, event, **fields)
+
+
 def _add_logger_name(logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
     """`structlog.get_logger("colonnade.x")` lines carry `logger` like stdlib records do."""
     name = getattr(logger, "name", None)
@@ -142,10 +204,13 @@ def configure_logging(
     `stream` defaults to stderr. `renderer="auto"` writes JSON lines, or a coloured console
     format when the stream is a terminal.
     """
+    global _fast, _threshold
     threshold = level_number(level)
     target = stream if stream is not None else sys.stderr
     sink = _LineSink(target)
     render = _renderer(renderer, target)
+    _threshold = threshold
+    _fast = _JsonLines(sink, threshold) if isinstance(render, structlog.processors.JSONRenderer) else None
     timestamp = structlog.processors.TimeStamper(fmt="iso", utc=True)
     tail: list[Processor] = [structlog.processors.format_exc_info, redact_event, render]
 

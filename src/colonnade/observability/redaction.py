@@ -21,7 +21,7 @@ from structlog.typing import EventDict, WrappedLogger
 
 from colonnade.contracts.secrets import luhn_valid
 
-__all__ = ["REDACTED", "InputFingerprint", "argument_names", "redact_event", "scrub"]
+__all__ = ["REDACTED", "InputFingerprint", "argument_names", "redact_event", "scrub", "scrub_values"]
 
 REDACTED = "[redacted]"
 _MAX_NAMES = 32
@@ -134,6 +134,15 @@ def redact_event(logger: WrappedLogger, method_name: str, event_dict: EventDict)
         elif not isinstance(value, int | float):
             event_dict[key] = scrub(value)
     return event_dict
+
+
+def scrub_values(fields: dict[str, Any]) -> None:
+    """Scrub every value in place; for fields whose names the code chose (none names a secret)."""
+    for key, value in fields.items():
+        if type(value) is str:
+            fields[key] = _scrub_text(value)
+        elif value is not None and not isinstance(value, int | float):
+            fields[key] = scrub(value)
 
 
 def argument_names(arguments: Mapping[str, Any]) -> list[str]:

@@ -33,7 +33,7 @@ from opentelemetry.util.types import Attributes
 
 from colonnade import __version__
 
-__all__ = ["TRACER_NAME", "build_tracer_provider", "console_exporter", "start_call_span"]
+__all__ = ["TRACER_NAME", "build_tracer_provider", "console_exporter", "records_spans", "start_call_span"]
 
 TRACER_NAME = "colonnade.calls"
 
@@ -64,6 +64,12 @@ def build_tracer_provider(exporter: SpanExporter | None = None, *, batch: bool =
     if exporter is not None:
         provider.add_span_processor(BatchSpanProcessor(exporter) if batch else SimpleSpanProcessor(exporter))
     return provider
+
+
+def records_spans(tracer: Tracer) -> bool:
+    """Whether spans of this tracer can be recorded: a provider without an exporter samples none."""
+    sampler = getattr(tracer, "sampler", None)
+    return sampler is not None and sampler is not ALWAYS_OFF
 
 
 def console_exporter(stream: TextIO | None = None) -> ConsoleSpanExporter:

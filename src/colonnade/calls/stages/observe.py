@@ -18,21 +18,20 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-import structlog
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 from structlog.contextvars import bind_contextvars, reset_contextvars
-from structlog.typing import FilteringBoundLogger
 
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallRequest, CallResult, CallStatus
 from colonnade.calls.pipeline import Next
 from colonnade.catalog.tool import Tool
+from colonnade.observability.logging import emit_event, event_enabled
 from colonnade.observability.metrics import UNRESOLVED_TOOL, GatewayMetrics
 from colonnade.observability.redaction import InputFingerprint, argument_names
-from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider, start_call_span
+from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider, records_spans, start_call_span
 
 __all__ = ["CALL_EVENT", "CANCELLED", "LOGGER_NAME", "InFlight", "Observe"]
 
@@ -68,20 +67,24 @@ class Observe:
         self.metrics = metrics if metrics is not None else GatewayMetrics()
         self.tracer = tracer if tracer is not None else build_tracer_provider().get_tracer(TRACER_NAME)
         self._fingerprint = fingerprint if fingerprint is not None else InputFingerprint()
-        self._log: FilteringBoundLogger = structlog.get_logger(LOGGER_NAME)
+        # A provider without an exporter samples nothing: then no span is built at all (a
+        # non-recording span still costs an id, a context and two context switches per call).
+        self._tracing = records_spans(self.tracer)
 
     async def __call__(self, call: Call, next: Next) -> CallResult:
         request = call.request
         trace_id = request.context.trace_id
-        # The tool is not known yet (resolution is the next stage): the span is renamed at the end.
-        span = start_call_span(
-            self.tracer,
-            UNRESOLVED_TOOL,
-            trace_id=trace_id,
-            parent_span_id=request.context.parent_span_id,
-            attributes=_ids(request),
-        )
-        activation = otel_context.attach(trace.set_span_in_context(span))
+        span: Span | None = None
+        activation = None
+        if self._tracing:  # the tool is not known yet (resolution is next): the span is renamed at the end
+            span = start_call_span(
+                self.tracer,
+                UNRESOLVED_TOOL,
+                trace_id=trace_id,
+                parent_span_id=request.context.parent_span_id,
+                attributes=_ids(request),
+            )
+            activation = otel_context.attach(trace.set_span_in_context(span))
         bound = bind_contextvars(call_id=request.call_id, trace_id=trace_id)
         resolved = _RESOLVED.set(None)
         result: CallResult | None = None
@@ -99,7 +102,8 @@ class Observe:
             self._finish(call, _RESOLVED.get(), span, result, failure)
             _RESOLVED.reset(resolved)
             reset_contextvars(**bound)
-            otel_context.detach(activation)
+            if activation is not None:
+                otel_context.detach(activation)
         return result
 
     def in_flight(self) -> InFlight:
@@ -110,7 +114,7 @@ class Observe:
         self,
         call: Call,
         resolved: Tool | None,
-        span: Span,
+        span: Span | None,
         result: CallResult | None,
         failure: BaseException | None,
     ) -> None:
@@ -118,12 +122,13 @@ class Observe:
         status, code = _outcome(result)
         tool = resolved.canonical_name if resolved is not None else None
         self.metrics.for_tool(tool or UNRESOLVED_TOOL).record(status, code, seconds)
-        if tool is not None and span.is_recording():
-            span.update_name(tool)
-            span.set_attribute("colonnade.tool", tool)
-        _close_span(span, status, code, failure)
+        if span is not None:
+            if tool is not None and span.is_recording():
+                span.update_name(tool)
+                span.set_attribute("colonnade.tool", tool)
+            _close_span(span, status, code, failure)
         level = _level_of(result, failure)
-        if self._log.is_enabled_for(level):
+        if event_enabled(level):
             extra: dict[str, Any] = {}
             if resolved is not None:
                 extra["version"] = resolved.version
@@ -143,20 +148,19 @@ class Observe:
         duration_ms: float,
         **extra: Any,
     ) -> None:
-        self._log.log(
-            level,
-            CALL_EVENT,
-            tool=tool,
-            fn=request.fn,
-            call_id=_clip(request.call_id),
-            trace_id=_clip(request.context.trace_id),
-            status=status,
-            code=code or None,
-            duration_ms=round(duration_ms, 3),
-            args=argument_names(request.input),
-            input_hash=self._fingerprint(request.input),
+        fields = {
+            "tool": tool,
+            "fn": request.fn,
+            "call_id": _clip(request.call_id),
+            "trace_id": _clip(request.context.trace_id),
+            "status": status,
+            "code": code or None,
+            "duration_ms": round(duration_ms, 3),
+            "args": argument_names(request.input),
+            "input_hash": self._fingerprint(request.input),
             **extra,
-        )
+        }
+        emit_event(level, LOGGER_NAME, CALL_EVENT, fields)
 
 
 class InFlight:
