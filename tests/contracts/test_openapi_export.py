@@ -19,6 +19,7 @@ from colonnade.contracts.validate import validate_data
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples" / "contracts").glob("*.yaml"))
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openapi"
+ADR_EXAMPLE = ROOT / "tests" / "fixtures" / "contracts" / "adr_customer.json"
 LOCATION_KEYWORDS = ("x-in", "x-name")
 
 
@@ -151,6 +152,7 @@ def _view(op: Operation) -> dict[str, Any]:
         "input": _stripped(endpoint.effective_input_schema()),
         "bindings": sorted((p.name, p.location.value, p.wire_name) for p in binding_for(op).params),
         "output": endpoint.output_schema,
+        "backend_url": endpoint.backend_url,
     }
 
 
@@ -192,6 +194,15 @@ def test_imported_fixtures_round_trip(name: str) -> None:
     imported = import_openapi(load_document(FIXTURES / name).data, tenant="acme").contract_data
     contract = Contract.model_validate(imported)
     assert_equivalent(contract, _round_trip(contract))
+
+
+def test_a_per_endpoint_backend_url_round_trips_as_operation_servers() -> None:
+    contract = Contract.model_validate(load_document(ADR_EXAMPLE).data)
+    spec = export_openapi(contract)
+    assert spec["paths"]["/customers/{id}"]["get"]["servers"] == [{"url": "https://backend.example.com/customers"}]
+    back = _round_trip(contract)
+    assert_equivalent(contract, back)
+    assert back.endpoints[0].backend_url == "https://backend.example.com/customers"
 
 
 def test_the_example_contracts_exist() -> None:

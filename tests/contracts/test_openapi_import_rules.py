@@ -280,3 +280,18 @@ def test_x_colonnade_extension_sets_name_classification_and_timeout() -> None:
         "internal",
         2500,
     )
+
+
+def test_an_operation_server_becomes_the_endpoints_backend_url() -> None:
+    paths = {
+        "/a": {"get": {**_ok(), "servers": [{"url": "https://a.example.com/v2/"}]}},
+        "/b": {"servers": [{"url": "https://b.example.com"}], "get": _ok()},
+        "/c": {"get": {**_ok(), "servers": [{"url": "/relative"}]}},
+        "/d": {"get": _ok()},
+    }
+    result = import_openapi(_spec(paths), tenant="acme")
+    urls = {e["path"]: e.get("backend_url") for e in result.contract_data["endpoints"]}
+    assert urls == {"/a": "https://a.example.com/v2", "/b": "https://b.example.com", "/c": None, "/d": None}
+    assert [str(n) for n in result.notes] == [
+        "GET /c: server '/relative' is not an absolute URL without variables; backend.base_url is used"
+    ]

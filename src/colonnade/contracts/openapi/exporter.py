@@ -175,6 +175,8 @@ def _operation(operation: Operation, components: _Components) -> dict[str, Any]:
     if endpoint.tags:
         op["tags"] = list(endpoint.tags)
     op.update(_arguments(operation, components))
+    if endpoint.backend_url is not None:
+        op["servers"] = [{"url": endpoint.backend_url}]
     success: dict[str, Any] = {"description": "Success"}
     if endpoint.output_schema is not None:
         success["content"] = {"application/json": {"schema": components.lift(endpoint.output_schema)}}

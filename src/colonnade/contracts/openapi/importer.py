@@ -203,8 +203,10 @@ def _endpoint(item: _Mapped, llm: dict[str, Any] | None) -> dict[str, Any]:
     endpoint: dict[str, Any] = {
         "path": item.draft.path,
         "methods": [item.method],
-        "operation_id": item.operation_id,
     }
+    if item.draft.backend_url is not None:
+        endpoint["backend_url"] = item.draft.backend_url
+    endpoint["operation_id"] = item.operation_id
     description = _text(item.operation.get("description")).strip()
     if description:
         endpoint["description"] = description

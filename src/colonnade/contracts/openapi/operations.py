@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from colonnade.contracts.model import BASE_URL
 from colonnade.contracts.openapi.inputs import NAME_EXTENSION, TEMPLATE_PARAM, InputField, assemble_input
 from colonnade.contracts.openapi.media import json_media, media_types
 from colonnade.contracts.openapi.refs import join_pointer
@@ -27,6 +28,7 @@ _SUCCESS = re.compile(r"^2(\d\d|XX)$")
 _FLATTENABLE = frozenset({"type", "properties", "required", "title", "description", "examples", "deprecated"})
 _CLOSED = frozenset({"additionalProperties", "unevaluatedProperties"})
 _NO_SCHEMA: dict[str, Any] = {"type": "string"}
+_ABSOLUTE = re.compile(BASE_URL)
 
 
 class Unmappable(Exception):
@@ -41,6 +43,7 @@ class EndpointDraft:
     input_schema: dict[str, Any]
     output_schema: dict[str, Any] | None
     notes: list[str] = field(default_factory=list)
+    backend_url: str | None = None
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
@@ -274,6 +277,21 @@ def draft_endpoint(
     defs = {name: without_flagged(schema, "readOnly") for name, schema in ctx.scope.defs().items()}
     input_schema, renamed_path = assemble_input(path, fields, defs)
     output_schema = _output_schema(ctx, operation, op_pointer)
-    if "servers" in operation or "servers" in path_item:
-        ctx.notes.append("operation-level servers are ignored; every endpoint uses backend.base_url")
-    return EndpointDraft(renamed_path, input_schema, output_schema, ctx.notes)
+    backend_url = _own_server(ctx, operation, path_item)
+    return EndpointDraft(renamed_path, input_schema, output_schema, ctx.notes, backend_url)
+
+
+def _own_server(ctx: _Context, operation: Mapping[str, Any], path_item: Mapping[str, Any]) -> str | None:
+    """The endpoint's `backend_url`: the operation's (else the path item's) first absolute server URL."""
+    for owner in (operation, path_item):
+        servers = owner.get("servers")
+        if not isinstance(servers, list) or not servers:
+            continue
+        url = _mapping(servers[0]).get("url")
+        if isinstance(url, str) and _ABSOLUTE.match(url) and not TEMPLATE_PARAM.search(url):
+            if len(servers) > 1:
+                ctx.notes.append(f"{len(servers)} servers declared; backend_url is the first, {url}")
+            return url.rstrip("/")
+        ctx.notes.append(f"server {url!r} is not an absolute URL without variables; backend.base_url is used")
+        return None
+    return None
