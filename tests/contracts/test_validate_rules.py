@@ -1,4 +1,4 @@
-"""Every validator rule (UAC001..UAC020): a document that breaks it and a near miss that passes.
+"""Every validator rule (UAC001..UAC022): a document that breaks it and a near miss that passes.
 
 Each document is the valid base fixture with one mutation, so a failure names exactly one rule.
 """
@@ -45,6 +45,8 @@ PUBLIC_SEVERITIES = {
     "UAC018": "error",
     "UAC019": "error",
     "UAC020": "warning",
+    "UAC021": "warning",
+    "UAC022": "warning",
 }
 
 
@@ -470,6 +472,30 @@ FAILING: list[tuple[str, str, Mutation, str, tuple[str, ...]]] = [
         "/endpoints/1/input_schema/properties/subject/maxLenght",
         ("'maxLenght'", "did you mean 'maxLength'", "not a JSON Schema 2020-12 keyword"),
     ),
+    (
+        "object-or-null-output",
+        "UAC021",
+        _set(
+            "endpoints/0/output_schema",
+            {"type": ["object", "null"], "properties": {"id": {"type": "string"}}},
+        ),
+        "/endpoints/0/output_schema",
+        ("admits objects and other values", "without an output schema"),
+    ),
+    (
+        "properties-without-a-type",
+        "UAC021",
+        _set("endpoints/0/output_schema", {"properties": {"id": {"type": "string"}}}),
+        "/endpoints/0/output_schema",
+        ("admits objects and other values",),
+    ),
+    (
+        "published-with-review-items",
+        "UAC022",
+        _set("needs_review", ["GET /tickets (listTickets): side_effects 'read' guessed from GET"]),
+        "/needs_review",
+        ("published", "1 needs_review item", "listTickets"),
+    ),
 ]
 
 
@@ -575,6 +601,21 @@ PASSING: list[tuple[str, str, Mutation]] = [
                 "examples": [{"closed_on": None}],
             },
         ),
+    ),
+    (
+        "array-output-is-wrapped-not-warned",
+        "UAC021",
+        _set(
+            "endpoints/0/output_schema",
+            {"type": "array", "items": {"$ref": "#/$defs/Ticket"}, "$defs": {"Ticket": {"type": "object"}}},
+        ),
+    ),
+    ("draft-with-review-items", "UAC022", _all(_set("status", "draft"), _set("needs_review", ["check it"]))),
+    ("published-with-an-empty-review-list", "UAC022", _set("needs_review", [])),
+    (
+        "object-by-reference",
+        "UAC021",
+        _set("endpoints/0/output_schema", {"$ref": "#/$defs/T", "$defs": {"T": {"type": "object"}}}),
     ),
     (
         "extensions-and-property-names-are-not-keywords",

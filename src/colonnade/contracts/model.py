@@ -214,6 +214,13 @@ class Contract(_Strict):
     classification: Classification | None = Field(
         default=None, description="Data classification: public | internal | confidential | restricted."
     )
+    needs_review: list[str] | None = Field(
+        default=None,
+        description=(
+            "What a person must still check or do before this draft is published (the OpenAPI import "
+            "writes it); remove each item once done."
+        ),
+    )
     backend: Backend
     endpoints: list[Endpoint] = Field(description="The operations of this API.")
 

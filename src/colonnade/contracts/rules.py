@@ -1,4 +1,4 @@
-"""The validator's rules: one function per public code (UAC001..UAC020), each safe on raw data.
+"""The validator's rules: one function per public code (UAC001..UAC022), each safe on raw data.
 
 Every rule takes the same `Subject` (the JSON-shaped document and what rules share) and yields
 findings; `RULES` lists them and nothing else decides what runs. Rules read the raw data
@@ -24,6 +24,7 @@ from referencing.exceptions import Unresolvable
 from colonnade.contracts.endpoint_schema_checks import EndpointRef, binding_problems, schema_problems
 from colonnade.contracts.findings import Finding, Severity
 from colonnade.contracts.model import derive_input_schema
+from colonnade.contracts.output_shape import OutputShape, output_shape
 from colonnade.contracts.schema_keywords import KEYWORDS, KeywordProblem, keyword_problems
 from colonnade.contracts.secrets import find_secrets
 from colonnade.contracts.violations import (
@@ -64,6 +65,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "UAC018": (Severity.ERROR, "summary or intent is empty or blank"),
     "UAC019": (Severity.ERROR, "a keyword of an input or output schema has a null value"),
     "UAC020": (Severity.WARNING, "an input or output schema has a keyword JSON Schema 2020-12 does not know"),
+    "UAC021": (Severity.WARNING, "an output schema admits objects and other values alike"),
+    "UAC022": (Severity.WARNING, "a published contract still lists needs_review items"),
 }
 
 SUMMARY_LIMIT = 160
@@ -605,6 +608,40 @@ def uac020_unknown_schema_keywords(subject: Subject) -> Iterator[Finding]:
             )
 
 
+# --- UAC021: the result as MCP clients see it ---------------------------------------------------
+
+
+def uac021_output_shape(subject: Subject) -> Iterator[Finding]:
+    """MCP results are objects: an output schema must say whether the result is one (see output_shape)."""
+    for endpoint in subject.endpoints:
+        schema = endpoint.data.get("output_schema")
+        if not isinstance(schema, dict) or schema_problems(schema, endpoint.tokens("output_schema")):
+            continue
+        if output_shape(schema) is OutputShape.MIXED:
+            yield _finding(
+                "UAC021",
+                f"{endpoint.pointer}/output_schema",
+                f"output_schema of {endpoint.label} admits objects and other values alike, so MCP clients "
+                "cannot be told the result's shape: the tool is listed without an output schema",
+                "give it one kind: `type: object` for an object (also when only `properties` say so), or "
+                'a non-object type (an array or a scalar reaches MCP clients as {"result": ...})',
+            )
+
+
+def uac022_published_with_review_items(subject: Subject) -> Iterator[Finding]:
+    data = subject.data if isinstance(subject.data, dict) else {}
+    items = data.get("needs_review")
+    if data.get("status") == "published" and isinstance(items, list) and items:
+        yield _finding(
+            "UAC022",
+            "/needs_review",
+            f"the contract is published but still lists {len(items)} needs_review item(s), e.g. "
+            f"{shorten(str(items[0]))}",
+            "do what each item asks and remove it (drop `needs_review` when it is empty), or set "
+            "`status: draft` until then",
+        )
+
+
 RULES: tuple[Rule, ...] = (
     uac001_schema,
     uac001_input_schemas,
@@ -627,4 +664,6 @@ RULES: tuple[Rule, ...] = (
     uac018_blank_summary_or_intent,
     uac019_null_schema_keywords,
     uac020_unknown_schema_keywords,
+    uac021_output_shape,
+    uac022_published_with_review_items,
 )

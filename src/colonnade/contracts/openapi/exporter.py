@@ -18,10 +18,11 @@ from typing import Any
 from colonnade.contracts.model import AuthType, Backend, Contract, Operation
 from colonnade.contracts.openapi.importer import LLM_EXTENSION, MCP_EXTENSION
 from colonnade.contracts.openapi.inputs import NAME_EXTENSION, property_name
-from colonnade.contracts.openapi.metadata import CONTRACT_EXTENSION, SECRET_EXTENSION
+from colonnade.contracts.openapi.metadata import CONTRACT_EXTENSION
 from colonnade.contracts.openapi.naming import unique
 from colonnade.contracts.openapi.openapi_errors import OpenApiError
 from colonnade.contracts.openapi.schema_conversion import DEF_NAME_EXTENSION, map_subschemas
+from colonnade.contracts.openapi.security import SECRET_EXTENSION
 from colonnade.contracts.param_location import ParamLocation, ParamSpec, placements
 
 __all__ = ["OPENAPI_VERSION", "export_openapi"]
