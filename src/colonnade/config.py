@@ -23,6 +23,7 @@ ENV_PREFIX = "COLONNADE_"
 DEFAULT_CONFIG_FILE = "colonnade.yaml"
 _NOT_SETTINGS = {"CONFIG"}
 _SECRET_PREFIX = "SECRET_"  # COLONNADE_SECRET_<NAME> holds backend secrets, not settings
+_LOOPBACK = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 
 
 class ConfigError(ColonnadeError):
@@ -43,6 +44,13 @@ class ServerSettings(_Section):
     host: str = Field(default="127.0.0.1", description="Interface the gateway listens on.")
     port: int = Field(default=8765, ge=0, le=65535, description="TCP port of the gateway.")
     page_size: int = Field(default=200, ge=1, le=10_000, description="Tools per tools/list page.")
+
+    @property
+    def mcp_url(self) -> str:
+        """Where a client on this machine reaches the MCP endpoint (a wildcard host means loopback)."""
+        host = _LOOPBACK.get(self.host, self.host)
+        shown = f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{self.port}/mcp"
 
 
 class RoutingSettings(_Section):

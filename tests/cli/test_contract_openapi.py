@@ -59,7 +59,7 @@ def test_import_through_the_console_script_writes_yaml_and_reports(tmp_path: Pat
     assert "Skipped (not imported)" in report
     assert "POST /pet/{petId}/uploadImage (uploadFile)" in report
     assert "request body is application/octet-stream" in report
-    assert f"9 imported, 9 need review, 1 skipped -> {out}" in report
+    assert f"9 imported, 9 need review, 1 need a human, 1 skipped -> {out}" in report
 
 
 def test_export_through_the_console_script_writes_openapi(tmp_path: Path) -> None:
@@ -78,7 +78,7 @@ def test_import_writes_to_stdout_and_the_report_to_stderr() -> None:
     assert data["name"] == "github-v3-rest-api"
     assert len(data["endpoints"]) == 6
     assert "issues_list_for_repo" in result.stderr
-    assert "6 imported, 6 need review, 0 skipped -> stdout" in result.stderr
+    assert "6 imported, 6 need review, 1 need a human, 0 skipped -> stdout" in result.stderr
 
 
 def test_import_options_and_json_output(tmp_path: Path) -> None:
@@ -183,7 +183,7 @@ def test_export_to_stdout_round_trips_through_import(tmp_path: Path) -> None:
     assert sorted(op.canonical_name for op in imported.operations()) == sorted(
         op.canonical_name for op in original.operations()
     )
-    assert "6 imported, 0 need review, 0 skipped" in back.stderr
+    assert "6 imported, 0 need review, 0 need a human, 0 skipped" in back.stderr
 
 
 def test_export_refuses_what_is_not_a_contract(tmp_path: Path) -> None:
@@ -221,4 +221,4 @@ def test_report_lists_review_reasons_skips_and_notes() -> None:
         and "required cookie parameter 'auth': contracts cannot send cookies" in text
     )
     assert "webhooks describe calls the API makes, not tools; not imported" in text
-    assert text.rstrip().endswith("7 imported, 7 need review, 2 skipped -> forest.yaml")
+    assert text.rstrip().endswith("7 imported, 7 need review, 0 need a human, 2 skipped -> forest.yaml")
