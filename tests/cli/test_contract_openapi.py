@@ -222,3 +222,38 @@ def test_report_lists_review_reasons_skips_and_notes() -> None:
     )
     assert "webhooks describe calls the API makes, not tools; not imported" in text
     assert text.rstrip().endswith("7 imported, 7 need review, 0 need a human, 2 skipped -> forest.yaml")
+
+
+def test_the_import_report_as_json_goes_to_stdout_when_the_contract_goes_to_a_file(tmp_path: Path) -> None:
+    out = tmp_path / "pets.yaml"
+    done = _invoke(
+        "contract", "import-openapi", FIXTURES / "petstore_public.yaml", "-t", "acme", "--api", "pets",
+        "--base-url", "http://127.0.0.1:9/api/v3", "-o", out, "--format", "json",
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.stdout)
+    assert report["written_to"] == str(out)
+    assert {"imported", "needs_review", "needs_human", "skipped", "notes"} <= set(report)
+    assert report["needs_human"][0] == {
+        "subject": "security scheme petstore_auth",
+        "message": "oauth2: obtain an access token for the gateway (flows: implicit) and keep it in the "
+        "secret PETS_PETSTORE_AUTH; it is sent as a bearer token and not refreshed by the gateway",
+    }
+    find = next(op for op in report["imported"] if op["operation_id"] == "findPetsByStatus")
+    assert find == {
+        "method": "GET",
+        "path": "/pet/findByStatus",
+        "operation_id": "findPetsByStatus",
+        "tool_name": "find_pets_by_status",
+        "needs_review": True,
+    }
+    assert report["skipped"][0]["operation_id"] == "uploadFile"
+
+
+def test_the_text_report_lists_what_needs_a_human(tmp_path: Path) -> None:
+    done = _invoke(
+        "contract", "import-openapi", FIXTURES / "spotify_like.yaml", "-t", "acme", "-o", tmp_path / "s.yaml"
+    )
+    assert done.exit_code == 0, done.output
+    assert "Needs a human (credentials and access)" in done.stderr
+    assert "SPOTIFY_WEB_API_OAUTH_2_0" in done.stderr
