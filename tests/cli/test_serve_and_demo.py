@@ -131,7 +131,7 @@ def test_serve_names_what_a_served_draft_still_needs(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert f"warning: acme/pets 1.0.26-SNAPSHOT ({draft}) is a draft with " in run.stderr
     assert "still to review; it is served for trying out:" in run.stderr
-    assert "  - GET /pet/findByStatus (findPetsByStatus): no x-llm" in run.stderr
+    assert "  - security scheme petstore_auth: oauth2: obtain an access token" in run.stderr
     assert "more under needs_review in" in run.stderr
 
 

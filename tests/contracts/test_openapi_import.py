@@ -695,7 +695,7 @@ class TestPublicPetstoreAndSpotify:
             "GET /store/inventory",
         ]
         assert "obtain an access token" in result.needs_human[0].message
-        assert result.contract_data["needs_review"][-2:] == [str(n) for n in result.needs_human]
+        assert result.contract_data["needs_review"][:2] == [str(n) for n in result.needs_human]  # first
 
     @pytest.mark.parametrize(
         ("name", "method", "path", "kind"),

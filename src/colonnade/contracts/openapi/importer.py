@@ -298,7 +298,7 @@ def import_openapi(
         )
         for m, e in zip(mapped, endpoints, strict=True)
     ]
-    checklist = [*(str(r) for r in review), *(str(h) for h in credentials.needs_human)]
+    checklist = [*(str(h) for h in credentials.needs_human), *(str(r) for r in review)]
     if checklist:
         header["needs_review"] = checklist
     return ImportResult(
