@@ -44,9 +44,10 @@ def smoke(
     """Connect with a real MCP client and check every operation of the given contracts.
 
     Checks per operation: the contract validates; the tool is listed (canonical name in _meta);
-    the description has the summary and intent; annotations match side_effects; example inputs
-    validate; read/none examples run and contain expected_output_contains; write/destructive
-    examples are never run; gated tools refuse a dry-run probe with an approval demand.
+    the description has the summary and intent; annotations match side_effects; a listed output
+    schema has an object root; example inputs validate; read/none examples run, are accepted by
+    the client and contain expected_output_contains; write/destructive examples are never run;
+    gated tools refuse a dry-run probe with an approval demand.
 
     Example: colonnade smoke --url http://127.0.0.1:8765/mcp examples/contracts --junit smoke.xml
     """

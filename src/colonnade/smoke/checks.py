@@ -20,6 +20,7 @@ __all__ = [
     "check_example_inputs",
     "check_example_result",
     "check_meta",
+    "check_output_schema",
     "check_wire_name",
     "result_output",
     "result_text",
@@ -111,6 +112,20 @@ def check_meta(tool: types.Tool, op: Operation) -> Verdict:
     if wrong:
         return CheckStatus.FAIL, "; ".join(wrong)
     return CheckStatus.PASS, "typed _meta matches the contract"
+
+
+def check_output_schema(tool: types.Tool) -> Verdict:
+    """An `outputSchema` must have an object root: one that does not fails a 2025-11-25 `tools/list`."""
+    schema = tool.output_schema
+    if schema is None:
+        return CheckStatus.PASS, "no output schema listed"
+    if schema.get("type") != "object":
+        return (
+            CheckStatus.FAIL,
+            f"outputSchema has a {schema.get('type', 'typeless')!r} root: 2025-11-25 clients refuse the "
+            'whole tools/list (a non-object result must be listed as {"result": ...})',
+        )
+    return CheckStatus.PASS, "object root"
 
 
 def check_example_inputs(tool: types.Tool, llm: LlmBlock | None) -> Verdict:

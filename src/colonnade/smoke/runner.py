@@ -22,6 +22,7 @@ from colonnade.smoke.checks import (
     check_example_inputs,
     check_example_result,
     check_meta,
+    check_output_schema,
     check_wire_name,
     result_text,
     side_effects_of,
@@ -113,6 +114,7 @@ async def _smoke_operation(
     for check, verdict in (
         ("description has summary+intent", check_description(tool, llm)),
         ("annotations match side_effects", check_annotations(tool, op)),
+        ("output schema is an object", check_output_schema(tool)),
         ("examples validate", check_example_inputs(tool, llm)),
     ):
         report.add(source, name, check, *verdict)
