@@ -345,3 +345,17 @@ def test_an_operation_server_becomes_the_endpoints_backend_url() -> None:
     assert [str(n) for n in result.notes] == [
         "GET /c: server '/relative' is not an absolute URL without variables; backend.base_url is used"
     ]
+
+
+def test_a_key_like_header_beside_a_declared_scheme_is_dropped_and_flagged() -> None:
+    operation = {**_ok(), "parameters": [{"name": "X-Api-Key", "in": "header"}], "security": [{"bearer": []}]}
+    schemes = {"bearer": {"type": "http", "scheme": "bearer"}}
+    result = import_openapi(
+        _spec({"/things": {"get": operation}}, components={"securitySchemes": schemes}), tenant="acme"
+    )
+    assert result.contract_data["backend"]["auth"]["type"] == "bearer"
+    assert result.contract_data["endpoints"][0]["input_schema"]["properties"] == {}
+    assert (
+        "header X-Api-Key: looks like a credential, so it is no argument; backend.auth sends bearer"
+        in " ".join(str(n) for n in result.needs_human)
+    )

@@ -30,6 +30,7 @@ _CREDENTIAL_HEADERS = frozenset(
     {"api_key", "apikey", "api-key", "x-api-key", "x-apikey", "x-auth-token", "x-access-token"}
 )
 """Header names that carry a credential even when no security scheme says so."""
+_BY_NAME = "a credential, by its name"
 _TOKEN_SCHEMES = frozenset({"oauth2", "openIdConnect"})
 
 
@@ -107,7 +108,7 @@ def map_security(
             credentials.parameters[key] = f"the credential of security scheme {scheme.name}"
     headers = _credential_headers(ops)
     for header in headers:
-        credentials.parameters.setdefault(("header", header.lower()), "a credential, by its name")
+        credentials.parameters.setdefault(("header", header.lower()), _BY_NAME)
     top = _requirements(doc.get("security"), schemes, "/security")
     per_op = {
         op.label: _requirements(op.security, schemes, None) if op.security is not None else top for op in ops
@@ -124,6 +125,16 @@ def map_security(
         )
     if chosen is not None:
         credentials.auth = _auth(chosen, api, credentials)
+    for header in headers:
+        undeclared = credentials.parameters[("header", header.lower())] == _BY_NAME
+        if undeclared and chosen is not None and chosen.name != header:
+            credentials.needs_human.append(
+                ImportNote(
+                    f"header {header}",
+                    f"looks like a credential, so it is no argument; backend.auth sends {chosen.name}: if "
+                    "the API needs this header too, the contract cannot send it yet",
+                )
+            )
     _report_left_over(chosen, schemes, per_op, credentials)
     return credentials
 
