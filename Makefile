@@ -14,8 +14,10 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# `make run PORT=9765 BACKEND_PORT=9766` moves the gateway and the demo backend; without PORT the
+# gateway's port comes from the config (server.port, COLONNADE_SERVER__PORT), else 8765.
 run: install
-	$(BIN)/colonnade demo
+	$(BIN)/colonnade demo $(if $(PORT),--port $(PORT)) $(if $(BACKEND_PORT),--backend-port $(BACKEND_PORT))
 
 lint: install
 	$(BIN)/ruff check src tests bench examples

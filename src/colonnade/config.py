@@ -30,6 +30,7 @@ ENV_PREFIX = "COLONNADE_"
 DEFAULT_CONFIG_FILE = "colonnade.yaml"
 _NOT_SETTINGS = {"CONFIG"}
 _SECRET_PREFIX = "SECRET_"  # COLONNADE_SECRET_<NAME> holds backend secrets, not settings
+_LOOPBACK = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 
 
 class ConfigError(ColonnadeError):
@@ -64,6 +65,13 @@ class ServerSettings(_Section):
         default_factory=list,
         description="Origin header values served besides loopback pages (e.g. 'https://gw.example.com').",
     )
+
+    @property
+    def mcp_url(self) -> str:
+        """Where a client on this machine reaches the MCP endpoint (a wildcard host means loopback)."""
+        host = _LOOPBACK.get(self.host, self.host)
+        shown = f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{self.port}/mcp"
 
 
 class LocalPrincipalSettings(_Section):

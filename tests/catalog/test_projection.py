@@ -266,3 +266,15 @@ def test_example_contracts_project_cleanly(path: Path) -> None:
         dumped = json.dumps(tool.to_mcp().model_dump(by_alias=True))
         assert '"x-in"' not in dumped
         assert '"x-name"' not in dumped
+
+
+def test_an_endpoints_own_backend_url_replaces_the_contracts_base_url() -> None:
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "contracts" / "adr_customer.json"
+    data = load_document(fixture).data
+    data["endpoints"].append({**data["endpoints"][0], "path": "/other/{id}", "operation_id": "other"})
+    del data["endpoints"][1]["backend_url"], data["endpoints"][1]["llm"]
+    own, inherited = project_contract(Contract.model_validate(data))
+    assert own.binding is not None and inherited.binding is not None
+    assert own.binding.base_url == "https://backend.example.com/customers"
+    assert inherited.binding.base_url == "https://api.example.com"
+    assert own.binding.path == "/customers/{id}"

@@ -59,7 +59,7 @@ def test_import_through_the_console_script_writes_yaml_and_reports(tmp_path: Pat
     assert "Skipped (not imported)" in report
     assert "POST /pet/{petId}/uploadImage (uploadFile)" in report
     assert "request body is application/octet-stream" in report
-    assert f"9 imported, 9 need review, 1 skipped -> {out}" in report
+    assert f"9 imported, 9 need review, 1 need a human, 1 skipped -> {out}" in report
 
 
 def test_export_through_the_console_script_writes_openapi(tmp_path: Path) -> None:
@@ -78,7 +78,7 @@ def test_import_writes_to_stdout_and_the_report_to_stderr() -> None:
     assert data["name"] == "github-v3-rest-api"
     assert len(data["endpoints"]) == 6
     assert "issues_list_for_repo" in result.stderr
-    assert "6 imported, 6 need review, 0 skipped -> stdout" in result.stderr
+    assert "6 imported, 6 need review, 1 need a human, 0 skipped -> stdout" in result.stderr
 
 
 def test_import_options_and_json_output(tmp_path: Path) -> None:
@@ -183,7 +183,7 @@ def test_export_to_stdout_round_trips_through_import(tmp_path: Path) -> None:
     assert sorted(op.canonical_name for op in imported.operations()) == sorted(
         op.canonical_name for op in original.operations()
     )
-    assert "6 imported, 0 need review, 0 skipped" in back.stderr
+    assert "6 imported, 0 need review, 0 need a human, 0 skipped" in back.stderr
 
 
 def test_export_refuses_what_is_not_a_contract(tmp_path: Path) -> None:
@@ -221,4 +221,39 @@ def test_report_lists_review_reasons_skips_and_notes() -> None:
         and "required cookie parameter 'auth': contracts cannot send cookies" in text
     )
     assert "webhooks describe calls the API makes, not tools; not imported" in text
-    assert text.rstrip().endswith("7 imported, 7 need review, 2 skipped -> forest.yaml")
+    assert text.rstrip().endswith("7 imported, 7 need review, 0 need a human, 2 skipped -> forest.yaml")
+
+
+def test_the_import_report_as_json_goes_to_stdout_when_the_contract_goes_to_a_file(tmp_path: Path) -> None:
+    out = tmp_path / "pets.yaml"
+    done = _invoke(
+        "contract", "import-openapi", FIXTURES / "petstore_public.yaml", "-t", "acme", "--api", "pets",
+        "--base-url", "http://127.0.0.1:9/api/v3", "-o", out, "--format", "json",
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.stdout)
+    assert report["written_to"] == str(out)
+    assert {"imported", "needs_review", "needs_human", "skipped", "notes"} <= set(report)
+    assert report["needs_human"][0] == {
+        "subject": "security scheme petstore_auth",
+        "message": "oauth2: obtain an access token for the gateway (flows: implicit) and keep it in the "
+        "secret PETS_PETSTORE_AUTH; it is sent as a bearer token and not refreshed by the gateway",
+    }
+    find = next(op for op in report["imported"] if op["operation_id"] == "findPetsByStatus")
+    assert find == {
+        "method": "GET",
+        "path": "/pet/findByStatus",
+        "operation_id": "findPetsByStatus",
+        "tool_name": "find_pets_by_status",
+        "needs_review": True,
+    }
+    assert report["skipped"][0]["operation_id"] == "uploadFile"
+
+
+def test_the_text_report_lists_what_needs_a_human(tmp_path: Path) -> None:
+    done = _invoke(
+        "contract", "import-openapi", FIXTURES / "spotify_like.yaml", "-t", "acme", "-o", tmp_path / "s.yaml"
+    )
+    assert done.exit_code == 0, done.output
+    assert "Needs a human (credentials and access)" in done.stderr
+    assert "SPOTIFY_WEB_API_OAUTH_2_0" in done.stderr

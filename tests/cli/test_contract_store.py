@@ -6,6 +6,7 @@ One test per command runs the real console script; the error paths use Typer's C
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -308,3 +309,51 @@ def test_every_command_has_help(workspace: Workspace, command: str) -> None:
     assert result.exit_code == 0
     assert "Usage" in result.stdout
     assert len(result.stdout.split("Options")[0]) > 80
+
+
+# --- reports for files, pipes and tools (issue 12): never cut, and as JSON ---
+
+
+LONG_TENANT = "acme-international-holdings-and-subsidiaries"
+LONG_API = "customer-relationship-management-and-invoicing-platform"
+
+
+def test_a_piped_table_never_cuts_a_name(workspace: Workspace) -> None:
+    workspace.seed(contract_data(tenant=LONG_TENANT, name=LONG_API, status="published"))
+    workspace.env.pop("COLUMNS")  # a pipe, as `colonnade contract list > list.txt` gives
+
+    result = workspace.run("contract", "list")
+
+    assert result.returncode == 0, result.stderr
+    assert "…" not in result.stdout
+    row = next(line for line in result.stdout.splitlines() if LONG_TENANT in line)
+    assert LONG_API in row and "1.0.0" in row and "published" in row
+
+
+def test_list_history_and_publish_print_json(workspace: Workspace) -> None:
+    workspace.seed(contract_data(status="published"), contract_data(version="1.1.0", status="draft"))
+    listed = workspace.run("contract", "list", "--format", "json")
+    assert listed.returncode == 0, listed.stderr
+    assert [(c["tenant"], c["api"], c["version"], c["status"]) for c in json.loads(listed.stdout)] == [
+        ("acme", "crm", "1.1.0", "draft"),
+        ("acme", "crm", "1.0.0", "published"),
+    ]
+    history = invoke(workspace, "contract", "history", "acme", "crm", "-f", "json")
+    assert history.exit_code == 0, history.output
+    assert [v["version"] for v in json.loads(history.stdout)] == ["1.1.0", "1.0.0"]
+    assert len(json.loads(history.stdout)[0]["spec_hash"]) == 64
+    published = invoke(
+        workspace, "contract", "publish", "--format", "json", str(write_contract(workspace.root, "x.yaml"))
+    )
+    assert published.exit_code == 0, published.output
+    assert json.loads(published.stdout) == [
+        {
+            "file": str(workspace.root / "x.yaml"),
+            "tenant": "acme",
+            "api": "crm",
+            "version": "1.0.0",
+            "endpoints": 1,
+            "result": "unchanged (already published)",
+            "published": True,
+        }
+    ]

@@ -19,6 +19,8 @@ from colonnade.contracts.validate import validate_data
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples" / "contracts").glob("*.yaml"))
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openapi"
+RELATIVE_SERVERS = {"petstore_public.yaml": "https://petstore3.example.com/api/v3"}  # like the public one
+ADR_EXAMPLE = ROOT / "tests" / "fixtures" / "contracts" / "adr_customer.json"
 LOCATION_KEYWORDS = ("x-in", "x-name")
 
 
@@ -151,6 +153,7 @@ def _view(op: Operation) -> dict[str, Any]:
         "input": _stripped(endpoint.effective_input_schema()),
         "bindings": sorted((p.name, p.location.value, p.wire_name) for p in binding_for(op).params),
         "output": endpoint.output_schema,
+        "backend_url": endpoint.backend_url,
     }
 
 
@@ -189,9 +192,23 @@ def test_built_contracts_round_trip(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.iterdir()))
 def test_imported_fixtures_round_trip(name: str) -> None:
-    imported = import_openapi(load_document(FIXTURES / name).data, tenant="acme").contract_data
+    base_url = RELATIVE_SERVERS.get(name)
+    imported = import_openapi(
+        load_document(FIXTURES / name).data, tenant="acme", base_url=base_url
+    ).contract_data
     contract = Contract.model_validate(imported)
     assert_equivalent(contract, _round_trip(contract))
+
+
+def test_a_per_endpoint_backend_url_round_trips_as_operation_servers() -> None:
+    contract = Contract.model_validate(load_document(ADR_EXAMPLE).data)
+    spec = export_openapi(contract)
+    assert spec["paths"]["/customers/{id}"]["get"]["servers"] == [
+        {"url": "https://backend.example.com/customers"}
+    ]
+    back = _round_trip(contract)
+    assert_equivalent(contract, back)
+    assert back.endpoints[0].backend_url == "https://backend.example.com/customers"
 
 
 def test_the_example_contracts_exist() -> None:

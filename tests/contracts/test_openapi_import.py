@@ -17,8 +17,12 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openapi"
 ALL_FIXTURES = sorted(p.name for p in FIXTURES.iterdir())
 
 
+RELATIVE_SERVERS = {"petstore_public.yaml": "https://petstore3.example.com/api/v3"}  # like the public one
+
+
 def _import(name: str, **options: Any) -> ImportResult:
     options.setdefault("tenant", "acme")
+    options.setdefault("base_url", RELATIVE_SERVERS.get(name))
     return import_openapi(load_document(FIXTURES / name).data, **options)
 
 
@@ -124,15 +128,21 @@ class TestPetstore:
             _notes(result)
         )
 
-    def test_shared_path_parameter_and_header_parameter(self, result: ImportResult) -> None:
+    def test_shared_path_parameter_and_a_credential_header_that_is_no_argument(
+        self, result: ImportResult
+    ) -> None:
         get_pet = _endpoint(result, "GET", "/pet/{petId}")
         assert _properties(get_pet) == {
             "petId": {"x-in": "path", "type": "integer", "format": "int64", "description": "ID of pet"}
         }
         assert get_pet["input_schema"]["required"] == ["petId"]
         delete = _endpoint(result, "DELETE", "/pet/{petId}")
-        assert _properties(delete)["api_key"] == {"x-in": "header", "type": "string"}
+        assert list(_properties(delete)) == ["petId"]  # `api_key` is the security scheme's header
         assert delete["input_schema"]["required"] == ["petId"]
+        assert (
+            "DELETE /pet/{petId}: header parameter 'api_key' is the credential of security scheme api_key: "
+            "not an argument, backend.auth sends it"
+        ) in _notes(result)
 
     def test_query_parameters_and_array_output(self, result: ImportResult) -> None:
         find = _endpoint(result, "GET", "/pet/findByStatus")
@@ -649,6 +659,7 @@ class TestForestEdgeCases:
             "info.version: '3' written as the semantic version 3.0.0",
             "GET /: success response is not JSON (200 text/plain); no output_schema",
             "GET /plots/{plot-id}/trees: optional cookie parameter 'session' not imported",
+            'GET /plots/{plot-id}/trees: the response is an array: MCP clients get it as {"result": ...}',
             "PUT /plots/{plotId}/observations: path parameter {plotId} is not declared; imported as a string",
             "webhooks: webhooks describe calls the API makes, not tools; not imported",
         ]
@@ -670,3 +681,44 @@ def test_api_and_base_url_options_override_the_document() -> None:
 
 def test_the_tenant_is_taken_as_given() -> None:
     assert _import("github.json", tenant="open-source").contract_data["tenant"] == "open-source"
+
+
+class TestPublicPetstoreAndSpotify:
+    """Two documents a new user imported: credentials, array and string responses (issue 12)."""
+
+    def test_petstore_security_becomes_backend_auth_and_never_an_argument(self) -> None:
+        result = _import("petstore_public.yaml", api="pets")
+        assert result.contract_data["backend"]["auth"] == {"type": "bearer", "secret": "PETS_PETSTORE_AUTH"}
+        assert list(_properties(_endpoint(result, "DELETE", "/pet/{petId}"))) == ["petId"]
+        assert [n.subject for n in result.needs_human] == [
+            "security scheme petstore_auth",
+            "GET /store/inventory",
+        ]
+        assert "obtain an access token" in result.needs_human[0].message
+        assert result.contract_data["needs_review"][:2] == [str(n) for n in result.needs_human]  # first
+
+    @pytest.mark.parametrize(
+        ("name", "method", "path", "kind"),
+        [
+            ("petstore_public.yaml", "GET", "/pet/findByStatus", "an array"),
+            ("petstore_public.yaml", "GET", "/user/login", "a string"),
+            ("spotify_like.yaml", "GET", "/me/albums/contains", "an array"),
+        ],
+    )
+    def test_a_non_object_response_is_noted_as_wrapped(
+        self, name: str, method: str, path: str, kind: str
+    ) -> None:
+        notes = _notes(_import(name))
+        assert f'{method} {path}: the response is {kind}: MCP clients get it as {{"result": ...}}' in notes
+
+    def test_spotify_oauth_is_a_bearer_secret_for_a_human_to_fill(self) -> None:
+        result = _import("spotify_like.yaml", api="spotify")
+        assert result.contract_data["backend"] == {
+            "base_url": "https://api.spotify.com/v1",
+            "auth": {"type": "bearer", "secret": "SPOTIFY_OAUTH_2_0"},
+        }
+        assert [str(n) for n in result.needs_human] == [
+            "security scheme oauth_2_0: oauth2: obtain an access token for the gateway (flows: "
+            "authorizationCode) and keep it in the secret SPOTIFY_OAUTH_2_0; it is sent as a bearer token "
+            "and not refreshed by the gateway"
+        ]

@@ -127,16 +127,66 @@ def test_an_undeclared_security_scheme_is_an_error() -> None:
     assert error.message == "security requirement names the undeclared scheme 'oauth'"
 
 
-def test_unsupported_security_schemes_are_noted_not_guessed() -> None:
+def test_an_oauth2_scheme_becomes_a_bearer_secret_and_a_task_for_a_human() -> None:
     doc = _spec(
         security=[{"oauth": ["read"]}],
-        components={"securitySchemes": {"oauth": {"type": "oauth2", "flows": {}}}},
+        components={"securitySchemes": {"oauth": {"type": "oauth2", "flows": {"clientCredentials": {}}}}},
+    )
+    result = import_openapi(doc, tenant="acme")
+    assert result.contract_data["backend"]["auth"] == {"type": "bearer", "secret": "RULES_API_OAUTH"}
+    assert [str(n) for n in result.needs_human] == [
+        "security scheme oauth: oauth2: obtain an access token for the gateway (flows: clientCredentials) "
+        "and keep it in the secret RULES_API_OAUTH; it is sent as a bearer token and not refreshed by the "
+        "gateway"
+    ]
+    assert result.contract_data["needs_review"] == [str(n) for n in result.needs_human]
+
+
+def test_a_query_key_cannot_be_sent_so_it_is_left_to_a_human_and_never_an_argument() -> None:
+    key = {"type": "apiKey", "in": "query", "name": "key"}
+    operation = {**_ok(), "parameters": [{"name": "key", "in": "query", "schema": {"type": "string"}}]}
+    doc = _spec(
+        {"/maps": {"get": operation}}, security=[{"key": []}], components={"securitySchemes": {"key": key}}
     )
     result = import_openapi(doc, tenant="acme")
     assert "auth" not in result.contract_data["backend"]
-    assert "security scheme oauth: oauth2 is not supported; add backend.auth by hand" in [
-        str(n) for n in result.notes
+    assert result.contract_data["endpoints"][0]["input_schema"]["properties"] == {}
+    assert [str(n) for n in result.needs_human] == [
+        "security scheme key: an API key in the query 'key' cannot be sent by a contract (it sends bearer, "
+        "basic or a header key); the operations that need it will be refused by the backend until it is "
+        "solved"
     ]
+
+
+def test_operation_level_schemes_choose_the_auth_and_the_rest_is_listed() -> None:
+    schemes = {
+        "oauth": {"type": "oauth2", "flows": {"implicit": {}}},
+        "api_key": {"type": "apiKey", "in": "header", "name": "api_key"},
+        "unused": {"type": "http", "scheme": "basic"},
+    }
+    paths = {
+        "/a": {"get": {**_ok(), "security": [{"oauth": ["r"]}]}},
+        "/b": {"get": {**_ok(), "security": [{"api_key": []}, {"oauth": ["r"]}]}},
+        "/c": {"get": {**_ok(), "security": [{"api_key": []}]}},
+        "/d": {"get": _ok()},
+    }
+    result = import_openapi(_spec(paths, components={"securitySchemes": schemes}), tenant="acme")
+    assert result.contract_data["backend"]["auth"] == {"type": "bearer", "secret": "RULES_API_OAUTH"}
+    human = [str(n) for n in result.needs_human]
+    assert human[1:] == ["GET /c: needs api_key, but backend.auth sends oauth; check access"]
+    assert "security scheme unused: declared but no operation uses it" in [str(n) for n in result.notes]
+
+
+def test_a_header_named_like_a_key_is_never_an_argument_even_without_a_scheme() -> None:
+    operation = {**_ok(), "parameters": [{"name": "X-API-Key", "in": "header", "required": True}]}
+    result = import_openapi(_spec({"/things": {"get": operation}}), tenant="acme")
+    assert result.contract_data["backend"]["auth"] == {
+        "type": "api_key_header",
+        "secret": "RULES_API_X_API_KEY",
+        "header": "X-API-Key",
+    }
+    assert result.contract_data["endpoints"][0]["input_schema"]["properties"] == {}
+    assert [n.subject for n in result.needs_human] == ["header X-API-Key", "backend.auth"]
 
 
 def test_operation_ids_stay_unique_and_given_ids_win_over_synthesised_ones() -> None:
@@ -279,4 +329,33 @@ def test_x_colonnade_extension_sets_name_classification_and_timeout() -> None:
         "rules",
         "internal",
         2500,
+    )
+
+
+def test_an_operation_server_becomes_the_endpoints_backend_url() -> None:
+    paths = {
+        "/a": {"get": {**_ok(), "servers": [{"url": "https://a.example.com/v2/"}]}},
+        "/b": {"servers": [{"url": "https://b.example.com"}], "get": _ok()},
+        "/c": {"get": {**_ok(), "servers": [{"url": "/relative"}]}},
+        "/d": {"get": _ok()},
+    }
+    result = import_openapi(_spec(paths), tenant="acme")
+    urls = {e["path"]: e.get("backend_url") for e in result.contract_data["endpoints"]}
+    assert urls == {"/a": "https://a.example.com/v2", "/b": "https://b.example.com", "/c": None, "/d": None}
+    assert [str(n) for n in result.notes] == [
+        "GET /c: server '/relative' is not an absolute URL without variables; backend.base_url is used"
+    ]
+
+
+def test_a_key_like_header_beside_a_declared_scheme_is_dropped_and_flagged() -> None:
+    operation = {**_ok(), "parameters": [{"name": "X-Api-Key", "in": "header"}], "security": [{"bearer": []}]}
+    schemes = {"bearer": {"type": "http", "scheme": "bearer"}}
+    result = import_openapi(
+        _spec({"/things": {"get": operation}}, components={"securitySchemes": schemes}), tenant="acme"
+    )
+    assert result.contract_data["backend"]["auth"]["type"] == "bearer"
+    assert result.contract_data["endpoints"][0]["input_schema"]["properties"] == {}
+    assert (
+        "header X-Api-Key: looks like a credential, so it is no argument; backend.auth sends bearer"
+        in " ".join(str(n) for n in result.needs_human)
     )

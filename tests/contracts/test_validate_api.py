@@ -207,3 +207,13 @@ def test_demo_contracts_have_no_findings(path: Path) -> None:
     findings = validate_document(load_document(path))
     assert [(f.code, f.path, f.message) for f in findings] == []
     assert all(f.severity is not Severity.ERROR for f in findings)
+
+
+def test_the_contract_adrs_own_example_validates_without_findings() -> None:
+    """ADR-067's endpoint: an object as expected_output_contains and its own backend_url."""
+    doc = load_document(FIXTURES / "adr_customer.json")
+    assert validate_document(doc) == []
+    contract = load_contract(FIXTURES / "adr_customer.json")
+    example = contract.endpoints[0].llm.examples[0]  # type: ignore[union-attr]
+    assert example.expected_output_contains == {"id": "cust_123"}
+    assert contract.endpoints[0].backend_url == "https://backend.example.com/customers"

@@ -1,4 +1,4 @@
-"""Every validator rule (UAC001..UAC016): a document that breaks it and a near miss that passes.
+"""Every validator rule (UAC001..UAC022): a document that breaks it and a near miss that passes.
 
 Each document is the valid base fixture with one mutation, so a failure names exactly one rule.
 """
@@ -41,6 +41,12 @@ PUBLIC_SEVERITIES = {
     "UAC014": "warning",
     "UAC015": "error",
     "UAC016": "error",  # added with two-phase commit (issue 5), beyond issue 2's table
+    "UAC017": "warning",  # issue 12: what a new user and the contract ADR's own example hit
+    "UAC018": "error",
+    "UAC019": "error",
+    "UAC020": "warning",
+    "UAC021": "warning",
+    "UAC022": "warning",
 }
 
 
@@ -423,6 +429,73 @@ FAILING: list[tuple[str, str, Mutation, str, tuple[str, ...]]] = [
         "/endpoints/1/runtime/two_phase/commit_operation",
         ("confirmTicket", "not an operation_id"),
     ),
+    (
+        "no-examples",
+        "UAC017",
+        _set("endpoints/0/llm/examples", []),
+        "/endpoints/0/llm/examples",
+        ("no examples",),
+    ),
+    (
+        "blank-summary",
+        "UAC018",
+        _set("endpoints/0/llm/summary", "  \n"),
+        "/endpoints/0/llm/summary",
+        ("blank",),
+    ),
+    ("empty-intent", "UAC018", _set("endpoints/1/llm/intent", ""), "/endpoints/1/llm/intent", ("empty",)),
+    (
+        "yaml-comma-slip",
+        "UAC019",
+        _set("endpoints/0/input_schema/properties/ticket_id/e.g. T-1001.", None),
+        "/endpoints/0/input_schema/properties/ticket_id/e.g. T-1001.",
+        (
+            "'e.g. T-1001.'",
+            "no value",
+            "input_schema.properties.ticket_id of endpoint 0 (GET /tickets/{ticket_id})",
+        ),
+    ),
+    (
+        "null-keyword-deep-in-an-output-schema",
+        "UAC019",
+        _set(
+            "endpoints/1/output_schema",
+            {"type": "object", "properties": {"id": {"allOf": [{"title": None}]}}},
+        ),
+        "/endpoints/1/output_schema/properties/id/allOf/0/title",
+        ("`title`", "is null"),
+    ),
+    (
+        "misspelt-keyword",
+        "UAC020",
+        _set("endpoints/1/input_schema/properties/subject/maxLenght", 80),
+        "/endpoints/1/input_schema/properties/subject/maxLenght",
+        ("'maxLenght'", "did you mean 'maxLength'", "not a JSON Schema 2020-12 keyword"),
+    ),
+    (
+        "object-or-null-output",
+        "UAC021",
+        _set(
+            "endpoints/0/output_schema",
+            {"type": ["object", "null"], "properties": {"id": {"type": "string"}}},
+        ),
+        "/endpoints/0/output_schema",
+        ("admits objects and other values", "without an output schema"),
+    ),
+    (
+        "properties-without-a-type",
+        "UAC021",
+        _set("endpoints/0/output_schema", {"properties": {"id": {"type": "string"}}}),
+        "/endpoints/0/output_schema",
+        ("admits objects and other values",),
+    ),
+    (
+        "published-with-review-items",
+        "UAC022",
+        _set("needs_review", ["GET /tickets (listTickets): side_effects 'read' guessed from GET"]),
+        "/needs_review",
+        ("published", "1 needs_review item", "listTickets"),
+    ),
 ]
 
 
@@ -511,6 +584,47 @@ PASSING: list[tuple[str, str, Mutation]] = [
     ("same-path-other-method", "UAC013", _set("endpoints/2/operation_id", "removeTicket")),
     ("destructive-not-safe", "UAC014", _set("endpoints/2/llm/safe_for_agents", False)),
     ("draft-without-endpoints", "UAC015", _all(_set("status", "draft"), _set("endpoints", []))),
+    (
+        "one-example",
+        "UAC017",
+        _set("endpoints/0/llm/examples", [{"input": {"ticket_id": "T-1"}, "expected_output_contains": {}}]),
+    ),
+    ("summary-padded-with-space", "UAC018", _set("endpoints/0/llm/summary", "  Read one ticket.  ")),
+    (
+        "null-as-data-not-as-keyword",
+        "UAC019",
+        _set(
+            "endpoints/1/output_schema",
+            {
+                "type": "object",
+                "properties": {"closed_on": {"type": ["string", "null"], "default": None, "const": None}},
+                "examples": [{"closed_on": None}],
+            },
+        ),
+    ),
+    (
+        "array-output-is-wrapped-not-warned",
+        "UAC021",
+        _set(
+            "endpoints/0/output_schema",
+            {"type": "array", "items": {"$ref": "#/$defs/Ticket"}, "$defs": {"Ticket": {"type": "object"}}},
+        ),
+    ),
+    ("draft-with-review-items", "UAC022", _all(_set("status", "draft"), _set("needs_review", ["check it"]))),
+    ("published-with-an-empty-review-list", "UAC022", _set("needs_review", [])),
+    (
+        "object-by-reference",
+        "UAC021",
+        _set("endpoints/0/output_schema", {"$ref": "#/$defs/T", "$defs": {"T": {"type": "object"}}}),
+    ),
+    (
+        "extensions-and-property-names-are-not-keywords",
+        "UAC020",
+        _set(
+            "endpoints/1/input_schema/properties/maxLenght",
+            {"type": "integer", "x-internal": True, "enum": [{"descripton": 1}]},
+        ),
+    ),
     (
         "two-phase-known-operations",
         "UAC016",

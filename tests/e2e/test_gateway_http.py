@@ -84,6 +84,36 @@ def test_smoke_reports_an_unreachable_gateway_cleanly(stack: Stack) -> None:
     assert "cannot run the smoke" in run.stderr and "Traceback" not in run.stderr
 
 
+def test_smoke_written_to_a_pipe_keeps_every_tool_name_whole(stack: Stack) -> None:
+    env = {k: v for k, v in stack.env.items() if k != "COLUMNS"}
+    run = subprocess.run(
+        [str(COLONNADE), "smoke", "--url", stack.mcp_url, *map(str, stack.contracts)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "…" not in run.stdout
+    names = {line.split("│")[1].strip() for line in run.stdout.splitlines() if line.startswith("│ acme:")}
+    assert "acme:crm:validate_email_format" in names and "acme:billing:create_invoice" in names
+    assert all(name.count(":") == 2 for name in names), names
+
+
+def test_smoke_as_json(stack: Stack) -> None:
+    run = subprocess.run(
+        [str(COLONNADE), "smoke", "--url", stack.mcp_url, "--format", "json", str(stack.contracts[0])],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=stack.env,
+    )
+    report = json.loads(run.stdout)
+    assert run.returncode == 0 and report["ok"] is True and report["failed"] == 0, run.stdout
+    assert report["url"] == stack.mcp_url
+    assert {"source", "tool", "check", "status", "reason"} == set(report["results"][0])
+
+
 async def test_publish_in_another_process_is_announced_in_both_eras(stack: Stack) -> None:
     """`colonnade contract publish` writes the store; the running gateway picks it up and tells clients."""
     legacy_heard = anyio.Event()
@@ -135,7 +165,8 @@ def test_a_busy_port_is_reported_plainly(tmp_path_factory: pytest.TempPathFactor
             env={**os.environ, "COLONNADE_DATA_DIR": str(data)},
         )
     assert run.returncode == 2
-    assert f"could not listen on 127.0.0.1:{port}" in run.stderr and "Traceback" not in run.stderr
+    assert f"port {port} on 127.0.0.1 is in use" in run.stderr and "Traceback" not in run.stderr
+    assert "serving" not in run.stderr  # checked before the gateway opens, not after it announced itself
 
 
 @pytest.mark.parametrize("padding", [" ", "\t", "  \t "])

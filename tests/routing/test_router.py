@@ -170,6 +170,14 @@ def test_confidence_is_low_for_vague_queries_and_zero_without_matches() -> None:
     assert nothing.confidence == 0.0 and nothing.selected == []
 
 
+@pytest.mark.parametrize("query", ["export data", "refund a paid invoice", "send an email", "xyzzy plugh"])
+def test_confidence_of_a_query_does_not_change_with_k(query: str) -> None:
+    """`colonnade tools search QUERY --k 3` and `--k 10` are equally sure of the same query."""
+    router = Router(vague_corpus(), top_k=5)
+    confidences = {k: router.route(query, k=k).confidence for k in (1, 2, 3, 5, 8, 10, 20, 50)}
+    assert len(set(confidences.values())) == 1, confidences
+
+
 def test_below_the_threshold_the_fallback_set_is_served_and_said(corpus: ToolCorpus) -> None:
     fallback = [f"{CRM}:search_customers", f"{NOTIFY}:send_email", "acme:gone:not_in_catalog"]
     router = Router(vague_corpus(), top_k=5, confidence_threshold=0.3, fallback=fallback)

@@ -15,6 +15,7 @@ from colonnade.smoke.checks import (
     check_description,
     check_example_inputs,
     check_meta,
+    check_output_schema,
     check_wire_name,
 )
 from colonnade.smoke.report import CheckStatus, SmokeReport
@@ -71,3 +72,11 @@ def test_report_counts_and_junit(tmp_path: Path) -> None:
     report.write_junit(out)
     xml = out.read_text()
     assert 'failures="1"' in xml and 'skipped="1"' in xml and "<failure" in xml
+
+
+def test_a_non_object_output_schema_is_caught_before_a_client_chokes_on_it(billing: Contract) -> None:
+    _, tool = _listed(billing)["acme:billing:list_invoices"]
+    assert check_output_schema(tool) == (CheckStatus.PASS, "object root")
+    bare = tool.model_copy(update={"output_schema": {"type": "array", "items": {"type": "string"}}})
+    status, reason = check_output_schema(bare)
+    assert status is CheckStatus.FAIL and "2025-11-25 clients refuse the whole tools/list" in reason

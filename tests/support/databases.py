@@ -1,7 +1,7 @@
 """Database fixtures for every suite: SQLite (a tmp file) and PostgreSQL (a private schema).
 
-PostgreSQL is expected at 127.0.0.1:5432, database `test` (override with COLONNADE_TEST_POSTGRES_URL).
-If it is unreachable the PostgreSQL variants fail, unless COLONNADE_TEST_SKIP_POSTGRES=1 skips them.
+PostgreSQL is expected at 127.0.0.1:5432, database `test` (override with CLN_TEST_POSTGRES_URL).
+If it is unreachable the PostgreSQL variants fail, unless CLN_TEST_SKIP_POSTGRES=1 skips them.
 Registered as a pytest plugin in the root conftest.
 """
 
@@ -18,11 +18,10 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from colonnade.store import create_store_engine, migrate_engine
+from tests.support.suite_env import POSTGRES_URL_VAR, SKIP_POSTGRES_VAR, flag
 
-POSTGRES_URL = os.environ.get(
-    "COLONNADE_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
-)
-SKIP_POSTGRES = os.environ.get("COLONNADE_TEST_SKIP_POSTGRES") == "1"
+POSTGRES_URL = os.environ.get(POSTGRES_URL_VAR, "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
+SKIP_POSTGRES = flag(SKIP_POSTGRES_VAR)
 
 
 async def _postgres_problem() -> str | None:
@@ -44,7 +43,7 @@ def postgres_url() -> str:
     if problem is not None:
         message = (
             f"PostgreSQL is not reachable at {POSTGRES_URL} ({problem}). Start it (database `test`, "
-            "trust auth), set COLONNADE_TEST_POSTGRES_URL, or set COLONNADE_TEST_SKIP_POSTGRES=1 to skip "
+            f"trust auth), set {POSTGRES_URL_VAR}, or set {SKIP_POSTGRES_VAR}=1 to skip "
             "the PostgreSQL variants of the store tests."
         )
         if SKIP_POSTGRES:

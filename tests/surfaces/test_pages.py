@@ -327,6 +327,9 @@ def test_metrics_page_shows_real_calls_by_status(backend_url: str, tmp_path: Pat
         after = page(client, "/ui/metrics")
     assert 'id="no-calls"' not in after
     assert '<dd id="total-calls">6</dd>' in after
+    tools_called = re.search(r"<dt>Tools called</dt><dd[^>]*>(\d+)</dd>", after)
+    assert tools_called is not None and tools_called.group(1) == "2"  # not the unresolved series too
+    assert '<dd id="unresolved-calls">1</dd>' in after
     customer = row(after, "tool", "acme:crm:get_customer")
     assert [
         cell(customer, s) for s in ("success", "retryable_error", "terminal_error", "invalid_request")

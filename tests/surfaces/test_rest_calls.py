@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -19,6 +20,7 @@ from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog
 from colonnade.surfaces.envelope_parsing import DEFAULT_MAX_BODY_BYTES as LIMIT
 from colonnade.surfaces.rest.routes import SCHEMA_MEDIA_TYPE, RestSurface
+from tests.support.repo import ROOT
 from tests.surfaces.conftest import demo_contract
 from tests.surfaces.rest_harness import (
     assert_typed_result,
@@ -276,3 +278,20 @@ async def test_a_fault_inside_the_gateway_is_a_typed_500() -> None:
     result = response.json()
     assert (result["call_id"], result["status"]) == ("c-1", "terminal_error")
     assert result["error"]["code"] == "S-TOOL-INTERNAL"
+
+
+def test_the_documented_sample_call_is_what_the_api_answers(client: httpx2.Client) -> None:
+    """docs/rest-api.md's first result, against a real call: same fields, same nulls (cpu_ms is null)."""
+    doc = (ROOT / "docs" / "rest-api.md").read_text(encoding="utf-8")
+    section = doc[doc.index("## Calling a tool: `POST /v1/calls`") :]
+    sample = re.search(r"^```json\n(.*?)^```$", section, re.S | re.M)
+    assert sample is not None
+    shown = json.loads(sample.group(1))
+    body = {"call_id": "demo-1", "tool_id": "acme:crm:get_customer", "input": {"customer_id": "C-1001"}}
+    real = call(client, body)
+    assert set(shown) == set(real)
+    for field in ("call_id", "status", "output"):
+        assert shown[field] == real[field], field
+    nulls = {key: value is None for key, value in real["metrics"].items()}
+    assert {key: value is None for key, value in shown["metrics"].items()} == nulls
+    assert set(shown["provenance"]) == set(real["provenance"])

@@ -3,7 +3,7 @@
 Each case posts one request to the real gateway (demo backend and fault-injecting backend on
 loopback) and compares the normalised CallResult (call_id, metrics, digests, tokens, ports and
 timestamps replaced) with `golden/<case>.json`. After an intended change, regenerate with
-`COLONNADE_UPDATE_GOLDEN=1 pytest tests/surfaces/test_rest_golden.py` and review the diff.
+`CLN_TEST_UPDATE_GOLDEN=1 pytest tests/surfaces/test_rest_golden.py` and review the diff.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from colonnade.surfaces.envelope_parsing import DEFAULT_MAX_BODY_BYTES
 from tests.support.fault_backend import create_app as fault_backend_app
 from tests.support.fault_contract import fault_contract
 from tests.support.loopback import serve_in_thread
+from tests.support.suite_env import UPDATE_GOLDEN_VAR, flag
 from tests.surfaces.rest_harness import (
     assert_typed_result,
     demo_contract_file,
@@ -34,7 +35,7 @@ from tests.surfaces.rest_harness import (
 )
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
-UPDATE = os.environ.get("COLONNADE_UPDATE_GOLDEN") == "1"
+UPDATE = flag(UPDATE_GOLDEN_VAR)
 OFFLINE_URL = "http://127.0.0.1:9"
 MISSING_SECRET = "golden-missing-token"
 DRIFTED_OUTPUT = {"type": "object", "required": ["tier"]}  # the backend's customers have no tier
@@ -327,9 +328,9 @@ def test_golden(backends: Backends, case: Case) -> None:
     if UPDATE:
         GOLDEN.mkdir(exist_ok=True)
         path.write_text(json.dumps(actual, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    assert path.is_file(), f"{path} is missing: run COLONNADE_UPDATE_GOLDEN=1 pytest {Path(__file__).name}"
+    assert path.is_file(), f"{path} is missing: run {UPDATE_GOLDEN_VAR}=1 pytest {Path(__file__).name}"
     expected = json.loads(path.read_text(encoding="utf-8"))
     assert actual == expected, (
         f"{case.name} differs from {path.name}; if the change is intended, regenerate with "
-        "COLONNADE_UPDATE_GOLDEN=1 and review the diff"
+        f"{UPDATE_GOLDEN_VAR}=1 and review the diff"
     )

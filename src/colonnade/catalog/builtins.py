@@ -41,6 +41,7 @@ def builtin_tool(
         description=description,
         input_schema=input_schema,
         output_schema=output_schema,
+        mcp_output_schema=output_schema,  # the gateway's own output schemas are objects already
         side_effects=side_effects,
         determinism=Determinism.PURE if reads else Determinism.SIDE_EFFECTFUL,
         annotations=Annotations(

@@ -36,10 +36,13 @@ class HttpBinding:
 
 
 def binding_for(operation: Operation) -> HttpBinding:
-    """Derive the binding of an operation from its backend, path, method and input schema."""
+    """Derive the binding of an operation from its backend, path, method and input schema.
+
+    An endpoint's own `backend_url` takes the place of the contract's `backend.base_url`.
+    """
     backend = operation.contract.backend
     return HttpBinding(
-        base_url=backend.base_url.rstrip("/"),
+        base_url=(operation.endpoint.backend_url or backend.base_url).rstrip("/"),
         method=operation.method,
         path=operation.endpoint.path,
         params=placements(operation),

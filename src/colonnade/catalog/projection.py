@@ -15,6 +15,7 @@ from colonnade.catalog.http_binding import binding_for
 from colonnade.catalog.naming import WireProfile, to_wire
 from colonnade.catalog.tool import Annotations, Determinism, Tool
 from colonnade.contracts.model import Contract, Operation, RuntimeSpec, SideEffects
+from colonnade.contracts.output_shape import mcp_output_schema
 
 __all__ = [
     "annotations_for",
@@ -61,6 +62,7 @@ def project_operation(operation: Operation, *, profile: WireProfile = "strict") 
         description=describe(operation, input_schema),
         input_schema=input_schema,
         output_schema=copy.deepcopy(endpoint.output_schema),
+        mcp_output_schema=mcp_output_schema(endpoint.output_schema),
         llm=llm,
         side_effects=side_effects,
         determinism=(endpoint.runtime and endpoint.runtime.determinism)

@@ -77,6 +77,10 @@ class Tool:
     description: str
     input_schema: dict[str, Any]
     output_schema: dict[str, Any] | None = None
+    """The contract's schema of a result: what the pipeline validates outputs against."""
+    mcp_output_schema: dict[str, Any] | None = None
+    """What MCP clients are told (`contracts/output_shape.py`): an object root, non-object results
+    wrapped as `{"result": ...}`; None when the result cannot be described as one object."""
     llm: LlmBlock | None = None
     side_effects: SideEffects
     determinism: Determinism
@@ -146,7 +150,7 @@ class Tool:
             title=self.title,
             description=self.description,
             input_schema=self.input_schema,
-            output_schema=self.output_schema,
+            output_schema=self.mcp_output_schema,
             annotations=self.annotations.to_mcp(),
             _meta=self.meta(),
         )

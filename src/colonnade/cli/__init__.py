@@ -6,6 +6,7 @@ from colonnade.cli import (
     contract_openapi,  # noqa: F401
     contract_store,  # noqa: F401
     contract_validate,  # noqa: F401
+    demo,  # noqa: F401
     errors_command,  # noqa: F401
     route,  # noqa: F401
     serve,  # noqa: F401

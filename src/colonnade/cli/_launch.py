@@ -16,6 +16,7 @@ import uvicorn
 from mcp.server.stdio import stdio_server
 
 from colonnade.cli.common import err_console, fail
+from colonnade.cli.database_problem import DATABASE_ERRORS, database_problem
 from colonnade.config import Settings
 from colonnade.contracts.load import ContractLoadError
 from colonnade.contracts.validate import ContractInvalid
@@ -48,6 +49,8 @@ async def open_gateway(settings: Settings) -> AsyncIterator[Gateway]:
         fail("a configured contract is invalid:\n" + "\n".join(lines))
     except StoreError as exc:
         fail(str(exc))
+    except DATABASE_ERRORS as exc:
+        fail(database_problem(settings, exc))
     # Start-up objects (modules, catalog, schemas) never die: keep them out of the collector's
     # full passes, which would otherwise stall the event loop mid-call as the heap grows.
     gc.collect()
@@ -104,6 +107,7 @@ class _GracefulServer(uvicorn.Server):
 
 async def run_stdio(settings: Settings) -> None:
     async with open_gateway(settings) as gateway, stdio_server() as (read, write):
+        _warn_stdio_pitfalls(gateway, settings)
         sync = asyncio.create_task(gateway.sync.run()) if gateway.sync is not None else None
         try:
             server = gateway.mcp.server  # calls run as the configured local principal
@@ -111,6 +115,27 @@ async def run_stdio(settings: Settings) -> None:
         finally:
             if sync is not None:
                 sync.cancel()
+
+
+def _warn_stdio_pitfalls(gateway: Gateway, settings: Settings) -> None:
+    """An MCP client starts a stdio server in a folder of its choosing: say what that led to.
+
+    stderr only (stdout is the protocol), and only when something is off: no tools, or state kept
+    under a relative data_dir, i.e. in whatever folder the client happened to start us in.
+    """
+    if not len(gateway.catalog):
+        err_console.print(
+            "[yellow]warning:[/yellow] serving 0 tools over stdio: no contract is configured and none is "
+            "stored; pass -C /absolute/path/to/contracts (or --config /absolute/path/colonnade.yaml) in "
+            "the client's server command",
+            soft_wrap=True,
+        )
+    if not settings.data_dir.is_absolute():
+        err_console.print(
+            f"[yellow]note:[/yellow] state is kept in {settings.data_dir.resolve()} (data_dir is relative to "
+            "the folder the client starts the server in); set COLONNADE_DATA_DIR to an absolute path",
+            soft_wrap=True,
+        )
 
 
 def _print_banner(gateway: Gateway, url: str, snippet: bool) -> None:

@@ -1,24 +1,71 @@
-"""Shared CLI plumbing: consoles, settings loading, and clean failure messages."""
+"""Shared CLI plumbing: consoles, output formats, settings loading, and clean failure messages."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import NoReturn
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 
 from colonnade.config import ConfigError, Settings, load_settings
 
-__all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_USAGE", "State", "console", "err_console", "fail", "settings_of"]
+__all__ = [
+    "EXIT_FINDINGS",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "UNCUT_WIDTH",
+    "OutputFormat",
+    "State",
+    "console",
+    "err_console",
+    "fail",
+    "print_json",
+    "settings_of",
+]
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+UNCUT_WIDTH = 10_000
+"""Line width off a terminal: wide enough that no table cell (a tool name above all) is ever cut."""
+
+
+class OutputFormat(StrEnum):
+    """`--format` of the commands that print a report: text for people, JSON for tools and CI."""
+
+    TEXT = "text"
+    JSON = "json"
+
+
+class _Console(Console):
+    """A terminal's width on a terminal; off one (a file, a pipe, `| grep`) lines are never cut.
+
+    Rich otherwise falls back to 80 columns (or the width of whichever standard stream is a
+    terminal), and tables cut what does not fit: `acme:billing:create…` in a log file.
+    """
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        return size if self.is_terminal else ConsoleDimensions(UNCUT_WIDTH, size.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
+
+console: Console = _Console(highlight=False)
+err_console: Console = _Console(stderr=True, highlight=False)
+
+
+def print_json(data: object, *, err: bool = False) -> None:
+    """One JSON document, plain text, on stdout (stderr with `err`): what `--format json` prints."""
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False), err=err)
 
 
 @dataclass

@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from colonnade.cli.common import err_console, fail
+from colonnade.cli.common import OutputFormat, err_console, fail, print_json
 from colonnade.cli.root import contract_app
 from colonnade.contracts.load import ContractLoadError, Document, load_document
 from colonnade.contracts.model import Contract
@@ -85,6 +85,11 @@ def render_report(result: ImportResult, written_to: str, out: Console | None = N
         for item in result.needs_review:
             review.add_row(Text(f"{item.method} {item.path} ({item.operation_id})"), Text(item.reason))
         out.print(review)
+    if result.needs_human:
+        human = _table("Needs a human (credentials and access)", "about", "what to do")
+        for note in result.needs_human:
+            human.add_row(Text(note.subject), Text(note.message))
+        out.print(human)
     if result.skipped:
         skipped = _table("Skipped (not imported)", "operation", "reason")
         for skip in result.skipped:
@@ -98,7 +103,7 @@ def render_report(result: ImportResult, written_to: str, out: Console | None = N
         out.print(notes)
     summary = Text(
         f"{len(result.imported)} imported, {len(result.needs_review)} need review, "
-        f"{len(result.skipped)} skipped -> {written_to}"
+        f"{len(result.needs_human)} need a human, {len(result.skipped)} skipped -> {written_to}"
     )
     out.print(summary)
 
@@ -128,12 +133,27 @@ def import_command(
             "--output", "-o", help="Write the contract here (YAML, or JSON for .json); default: stdout."
         ),
     ] = None,
+    report_format: Annotated[
+        OutputFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="The import report as text tables, or as one JSON object: on stdout when -o writes the "
+            "contract to a file, else on stderr.",
+            case_sensitive=False,
+        ),
+    ] = OutputFormat.TEXT,
 ) -> None:
     """Import an OpenAPI document as a draft contract and report what needs a human.
 
     One endpoint per operation; operations that cannot be mapped (e.g. form-encoded bodies) are
-    skipped and listed with the reason. Exit code 0 when a contract was written, 2 when the
-    document cannot be read or is not OpenAPI 3.x.
+    skipped and listed with the reason. Security schemes become backend.auth with the name of a
+    secret (a credential is never a tool argument); what that leaves to a person (a token to
+    obtain, a key the contract cannot send) is listed, and written to the contract's
+    needs_review. Exit code 0 when a contract was written, 2 when the document cannot be read or
+    is not OpenAPI 3.x.
+
+    Example: colonnade contract import-openapi petstore.yaml --tenant acme -o pets.yaml --format json
     """
     doc = _load(spec)
     try:
@@ -141,7 +161,11 @@ def import_command(
     except OpenApiError as exc:
         fail(escape(_located(doc, exc)))
     dump_document(result.contract_data, output, header=_DRAFT_HEADER.format(source=spec.name))
-    render_report(result, str(output) if output is not None else "stdout")
+    written_to = str(output) if output is not None else "stdout"
+    if report_format is OutputFormat.JSON:
+        print_json({**result.report(), "written_to": written_to}, err=output is None)
+    else:
+        render_report(result, written_to)
 
 
 def _contract(path: Path) -> Contract:

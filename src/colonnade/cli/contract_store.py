@@ -16,7 +16,16 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from colonnade.cli.common import EXIT_FINDINGS, EXIT_USAGE, console, err_console, fail, settings_of
+from colonnade.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_USAGE,
+    OutputFormat,
+    console,
+    err_console,
+    fail,
+    print_json,
+    settings_of,
+)
 from colonnade.cli.root import contract_app
 from colonnade.config import Settings
 from colonnade.contracts.findings import Finding
@@ -32,6 +41,9 @@ __all__ = ["deprecate_command", "history_command", "list_command", "publish_comm
 
 T = TypeVar("T")
 
+_FORMAT = typer.Option(
+    "--format", "-f", help="text (a table) for people; json for tools and CI.", case_sensitive=False
+)
 _STATUS_STYLE = {
     ContractStatus.DRAFT: "yellow",
     ContractStatus.PUBLISHED: "green",
@@ -42,8 +54,7 @@ _STATUS_STYLE = {
 def run_with_store(settings: Settings, work: Callable[[ContractStore], Awaitable[T]]) -> T:
     """Open the configured database, migrate it, run `work`; store and database errors end the command."""
 
-    from sqlalchemy.exc import SQLAlchemyError
-
+    from colonnade.cli.database_problem import DATABASE_ERRORS, database_problem
     from colonnade.store import ContractStore, create_store_engine, migrate_engine
 
     async def main() -> T:
@@ -62,12 +73,8 @@ def run_with_store(settings: Settings, work: Callable[[ContractStore], Awaitable
         fail(str(exc), EXIT_FINDINGS)
     except StoreError as exc:
         fail(str(exc), EXIT_USAGE)
-    except (SQLAlchemyError, OSError) as exc:
-        fail(
-            f"cannot use the database {_shown_url(settings)}: {_reason(exc)}; check database_url "
-            "(COLONNADE_DATABASE_URL) and that the database is running",
-            EXIT_USAGE,
-        )
+    except DATABASE_ERRORS as exc:
+        fail(database_problem(settings, exc), EXIT_USAGE)
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,7 @@ def publish_command(
         list[Path],
         typer.Argument(help="Contract files (YAML or JSON) to validate and publish.", show_default=False),
     ],
+    output: Annotated[OutputFormat, _FORMAT] = OutputFormat.TEXT,
 ) -> None:
     """Validate contract files and publish them to the store.
 
@@ -94,6 +102,28 @@ def publish_command(
     contracts = _load_valid(paths)
     settings = settings_of(ctx)
     outcomes = run_with_store(settings, lambda store: _publish_all(store, contracts))
+    if output is OutputFormat.JSON:
+        print_json([_outcome_json(outcome) for outcome in outcomes])
+    else:
+        _print_outcomes(outcomes)
+    if any(outcome.stored is None for outcome in outcomes):
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def _outcome_json(outcome: _Outcome) -> dict[str, object]:
+    contract = outcome.contract
+    return {
+        "file": str(outcome.path),
+        "tenant": contract.tenant,
+        "api": contract.name,
+        "version": contract.version,
+        "endpoints": len(contract.operations()),
+        "result": outcome.result,
+        "published": outcome.stored is not None,
+    }
+
+
+def _print_outcomes(outcomes: list[_Outcome]) -> None:
     table = Table("file", "contract", "version", "endpoints", "result", title="Published contracts")
     for outcome in outcomes:
         endpoints = str(len(outcome.contract.operations()))
@@ -106,8 +136,6 @@ def publish_command(
             f"[{style}]{outcome.result}[/{style}]",
         )
     console.print(table)
-    if any(outcome.stored is None for outcome in outcomes):
-        raise typer.Exit(EXIT_FINDINGS)
 
 
 @contract_app.command("list")
@@ -119,9 +147,16 @@ def list_command(
     status: Annotated[
         ContractStatus | None, typer.Option("--status", "-s", help="Only versions with this status.")
     ] = None,
+    output: Annotated[OutputFormat, _FORMAT] = OutputFormat.TEXT,
 ) -> None:
-    """List stored contract versions, by tenant and API, newest version first."""
+    """List stored contract versions, by tenant and API, newest version first.
+
+    Example: colonnade contract list --status published --format json
+    """
     stored = run_with_store(settings_of(ctx), lambda store: store.list(tenant=tenant, status=status))
+    if output is OutputFormat.JSON:
+        print_json([_stored_json(item) for item in stored])
+        return
     if not stored:
         filters = [f"{key} {value}" for key, value in (("tenant", tenant), ("status", status)) if value]
         if filters:
@@ -147,11 +182,18 @@ def history_command(
     ctx: typer.Context,
     tenant: Annotated[str, typer.Argument(help="Tenant that owns the API.", show_default=False)],
     name: Annotated[str, typer.Argument(help="API name (the contract's `name`).", show_default=False)],
+    output: Annotated[OutputFormat, _FORMAT] = OutputFormat.TEXT,
 ) -> None:
-    """Show every stored version of one API, newest first."""
+    """Show every stored version of one API, newest first.
+
+    Example: colonnade contract history acme crm --format json
+    """
     versions = run_with_store(settings_of(ctx), lambda store: store.history(tenant, name))
     if not versions:
         fail(f"no contract {tenant}/{name} in the store; check `colonnade contract list` for the names")
+    if output is OutputFormat.JSON:
+        print_json([_stored_json(item) for item in versions])
+        return
     table = Table("version", "status", "spec", "created (UTC)", "updated (UTC)", title=f"{tenant}/{name}")
     for item in versions:
         table.add_row(
@@ -252,29 +294,21 @@ def _finding_line(path: Path, finding: Finding) -> str:
     return f"{where}: [red]{finding.code}[/red] {pointer}: {finding.message} (fix: {finding.fix})"
 
 
+def _stored_json(item: StoredContract) -> dict[str, object]:
+    return {
+        "tenant": item.tenant,
+        "api": item.name,
+        "version": item.version,
+        "status": item.status.value,
+        "spec_hash": item.spec_hash,
+        "created_at": item.created_at.isoformat(),
+        "updated_at": item.updated_at.isoformat(),
+    }
+
+
 def _status(status: ContractStatus) -> str:
     return f"[{_STATUS_STYLE[status]}]{status.value}[/{_STATUS_STYLE[status]}]"
 
 
 def _when(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M")
-
-
-def _shown_url(settings: Settings) -> str:
-    from colonnade.store.engine import parse_database_url
-
-    try:
-        return repr(parse_database_url(settings.effective_database_url).render_as_string(hide_password=True))
-    except StoreError:
-        return "(invalid URL)"
-
-
-def _reason(exc: BaseException) -> str:
-    """The driver's own message, without SQLAlchemy's statement dump and documentation link."""
-    from sqlalchemy.exc import DBAPIError, SQLAlchemyError
-
-    if isinstance(exc, DBAPIError) and exc.orig is not None:
-        return str(exc.orig)
-    if isinstance(exc, SQLAlchemyError):
-        return type(exc).__name__
-    return str(exc) or type(exc).__name__

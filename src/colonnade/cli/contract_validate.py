@@ -7,16 +7,23 @@ other files are still validated, and the exit code is 2.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.text import Text
 
-from colonnade.cli.common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, console, err_console, fail
+from colonnade.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    OutputFormat,
+    console,
+    err_console,
+    fail,
+    print_json,
+)
 from colonnade.cli.root import contract_app
 from colonnade.contracts.findings import Finding, Severity
 from colonnade.contracts.load import ContractLoadError, load_document
@@ -27,11 +34,6 @@ __all__ = ["CONTRACT_SUFFIXES", "LOAD_CODE", "FileReport", "OutputFormat", "chec
 
 CONTRACT_SUFFIXES = (".yaml", ".yml", ".json")
 LOAD_CODE = "LOAD"
-
-
-class OutputFormat(StrEnum):
-    TEXT = "text"
-    JSON = "json"
 
 
 @dataclass(frozen=True)
@@ -103,14 +105,14 @@ def validate(
         typer.Option("--format", "-f", help="text for people; json for tools and CI.", case_sensitive=False),
     ] = OutputFormat.TEXT,
 ) -> None:
-    """Check contracts against the UAC schema and rules UAC001-UAC016; report every finding.
+    """Check contracts against the UAC schema and rules UAC001-UAC022; report every finding.
 
     Exit codes: 0 no errors (warnings allowed), 1 errors (or warnings with --strict),
     2 a file is missing or unreadable (YAML/JSON syntax errors are reported with line and column).
     """
     reports = check_paths(paths)
     if output is OutputFormat.JSON:
-        typer.echo(json.dumps(_as_json(reports), indent=2, ensure_ascii=False))
+        print_json(_as_json(reports))
     else:
         _print_text(reports)
     raise typer.Exit(exit_code(reports, strict))

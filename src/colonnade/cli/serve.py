@@ -1,29 +1,29 @@
-"""`colonnade serve` and `colonnade demo`: run the gateway (Streamable HTTP or stdio)."""
+"""`colonnade serve`: run the gateway over Streamable HTTP or stdio.
+
+What can be checked before the gateway opens its database is checked first (a busy port), and
+what a person should know about the contracts being served (drafts, items still to review) is
+said on start-up, on stderr, which stays free of the MCP protocol in stdio mode.
+"""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
 import typer
-import yaml
 
-from colonnade.cli.common import fail, settings_of
+from colonnade.cli.common import err_console, fail, settings_of
+from colonnade.cli.ports import port_problem
 from colonnade.cli.root import app
 from colonnade.config import Settings
+from colonnade.contracts.load import ContractLoadError
+from colonnade.contracts.model import ContractStatus
+from colonnade.contracts.validate import ContractInvalid, load_contract
+from colonnade.runtime.sources import expand_contract_paths
 
-__all__ = ["demo", "serve"]
+__all__ = ["PORT_HINT", "require_free_port", "review_notices", "serve", "with_overrides"]
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-DEMO_CONTRACTS = REPO_ROOT / "examples" / "contracts"
-DEMO_BACKEND_PORT = 8766
+_SHOWN_ITEMS = 3
 
 
 @app.command()
@@ -45,44 +45,25 @@ def serve(
 
     Example: colonnade serve --port 8765 -C examples/contracts
     """
-    settings = _with_overrides(settings_of(ctx), host, port, contract)
+    settings = with_overrides(settings_of(ctx), host, port, contract)
+    if not stdio:
+        require_free_port(settings.server.host, settings.server.port)
     from colonnade.cli import _launch
     from colonnade.observability.logging import configure_logging
 
     configure_logging(settings.log_level)  # stderr only: in stdio mode stdout is the protocol
+    for line in review_notices(settings.contracts):
+        err_console.print(line, soft_wrap=True)
     if stdio:
         _launch.run(_launch.run_stdio(settings))
     else:
         _launch.run(_launch.run_http(settings, banner=True))
 
 
-@app.command()
-def demo(
-    ctx: typer.Context,
-    port: Annotated[int, typer.Option(help="Gateway port.")] = 8765,
-    backend_port: Annotated[int, typer.Option(help="Demo backend port.")] = DEMO_BACKEND_PORT,
-) -> None:
-    """Run the demo: the CRM + billing demo backend and the gateway with the demo contracts published.
-
-    Example: colonnade demo   (what `make run` does); stop with Ctrl-C.
-    """
-    if not DEMO_CONTRACTS.is_dir():
-        fail(f"demo contracts not found at {DEMO_CONTRACTS}; run `colonnade demo` from a source checkout")
-    settings = settings_of(ctx)
-    contracts = _demo_contracts(settings, backend_port)
-    settings = _with_overrides(settings, None, port, contracts)
-    from colonnade.observability.logging import configure_logging
-
-    configure_logging(settings.log_level)
-    with _demo_backend(settings, backend_port):
-        from colonnade.cli import _launch
-
-        _launch.run(_launch.run_http(settings, banner=True, snippet=True))
-
-
-def _with_overrides(
+def with_overrides(
     settings: Settings, host: str | None, port: int | None, contracts: list[Path] | None
 ) -> Settings:
+    """The settings with the command line's host, port and extra contracts on top."""
     server = settings.server.model_copy(
         update={k: v for k, v in (("host", host), ("port", port)) if v is not None}
     )
@@ -92,48 +73,43 @@ def _with_overrides(
     return settings.model_copy(update=update)
 
 
-def _demo_contracts(settings: Settings, backend_port: int) -> list[Path]:
-    """The bundled contracts, pointed at the demo backend's port when it is not the default."""
-    if backend_port == DEMO_BACKEND_PORT:
-        return [DEMO_CONTRACTS]
-    target = settings.data_dir / "demo-contracts"
-    target.mkdir(parents=True, exist_ok=True)
-    for src in sorted(DEMO_CONTRACTS.glob("*.yaml")):
-        data = yaml.safe_load(src.read_text(encoding="utf-8"))
-        data["backend"]["base_url"] = f"http://127.0.0.1:{backend_port}"
-        (target / src.name).write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return [target]
+PORT_HINT = "choose another with --port, server.port in colonnade.yaml or COLONNADE_SERVER__PORT"
 
 
-@contextlib.contextmanager
-def _demo_backend(settings: Settings, port: int) -> Iterator[None]:
-    """The demo backend as a child process, stopped when the gateway stops."""
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    db = (settings.data_dir / "demo_backend.db").resolve()
-    cmd = [sys.executable, "-m", "examples.demo_backend", "--port", str(port), "--db", str(db)]
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env)
-    try:
-        _wait_ready(f"http://127.0.0.1:{port}/healthz", proc)
-        yield
-    finally:
-        proc.terminate()
+def require_free_port(host: str, port: int, hint: str = PORT_HINT) -> None:
+    """End the command with one line when nothing can listen on `host:port`."""
+    problem = port_problem(host, port)
+    if problem is not None:
+        fail(f"{problem}; {hint}")
+
+
+def review_notices(paths: list[Path]) -> list[str]:
+    """What to know about the contracts about to be served: drafts and their items still to review.
+
+    Files that do not load are skipped here: opening the gateway reports them, with every finding.
+    """
+    lines: list[str] = []
+    for path in expand_contract_paths(paths):
         try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
-def _wait_ready(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 20.0) -> None:
-    port = url.split(":")[2].split("/")[0]
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            fail(f"the demo backend exited with code {proc.returncode} (is port {port} free?)")
-        try:
-            with urllib.request.urlopen(url, timeout=1.0) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.1)
-    fail(f"the demo backend did not answer at {url} within {timeout_s:.0f}s")
+            contract = load_contract(path)
+        except (ContractLoadError, ContractInvalid):
+            continue
+        items = contract.needs_review or []
+        draft = contract.status is ContractStatus.DRAFT
+        if not draft and not items:
+            continue
+        label = f"{contract.tenant}/{contract.name} {contract.version} ({path})"
+        if draft and items:
+            head = (
+                f"[yellow]warning:[/yellow] {label} is a draft with {len(items)} item(s) still to review; "
+                "it is served for trying out:"
+            )
+        elif draft:
+            head = f"[yellow]note:[/yellow] {label} is a draft; it is served for trying out"
+        else:
+            head = f"[yellow]warning:[/yellow] {label} is published but lists {len(items)} item(s) to review:"
+        lines.append(head)
+        lines.extend(f"  - {item}" for item in items[:_SHOWN_ITEMS])
+        if len(items) > _SHOWN_ITEMS:
+            lines.append(f"  ... and {len(items) - _SHOWN_ITEMS} more under needs_review in {path}")
+    return lines

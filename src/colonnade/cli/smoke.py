@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from colonnade.cli.common import EXIT_FINDINGS, EXIT_OK, console, fail
+from colonnade.cli.common import EXIT_FINDINGS, EXIT_OK, OutputFormat, console, fail, print_json, settings_of
 from colonnade.cli.root import app
 from colonnade.runtime.sources import expand_contract_paths
 
@@ -17,26 +17,41 @@ __all__ = ["smoke"]
 
 @app.command()
 def smoke(
+    ctx: typer.Context,
     contracts: Annotated[
         list[Path], typer.Argument(help="Contract files or folders to prove (default: examples/contracts).")
     ] = [],  # noqa: B006  (Typer needs a literal default)
-    url: Annotated[str, typer.Option(help="MCP endpoint of the gateway.")] = "http://127.0.0.1:8765/mcp",
+    url: Annotated[
+        str | None,
+        typer.Option(
+            help="MCP endpoint of the gateway (default: http://HOST:PORT/mcp of server.host and "
+            "server.port in the config, i.e. http://127.0.0.1:8765/mcp unless changed)."
+        ),
+    ] = None,
     protocol: Annotated[
         str, typer.Option(help="auto (2026-07-28 when offered) or legacy (2025-11-25 handshake).")
     ] = "auto",
     junit: Annotated[
         Path | None, typer.Option(help="Also write the results as JUnit XML to this file.")
     ] = None,
+    output: Annotated[
+        OutputFormat,
+        typer.Option(
+            "--format", "-f", help="text (tables) for people; json for tools and CI.", case_sensitive=False
+        ),
+    ] = OutputFormat.TEXT,
 ) -> None:
     """Connect with a real MCP client and check every operation of the given contracts.
 
     Checks per operation: the contract validates; the tool is listed (canonical name in _meta);
-    the description has the summary and intent; annotations match side_effects; example inputs
-    validate; read/none examples run and contain expected_output_contains; write/destructive
-    examples are never run; gated tools refuse a dry-run probe with an approval demand.
+    the description has the summary and intent; annotations match side_effects; a listed output
+    schema has an object root; example inputs validate; read/none examples run, are accepted by
+    the client and contain expected_output_contains; write/destructive examples are never run;
+    gated tools refuse a dry-run probe with an approval demand.
 
     Example: colonnade smoke --url http://127.0.0.1:8765/mcp examples/contracts --junit smoke.xml
     """
+    url = url or settings_of(ctx).server.mcp_url
     if protocol not in ("auto", "legacy"):
         fail(f"--protocol must be auto or legacy, not {protocol!r}")
     mode: Literal["auto", "legacy"] = "legacy" if protocol == "legacy" else "auto"
@@ -53,10 +68,14 @@ def smoke(
     except Exception as exc:  # connection problems: say what and where, never a traceback
         reason = _reason(exc)
         fail(f"cannot run the smoke against {url}: {reason} (is `colonnade serve` running there?)")
-    report.render(console)
     if junit is not None:
         report.write_junit(junit)
-        console.print(f"JUnit XML written to {junit}")
+    if output is OutputFormat.JSON:
+        print_json(report.to_json())
+    else:
+        report.render(console)
+        if junit is not None:
+            console.print(f"JUnit XML written to {junit}")
     raise typer.Exit(EXIT_OK if report.ok else EXIT_FINDINGS)
 
 

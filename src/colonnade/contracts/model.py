@@ -7,6 +7,7 @@ documents against that schema before any semantic rule runs.
 
 from __future__ import annotations
 
+import json
 import re
 from enum import StrEnum
 from typing import Any
@@ -39,6 +40,7 @@ SEMVER = (
 )
 OPERATION_ID = r"^[A-Za-z_][A-Za-z0-9_]*$"
 SECRET_NAME = r"^[A-Za-z_][A-Za-z0-9_.-]*$"
+BASE_URL = r"^https?://[^\s/]+"
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 _PATH_PARAM = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -94,12 +96,23 @@ class _Strict(BaseModel):
 
 
 class LlmExample(_Strict):
-    """One synthetic call: an input and a fragment the result must contain."""
+    """One synthetic call: an input and what the result must contain."""
 
     input: dict[str, Any] = Field(description="Arguments for the tool; synthetic data only.")
-    expected_output_contains: str = Field(
-        description="A substring the JSON-serialised result must contain when this example is run."
+    expected_output_contains: str | dict[str, Any] = Field(
+        description=(
+            "What the result must contain when this example is run: an object lists fields the result "
+            "must have with these values (recursively: nested objects are subsets too, each listed array "
+            "item must match an item of the result's array); a string is a substring of the JSON result."
+        )
     )
+
+    def expected_text(self) -> str:
+        """`expected_output_contains` as one line of text, for people (pages, reports)."""
+        expected = self.expected_output_contains
+        if isinstance(expected, str):
+            return expected
+        return json.dumps(expected, ensure_ascii=False, separators=(", ", ": "))
 
 
 class LlmBlock(_Strict):
@@ -153,7 +166,7 @@ class BackendAuth(_Strict):
 
 
 class Backend(_Strict):
-    base_url: str = Field(pattern=r"^https?://[^\s/]+", description="Base URL of the HTTP backend.")
+    base_url: str = Field(pattern=BASE_URL, description="Base URL of the HTTP backend.")
     auth: BackendAuth | None = Field(default=None, description="Optional reference to a backend credential.")
     timeout_ms: int | None = Field(default=None, ge=1, le=600_000, description="Default per-call timeout.")
     health_path: str | None = Field(
@@ -164,6 +177,14 @@ class Backend(_Strict):
 class Endpoint(_Strict):
     path: str = Field(pattern=r"^/", description="URL path below base_url; {param} marks path parameters.")
     methods: list[HttpMethod] = Field(min_length=1, description="HTTP methods served at this path.")
+    backend_url: str | None = Field(
+        default=None,
+        pattern=BASE_URL,
+        description=(
+            "Base URL of this endpoint's backend, in place of backend.base_url (the path is appended "
+            "to it the same way); auth and timeout still come from `backend`."
+        ),
+    )
     operation_id: str = Field(pattern=OPERATION_ID, description="Identifier of the operation in the API.")
     description: str | None = Field(default=None, description="Longer human description.")
     tags: list[str] = Field(default_factory=list, description="Free-form tags (domains, features).")
@@ -192,6 +213,13 @@ class Contract(_Strict):
     owner: str | None = Field(default=None, description="Team or person accountable for the API.")
     classification: Classification | None = Field(
         default=None, description="Data classification: public | internal | confidential | restricted."
+    )
+    needs_review: list[str] | None = Field(
+        default=None,
+        description=(
+            "What a person must still check or do before this draft is published (the OpenAPI import "
+            "writes it); remove each item once done."
+        ),
     )
     backend: Backend
     endpoints: list[Endpoint] = Field(description="The operations of this API.")

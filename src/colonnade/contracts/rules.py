@@ -1,4 +1,4 @@
-"""The validator's rules: one function per public code (UAC001..UAC016), each safe on raw data.
+"""The validator's rules: one function per public code (UAC001..UAC022), each safe on raw data.
 
 Every rule takes the same `Subject` (the JSON-shaped document and what rules share) and yields
 findings; `RULES` lists them and nothing else decides what runs. Rules read the raw data
@@ -8,6 +8,8 @@ can be computed: authors fix everything in one pass instead of one error per run
 
 from __future__ import annotations
 
+import difflib
+import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -22,6 +24,8 @@ from referencing.exceptions import Unresolvable
 from colonnade.contracts.endpoint_schema_checks import EndpointRef, binding_problems, schema_problems
 from colonnade.contracts.findings import Finding, Severity
 from colonnade.contracts.model import derive_input_schema
+from colonnade.contracts.output_shape import OutputShape, output_shape
+from colonnade.contracts.schema_keywords import KEYWORDS, KeywordProblem, keyword_problems
 from colonnade.contracts.secrets import find_secrets
 from colonnade.contracts.violations import (
     describe_value,
@@ -57,6 +61,12 @@ CODES: dict[str, tuple[Severity, str]] = {
     "UAC014": (Severity.WARNING, "safe_for_agents: true on a destructive operation"),
     "UAC015": (Severity.ERROR, "a published contract has no endpoints"),
     "UAC016": (Severity.ERROR, "runtime.two_phase names an operation that is not in the contract"),
+    "UAC017": (Severity.WARNING, "an llm block has no examples"),
+    "UAC018": (Severity.ERROR, "summary or intent is empty or blank"),
+    "UAC019": (Severity.ERROR, "a keyword of an input or output schema has a null value"),
+    "UAC020": (Severity.WARNING, "an input or output schema has a keyword JSON Schema 2020-12 does not know"),
+    "UAC021": (Severity.WARNING, "an output schema admits objects and other values alike"),
+    "UAC022": (Severity.WARNING, "a published contract still lists needs_review items"),
 }
 
 SUMMARY_LIMIT = 160
@@ -181,13 +191,18 @@ def uac001_schema(subject: Subject) -> Iterator[Finding]:
 
 
 def uac001_input_schemas(subject: Subject) -> Iterator[Finding]:
-    """Input/output schemas are valid JSON Schema 2020-12 and bind every argument to the request."""
+    """Input/output schemas are valid JSON Schema 2020-12 and bind every argument to the request.
+
+    A keyword whose value is null is UAC019's finding, with a fix that says more: not repeated here.
+    """
     for endpoint in subject.endpoints:
+        nulls = {pointer_of(p.tokens) for p in _keyword_problems(endpoint) if p.kind == "null"}
         broken = subject.broken_input_schemas[endpoint.index]
-        yield from broken
+        yield from (f for f in broken if f.path not in nulls)
         if not broken and isinstance(endpoint.input_schema, dict):
             yield from binding_problems(endpoint.ref, endpoint.input_schema)
-        yield from schema_problems(endpoint.data.get("output_schema"), endpoint.tokens("output_schema"))
+        output = schema_problems(endpoint.data.get("output_schema"), endpoint.tokens("output_schema"))
+        yield from (f for f in output if f.path not in nulls)
 
 
 def uac002_llm_block(subject: Subject) -> Iterator[Finding]:
@@ -510,6 +525,123 @@ def uac016_two_phase_operations(subject: Subject) -> Iterator[Finding]:
                 )
 
 
+# --- UAC017, UAC018: an llm block that says nothing ---------------------------------------------
+
+
+def uac017_no_examples(subject: Subject) -> Iterator[Finding]:
+    for endpoint, llm in _llm_endpoints(subject):
+        if llm.get("examples") == []:
+            yield _finding(
+                "UAC017",
+                endpoint.llm_pointer("examples"),
+                f"{endpoint.label} has no examples; agents and `colonnade smoke` get nothing to learn from "
+                "or to prove the tool with",
+                "add one or two synthetic examples: {input: {...}, expected_output_contains: {field: value}}",
+            )
+
+
+def uac018_blank_summary_or_intent(subject: Subject) -> Iterator[Finding]:
+    for endpoint, llm in _llm_endpoints(subject):
+        for field, fix in (
+            ("summary", "say in one sentence what the operation does (at most 160 characters)"),
+            ("intent", "say when an agent should use it, and when not (at most 360 characters)"),
+        ):
+            text = llm.get(field)
+            if isinstance(text, str) and not text.strip():
+                state = "empty" if not text else "blank (only white space)"
+                yield _finding(
+                    "UAC018",
+                    endpoint.llm_pointer(field),
+                    f"{field} of {endpoint.label} is {state}; agents choose tools by it",
+                    fix,
+                )
+
+
+# --- UAC019, UAC020: keywords of the endpoint schemas ----------------------------------------------
+
+
+def _keyword_problems(endpoint: RawEndpoint) -> Iterator[KeywordProblem]:
+    for field in ("input_schema", "output_schema"):
+        yield from keyword_problems(endpoint.data.get(field), endpoint.tokens(field))
+
+
+def uac019_null_schema_keywords(subject: Subject) -> Iterator[Finding]:
+    for endpoint in subject.endpoints:
+        for problem in _keyword_problems(endpoint):
+            if problem.kind != "null":
+                continue
+            where = f"{dotted(problem.tokens[2:-1])} of {endpoint.label}"
+            if problem.keyword in KEYWORDS:
+                message = f"`{problem.keyword}` in {where} is null"
+                fix = f"give `{problem.keyword}` a value, or remove it"
+            else:
+                message = (
+                    f"{where} has a key {problem.keyword!r} with no value; JSON Schema ignores it, yet "
+                    "every client receives it"
+                )
+                fix = _cut_text_fix(problem)
+            yield _finding("UAC019", pointer_of(problem.tokens), message, fix)
+
+
+def _cut_text_fix(problem: KeywordProblem) -> str:
+    """A comma inside a YAML `{...}` ends a value: quote the whole text again."""
+    if problem.after is None:
+        return "remove it, or quote the text it was cut from if a comma in a YAML {...} mapping split it"
+    name, text = problem.after
+    whole = json.dumps(f"{text}, {problem.keyword}", ensure_ascii=False)
+    return f"quote the whole text (a comma inside a YAML {{...}} ends a value): {name}: {whole}"
+
+
+def uac020_unknown_schema_keywords(subject: Subject) -> Iterator[Finding]:
+    for endpoint in subject.endpoints:
+        for problem in _keyword_problems(endpoint):
+            if problem.kind != "unknown":
+                continue
+            close = difflib.get_close_matches(problem.keyword, sorted(KEYWORDS), n=1, cutoff=0.75)
+            spelling = f" (did you mean {close[0]!r}?)" if close else ""
+            yield _finding(
+                "UAC020",
+                pointer_of(problem.tokens),
+                f"{problem.keyword!r} in {dotted(problem.tokens[2:-1])} of {endpoint.label} is not a JSON "
+                f"Schema 2020-12 keyword{spelling}; validators ignore it",
+                "fix its spelling, remove it, or name it x-... to mark it as an extension",
+            )
+
+
+# --- UAC021: the result as MCP clients see it ---------------------------------------------------
+
+
+def uac021_output_shape(subject: Subject) -> Iterator[Finding]:
+    """MCP results are objects: an output schema must say whether the result is one (see output_shape)."""
+    for endpoint in subject.endpoints:
+        schema = endpoint.data.get("output_schema")
+        if not isinstance(schema, dict) or schema_problems(schema, endpoint.tokens("output_schema")):
+            continue
+        if output_shape(schema) is OutputShape.MIXED:
+            yield _finding(
+                "UAC021",
+                f"{endpoint.pointer}/output_schema",
+                f"output_schema of {endpoint.label} admits objects and other values alike, so MCP clients "
+                "cannot be told the result's shape: the tool is listed without an output schema",
+                "give it one kind: `type: object` for an object (also when only `properties` say so), or "
+                'a non-object type (an array or a scalar reaches MCP clients as {"result": ...})',
+            )
+
+
+def uac022_published_with_review_items(subject: Subject) -> Iterator[Finding]:
+    data = subject.data if isinstance(subject.data, dict) else {}
+    items = data.get("needs_review")
+    if data.get("status") == "published" and isinstance(items, list) and items:
+        yield _finding(
+            "UAC022",
+            "/needs_review",
+            f"the contract is published but still lists {len(items)} needs_review item(s), e.g. "
+            f"{shorten(str(items[0]))}",
+            "do what each item asks and remove it (drop `needs_review` when it is empty), or set "
+            "`status: draft` until then",
+        )
+
+
 RULES: tuple[Rule, ...] = (
     uac001_schema,
     uac001_input_schemas,
@@ -528,4 +660,10 @@ RULES: tuple[Rule, ...] = (
     uac014_destructive_safe_for_agents,
     uac015_published_has_endpoints,
     uac016_two_phase_operations,
+    uac017_no_examples,
+    uac018_blank_summary_or_intent,
+    uac019_null_schema_keywords,
+    uac020_unknown_schema_keywords,
+    uac021_output_shape,
+    uac022_published_with_review_items,
 )

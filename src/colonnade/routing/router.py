@@ -23,7 +23,10 @@ from colonnade.routing.documents import ToolDoc
 from colonnade.routing.index import Hit
 from colonnade.routing.learning import CoOccurrence
 
-__all__ = ["Boosts", "CallerAllowed", "Router", "RoutingDecision"]
+__all__ = ["CONFIDENCE_TAIL_RANK", "Boosts", "CallerAllowed", "Router", "RoutingDecision"]
+
+CONFIDENCE_TAIL_RANK = 24
+"""Confidence compares the best hit with the hit at this rank (three times the default `top_k`)."""
 
 logger = logging.getLogger("colonnade.routing")
 
@@ -163,13 +166,14 @@ class Router:
         permitted: Callable[[str], bool] = (
             self.corpus.__contains__ if allowed is None else (lambda i: i in allowed and i in self.corpus)
         )
-        hits = self.corpus.search(query, max(self.pool, 3 * limit + 1), allowed=allowed) if query else []
+        wanted = max(self.pool, 3 * limit + 1, CONFIDENCE_TAIL_RANK + 1)
+        hits = self.corpus.search(query, wanted, allowed=allowed) if query else []
         query_words = words(query)
         session = [t for t in dict.fromkeys(session_tools) if permitted(t)]
         candidates = self._candidates(hits, session, permitted)
         self._boost(candidates, [words(h) for h in domain_hints if h.strip()], session, permitted)
         ranked = sorted(candidates.values(), key=lambda c: (-c.score, -c.retrieval, c.id))
-        confidence = _confidence(hits, limit)
+        confidence = _confidence(hits)
         fallback = [t for t in self.fallback if permitted(t)]
         if confidence < self.confidence_threshold and fallback:
             decision = self._fallback(fallback, candidates, query, confidence)
@@ -364,11 +368,13 @@ class Router:
         )
 
 
-def _confidence(hits: list[Hit], limit: int) -> float:
-    """How clearly the best hits stand out from the tail of the candidates, in [0, 1].
+def _confidence(hits: list[Hit]) -> float:
+    """How clearly the best hit stands out from the tail of the candidates, in [0, 1].
 
-    1.0 when few tools match at all (beyond about three times `k` nothing scores), near 0 when
-    hundreds of tools score like the best one (a vague query), 0 without any hit.
+    The tail is the hit at rank `CONFIDENCE_TAIL_RANK`, whatever `k` the caller asked for: how sure
+    the router is of a query does not change with how many tools are shown. 1.0 when few tools
+    match at all (nothing scores that far down), near 0 when dozens of tools score like the best
+    one (a vague query), 0 without any hit.
     """
     if not hits:
         return 0.0
@@ -376,8 +382,7 @@ def _confidence(hits: list[Hit], limit: int) -> float:
     best = scores[0]
     if best <= 0:
         return 0.0
-    tail_rank = 3 * limit
-    tail = scores[tail_rank] if len(scores) > tail_rank else 0.0
+    tail = scores[CONFIDENCE_TAIL_RANK] if len(scores) > CONFIDENCE_TAIL_RANK else 0.0
     return round(min(1.0, max(0.0, (best - tail) / best)), 4)
 
 

@@ -9,7 +9,8 @@ import jsonschema
 import mcp_types as types
 
 from colonnade.catalog.naming import WireNames
-from colonnade.contracts.model import LlmBlock, Operation, SideEffects
+from colonnade.contracts.example_match import mismatch
+from colonnade.contracts.model import LlmBlock, LlmExample, Operation, SideEffects
 from colonnade.smoke.report import CheckStatus
 
 __all__ = [
@@ -17,8 +18,12 @@ __all__ = [
     "check_annotations",
     "check_description",
     "check_example_inputs",
+    "check_example_result",
     "check_meta",
+    "check_output_schema",
     "check_wire_name",
+    "result_output",
+    "result_text",
 ]
 
 Verdict = tuple[CheckStatus, str]
@@ -109,6 +114,20 @@ def check_meta(tool: types.Tool, op: Operation) -> Verdict:
     return CheckStatus.PASS, "typed _meta matches the contract"
 
 
+def check_output_schema(tool: types.Tool) -> Verdict:
+    """An `outputSchema` must have an object root: one that does not fails a 2025-11-25 `tools/list`."""
+    schema = tool.output_schema
+    if schema is None:
+        return CheckStatus.PASS, "no output schema listed"
+    if schema.get("type") != "object":
+        return (
+            CheckStatus.FAIL,
+            f"outputSchema has a {schema.get('type', 'typeless')!r} root: 2025-11-25 clients refuse the "
+            'whole tools/list (a non-object result must be listed as {"result": ...})',
+        )
+    return CheckStatus.PASS, "object root"
+
+
 def check_example_inputs(tool: types.Tool, llm: LlmBlock | None) -> Verdict:
     if llm is None or not llm.examples:
         return CheckStatus.SKIP, "no examples in the contract"
@@ -121,6 +140,34 @@ def check_example_inputs(tool: types.Tool, llm: LlmBlock | None) -> Verdict:
     if problems:
         return CheckStatus.FAIL, "; ".join(problems[:5])
     return CheckStatus.PASS, f"{len(llm.examples)} example input(s) valid"
+
+
+def check_example_result(result: types.CallToolResult, example: LlmExample) -> Verdict:
+    """The result carries an object as structured content, and contains what the example expects."""
+    structured = result.structured_content
+    if structured is not None and not isinstance(structured, dict):
+        return (
+            CheckStatus.FAIL,
+            f"structured content is {type(structured).__name__}, not an object: MCP clients require an "
+            'object (a non-object result travels as {"result": ...})',
+        )
+    output = result_output(result)
+    problem = mismatch(output, example.expected_output_contains)
+    if problem is not None:
+        shown = json.dumps(output, ensure_ascii=False)[:160]
+        return CheckStatus.FAIL, f"result lacks {example.expected_text()!r} ({problem}): {shown}"
+    return CheckStatus.PASS, f"contains {example.expected_text()!r}"
+
+
+def result_output(result: types.CallToolResult) -> Any:
+    """The tool's output as JSON data: the JSON text block, else the structured content."""
+    for block in result.content:
+        if isinstance(block, types.TextContent):
+            try:
+                return json.loads(block.text)
+            except ValueError:
+                break
+    return result.structured_content
 
 
 def result_text(result: types.CallToolResult) -> str:

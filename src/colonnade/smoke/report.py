@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -50,7 +51,7 @@ class SmokeReport:
     def render(self, console: Console) -> None:
         for source in dict.fromkeys(r.source for r in self.results):
             table = Table(title=f"smoke: {source}", title_justify="left", show_lines=False)
-            table.add_column("tool")
+            table.add_column("tool", overflow="fold")
             table.add_column("check")
             table.add_column("result")
             table.add_column("reason", overflow="fold")
@@ -64,6 +65,17 @@ class SmokeReport:
             f"{self.count(CheckStatus.PASS)} passed, {self.count(CheckStatus.FAIL)} failed, "
             f"{self.count(CheckStatus.SKIP)} skipped against {self.url}"
         )
+
+    def to_json(self) -> dict[str, Any]:
+        """The results as JSON data (`colonnade smoke --format json`)."""
+        return {
+            "url": self.url,
+            "ok": self.ok,
+            "passed": self.count(CheckStatus.PASS),
+            "failed": self.count(CheckStatus.FAIL),
+            "skipped": self.count(CheckStatus.SKIP),
+            "results": [{**asdict(r), "status": r.status.value} for r in self.results],
+        }
 
     def write_junit(self, path: Path) -> None:
         suites = ET.Element("testsuites", name="colonnade smoke")

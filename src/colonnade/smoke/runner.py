@@ -13,13 +13,16 @@ from mcp import Client
 
 from colonnade.calls.envelope import DRY_RUN_META_KEY
 from colonnade.contracts.load import ContractLoadError, load_document
-from colonnade.contracts.model import Contract, Operation, SideEffects
+from colonnade.contracts.model import Contract, LlmExample, Operation, SideEffects
 from colonnade.contracts.validate import validate_document
 from colonnade.smoke.checks import (
+    Verdict,
     check_annotations,
     check_description,
     check_example_inputs,
+    check_example_result,
     check_meta,
+    check_output_schema,
     check_wire_name,
     result_text,
     side_effects_of,
@@ -111,6 +114,7 @@ async def _smoke_operation(
     for check, verdict in (
         ("description has summary+intent", check_description(tool, llm)),
         ("annotations match side_effects", check_annotations(tool, op)),
+        ("output schema is an object", check_output_schema(tool)),
         ("examples validate", check_example_inputs(tool, llm)),
     ):
         report.add(source, name, check, *verdict)
@@ -138,23 +142,18 @@ async def _run_examples(
         )
         return
     for i, example in enumerate(llm.examples):
-        check = f"example {i} runs"
+        report.add(source, name, f"example {i} runs", *await _run_example(client, tool, example))
+
+
+async def _run_example(client: Client, tool: types.Tool, example: LlmExample) -> Verdict:
+    """Call the tool as a client would (which checks the result against the output schema)."""
+    try:
         result = await client.call_tool(tool.name, example.input)
-        text = result_text(result)
-        if result.is_error:
-            report.add(source, name, check, CheckStatus.FAIL, f"tool error: {text[:200]}")
-        elif example.expected_output_contains not in text:
-            report.add(
-                source,
-                name,
-                check,
-                CheckStatus.FAIL,
-                f"result lacks {example.expected_output_contains!r}: {text[:160]}",
-            )
-        else:
-            report.add(
-                source, name, check, CheckStatus.PASS, f"contains {example.expected_output_contains!r}"
-            )
+    except Exception as exc:  # the client refused the result: an agent's client would too
+        return CheckStatus.FAIL, f"the MCP client rejected the result: {exc}"
+    if result.is_error:
+        return CheckStatus.FAIL, f"tool error: {result_text(result)[:200]}"
+    return check_example_result(result, example)
 
 
 async def _check_gating(

@@ -18,10 +18,11 @@ from typing import Any
 from colonnade.contracts.model import AuthType, Backend, Contract, Operation
 from colonnade.contracts.openapi.importer import LLM_EXTENSION, MCP_EXTENSION
 from colonnade.contracts.openapi.inputs import NAME_EXTENSION, property_name
-from colonnade.contracts.openapi.metadata import CONTRACT_EXTENSION, SECRET_EXTENSION
+from colonnade.contracts.openapi.metadata import CONTRACT_EXTENSION
 from colonnade.contracts.openapi.naming import unique
 from colonnade.contracts.openapi.openapi_errors import OpenApiError
 from colonnade.contracts.openapi.schema_conversion import DEF_NAME_EXTENSION, map_subschemas
+from colonnade.contracts.openapi.security import SECRET_EXTENSION
 from colonnade.contracts.param_location import ParamLocation, ParamSpec, placements
 
 __all__ = ["OPENAPI_VERSION", "export_openapi"]
@@ -175,6 +176,8 @@ def _operation(operation: Operation, components: _Components) -> dict[str, Any]:
     if endpoint.tags:
         op["tags"] = list(endpoint.tags)
     op.update(_arguments(operation, components))
+    if endpoint.backend_url is not None:
+        op["servers"] = [{"url": endpoint.backend_url}]
     success: dict[str, Any] = {"description": "Success"}
     if endpoint.output_schema is not None:
         success["content"] = {"application/json": {"schema": components.lift(endpoint.output_schema)}}

@@ -32,6 +32,7 @@ from colonnade.contracts.openapi.report import (
     SkippedOperation,
 )
 from colonnade.contracts.openapi.schema_conversion import SchemaConverter
+from colonnade.contracts.openapi.security import OperationSecurity
 
 __all__ = ["LLM_EXTENSION", "MCP_EXTENSION", "import_openapi"]
 
@@ -203,8 +204,10 @@ def _endpoint(item: _Mapped, llm: dict[str, Any] | None) -> dict[str, Any]:
     endpoint: dict[str, Any] = {
         "path": item.draft.path,
         "methods": [item.method],
-        "operation_id": item.operation_id,
     }
+    if item.draft.backend_url is not None:
+        endpoint["backend_url"] = item.draft.backend_url
+    endpoint["operation_id"] = item.operation_id
     description = _text(item.operation.get("description")).strip()
     if description:
         endpoint["description"] = description
@@ -249,8 +252,17 @@ def import_openapi(
     resolver = RefResolver(doc)
     converter = SchemaConverter(resolver)
     notes: list[ImportNote] = []
-    header = contract_header(doc, resolver, tenant=tenant, api=api, base_url=base_url, notes=notes)
     found = list(_operations(doc, resolver))
+    header, credentials = contract_header(
+        doc,
+        resolver,
+        tenant=tenant,
+        api=api,
+        base_url=base_url,
+        notes=notes,
+        operations=[_security_of(item, resolver) for item in found if isinstance(item.operation, Mapping)],
+    )
+    notes.extend(credentials.notes)
     _assign_operation_ids(found)
     skipped: list[SkippedOperation] = []
     mapped: list[_Mapped] = []
@@ -265,6 +277,7 @@ def import_openapi(
                     operation=item.operation,
                     item_pointer=item.item_pointer,
                     op_pointer=item.pointer,
+                    credentials=credentials,
                 )
             except Unmappable as exc:
                 reason = str(exc)
@@ -285,4 +298,21 @@ def import_openapi(
         )
         for m, e in zip(mapped, endpoints, strict=True)
     ]
-    return ImportResult({**header, "endpoints": endpoints}, imported, review, skipped, notes)
+    checklist = [*(str(h) for h in credentials.needs_human), *(str(r) for r in review)]
+    if checklist:
+        header["needs_review"] = checklist
+    return ImportResult(
+        {**header, "endpoints": endpoints}, imported, review, skipped, notes, credentials.needs_human
+    )
+
+
+def _security_of(item: _Found, resolver: RefResolver) -> OperationSecurity:
+    """The operation's `security` and its parameters (path-level ones too, references followed)."""
+    parameters: list[Mapping[str, Any]] = []
+    for owner, pointer in ((item.path_item, item.item_pointer), (item.operation, item.pointer)):
+        listed = owner.get("parameters")
+        for index, raw in enumerate(listed if isinstance(listed, list) else []):
+            param, _ = resolver.follow(raw, join_pointer(pointer, "parameters", index))
+            if isinstance(param, Mapping):
+                parameters.append(param)
+    return OperationSecurity(f"{item.method} {item.path}", item.operation.get("security"), parameters)

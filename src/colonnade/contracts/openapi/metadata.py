@@ -1,6 +1,6 @@
 """The contract-level fields of an import: name, version, description and backend.
 
-They come from `info`, `servers` and the document's security scheme; the root extension
+They come from `info`, `servers` and the document's security (`security.py`); the root extension
 `x-colonnade` (written by the exporter) carries what OpenAPI has no place for: the contract's
 kebab-case `name`, its `classification` and the backend `timeout_ms`.
 """
@@ -8,22 +8,21 @@ kebab-case `name`, its `classification` and the backend `timeout_ms`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from colonnade.contracts.model import KEBAB, SECRET_NAME, AuthType, Classification
-from colonnade.contracts.openapi.naming import coerce_semver, kebab, snake_case
+from colonnade.contracts.model import KEBAB, Classification
+from colonnade.contracts.openapi.naming import coerce_semver, kebab
 from colonnade.contracts.openapi.openapi_errors import OpenApiError
 from colonnade.contracts.openapi.refs import RefResolver, join_pointer
 from colonnade.contracts.openapi.report import ImportNote
+from colonnade.contracts.openapi.security import Credentials, OperationSecurity, map_security
 
-__all__ = ["CONTRACT_EXTENSION", "SECRET_EXTENSION", "backend_of", "contract_header"]
+__all__ = ["CONTRACT_EXTENSION", "backend_of", "contract_header"]
 
 CONTRACT_EXTENSION = "x-colonnade"
-SECRET_EXTENSION = "x-colonnade-secret"
 DEFAULT_VERSION = "0.1.0"
 _KEBAB = re.compile(KEBAB)
-_SECRET = re.compile(SECRET_NAME)
 _ABSOLUTE = re.compile(r"^https?://[^\s/]+")
 _SERVER_VARIABLE = re.compile(r"\{([^{}]+)\}")
 _BASE_URL_HINT = (
@@ -105,70 +104,13 @@ def _server_url(doc: Mapping[str, Any]) -> str:
     return resolved.rstrip("/")
 
 
-def _auth(
-    doc: Mapping[str, Any], resolver: RefResolver, api: str, notes: list[ImportNote]
-) -> dict[str, Any] | None:
-    requirements = doc.get("security")
-    if not isinstance(requirements, list):
-        return None
-    names = [str(n) for req in requirements if isinstance(req, Mapping) for n in req]
-    if not names:
-        return None
-    schemes = _mapping(_mapping(doc.get("components")).get("securitySchemes"))
-    name = names[0]
-    pointer = join_pointer("/components/securitySchemes", name)
-    if name not in schemes:
-        raise OpenApiError(
-            f"security requirement names the undeclared scheme {name!r}",
-            pointer=pointer,
-            hint="declare it under components.securitySchemes",
-        )
-    scheme, _ = resolver.follow(schemes[name], pointer)
-    scheme = _mapping(scheme)
-    mapped = _auth_kind(scheme)
-    if mapped is None:
-        kind, where = str(scheme.get("type", "")), str(scheme.get("in", ""))
-        detail = f"{kind} in {where}" if where else kind or "untyped"
-        notes.append(
-            ImportNote(f"security scheme {name}", f"{detail} is not supported; add backend.auth by hand")
-        )
-        return None
-    kind, header = mapped
-    given = scheme.get(SECRET_EXTENSION)
-    secret = given if isinstance(given, str) and _SECRET.match(given) else snake_case(f"{api}_{name}").upper()
-    if secret != given:
-        notes.append(ImportNote("backend.auth", f"reads the secret {secret}; define it before serving"))
-    auth: dict[str, Any] = {"type": kind.value, "secret": secret}
-    if header is not None:
-        auth["header"] = header
-    return auth
-
-
-def _auth_kind(scheme: Mapping[str, Any]) -> tuple[AuthType, str | None] | None:
-    """The contract's auth type (and header name) for a security scheme it can express."""
-    kind, http_scheme = scheme.get("type"), str(scheme.get("scheme", "")).lower()
-    if kind == "http" and http_scheme == "bearer":
-        return AuthType.BEARER, None
-    if kind == "http" and http_scheme == "basic":
-        return AuthType.BASIC, None
-    if kind == "apiKey" and scheme.get("in") == "header" and isinstance(scheme.get("name"), str):
-        return AuthType.API_KEY_HEADER, str(scheme["name"])
-    return None
-
-
 def backend_of(
-    doc: Mapping[str, Any],
-    resolver: RefResolver,
-    *,
-    api: str,
-    base_url: str | None,
-    notes: list[ImportNote],
+    doc: Mapping[str, Any], *, base_url: str | None, auth: dict[str, Any] | None
 ) -> dict[str, Any]:
     """`backend`: the base URL (override, else first server), auth and timeout."""
     if base_url is not None and not _ABSOLUTE.match(base_url):
         raise OpenApiError(f"base URL {base_url!r} is not an absolute http(s) URL", hint=_BASE_URL_HINT)
     backend: dict[str, Any] = {"base_url": base_url.rstrip("/") if base_url else _server_url(doc)}
-    auth = _auth(doc, resolver, api, notes)
     if auth is not None:
         backend["auth"] = auth
     timeout = _mapping(doc.get(CONTRACT_EXTENSION)).get("timeout_ms")
@@ -185,8 +127,9 @@ def contract_header(
     api: str | None,
     base_url: str | None,
     notes: list[ImportNote],
-) -> dict[str, Any]:
-    """Every contract field but `endpoints`, in the order a contract file lists them."""
+    operations: Iterable[OperationSecurity] = (),
+) -> tuple[dict[str, Any], Credentials]:
+    """Every contract field but `endpoints`, in the order a contract file lists them, and the credentials."""
     tenant = _kebab_or_fail(tenant, "tenant", "use lower-case words joined by '-', e.g. 'acme'")
     info = _mapping(doc.get("info"))
     name = _contract_name(doc, api)
@@ -203,5 +146,6 @@ def contract_header(
     classification = _mapping(doc.get(CONTRACT_EXTENSION)).get("classification")
     if classification in {c.value for c in Classification}:
         header["classification"] = classification
-    header["backend"] = backend_of(doc, resolver, api=name, base_url=base_url, notes=notes)
-    return header
+    credentials = map_security(doc, resolver, api=name, operations=operations)
+    header["backend"] = backend_of(doc, base_url=base_url, auth=credentials.auth)
+    return header, credentials

@@ -12,10 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from colonnade.contracts.model import BASE_URL
 from colonnade.contracts.openapi.inputs import NAME_EXTENSION, TEMPLATE_PARAM, InputField, assemble_input
 from colonnade.contracts.openapi.media import json_media, media_types
 from colonnade.contracts.openapi.refs import join_pointer
 from colonnade.contracts.openapi.schema_conversion import SchemaConverter, SchemaScope, without_flagged
+from colonnade.contracts.openapi.security import Credentials
+from colonnade.contracts.output_shape import OutputShape, output_shape
 from colonnade.contracts.param_location import ParamLocation
 
 __all__ = ["EndpointDraft", "Unmappable", "draft_endpoint"]
@@ -27,6 +30,7 @@ _SUCCESS = re.compile(r"^2(\d\d|XX)$")
 _FLATTENABLE = frozenset({"type", "properties", "required", "title", "description", "examples", "deprecated"})
 _CLOSED = frozenset({"additionalProperties", "unevaluatedProperties"})
 _NO_SCHEMA: dict[str, Any] = {"type": "string"}
+_ABSOLUTE = re.compile(BASE_URL)
 
 
 class Unmappable(Exception):
@@ -41,6 +45,7 @@ class EndpointDraft:
     input_schema: dict[str, Any]
     output_schema: dict[str, Any] | None
     notes: list[str] = field(default_factory=list)
+    backend_url: str | None = None
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
@@ -58,6 +63,7 @@ class _Context:
     converter: SchemaConverter
     scope: SchemaScope
     notes: list[str]
+    credentials: Credentials | None = None
 
 
 def _parameters(
@@ -116,6 +122,10 @@ def _parameter_fields(
             continue
         if where == "header" and name.lower() in _RESERVED_HEADERS:
             ctx.notes.append(f"header parameter {name!r} ignored: OpenAPI reserves {_RESERVED_TEXT}")
+            continue
+        owner = ctx.credentials.carries_credential(where, name) if ctx.credentials is not None else None
+        if owner is not None:
+            ctx.notes.append(f"{where} parameter {name!r} is {owner}: not an argument, backend.auth sends it")
             continue
         if where == "path" and name not in in_template:
             ctx.notes.append(f"path parameter {name!r} is not in the path template; not imported")
@@ -266,14 +276,55 @@ def draft_endpoint(
     operation: Mapping[str, Any],
     item_pointer: str,
     op_pointer: str,
+    credentials: Credentials | None = None,
 ) -> EndpointDraft:
-    """Input and output schemas of one operation; raises `Unmappable` when it cannot be an endpoint."""
-    ctx = _Context(converter, converter.scope(), [])
+    """Input and output schemas of one operation; raises `Unmappable` when it cannot be an endpoint.
+
+    Parameters that carry a credential (see `security.py`) never become arguments.
+    """
+    ctx = _Context(converter, converter.scope(), [], credentials)
     params = _parameters(ctx, path_item, operation, item_pointer, op_pointer)
     fields = _parameter_fields(ctx, path, params) + _body_fields(ctx, operation, op_pointer)
     defs = {name: without_flagged(schema, "readOnly") for name, schema in ctx.scope.defs().items()}
     input_schema, renamed_path = assemble_input(path, fields, defs)
     output_schema = _output_schema(ctx, operation, op_pointer)
-    if "servers" in operation or "servers" in path_item:
-        ctx.notes.append("operation-level servers are ignored; every endpoint uses backend.base_url")
-    return EndpointDraft(renamed_path, input_schema, output_schema, ctx.notes)
+    _note_output_shape(ctx, output_schema)
+    backend_url = _own_server(ctx, operation, path_item)
+    return EndpointDraft(renamed_path, input_schema, output_schema, ctx.notes, backend_url)
+
+
+def _note_output_shape(ctx: _Context, schema: dict[str, Any] | None) -> None:
+    """MCP results are objects (see `contracts/output_shape.py`): say what that means for this one."""
+    if schema is None:
+        return
+    shape = output_shape(schema)
+    if shape is OutputShape.OTHER:
+        kind = schema.get("type", "not an object")
+        ctx.notes.append(f'the response is {_kind_text(kind)}: MCP clients get it as {{"result": ...}}')
+    elif shape is OutputShape.MIXED:
+        ctx.notes.append(
+            "the response schema admits objects and other values alike (UAC021): the tool is listed "
+            "without an output schema; give it `type: object` if the response is always an object"
+        )
+
+
+def _kind_text(kind: object) -> str:
+    if isinstance(kind, list):
+        return " or ".join(map(str, kind))
+    return f"an {kind}" if str(kind)[:1] in "aeiou" else f"a {kind}"
+
+
+def _own_server(ctx: _Context, operation: Mapping[str, Any], path_item: Mapping[str, Any]) -> str | None:
+    """The endpoint's `backend_url`: the operation's (else the path item's) first absolute server URL."""
+    for owner in (operation, path_item):
+        servers = owner.get("servers")
+        if not isinstance(servers, list) or not servers:
+            continue
+        url = _mapping(servers[0]).get("url")
+        if isinstance(url, str) and _ABSOLUTE.match(url) and not TEMPLATE_PARAM.search(url):
+            if len(servers) > 1:
+                ctx.notes.append(f"{len(servers)} servers declared; backend_url is the first, {url}")
+            return url.rstrip("/")
+        ctx.notes.append(f"server {url!r} is not an absolute URL without variables; backend.base_url is used")
+        return None
+    return None

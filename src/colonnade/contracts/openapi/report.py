@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 __all__ = ["ImportNote", "ImportResult", "ImportedOperation", "ReviewItem", "SkippedOperation"]
@@ -69,3 +69,18 @@ class ImportResult:
     needs_review: list[ReviewItem] = field(default_factory=list)
     skipped: list[SkippedOperation] = field(default_factory=list)
     notes: list[ImportNote] = field(default_factory=list)
+    needs_human: list[ImportNote] = field(default_factory=list)
+    """What the import could not settle and a person must do (credentials, mostly)."""
+
+    def report(self) -> dict[str, Any]:
+        """The import report as JSON data (`import-openapi --format json`)."""
+        reviewed = {item.operation_id for item in self.needs_review}
+        return {
+            "imported": [
+                {**asdict(op), "needs_review": op.operation_id in reviewed} for op in self.imported
+            ],
+            "needs_review": [asdict(item) for item in self.needs_review],
+            "needs_human": [asdict(note) for note in self.needs_human],
+            "skipped": [asdict(skip) for skip in self.skipped],
+            "notes": [asdict(note) for note in self.notes],
+        }

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import mcp_types as types
 
 from colonnade.calls.envelope import CallResult
+from colonnade.contracts.output_shape import wrap_result
 
 __all__ = ["RESULT_META_KEY", "render_result"]
 
@@ -15,11 +15,15 @@ RESULT_META_KEY = "colonnade/result"
 
 
 def render_result(result: CallResult, *, legacy: bool) -> types.CallToolResult:
-    """Success carries the output; any other status is `is_error` with code, message and fix."""
+    """Success carries the output; any other status is `is_error` with code, message and fix.
+
+    Structured content is an object in both eras (`legacy` no longer changes it): an array or a
+    scalar travels as `{"result": ...}`, as the tool's listed output schema says.
+    """
     envelope = result.model_dump(mode="json", exclude={"output"}, exclude_none=True)
     meta = {RESULT_META_KEY: envelope}
     if result.ok:
-        structured = _structured(result.output, legacy=legacy)
+        structured = wrap_result(result.output)
         text = json.dumps(result.output, ensure_ascii=False, separators=(",", ":"))
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],
@@ -44,9 +48,3 @@ def render_result(result: CallResult, *, legacy: bool) -> types.CallToolResult:
         content=[types.TextContent(type="text", text=text)], is_error=True, _meta=meta
     )
 
-
-def _structured(output: Any, *, legacy: bool) -> Any:
-    """Handshake-era clients accept only an object as structured content."""
-    if isinstance(output, dict) or not legacy:
-        return output
-    return {"result": output}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from colonnade.calls.call_errors import REGISTRY
+from colonnade.observability.metrics import UNRESOLVED_TOOL
 from colonnade.surfaces.pages.html import Html, separated, tag
 from colonnade.surfaces.pages.layout import document
 from colonnade.surfaces.pages.links import tool_link
@@ -58,12 +59,17 @@ def format_estimate(estimate: Estimate | None) -> str:
 
 
 def _overview(stats: CallStats) -> Html:
+    """Totals; "Tools called" counts catalog tools only, so calls naming no tool are a fact of their own."""
+    unresolved = sum(tool.total for tool in stats.tools if tool.tool == UNRESOLVED_TOOL)
+    called = sum(1 for tool in stats.tools if tool.total and tool.tool != UNRESOLVED_TOOL)
     return tag(
         "dl",
         tag("dt", "Calls"),
         tag("dd", stats.total, id="total-calls"),
         tag("dt", "Tools called"),
-        tag("dd", sum(1 for tool in stats.tools if tool.total)),
+        tag("dd", called, id="tools-called"),
+        tag("dt", "Calls naming no known tool") if unresolved else None,
+        tag("dd", unresolved, id="unresolved-calls") if unresolved else None,
         tag("dt", "Latency p50 (estimate)"),
         tag("dd", format_estimate(stats.p50)),
         tag("dt", "Latency p95 (estimate)"),

@@ -151,7 +151,7 @@ def _examples(tool: Tool) -> Html:
             join(
                 tag("h3", f"Example {number}"),
                 _json(example.input, f"example-{number}"),
-                tag("p", "The result contains ", tag("code", example.expected_output_contains), "."),
+                tag("p", "The result contains ", tag("code", example.expected_text()), "."),
             )
             for number, example in enumerate(examples, start=1)
         )

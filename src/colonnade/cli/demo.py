@@ -1,0 +1,151 @@
+"""`colonnade demo` (what `make run` does): the CRM + billing demo backend and a gateway serving it.
+
+The demo owns `<data_dir>/demo/` and starts its contract store afresh on every run: its contracts
+are regenerated for the chosen backend port, and a store kept from an earlier run would refuse
+them as a changed published version. The gateway's port follows the configuration like `serve`;
+both ports are checked before anything starts, so a busy one stops the demo with one line
+instead of a bind error scrolling by while the gateway talks to whatever holds the port.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import yaml
+
+from colonnade.cli.common import fail, settings_of
+from colonnade.cli.root import app
+from colonnade.cli.serve import PORT_HINT, require_free_port, with_overrides
+
+__all__ = ["DEMO_BACKEND_PORT", "demo"]
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+DEMO_CONTRACTS = REPO_ROOT / "examples" / "contracts"
+DEMO_BACKEND_PORT = 8766
+_BACKEND_HINT = "choose another with --backend-port (make run BACKEND_PORT=...)"
+_STORE_FILES = ("colonnade.db", "colonnade.db-journal", "colonnade.db-wal", "colonnade.db-shm")
+
+
+@app.command()
+def demo(
+    ctx: typer.Context,
+    port: Annotated[
+        int | None,
+        typer.Option(
+            help="Gateway port (default from config: server.port or COLONNADE_SERVER__PORT, else 8765)."
+        ),
+    ] = None,
+    backend_port: Annotated[
+        int, typer.Option(min=1, max=65535, help="Port of the demo backend.")
+    ] = DEMO_BACKEND_PORT,
+) -> None:
+    """Run the demo: the CRM + billing demo backend and the gateway with the demo contracts published.
+
+    State lives in DATA_DIR/demo/ (the contract store starts afresh on each run). Stop with Ctrl-C.
+    Example: colonnade demo --port 9765 --backend-port 9766   (make run PORT=9765 BACKEND_PORT=9766)
+    """
+    if not DEMO_CONTRACTS.is_dir():
+        fail(f"demo contracts not found at {DEMO_CONTRACTS}; run `colonnade demo` from a source checkout")
+    settings = with_overrides(settings_of(ctx), None, port, None)
+    host, gateway_port = settings.server.host, settings.server.port
+    if gateway_port == backend_port:
+        fail(f"the gateway and the demo backend cannot share port {backend_port}; {PORT_HINT}")
+    require_free_port(host, gateway_port)
+    require_free_port("127.0.0.1", backend_port, _BACKEND_HINT)
+    demo_dir = _fresh_demo_dir(settings.data_dir / "demo")
+    settings = settings.model_copy(
+        update={
+            "data_dir": demo_dir,
+            "database_url": None,  # the demo's own embedded store, whatever the configured one
+            "contracts": [*settings.contracts, _demo_contracts(demo_dir, backend_port)],
+        }
+    )
+    from colonnade.observability.logging import configure_logging
+
+    configure_logging(settings.log_level)
+    with _demo_backend(demo_dir, backend_port):
+        from colonnade.cli import _launch
+
+        _launch.run(_launch.run_http(settings, banner=True, snippet=True))
+
+
+def _fresh_demo_dir(demo_dir: Path) -> Path:
+    """The demo's folder with no contract store or routing index left from an earlier run."""
+    try:
+        demo_dir.mkdir(parents=True, exist_ok=True)
+        for name in _STORE_FILES:
+            (demo_dir / name).unlink(missing_ok=True)
+        shutil.rmtree(demo_dir / "routing", ignore_errors=True)
+    except OSError as exc:
+        fail(f"cannot prepare the demo's folder {demo_dir}: {exc.strerror or exc}; check data_dir")
+    return demo_dir
+
+
+def _demo_contracts(demo_dir: Path, backend_port: int) -> Path:
+    """The bundled contracts, pointed at the demo backend's port when it is not the default."""
+    if backend_port == DEMO_BACKEND_PORT:
+        return DEMO_CONTRACTS
+    target = demo_dir / "contracts"
+    target.mkdir(parents=True, exist_ok=True)
+    for stale in target.glob("*.yaml"):
+        stale.unlink()
+    for src in sorted(DEMO_CONTRACTS.glob("*.yaml")):
+        data = yaml.safe_load(src.read_text(encoding="utf-8"))
+        data["backend"]["base_url"] = f"http://127.0.0.1:{backend_port}"
+        (target / src.name).write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return target
+
+
+@contextlib.contextmanager
+def _demo_backend(demo_dir: Path, port: int) -> Iterator[None]:
+    """The demo backend as a child process (its output in a log file), stopped when the gateway stops."""
+    db = (demo_dir / "demo_backend.db").resolve()
+    log = demo_dir / "demo_backend.log"
+    cmd = [sys.executable, "-m", "examples.demo_backend", "--port", str(port), "--db", str(db)]
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        _wait_ready(f"http://127.0.0.1:{port}/healthz", proc, log)
+        yield
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path, timeout_s: float = 20.0) -> None:
+    """Until our backend answers; an answer while our process is dead comes from someone else."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            fail(f"the demo backend exited with code {proc.returncode}: {_last_line(log)} (log: {log})")
+        try:
+            with urllib.request.urlopen(url, timeout=1.0) as response:
+                if response.status == 200 and proc.poll() is None:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    fail(f"the demo backend did not answer at {url} within {timeout_s:.0f}s (log: {log})")
+
+
+def _last_line(log: Path) -> str:
+    try:
+        lines = [
+            line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()
+        ]
+    except OSError:
+        return "no output"
+    return lines[-1].strip() if lines else "no output"
