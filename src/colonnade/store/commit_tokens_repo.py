@@ -1,25 +1,29 @@
 """Commit tokens of two-phase calls: prepared -> committed, or -> rolled back after the deadline.
 
 Every transition is a compare-and-set on the state, so a token is consumed at most once even
-with several replicas sweeping and committing at the same time.
+with several replicas sweeping and committing at the same time. Tokens that reached a final state
+(committed, rolled back, failed) are purged once they are older than the retention, so the table
+does not grow with every two-phase call ever made; prepared tokens are never purged, the sweep
+rolls them back first.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from colonnade.store.engine import session_factory
 from colonnade.store.tables import CommitTokenRow
 from colonnade.store.write_gate import WriteGate
 
-__all__ = ["CommitTokenStore", "PreparedCall", "TokenState"]
+__all__ = ["FINISHED_STATES", "CommitTokenStore", "PreparedCall", "TokenState"]
 
 TokenState = Literal["prepared", "committing", "committed", "compensating", "rolled_back", "failed"]
+FINISHED_STATES: tuple[TokenState, ...] = ("committed", "rolled_back", "failed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,3 +114,21 @@ class CommitTokenStore:
                 .limit(limit)
             )
             return [_record(row) for row in rows]
+
+    async def purge_finished(self, *, retention_s: float, batch: int = 1_000) -> int:
+        """Delete tokens in a final state last changed over `retention_s` ago, `batch` per transaction."""
+        cutoff = _now() - timedelta(seconds=retention_s)
+        purged = 0
+        while True:
+            stale = (
+                select(CommitTokenRow.token)
+                .where(CommitTokenRow.state.in_(FINISHED_STATES), CommitTokenRow.updated_at <= cutoff)
+                .limit(batch)
+            )
+            async with self._write(), self._sessions.begin() as session:
+                purge = delete(CommitTokenRow).where(CommitTokenRow.token.in_(stale))
+                result = await session.execute(purge.execution_options(synchronize_session=False))
+            deleted = int(getattr(result, "rowcount", 0) or 0)
+            purged += deleted
+            if deleted < batch:
+                return purged

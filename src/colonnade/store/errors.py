@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
-__all__ = ["ContractConflict", "ContractNotFound", "DatabaseUrlError", "SchemaError", "StoreError"]
+import sqlite3
+
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, ProgrammingError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+__all__ = [
+    "ContractConflict",
+    "ContractNotFound",
+    "DatabaseUrlError",
+    "SchemaError",
+    "StoreError",
+    "StoreUnavailable",
+    "is_transient",
+]
 
 
 class StoreError(Exception):
@@ -23,3 +36,24 @@ class DatabaseUrlError(StoreError):
 
 class SchemaError(StoreError):
     """The database schema cannot be brought to the version this Colonnade expects."""
+
+
+class StoreUnavailable(StoreError):
+    """The database did not answer (connection lost, locked, pool exhausted): trying again may work.
+
+    Raised in place of the driver's own error so callers can answer "retry" without knowing
+    which database, driver or pool sits underneath; the original error is the `__cause__`.
+    """
+
+
+# Errors that mean the statement itself is wrong, not that the database was briefly away.
+_PERMANENT = (IntegrityError, ProgrammingError, DataError)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether `exc` comes from a database that may answer if asked again (vs. a bug in the statement)."""
+    if isinstance(exc, StoreUnavailable | PoolTimeout | TimeoutError | ConnectionError):
+        return True
+    if isinstance(exc, DBAPIError):
+        return not isinstance(exc, _PERMANENT)
+    return isinstance(exc, sqlite3.OperationalError | OSError)
