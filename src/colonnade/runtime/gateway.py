@@ -182,13 +182,19 @@ class Gateway:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
 
-    async def _purge_expired(self, interval_s: float = 300.0) -> None:
+    async def _purge_expired(self, interval_s: float = 60.0) -> None:
+        """Keep the store bounded: idempotency records past retention, and finished commit tokens."""
+        retention_s = self.settings.idempotency_retention_s
         while True:
             await asyncio.sleep(interval_s)
             try:
-                await self.idempotency.purge_expired()
+                records = await self.idempotency.purge_expired()
+                tokens = await self.two_phase.tokens.purge_finished(retention_s=retention_s)
             except Exception:  # the store may be briefly unavailable; the next round retries
-                logger.exception("purging expired idempotency records failed")
+                logger.exception("purging expired idempotency records and commit tokens failed")
+                continue
+            if records or tokens:
+                logger.info("purged %d idempotency records and %d commit tokens", records, tokens)
 
     async def aclose(self) -> None:
         await self.calls.pipeline.drain()
