@@ -190,7 +190,7 @@ class _Pooled:
 
 
 class _Direct:
-    """Statements on the embedded SQLite file; a claim is one round trip to its worker thread."""
+    """Statements on the embedded SQLite file through one direct connection (`SqliteDirect`)."""
 
     def __init__(self, database: str) -> None:
         self._db = SqliteDirect(database)
@@ -202,10 +202,12 @@ class _Direct:
         self, values: dict[str, Any], take_over_in_doubt: bool
     ) -> tuple[Outcome, dict[str, Any] | None]:
         bound = bind_all(values)
+        # The common case, a new key, is the INSERT alone; only a key already there needs the
+        # transaction that reads it (and maybe takes it over).
+        if await self._db.write(lambda conn: conn.execute(_INSERT, bound).rowcount, transaction=False):
+            return "inserted", None
 
         def work(conn: sqlite3.Connection) -> tuple[Outcome, dict[str, Any] | None]:
-            if conn.execute(_INSERT, bound).rowcount:
-                return "inserted", None
             found = conn.execute(_SELECT, bound).fetchone()
             row = dict(found) if found is not None else None
             if row is None:

@@ -17,9 +17,10 @@ never restarts and grows by every write (about 20 KB per keyed call), so once th
 than `WAL_RESTART_BYTES` the checkpoint goes on as a RESTART one: meanwhile writes queue on the
 worker behind it (racing it for the write lock from the event loop, they would starve it while
 the log keeps growing), it copies the log in a few milliseconds, and the next write starts the log
-from its beginning. Should a checkpoint be slow (a slow disk), writes also queue behind it once
-the log file passes `WAL_LIMIT_BYTES`; a log file that grew larger anyway (a long reader kept it
-from restarting) is cut back to that size (`journal_size_limit`) when it restarts. After `IDLE_S`
+from its beginning. Should the log file pass `WAL_LIMIT_BYTES` anyway (big writes such as a
+purge, a slow disk), writes queue behind a RESTART checkpoint at once; a log file that grew larger
+(a long reader kept it from restarting) is cut back to that size (`journal_size_limit`) when it
+restarts. After `IDLE_S`
 without writes a TRUNCATE checkpoint empties the log file.
 
 Callers serialize their use (see `WriteGate`). Values are stored exactly as SQLAlchemy stores
@@ -55,10 +56,10 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-CHECKPOINT_EVERY = 64
+CHECKPOINT_EVERY = 500
 _SIZE_CHECK_EVERY = 8  # while a checkpoint runs, how often the log file's size is looked at
-WAL_RESTART_BYTES = 1024 * 1024
-WAL_LIMIT_BYTES = 4 * 1024 * 1024
+WAL_RESTART_BYTES = 8 * 1024 * 1024
+WAL_LIMIT_BYTES = 16 * 1024 * 1024
 IDLE_S = 2.0
 _PATIENCE_MS = 5_000
 _CHECKPOINT_PATIENCE_MS = 2_000
@@ -83,8 +84,15 @@ def parse_date(value: str) -> datetime:
 
 
 @contextlib.contextmanager
-def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
-    """A write transaction that takes the write lock first, so nothing is half done when busy."""
+def _immediate(conn: sqlite3.Connection, transaction: bool = True) -> Iterator[None]:
+    """A write transaction that takes the write lock first, so nothing is half done when busy.
+
+    `transaction=False` is for one statement, which SQLite runs atomically by itself (in
+    autocommit mode): two round trips fewer, and just as safe to try again when busy.
+    """
+    if not transaction:
+        yield
+        return
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield
@@ -137,14 +145,17 @@ class SqliteDirect:
             with contextlib.suppress(sqlite3.Error):
                 conn.close()
 
-    async def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `work(connection)` in one write transaction: here if the lock is free, else on the worker."""
+    async def write(self, work: Callable[[sqlite3.Connection], T], *, transaction: bool = True) -> T:
+        """Run `work(connection)` in one write transaction: here if the lock is free, else on the worker.
+
+        Without `transaction`, `work` must run a single statement (atomic by itself).
+        """
         if self._on_worker or self._hold_writes:  # the worker has the connection, or a checkpoint runs
-            result = await self._patiently_on_worker(work)
+            result = await self._patiently_on_worker(work, transaction)
         else:
             try:
                 conn = self._connection()
-                with _immediate(conn):
+                with _immediate(conn, transaction):
                     result = work(conn)
             except sqlite3.OperationalError as exc:
                 if not _busy(exc):
@@ -152,14 +163,14 @@ class SqliteDirect:
                     raise
                 if self._conn is not None and self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
-                result = await self._patiently_on_worker(work)
+                result = await self._patiently_on_worker(work, transaction)
             except sqlite3.Error:
                 self._drop_connection()
                 raise
         self._wrote()
         return result
 
-    async def _patiently_on_worker(self, work: Callable[[sqlite3.Connection], T]) -> T:
+    async def _patiently_on_worker(self, work: Callable[[sqlite3.Connection], T], transaction: bool) -> T:
         loop = asyncio.get_running_loop()
         self._on_worker += 1  # counted on the loop's thread only, so no lock is needed
 
@@ -167,19 +178,19 @@ class SqliteDirect:
             with contextlib.suppress(RuntimeError):  # the loop is closed: nobody counts any more
                 loop.call_soon_threadsafe(self._worker_done)
 
-        job = self._executor.submit(self._patiently, work)
+        job = self._executor.submit(self._patiently, work, transaction)
         job.add_done_callback(finished)
         return await asyncio.wrap_future(job)
 
     def _worker_done(self) -> None:
         self._on_worker -= 1
 
-    def _patiently(self, work: Callable[[sqlite3.Connection], T]) -> T:
+    def _patiently(self, work: Callable[[sqlite3.Connection], T], transaction: bool) -> T:
         """On the worker: wait for the write lock (up to `_PATIENCE_MS`), then write."""
         conn = self._connection()
         conn.execute(f"PRAGMA busy_timeout={_PATIENCE_MS}")
         try:
-            with _immediate(conn):
+            with _immediate(conn, transaction):
                 return work(conn)
         except sqlite3.Error:
             self._drop_connection()
@@ -196,11 +207,13 @@ class SqliteDirect:
         loop = asyncio.get_running_loop()
         if self._idle is None:
             self._idle = loop.call_later(IDLE_S, self._when_idle)
-        if self._checkpointing:
-            # A slow checkpoint must not let the log run away: past the limit, writes wait for it.
-            if self._writes % _SIZE_CHECK_EVERY == 0 and self.wal_bytes() > WAL_LIMIT_BYTES:
-                self._hold_writes = True
-        elif self._writes % CHECKPOINT_EVERY == 0:
+        if self._writes % _SIZE_CHECK_EVERY == 0 and self.wal_bytes() > WAL_LIMIT_BYTES:
+            # Big writes (a purge) or a slow checkpoint must not let the log run away: past the
+            # limit, writes wait for a checkpoint that restarts it.
+            self._hold_writes = True
+            if not self._checkpointing:
+                self._start_checkpoint("RESTART")
+        elif self._writes % CHECKPOINT_EVERY == 0 and not self._checkpointing:
             self._start_checkpoint("PASSIVE")
 
     def _when_idle(self) -> None:
@@ -263,7 +276,7 @@ class SqliteDirect:
     async def execute(self, sql: str, params: Mapping[str, Any]) -> int:
         """One statement with named `:params`; returns the number of rows changed."""
         bound = bind_all(params)
-        return await self.write(lambda conn: conn.execute(sql, bound).rowcount)
+        return await self.write(lambda conn: conn.execute(sql, bound).rowcount, transaction=False)
 
     async def aclose(self) -> None:
         if self._idle is not None:
