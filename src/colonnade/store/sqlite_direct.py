@@ -123,7 +123,7 @@ class SqliteDirect:
         # worker's: a caller that stopped waiting (cancelled) must not make the next write touch it
         # from the event loop's thread at the same time.
         self._on_worker = 0
-        self._hold_writes = False  # set on the worker while a blocking checkpoint runs
+        self._hold_writes = False  # while a blocking checkpoint runs (or is due), writes queue behind it
         self._frame_bytes = 4096 + 24  # a WAL frame: one page and its header (page size read later)
 
     def _connection(self) -> sqlite3.Connection:
@@ -200,7 +200,8 @@ class SqliteDirect:
                 conn.execute("PRAGMA busy_timeout=0")
 
     def _wrote(self) -> None:
-        """After each write: a checkpoint every CHECKPOINT_EVERY writes, and one when writes stop."""
+        """After each write: a checkpoint every CHECKPOINT_EVERY writes, one at once past the size
+        limit, and one when writes stop."""
         self._writes += 1
         self._dirty = True
         self._last_write = time.monotonic()
