@@ -3,7 +3,8 @@
 Faults are chosen per request with the `X-Fault` header (the contract maps a `fault` argument to it):
   ok | 429:<ms> | 503 | 500 | slow:<ms> | cut | malformed | bad_output | cut_after_effect
   flaky:<n>:<fault>   -> <fault> for the first n attempts of one `X-Attempt-Key`, then ok
-Effects honour `Idempotency-Key` (a repeated key replays the first response, as payment APIs do).
+Effects honour `Idempotency-Key` (a repeated key replays the first response, as payment APIs do);
+payments do not (every request pays again), so the ledger shows every repeat the gateway sends.
 Run: python -m tests.support.fault_backend --port P
 """
 
@@ -105,9 +106,24 @@ def create_app(state: FaultBackend | None = None) -> Starlette:
             return JSONResponse(backend.replies[key], 201)
         body = await request.json()
         reply = {"effect_id": f"E-{next(backend._ids)}", "note": body.get("note", "")}
-        backend.record("effect", request, effect_id=reply["effect_id"])
+        backend.record("effect", request, effect_id=reply["effect_id"], note=reply["note"])
         if key is not None:
             backend.replies[key] = reply
+        if request.headers.get("x-fault", "").endswith("cut_after_effect"):
+            raise _Cut
+        return JSONResponse(reply, 201)
+
+    async def create_payment(request: Request) -> Response:
+        """A backend without deduplication: each request that arrives is one more payment.
+
+        The body is read before any fault applies, so a slow payment goes through even when its
+        caller has gone away meanwhile (as a real backend would).
+        """
+        body = await request.json()
+        if (faulty := await backend.fault(request)) is not None:
+            return faulty
+        reply = {"payment_id": f"PAY-{next(backend._ids)}", "note": body.get("note", "")}
+        backend.record("payment", request, payment_id=reply["payment_id"], note=reply["note"])
         if request.headers.get("x-fault", "").endswith("cut_after_effect"):
             raise _Cut
         return JSONResponse(reply, 201)
@@ -157,6 +173,7 @@ def create_app(state: FaultBackend | None = None) -> Starlette:
             Route("/items/{item_id}", get_item, methods=["GET"]),
             Route("/items/{item_id}", put_item, methods=["PUT"]),
             Route("/effects", create_effect, methods=["POST"]),
+            Route("/payments", create_payment, methods=["POST"]),
             Route("/reservations", reserve, methods=["POST"]),
             Route(
                 "/reservations/{reservation_id}/confirm",

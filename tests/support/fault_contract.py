@@ -1,4 +1,8 @@
-"""The UAC contract of the fault backend: reads, idempotent writes, effects and a two-phase reservation."""
+"""The fault backend's UAC contract: reads, idempotent writes, effects, payments, a two-phase reservation.
+
+Effects are declared to be deduplicated by the backend (`runtime.deduplicates_idempotency_key`),
+as the backend does; payments are not, so the gateway alone must keep them from running twice.
+"""
 
 from __future__ import annotations
 
@@ -76,6 +80,14 @@ def fault_contract(base_url: str, *, window_ms: int = 60_000, version: str = "1.
                 "operation_id": "create_effect",
                 "input_schema": _schema(["note"], note={"type": "string"}),
                 "llm": _llm("create_effect", "write", "Create one effect"),
+                "runtime": {"deduplicates_idempotency_key": True},
+            },
+            {
+                "path": "/payments",
+                "methods": ["POST"],
+                "operation_id": "create_payment",
+                "input_schema": _schema(["note"], note={"type": "string"}),
+                "llm": _llm("create_payment", "write", "Make one payment"),
             },
             {
                 "path": "/reservations",

@@ -151,6 +151,13 @@ _SPECS = (
         "Retry later or with a larger timeout_ms; the backend did not answer in time.",
     ),
     ErrorSpec(
+        "R-TIMEOUT-UNRECORDED",
+        _RETRY,
+        "The call ran, but its outcome could not be recorded before the deadline",
+        "Send the same call again with the same idempotency_key after details.retry_after_ms: the gateway "
+        "answers the outcome once it is recorded and does not run the call a second time.",
+    ),
+    ErrorSpec(
         "R-UPSTREAM-429",
         _RETRY,
         "The backend is rate limiting",
@@ -175,6 +182,21 @@ _SPECS = (
         "Retry after details.retry_after_ms.",
     ),
     ErrorSpec(
+        "R-CAP-KEY-IN-PROGRESS",
+        _RETRY,
+        "A call with this idempotency key is still running",
+        "Send the same call again (same idempotency_key and input) after details.retry_after_ms: it then "
+        "gets the running call's outcome; it is not run twice.",
+    ),
+    ErrorSpec(
+        "R-CAP-STORE-UNAVAILABLE",
+        _RETRY,
+        "The gateway's database did not answer, so the idempotency key could not be claimed; the call "
+        "did not run",
+        "Retry after details.retry_after_ms with the same idempotency_key; if it persists an operator must "
+        "check the gateway's database.",
+    ),
+    ErrorSpec(
         "S-TOOL-UPSTREAM-FAULT",
         _TERMINAL,
         "The backend failed with a server error",
@@ -197,6 +219,13 @@ _SPECS = (
         _TERMINAL,
         "The gateway failed while running the call",
         "Report the call_id and trace_id to the gateway operator.",
+    ),
+    ErrorSpec(
+        "S-TOOL-EFFECT-UNKNOWN",
+        _TERMINAL,
+        "An earlier attempt with this idempotency key was interrupted; whether it took effect is unknown",
+        "Do not resend with this key: find out whether the effect happened (read the resource, or reconcile "
+        "with the backend's records), then call again with a new idempotency_key only if it did not.",
     ),
     ErrorSpec(
         "D-DATA-OUTPUT-SCHEMA",

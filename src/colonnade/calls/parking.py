@@ -35,7 +35,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 MAX_EXPIRY_ATTEMPTS = 5
-FINISHED_RETENTION = timedelta(days=7)
 
 
 class ParkReason(StrEnum):
@@ -132,14 +131,10 @@ class ParkedCalls:
         return expired
 
     async def run(self, interval_s: float = 1.0) -> None:
-        """Sweep until cancelled; finished calls are forgotten after a week."""
-        rounds = 0
+        """Sweep until cancelled (finished calls are purged with the other expired records)."""
         while True:
             try:
                 await self.sweep()
-                rounds += 1
-                if rounds % 3600 == 0:
-                    await self.store.purge_finished(datetime.now(UTC) - FINISHED_RETENTION)
             except Exception:  # the store may be briefly unavailable; the next tick retries
                 logger.exception("sweeping parked calls failed")
             await asyncio.sleep(interval_s)

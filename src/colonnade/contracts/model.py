@@ -155,6 +155,11 @@ class RuntimeSpec(_Strict):
     timeout_ms_max: int | None = Field(default=None, ge=1, le=600_000, description="Largest timeout allowed.")
     concurrency_max: int | None = Field(default=None, ge=1, le=100_000, description="Most calls in flight.")
     two_phase: TwoPhase | None = Field(default=None, description="Opt in to two-phase commit.")
+    deduplicates_idempotency_key: bool = Field(
+        default=False,
+        description="The backend runs a request at most once per Idempotency-Key header (as payment APIs "
+        "do), so a call whose earlier attempt was interrupted may be sent again with the same key.",
+    )
 
 
 class BackendAuth(_Strict):

@@ -254,14 +254,23 @@ class Gateway:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
 
-    async def _purge_expired(self, interval_s: float = 300.0) -> None:
+    async def _purge_expired(self, interval_s: float = 60.0) -> None:
+        """Keep the store bounded: idempotency records past retention, and finished parked calls."""
+        retention_s = self.settings.idempotency_retention_s
         while True:
             await asyncio.sleep(interval_s)
             try:
-                if self.idempotency is not None:
-                    await self.idempotency.purge_expired()
+                records = await self.idempotency.purge_expired() if self.idempotency is not None else 0
+                parked = (
+                    await self.parked.store.purge_finished(retention_s=retention_s)
+                    if self.parked is not None
+                    else 0
+                )
             except Exception:  # the store may be briefly unavailable; the next round retries
-                logger.exception("purging expired idempotency records failed")
+                logger.exception("purging expired idempotency records and parked calls failed")
+                continue
+            if records or parked:
+                logger.info("purged %d idempotency records and %d parked calls", records, parked)
 
     async def aclose(self) -> None:
         await self.pipeline.drain()

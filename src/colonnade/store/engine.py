@@ -1,7 +1,9 @@
 """Async engines for the two supported databases: embedded SQLite (default) and PostgreSQL.
 
 SQLite gets foreign keys (off by default in SQLite) and WAL (readers do not block the writer);
-its folder is created on first use so `./.colonnade/` needs no setup step.
+its folder is created on first use so `./.colonnade/` needs no setup step. PostgreSQL connections
+are checked before each use (`pool_pre_ping`), so after a database restart or a cut connection the
+pool reconnects by itself instead of handing out a dead connection.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from colonnade.store.sqlite_direct import WAL_LIMIT_BYTES
 from colonnade.store.store_errors import DatabaseUrlError
 
 __all__ = ["SUPPORTED_DRIVERS", "create_store_engine", "parse_database_url", "session_factory"]
@@ -77,5 +80,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None
         # In WAL mode NORMAL survives a process crash; only a power cut may lose the last commits.
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA busy_timeout=5000")
+        # A log restarted by this connection is cut back to the limit, never left at its largest size.
+        cursor.execute(f"PRAGMA journal_size_limit={WAL_LIMIT_BYTES}")
     finally:
         cursor.close()

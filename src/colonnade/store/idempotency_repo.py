@@ -1,51 +1,72 @@
 """Idempotency records: which key (in which scope) was used with which input, and its outcome.
 
-A record is `in_flight` while its holder runs the call (with a lease, so a crashed holder's key
-is taken over after the lease ends) and `done` once the outcome is stored (until retention ends).
+A record is `in_flight` while an attempt holds the key, under a lease, and `done` once the
+outcome is stored (until retention ends). Every attempt writes its own `holder` token and names
+it when it completes or releases the key, so the write of an attempt whose key was taken over
+meanwhile changes nothing, and repeating a write whose answer was lost (a connection cut right
+after the commit) is harmless.
+
+An `in_flight` record whose lease has ended is *in doubt*: an attempt started and never recorded
+its outcome (its process died, or the database was away when it tried), so nobody knows whether
+it took effect. It is taken over only when the caller says that running the call again is safe;
+otherwise the claim reports it as `in_doubt` and leaves it alone.
 
 This sits on every keyed call, so it is written for speed: a claim is one INSERT in the common
 case; on the embedded SQLite database statements go through one direct autocommit connection
 (`SqliteDirect`), on PostgreSQL through the pool with a row lock. The SQL is the same for both.
+Database failures that may pass (a lost connection, a lock, an exhausted pool) are raised as
+`StoreUnavailable`; everything else propagates unchanged.
 """
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import json
+import secrets
 import sqlite3
+from collections.abc import Awaitable, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from sqlalchemy import DateTime, bindparam, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from colonnade.store.sqlite_direct import SqliteDirect, bind_all, parse_date
+from colonnade.store.store_errors import StoreUnavailable, is_transient
 from colonnade.store.tables import JSON_DOCUMENT
 from colonnade.store.write_gate import WriteGate
 
-__all__ = ["Claim", "ClaimKind", "IdempotencyStore"]
+__all__ = ["PURGE_BATCH", "Claim", "ClaimKind", "IdempotencyStore", "held_here", "new_holder"]
 
-ClaimKind = Literal["claimed", "in_flight", "done", "mismatch"]
+T = TypeVar("T")
+ClaimKind = Literal["claimed", "in_flight", "in_doubt", "done", "mismatch"]
+PURGE_BATCH = 1_000
 
+_COLUMNS = "id, input_hash, state, result, lease_until, expires_at, holder"
 _INSERT = (
-    "INSERT INTO idempotency_records (scope, key, input_hash, state, lease_until, expires_at, created_at)"
-    " VALUES (:scope, :key, :input_hash, 'in_flight', :lease_until, :expires_at, :now)"
+    "INSERT INTO idempotency_records"
+    " (scope, key, input_hash, state, lease_until, expires_at, created_at, holder)"
+    " VALUES (:scope, :key, :input_hash, 'in_flight', :lease_until, :expires_at, :now, :holder)"
     " ON CONFLICT (scope, key) DO NOTHING"
 )
-_SELECT = (
-    "SELECT id, input_hash, state, result, lease_until, expires_at FROM idempotency_records"
-    " WHERE scope = :scope AND key = :key"
-)
+_SELECT = f"SELECT {_COLUMNS} FROM idempotency_records WHERE scope = :scope AND key = :key"
 _TAKE_OVER = (
     "UPDATE idempotency_records SET input_hash = :input_hash, state = 'in_flight', result = NULL,"
-    " lease_until = :lease_until, expires_at = :expires_at, created_at = :now WHERE id = :id"
+    " lease_until = :lease_until, expires_at = :expires_at, created_at = :now, holder = :holder"
+    " WHERE id = :id"
 )
 _COMPLETE = (
     "UPDATE idempotency_records SET state = 'done', result = :result, expires_at = :expires_at"
-    " WHERE scope = :scope AND key = :key"
+    " WHERE scope = :scope AND key = :key AND holder = :holder"
 )
-_RELEASE = "DELETE FROM idempotency_records WHERE scope = :scope AND key = :key"
-_PURGE = "DELETE FROM idempotency_records WHERE expires_at <= :now"
+_RELEASE = "DELETE FROM idempotency_records WHERE scope = :scope AND key = :key AND holder = :holder"
+# In batches: one huge DELETE would hold SQLite's write lock (and grow its log) for its whole length.
+_PURGE = (
+    "DELETE FROM idempotency_records WHERE id IN"
+    " (SELECT id FROM idempotency_records WHERE expires_at <= :now LIMIT :batch)"
+)
 _TYPES = {
     "lease_until": DateTime(timezone=True),
     "expires_at": DateTime(timezone=True),
@@ -53,12 +74,35 @@ _TYPES = {
     "result": JSON_DOCUMENT,
 }
 
+# Holder tokens: this process's random prefix, then a counter (cheaper than a uuid per call).
+_PROCESS = secrets.token_hex(8)
+_ATTEMPTS = itertools.count(1)
+
+
+def new_holder() -> str:
+    """A token for one attempt at a key, unique across processes and restarts."""
+    return f"{_PROCESS}.{next(_ATTEMPTS)}"
+
+
+def held_here(holder: str | None) -> bool:
+    """Whether an attempt of this process wrote `holder`."""
+    return holder is not None and holder.startswith(_PROCESS + ".")
+
 
 @dataclass(frozen=True, slots=True)
 class Claim:
+    """The answer to a claim: the key is ours (`claimed`), or why not.
+
+    `holder` is the attempt holding the key (ours when claimed); `lease_left_s` says how long an
+    `in_flight` holder's lease still runs; `taken_over` marks a claim of a key that was in doubt.
+    """
+
     kind: ClaimKind
     input_hash: str
+    holder: str | None = None
     result: dict[str, Any] | None = None
+    lease_left_s: float = 0.0
+    taken_over: bool = False
 
 
 def _now() -> datetime:
@@ -76,8 +120,35 @@ def _document(value: Any) -> dict[str, Any] | None:
     return loaded if isinstance(loaded, dict) else None
 
 
+Decision = Literal["mine", "take_over", "keep"]
+
+
+def _decide(row: dict[str, Any], values: dict[str, Any], take_over_in_doubt: bool) -> Decision:
+    """Ours already (a retried claim whose first answer was lost), to take over, or to leave alone.
+
+    A record past its retention is dead and taken over; one in doubt only when the caller allows.
+    """
+    if row["holder"] is not None and row["holder"] == values["holder"]:
+        return "mine"
+    now = values["now"]
+    if _date(row["expires_at"]) <= now:
+        return "take_over"
+    in_doubt = row["state"] == "in_flight" and _date(row["lease_until"]) <= now
+    same_input = row["input_hash"] == values["input_hash"]
+    return "take_over" if in_doubt and same_input and take_over_in_doubt else "keep"
+
+
+# What one claim did: inserted, found its own record, took one over, or kept what is there.
+Outcome = Literal["inserted", "mine", "taken_over", "kept"]
+
+
 class _Pooled:
-    """Statements through SQLAlchemy's pool, in one transaction each (PostgreSQL, in-memory SQLite)."""
+    """Statements through SQLAlchemy's pool, in one transaction each (PostgreSQL, in-memory SQLite).
+
+    A caller may stop waiting (a deadline, a cancelled call), but a statement is never cut off
+    half way: the driver's connection would go back to the pool in the middle of an operation
+    and fail whoever uses it next. Each transaction runs in a task of its own and finishes.
+    """
 
     def __init__(self, engine: AsyncEngine, lock_rows: bool) -> None:
         self._engine = engine
@@ -89,23 +160,37 @@ class _Pooled:
         return text(sql).bindparams(*params)
 
     async def execute(self, sql: str, params: dict[str, Any]) -> int:
+        return await _uncancelled(self._execute(sql, params))
+
+    async def _execute(self, sql: str, params: dict[str, Any]) -> int:
         async with self._engine.begin() as conn:
             return int((await conn.execute(self._text(sql), params)).rowcount or 0)
 
-    async def claim(self, values: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
-        """Insert, or read the existing row under a lock; one transaction."""
+    async def claim(
+        self, values: dict[str, Any], take_over_in_doubt: bool
+    ) -> tuple[Outcome, dict[str, Any] | None]:
+        return await _uncancelled(self._claim(values, take_over_in_doubt))
+
+    async def _claim(
+        self, values: dict[str, Any], take_over_in_doubt: bool
+    ) -> tuple[Outcome, dict[str, Any] | None]:
+        """Insert, or read the existing row under a lock (and maybe take it over); one transaction."""
         async with self._engine.begin() as conn:
             if (await conn.execute(self._text(_INSERT), values)).rowcount:
-                return 1, None
-            row = (await conn.execute(self._text(_SELECT + self._suffix), values)).mappings().first()
-            if row is not None and _decide(dict(row), values) == "take_over":
+                return "inserted", None
+            found = (await conn.execute(self._text(_SELECT + self._suffix), values)).mappings().first()
+            row = dict(found) if found is not None else None
+            if row is None:
+                return "kept", None
+            decision = _decide(row, values, take_over_in_doubt)
+            if decision == "take_over":
                 await conn.execute(self._text(_TAKE_OVER), {**values, "id": row["id"]})
-                return 1, None
-            return 0, dict(row) if row is not None else None
+                return "taken_over", row
+            return ("mine" if decision == "mine" else "kept"), row
 
 
 class _Direct:
-    """Statements on the embedded SQLite file; a claim is one round trip to its worker thread."""
+    """Statements on the embedded SQLite file through one direct connection (`SqliteDirect`)."""
 
     def __init__(self, database: str) -> None:
         self._db = SqliteDirect(database)
@@ -113,31 +198,30 @@ class _Direct:
     async def execute(self, sql: str, params: dict[str, Any]) -> int:
         return await self._db.execute(sql, params)
 
-    async def claim(self, values: dict[str, Any]) -> tuple[int, dict[str, Any] | None]:
+    async def claim(
+        self, values: dict[str, Any], take_over_in_doubt: bool
+    ) -> tuple[Outcome, dict[str, Any] | None]:
         bound = bind_all(values)
+        # The common case, a new key, is the INSERT alone; only a key already there needs the
+        # transaction that reads it (and maybe takes it over).
+        if await self._db.write(lambda conn: conn.execute(_INSERT, bound).rowcount, transaction=False):
+            return "inserted", None
 
-        def work(conn: sqlite3.Connection) -> tuple[int, dict[str, Any] | None]:
-            if conn.execute(_INSERT, bound).rowcount:
-                return 1, None
+        def work(conn: sqlite3.Connection) -> tuple[Outcome, dict[str, Any] | None]:
             found = conn.execute(_SELECT, bound).fetchone()
             row = dict(found) if found is not None else None
-            if row is not None and _decide(row, values) == "take_over":
+            if row is None:
+                return "kept", None
+            decision = _decide(row, values, take_over_in_doubt)
+            if decision == "take_over":
                 conn.execute(_TAKE_OVER, {**bound, "id": row["id"]})
-                return 1, None
-            return 0, row
+                return "taken_over", row
+            return ("mine" if decision == "mine" else "kept"), row
 
         return await self._db.write(work)
 
     async def aclose(self) -> None:
         await self._db.aclose()
-
-
-def _decide(row: dict[str, Any], values: dict[str, Any]) -> str:
-    """An expired record, or one whose holder died without finishing, is taken over."""
-    now = values["now"]
-    expired = _date(row["expires_at"]) <= now
-    abandoned = row["state"] == "in_flight" and _date(row["lease_until"]) <= now
-    return "take_over" if expired or (abandoned and row["input_hash"] == values["input_hash"]) else "keep"
 
 
 class IdempotencyStore:
@@ -154,43 +238,99 @@ class IdempotencyStore:
             await self._db.aclose()
 
     async def claim(
-        self, scope: str, key: str, input_hash: str, *, lease_s: float, retention_s: float
+        self,
+        scope: str,
+        key: str,
+        input_hash: str,
+        *,
+        holder: str,
+        lease_s: float,
+        retention_s: float,
+        take_over_in_doubt: bool = False,
     ) -> Claim:
-        """Take the key for a new execution, or say why not (done, in flight, or other input)."""
-        now = _now()
-        values = {
-            "scope": scope,
-            "key": key,
-            "input_hash": input_hash,
-            "lease_until": now + timedelta(seconds=lease_s),
-            "expires_at": now + timedelta(seconds=max(retention_s, lease_s)),
-            "now": now,
-        }
-        async with self._write():
-            taken, row = await self._db.claim(values)
-        if taken:
-            return Claim("claimed", input_hash)
-        if row is None:  # deleted between the two statements: try once more from the start
-            return await self.claim(scope, key, input_hash, lease_s=lease_s, retention_s=retention_s)
-        if row["input_hash"] != input_hash:
-            return Claim("mismatch", row["input_hash"])
-        if row["state"] == "done":
-            return Claim("done", row["input_hash"], _document(row["result"]))
-        return Claim("in_flight", input_hash)
+        """Take the key for attempt `holder`, or say why not (done, in flight, in doubt, other input).
+
+        Claiming again with the same `holder` is safe: a claim that landed is recognised as ours.
+        """
+        while True:
+            now = _now()
+            values = {
+                "scope": scope,
+                "key": key,
+                "input_hash": input_hash,
+                "lease_until": now + timedelta(seconds=lease_s),
+                "expires_at": now + timedelta(seconds=max(retention_s, lease_s)),
+                "now": now,
+                "holder": holder,
+            }
+            async with self._write():
+                outcome, row = await _guarded(self._db.claim(values, take_over_in_doubt))
+            if outcome in ("inserted", "mine"):
+                return Claim("claimed", input_hash, holder)
+            if outcome == "taken_over":
+                assert row is not None
+                was_in_doubt = row["state"] == "in_flight" and _date(row["expires_at"]) > now
+                return Claim("claimed", input_hash, holder, taken_over=was_in_doubt)
+            if row is not None:  # else: deleted between the two statements; try again from the start
+                return _refusal(row, input_hash, now)
 
     async def complete(
-        self, scope: str, key: str, result: dict[str, Any], *, retention_s: float = 86_400.0
-    ) -> None:
+        self, scope: str, key: str, holder: str, result: dict[str, Any], *, retention_s: float = 86_400.0
+    ) -> bool:
+        """Store the outcome of attempt `holder`; False when the key is no longer held by it."""
         expires = _now() + timedelta(seconds=retention_s)
+        params = {"scope": scope, "key": key, "holder": holder, "result": result, "expires_at": expires}
         async with self._write():
-            await self._db.execute(
-                _COMPLETE, {"scope": scope, "key": key, "result": result, "expires_at": expires}
-            )
+            return await _guarded(self._db.execute(_COMPLETE, params)) > 0
 
-    async def release(self, scope: str, key: str) -> None:
+    async def release(self, scope: str, key: str, holder: str) -> None:
+        """Free the key held by attempt `holder`, so the next call with it runs (a no-op once gone)."""
         async with self._write():
-            await self._db.execute(_RELEASE, {"scope": scope, "key": key})
+            await _guarded(self._db.execute(_RELEASE, {"scope": scope, "key": key, "holder": holder}))
 
-    async def purge_expired(self) -> int:
-        async with self._write():
-            return await self._db.execute(_PURGE, {"now": _now()})
+    async def purge_expired(self, *, batch: int = PURGE_BATCH) -> int:
+        """Delete records past their retention, `batch` rows per transaction; returns how many."""
+        purged = 0
+        while True:
+            async with self._write():
+                deleted = await _guarded(self._db.execute(_PURGE, {"now": _now(), "batch": batch}))
+            purged += deleted
+            if deleted < batch:
+                return purged
+            await asyncio.sleep(0)  # let calls write between batches
+
+
+def _refusal(row: dict[str, Any], input_hash: str, now: datetime) -> Claim:
+    if row["input_hash"] != input_hash:
+        return Claim("mismatch", row["input_hash"], row["holder"])
+    if row["state"] == "done":
+        return Claim("done", input_hash, row["holder"], _document(row["result"]))
+    lease_left = (_date(row["lease_until"]) - now).total_seconds()
+    if lease_left > 0:
+        return Claim("in_flight", input_hash, row["holder"], lease_left_s=lease_left)
+    return Claim("in_doubt", input_hash, row["holder"])
+
+
+async def _uncancelled(work: Coroutine[Any, Any, T]) -> T:
+    """`work` in a task that runs to its end even if the caller stops waiting for it."""
+    task = asyncio.ensure_future(work)
+    task.add_done_callback(_retrieve)
+    return await asyncio.shield(task)
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    """Mark an abandoned task's failure as seen: its caller already answered without it."""
+    if not task.cancelled():
+        task.exception()
+
+
+async def _guarded(work: Awaitable[T]) -> T:
+    """`work`'s result; a database failure that may pass becomes `StoreUnavailable`."""
+    try:
+        return await work
+    except StoreUnavailable:
+        raise
+    except Exception as exc:
+        if is_transient(exc):
+            raise StoreUnavailable(f"the idempotency store did not answer ({type(exc).__name__})") from exc
+        raise

@@ -7,7 +7,7 @@ and expired at most once, even with several replicas resuming and sweeping at th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from sqlalchemy import delete, select, update
@@ -117,11 +117,23 @@ class ParkedCallStore:
             )
             return [_record(row) for row in rows]
 
-    async def purge_finished(self, before: datetime) -> int:
-        """Forget calls that finished (resumed, expired, failed) and were last touched before `before`."""
-        query = delete(ParkedCallRow).where(
-            ParkedCallRow.state.in_(_FINISHED), ParkedCallRow.updated_at < before
-        )
-        async with self._write(), self._sessions.begin() as session:
-            result = await session.execute(query)
-        return int(getattr(result, "rowcount", 0) or 0)
+    async def purge_finished(self, *, retention_s: float, batch: int = 1_000) -> int:
+        """Delete calls in a final state last changed over `retention_s` ago, `batch` per transaction.
+
+        Parked calls are never purged: the sweep expires them first.
+        """
+        cutoff = _now() - timedelta(seconds=retention_s)
+        purged = 0
+        while True:
+            stale = (
+                select(ParkedCallRow.token)
+                .where(ParkedCallRow.state.in_(_FINISHED), ParkedCallRow.updated_at <= cutoff)
+                .limit(batch)
+            )
+            async with self._write(), self._sessions.begin() as session:
+                purge = delete(ParkedCallRow).where(ParkedCallRow.token.in_(stale))
+                result = await session.execute(purge.execution_options(synchronize_session=False))
+            deleted = int(getattr(result, "rowcount", 0) or 0)
+            purged += deleted
+            if deleted < batch:
+                return purged

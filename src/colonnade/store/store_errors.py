@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import sqlite3
+
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, ProgrammingError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+
 from colonnade.errors import ColonnadeError
 
-__all__ = ["ContractConflict", "ContractNotFound", "DatabaseUrlError", "SchemaError", "StoreError"]
+__all__ = [
+    "ContractConflict",
+    "ContractNotFound",
+    "DatabaseUrlError",
+    "SchemaError",
+    "StoreError",
+    "StoreUnavailable",
+    "is_transient",
+]
 
 
 class StoreError(ColonnadeError):
@@ -35,3 +48,26 @@ class SchemaError(StoreError):
     """The database schema cannot be brought to the version this Colonnade expects."""
 
     code = "S-TOOL-STORE-SCHEMA"
+
+
+class StoreUnavailable(StoreError):
+    """The database did not answer (connection lost, locked, pool exhausted): trying again may work.
+
+    Raised in place of the driver's own error so callers can answer "retry" without knowing
+    which database, driver or pool sits underneath; the original error is the `__cause__`.
+    """
+
+    code = "R-CAP-STORE-UNAVAILABLE"
+
+
+# Errors that mean the statement itself is wrong, not that the database was briefly away.
+_PERMANENT = (IntegrityError, ProgrammingError, DataError)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether `exc` comes from a database that may answer if asked again (vs. a bug in the statement)."""
+    if isinstance(exc, StoreUnavailable | PoolTimeout | TimeoutError | ConnectionError):
+        return True
+    if isinstance(exc, DBAPIError):
+        return not isinstance(exc, _PERMANENT)
+    return isinstance(exc, sqlite3.OperationalError | OSError)

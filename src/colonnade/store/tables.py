@@ -127,6 +127,8 @@ class IdempotencyRow(Base):
     lease_until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # The attempt holding the key; writes of an attempt whose key was taken over change nothing.
+    holder: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class ParkedCallRow(Base):
