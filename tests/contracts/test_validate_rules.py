@@ -1,4 +1,4 @@
-"""Every validator rule (UAC001..UAC016): a document that breaks it and a near miss that passes.
+"""Every validator rule (UAC001..UAC017): a document that breaks it and a near miss that passes.
 
 Each document is the valid base fixture with one mutation, so a failure names exactly one rule.
 """
@@ -41,6 +41,7 @@ PUBLIC_SEVERITIES = {
     "UAC014": "warning",
     "UAC015": "error",
     "UAC016": "error",  # added with two-phase commit (issue 5), beyond issue 2's table
+    "UAC017": "error",  # credentials in backend.base_url (issue 11)
 }
 
 
@@ -423,6 +424,20 @@ FAILING: list[tuple[str, str, Mutation, str, tuple[str, ...]]] = [
         "/endpoints/1/runtime/two_phase/commit_operation",
         ("confirmTicket", "not an operation_id"),
     ),
+    (
+        "password-in-base-url",
+        "UAC017",
+        _set("backend/base_url", "https://svc:hunter2@support.example.com/api"),
+        "/backend/base_url",
+        ("user name and password", "support.example.com"),
+    ),
+    (
+        "token-in-base-url",
+        "UAC017",
+        _set("backend/base_url", "https://tok3n@support.example.com/api"),
+        "/backend/base_url",
+        ("user name or token",),
+    ),
 ]
 
 
@@ -519,6 +534,7 @@ PASSING: list[tuple[str, str, Mutation]] = [
             {"two_phase": {"commit_operation": "getTicket", "compensate_operation": "deleteTicket"}},
         ),
     ),
+    ("at-sign-in-path-not-host", "UAC017", _set("backend/base_url", "https://support.example.com/@team/api")),
 ]
 
 
@@ -535,6 +551,14 @@ def test_rule_accepts_the_near_miss(code: str, mutation: Mutation) -> None:
 def test_every_rule_has_a_failing_and_a_passing_case() -> None:
     assert {code for _, code, *_ in FAILING} == set(PUBLIC_SEVERITIES)
     assert {code for _, code, _ in PASSING} == set(PUBLIC_SEVERITIES)
+
+
+def test_credentials_in_base_url_are_never_echoed() -> None:
+    doc = mutated(_set("backend/base_url", "https://svc:hunter2@support.example.com/api"))
+    (finding,) = with_code(validate_data(doc), "UAC017")
+    assert "hunter2" not in finding.message + finding.fix
+    assert "svc" not in finding.message
+    assert "backend.auth" in finding.fix
 
 
 def test_two_unknown_fields_give_two_findings_with_a_suggestion() -> None:

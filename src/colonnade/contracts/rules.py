@@ -1,4 +1,4 @@
-"""The validator's rules: one function per public code (UAC001..UAC016), each safe on raw data.
+"""The validator's rules: one function per public code (UAC001..UAC017), each safe on raw data.
 
 Every rule takes the same `Subject` (the JSON-shaped document and what rules share) and yields
 findings; `RULES` lists them and nothing else decides what runs. Rules read the raw data
@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
+from urllib.parse import urlsplit
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
@@ -57,6 +58,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "UAC014": (Severity.WARNING, "safe_for_agents: true on a destructive operation"),
     "UAC015": (Severity.ERROR, "a published contract has no endpoints"),
     "UAC016": (Severity.ERROR, "runtime.two_phase names an operation that is not in the contract"),
+    "UAC017": (Severity.ERROR, "backend.base_url carries credentials (user:password@)"),
 }
 
 SUMMARY_LIMIT = 160
@@ -510,6 +512,33 @@ def uac016_two_phase_operations(subject: Subject) -> Iterator[Finding]:
                 )
 
 
+# --- UAC017: the backend -------------------------------------------------------------------------
+
+
+def uac017_no_credentials_in_base_url(subject: Subject) -> Iterator[Finding]:
+    """A URL's `user:password@` would be stored, listed and logged with the contract, in clear."""
+    backend = subject.data.get("backend") if isinstance(subject.data, dict) else None
+    url = backend.get("base_url") if isinstance(backend, dict) else None
+    if not isinstance(url, str):
+        return  # a missing or mistyped base_url is UAC001's finding
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError:
+        return  # not a URL at all: UAC001's pattern reports it
+    userinfo, at, host = netloc.rpartition("@")
+    if not at:
+        return
+    what = "a user name and password" if ":" in userinfo else "a user name or token"
+    yield _finding(
+        "UAC017",
+        "/backend/base_url",
+        f"backend.base_url carries {what} before '@' (…@{host}); the contract would hold it in clear",
+        "remove the credentials from the URL and reference a secret in backend.auth instead, e.g. "
+        "`auth: {type: basic, secret: CRM_CREDENTIALS}` with the value `user:password` in the "
+        "environment variable COLONNADE_SECRET_CRM_CREDENTIALS",
+    )
+
+
 RULES: tuple[Rule, ...] = (
     uac001_schema,
     uac001_input_schemas,
@@ -528,4 +557,5 @@ RULES: tuple[Rule, ...] = (
     uac014_destructive_safe_for_agents,
     uac015_published_has_endpoints,
     uac016_two_phase_operations,
+    uac017_no_credentials_in_base_url,
 )
