@@ -12,8 +12,11 @@ from dataclasses import dataclass
 
 from colonnade.adapters.http import HttpAdapter
 from colonnade.calls.pipeline import Pipeline, Stage
+from colonnade.calls.stages.admission import Admission
 from colonnade.calls.stages.approval import ApprovalGate
 from colonnade.calls.stages.capacity import Capacity
+from colonnade.calls.stages.circuit import CircuitBreaker
+from colonnade.calls.stages.drain import Drain
 from colonnade.calls.stages.dry_run import DryRun
 from colonnade.calls.stages.execute import Execute
 from colonnade.calls.stages.health import HealthGate
@@ -45,6 +48,8 @@ def build_pipeline(parts: PipelineParts | HttpAdapter) -> Pipeline:
         parts = PipelineParts(http=parts)
     stages: list[Stage | None] = [
         parts.observe,  # 10 outcome: span, metrics, one log line (wraps everything)
+        Drain(),  # a stopping gateway ends calls still running at the drain limit, retryable
+        Admission(),  # overload: refuse at once what would miss its deadline or exceed the bound
         ApprovalGate(),  # 5 approval gate (fail-closed until the approval workflow lands)
         InputValidation(),  # 6 validate input, every violation listed
         NetworkPolicy(),  # precondition: the backend is on the allow-lists
@@ -57,6 +62,7 @@ def build_pipeline(parts: PipelineParts | HttpAdapter) -> Pipeline:
         TwoPhase(parts.two_phase) if parts.two_phase else None,  # 8 two-phase commit
         OutputValidation(),  # 9 validate output of the (retried) execution
         Retry(),  # 8 retries: retryable outcomes, safe tools, within the deadline
+        CircuitBreaker(),  # per backend: fail fast while it keeps failing (counts every attempt)
         Execute(parts.http),  # 8 execute within the deadline
     ]
     return Pipeline([stage for stage in stages if stage is not None])
