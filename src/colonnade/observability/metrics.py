@@ -112,6 +112,8 @@ class LoadView(Protocol):
 
     loop_lag_s: float
     cpu_per_request_s: float
+    service_s: float
+    latency_s: float
     max_in_flight: int | None
 
     @property
@@ -147,9 +149,20 @@ class _LoadCollector(Collector):
                 load.predicted_wait_s(),
             ),
             (
+                "colonnade_admission_service_seconds",
+                "Event-loop time one call request takes (moving average): its CPU, or while the loop"
+                " is busy or starved, the wall time per answer.",
+                load.service_s,
+            ),
+            (
                 "colonnade_admission_cpu_per_request_seconds",
                 "Event-loop CPU time per answered call request (moving average).",
                 load.cpu_per_request_s,
+            ),
+            (
+                "colonnade_admission_latency_seconds",
+                "Time from a call request's arrival at the HTTP edge to its answer (moving average).",
+                load.latency_s,
             ),
             (
                 "colonnade_event_loop_lag_seconds",

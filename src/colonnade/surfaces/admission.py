@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.errors import error
-from colonnade.calls.load import IN_FLIGHT_LIMIT, LoadMonitor
+from colonnade.calls.load import ARRIVAL, IN_FLIGHT_LIMIT, LoadMonitor
 
 __all__ = ["CALL_PATHS", "AdmissionControl", "retry_after_header"]
 
@@ -49,19 +49,21 @@ class AdmissionControl:
             await self.app(scope, receive, send)
             return
         load = self.load
-        load.edge_entered()
+        arrival = load.edge_entered()
         if load.over_bound():
-            load.edge_left(served=False)
+            load.edge_left(arrival, served=False)
             load.record_shed(IN_FLIGHT_LIMIT)
             await _refuse(scope["path"], load, send)
             return
         rest = scope["path"].startswith(_REST_PREFIX)
+        token = ARRIVAL.set(arrival)
         try:
             await self.app(scope, receive, _RetryAfter(send) if rest else send)
         except ClientDisconnect:
             logger.info("a client went away before its request body was complete")
         finally:
-            load.edge_left()
+            ARRIVAL.reset(token)
+            load.edge_left(arrival)
 
 
 class _RetryAfter:

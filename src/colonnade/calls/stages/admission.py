@@ -3,7 +3,8 @@
 Under overload every admitted call slows down every other one (they share the event loop), so a
 call that cannot finish in time only makes the others late too. This stage asks the load monitor
 (`calls/load.py`) how long the requests in flight will keep the loop busy; when that exceeds the
-time left before the call's deadline, or the calls in flight exceed their bound, the call ends
+time left before the call's deadline (less what it already waited in front of the pipeline), or
+the calls in flight exceed their bound, the call ends
 here with the retryable `R-CAP-OVERLOAD` and `retry_after_ms`, before any validation or backend
 work is spent on it.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 from colonnade.calls.call import Call
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.errors import error
-from colonnade.calls.load import DEADLINE, IN_FLIGHT_LIMIT, LoadMonitor
+from colonnade.calls.load import DEADLINE, IN_FLIGHT_LIMIT, LoadMonitor, current_arrival, queued_s
 from colonnade.calls.pipeline import Next
 
 __all__ = ["Admission"]
@@ -26,10 +27,14 @@ class Admission:
     async def __call__(self, call: Call, next: Next) -> CallResult:
         load = self.load
         load.call_entered()
+        refusal = self._refusal(call)
+        if refusal is not None:
+            load.call_left(served=False)  # a refusal's cost says nothing of a call's
+            arrival = current_arrival()
+            if arrival is not None:
+                arrival.refused = True
+            return refusal
         try:
-            refusal = self._refusal(call)
-            if refusal is not None:
-                return refusal
             return await next(call)
         finally:
             load.call_left()
@@ -45,7 +50,7 @@ class Admission:
             )
         if not load.shed_late:
             return None
-        wait_s, remaining_s = load.predicted_wait_s(), call.remaining_s
+        wait_s, remaining_s = load.predicted_wait_s(), _callers_remaining_s(call)
         if wait_s <= remaining_s:
             return None
         return self._refuse(
@@ -69,3 +74,11 @@ class Admission:
             **details,
         )
         return call.result(status, error=err)
+
+
+def _callers_remaining_s(call: Call) -> float:
+    """Time left as the caller counts it: a relative timeout started when the request arrived,
+    not when the pipeline began; an absolute deadline already counts the wait in front."""
+    if call.request.constraints.deadline_unix_ms is not None:
+        return call.remaining_s
+    return call.remaining_s - queued_s(call.started)
