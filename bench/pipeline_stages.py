@@ -35,8 +35,11 @@ from colonnade.adapters.http import HttpAdapter
 from colonnade.calls.envelope import CallConstraints, CallRequest
 from colonnade.calls.pipeline import Pipeline, Stage
 from colonnade.calls.service import CallService
+from colonnade.calls.stages.admission import Admission
 from colonnade.calls.stages.approval import ApprovalGate
 from colonnade.calls.stages.capacity import Capacity
+from colonnade.calls.stages.circuit import CircuitBreaker
+from colonnade.calls.stages.drain import Drain
 from colonnade.calls.stages.dry_run import DryRun
 from colonnade.calls.stages.execute import Execute
 from colonnade.calls.stages.health import HealthGate
@@ -104,6 +107,7 @@ async def main(calls: int) -> None:
         await migrate_engine(engine)
         http = HttpAdapter()
         ladder: list[tuple[str, Stage, bool]] = [
+            ("+ circuit breaker", CircuitBreaker(), False),
             ("+ retry", Retry(), False),
             ("+ output validation", OutputValidation(), False),
             ("+ capacity", Capacity(), False),
@@ -113,6 +117,8 @@ async def main(calls: int) -> None:
             ("+ network policy", NetworkPolicy(), True),
             ("+ input validation", InputValidation(), True),
             ("+ approval gate", ApprovalGate(), True),
+            ("+ admission", Admission(), True),
+            ("+ drain", Drain(), True),
             ("+ observe (span, metrics, JSON log line)", Observe(), True),
         ]
         stages: list[Stage] = [Execute(http)]

@@ -2,8 +2,8 @@
 
 The gateway serves every call on one event loop, which shares its core between all requests in
 flight. A new call therefore finishes after roughly the loop's service time per request times the
-requests in flight (its own included), plus however late the loop already runs its callbacks.
-This module measures those three things while serving:
+requests in flight (its own included), plus however late the loop runs its callbacks: that long a
+request sat unread before the gateway saw it. This module measures those three things:
 - requests in flight: counted at the HTTP edge (calls waiting in the SDK or the router count too)
   and, without an edge (stdio, tests), calls inside the pipeline;
 - service time per request: the event-loop thread's CPU time per request finished in a sample
@@ -34,6 +34,7 @@ IN_FLIGHT_LIMIT = "in_flight_limit"
 DEADLINE = "deadline"
 
 _SMOOTHING = 0.3  # weight of the newest sample in the moving averages
+_LAG_SMOOTHING = 0.1  # the lag is noisy (the OS's scheduling shows in it): averaged over ~0.5 s
 _BUSY_LAG_S = 0.005  # a sampler timer this late: the loop had no idle moment to run it on time
 _BUSY_ANSWERS = 3  # answers a busy sample needs before its wall time per answer is trusted
 _MIN_RETRY_AFTER_MS = 50
@@ -130,13 +131,18 @@ class LoadMonitor:
         return self.max_in_flight is not None and self.in_flight > self.max_in_flight
 
     def predicted_wait_s(self) -> float:
-        """Time until a request that is in flight now is answered, if every request shares the loop."""
+        """Time until a request that is in flight now is answered, if every request shares the loop.
+
+        The requests in flight times the service time (while the loop is saturated, Little's law:
+        requests in flight over the rate it answers them), plus the lag: that long a request sat
+        unread in its socket before the edge could count it, a wait no timestamp of ours records.
+        """
         return self.loop_lag_s + self.in_flight * self.service_s
 
     def retry_after_ms(self) -> int:
-        """When to come back: once the work in flight now has been served, spread over as long again
-        so that the callers refused together do not all return at the same moment."""
-        wait_ms = math.ceil(self.predicted_wait_s() * 1000 * (1 + self._rand()))
+        """When to come back: about when the work in flight now has been served, spread from half
+        to one and a half times that, so that the callers refused together do not return together."""
+        wait_ms = math.ceil(self.predicted_wait_s() * 1000 * (0.5 + self._rand()))
         return min(_MAX_RETRY_AFTER_MS, max(_MIN_RETRY_AFTER_MS, wait_ms))
 
     def record_shed(self, reason: str) -> None:
@@ -172,7 +178,7 @@ class LoadMonitor:
             cpu, done = now_cpu, now_done
 
     def observe_lag(self, lag_s: float) -> None:
-        self.loop_lag_s = _smoothed(self.loop_lag_s, max(0.0, lag_s))
+        self.loop_lag_s = _smoothed(self.loop_lag_s, max(0.0, lag_s), _LAG_SMOOTHING)
 
     def observe_service(self, cpu_s: float, wall_s: float | None = None) -> None:
         """One sample: loop CPU per answer, and wall time per answer when the loop was busy throughout."""
@@ -185,5 +191,5 @@ class LoadMonitor:
         return max(self._edge_done, self._calls_done)
 
 
-def _smoothed(average: float, sample: float) -> float:
-    return average + _SMOOTHING * (sample - average)
+def _smoothed(average: float, sample: float, weight: float = _SMOOTHING) -> float:
+    return average + weight * (sample - average)

@@ -114,6 +114,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def _read_timed_out(self, phase: str, seconds: float) -> None:
         self._read_timer = None
         logger.info("closing a connection whose request %s did not arrive within %s s", phase, seconds)
+        if phase == "body" and self.cycle is not None and self.cycle.response_started:
+            self.transport.close()  # answered without waiting for the body: nothing more to say
+            return
         self._refuse(
             408,
             "I-REQ-READ-TIMEOUT",

@@ -145,7 +145,7 @@ class _LoadCollector(Collector):
             ),
             (
                 "colonnade_admission_predicted_wait_seconds",
-                "Time the calls in flight will keep the event loop busy: what a new call waits.",
+                "What a new call would wait: event-loop lag + calls in flight x service time.",
                 load.predicted_wait_s(),
             ),
             (

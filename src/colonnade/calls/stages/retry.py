@@ -35,13 +35,14 @@ def may_retry(call: Call) -> bool:
 
 def clamp_policy(policy: RetryPolicy, limits: RetryLimits) -> tuple[RetryPolicy, str | None]:
     """The policy within the manifest's limits, and a note saying what changed (None: nothing)."""
-    clamped = policy.model_copy(
-        update={
-            "max_attempts": min(policy.max_attempts, limits.max_attempts),
-            "base_ms": max(policy.base_ms, limits.min_backoff_ms),
-            "cap_ms": max(policy.cap_ms, policy.base_ms, limits.min_backoff_ms),
-        }
-    )
+    within = {
+        "max_attempts": min(policy.max_attempts, limits.max_attempts),
+        "base_ms": max(policy.base_ms, limits.min_backoff_ms),
+        "cap_ms": max(policy.cap_ms, policy.base_ms, limits.min_backoff_ms),
+    }
+    if all(getattr(policy, name) == value for name, value in within.items()):
+        return policy, None  # the common case: no copy on every call
+    clamped = policy.model_copy(update=within)
     changes = [
         f"{name} {getattr(policy, name)} -> {getattr(clamped, name)}"
         for name in ("max_attempts", "base_ms")
