@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,8 +104,8 @@ def serve(tmp_path: Path, fault_url: str) -> Iterator[Serve]:
     """Start gateways serving the fault contract, with `server.*` settings given as keywords."""
     started: list[FaultGateway] = []
 
-    def start(**server: object) -> FaultGateway:
-        started.append(start_fault_gateway(COLONNADE, tmp_path, fault_url, **server))
+    def start(args: Sequence[str] = (), **server: object) -> FaultGateway:
+        started.append(start_fault_gateway(COLONNADE, tmp_path, fault_url, args, **server))
         return started[-1]
 
     yield start

@@ -69,7 +69,7 @@ def test_a_call_shorter_than_the_drain_limit_finishes_normally(serve: Serve) -> 
 
 
 def test_at_the_drain_limit_calls_still_running_end_retryable_and_the_process_exits(serve: Serve) -> None:
-    gateway = serve(drain_timeout_s=1)
+    gateway = serve(args=["--drain-timeout", "1"])  # the flag, over the default of 10 s
     with ThreadPoolExecutor(1) as pool:
         answer = gateway.call_slowly(pool, backend_ms=60_000)
         os.kill(gateway.proc.pid, signal.SIGTERM)

@@ -7,7 +7,7 @@ import os
 import socket
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,10 +67,13 @@ class FaultGateway:
 
 
 Serve = Callable[..., FaultGateway]
-"""`serve(drain_timeout_s=1, max_calls_in_flight=1)`: a gateway with these `server.*` settings."""
+"""`serve(drain_timeout_s=1, max_calls_in_flight=1)`: a gateway with these `server.*` settings
+(`args=[...]` adds command-line options of `colonnade serve`)."""
 
 
-def start_fault_gateway(colonnade: Path, folder: Path, fault_url: str, **server: Any) -> FaultGateway:
+def start_fault_gateway(
+    colonnade: Path, folder: Path, fault_url: str, args: Sequence[str] = (), **server: Any
+) -> FaultGateway:
     contract = folder / "faults.yaml"
     contract.write_text(yaml.safe_dump(fault_contract(fault_url), sort_keys=False))
     env = {
@@ -81,7 +84,8 @@ def start_fault_gateway(colonnade: Path, folder: Path, fault_url: str, **server:
     }
     env.pop("COLONNADE_DATABASE_URL", None)
     port, log = free_port(), folder / "gateway.log"
-    proc = start_process([str(colonnade), "serve", "--port", str(port)], log, cwd=folder, env=env)
+    command = [str(colonnade), "serve", "--port", str(port), *args]
+    proc = start_process(command, log, cwd=folder, env=env)
     gateway = FaultGateway(proc, f"http://127.0.0.1:{port}", log)
     wait_http(f"{gateway.url}/readyz", proc, log=log)
     return gateway
