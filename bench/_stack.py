@@ -58,7 +58,8 @@ class Stack:
 
 
 @contextlib.contextmanager
-def demo_stack() -> Iterator[Stack]:
+def demo_stack(settings: dict[str, str] | None = None) -> Iterator[Stack]:
+    """The demo backend and a gateway; `settings` are extra COLONNADE_* variables for the gateway."""
     with tempfile.TemporaryDirectory(prefix="colonnade-bench-") as tmp_name, contextlib.ExitStack() as logs:
         tmp = Path(tmp_name)
         backend_port, gateway_port = free_port(), free_port()
@@ -93,6 +94,7 @@ def demo_stack() -> Iterator[Stack]:
                 **os.environ,
                 "COLONNADE_DATA_DIR": str(tmp / "data"),
                 "COLONNADE_CONTRACTS": json.dumps(contracts),
+                **(settings or {}),
             }
             procs.append(  # the gateway logs one line per call: to a file, not the terminal
                 subprocess.Popen(

@@ -38,9 +38,12 @@ from colonnade.adapters.registry import AdapterRegistry
 from colonnade.calls.envelope import CallConstraints, CallRequest
 from colonnade.calls.pipeline import Pipeline, Stage
 from colonnade.calls.service import CallService
+from colonnade.calls.stages.admission import Admission
 from colonnade.calls.stages.approval import ApprovalGate
 from colonnade.calls.stages.authorize import Authorize
 from colonnade.calls.stages.capacity import Capacity
+from colonnade.calls.stages.circuit import CircuitBreaker
+from colonnade.calls.stages.drain import Drain
 from colonnade.calls.stages.dry_run import DryRun
 from colonnade.calls.stages.execute import Execute
 from colonnade.calls.stages.health import HealthGate
@@ -108,6 +111,7 @@ async def main(calls: int) -> None:
         await migrate_engine(engine)
         http = HttpAdapter()
         ladder: list[tuple[str, Stage, bool]] = [
+            ("+ circuit breaker", CircuitBreaker(), False),
             ("+ retry", Retry(), False),
             ("+ output validation", OutputValidation(), False),
             ("+ capacity", Capacity(), False),
@@ -118,6 +122,8 @@ async def main(calls: int) -> None:
             ("+ input validation", InputValidation(), True),
             ("+ approval gate", ApprovalGate(), True),
             ("+ authorize (allow all)", Authorize(), True),
+            ("+ admission", Admission(), True),
+            ("+ drain", Drain(), True),
         ]
         adapters = AdapterRegistry({"http": HttpTools(http)})
         stages: list[Stage] = [Resolve(catalog), Execute(adapters)]

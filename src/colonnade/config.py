@@ -51,6 +51,45 @@ class ServerSettings(_Section):
     host: str = Field(default="127.0.0.1", description="Interface the gateway listens on.")
     port: int = Field(default=8765, ge=0, le=65535, description="TCP port of the gateway.")
     page_size: int = Field(default=200, ge=1, le=10_000, description="Tools per tools/list page.")
+    header_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=3600,
+        description="Longest time from a connection's first byte (or its opening) to the end of a request's"
+        " headers; slower clients get 408 and are disconnected.",
+    )
+    body_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="Longest time from the end of a request's headers to the end of its body.",
+    )
+    keep_alive_timeout_s: int = Field(
+        default=5, ge=1, le=3600, description="Seconds an idle keep-alive connection stays open."
+    )
+    max_connections: int = Field(
+        default=1000, ge=1, description="Open connections at most; one more is answered 503 and closed."
+    )
+    max_header_bytes: int = Field(
+        default=64 * 1024, ge=1024, description="Largest request line plus headers accepted (431 above)."
+    )
+    drain_timeout_s: float = Field(
+        default=10.0,
+        ge=0,
+        le=3600,
+        description="On a stop signal, how long calls in flight may finish; then they end retryable.",
+    )
+    max_calls_in_flight: int | None = Field(
+        default=256,
+        ge=1,
+        description="Calls (POST /mcp, /v1/calls) in flight at most; more are refused R-CAP-OVERLOAD."
+        " null: no bound.",
+    )
+    shed_late_calls: bool = Field(
+        default=True,
+        description="Refuse at once (R-CAP-OVERLOAD) a call that the work in front of it would make miss"
+        " its deadline.",
+    )
     max_request_bytes: int = Field(
         default=1024 * 1024,
         ge=1024,

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import time
 
+import httpx2
 import pytest
 
-from colonnade.calls.envelope import CallConstraints, CallStatus, RetryPolicy
-from colonnade.calls.stages.retry import backoff_ms
+from colonnade.calls.envelope import CallConstraints, CallResult, CallStatus, RetryPolicy
+from colonnade.calls.manifest import ManifestOverride, RetryLimits
+from colonnade.calls.stages.retry import Retry, backoff_ms, clamp_policy
 from tests.calls.conftest import Harness, quick_retries
+from tests.support.stage_calls import failure, stage_call
 
 
 def test_backoff_is_exponential_capped_and_jittered() -> None:
@@ -112,3 +115,40 @@ async def test_deadline_unix_ms_bounds_the_call(harness: Harness) -> None:
     )
     assert result.error is not None and result.error.code == "R-TIMEOUT-001"
     assert time.time() * 1000 <= deadline + 50
+
+
+def test_a_callers_policy_is_clamped_to_the_manifest() -> None:
+    hammer = RetryPolicy(max_attempts=10, base_ms=1, cap_ms=1, jitter="full")
+    clamped, note = clamp_policy(hammer, RetryLimits(max_attempts=3, min_backoff_ms=20))
+    assert (clamped.max_attempts, clamped.base_ms, clamped.cap_ms) == (3, 20, 20)
+    assert note == "retry_policy clamped to the tool's manifest: max_attempts 10 -> 3, base_ms 1 -> 20"
+    modest = RetryPolicy(max_attempts=2, base_ms=200, cap_ms=400)
+    assert clamp_policy(modest, RetryLimits(max_attempts=5, min_backoff_ms=20)) == (modest, None)
+
+
+async def test_no_wait_between_attempts_is_shorter_than_the_manifests_minimum() -> None:
+    waits: list[float] = []
+
+    async def record(seconds: float) -> None:
+        waits.append(seconds)
+
+    retry = Retry(rand=lambda: 0.0, sleep=record)  # full jitter drawing 0: no wait at all unclamped
+    manifest = ManifestOverride(retry=RetryLimits(max_attempts=4, min_backoff_ms=250))
+    call = stage_call(override=manifest, retry_policy=RetryPolicy(max_attempts=9, base_ms=1))
+    result: CallResult = await retry(call, failure("R-UPSTREAM-UNAVAILABLE"))
+    assert waits == [0.25, 0.25, 0.25]
+    assert result.error is not None and result.error.details["attempts"] == 4
+
+
+async def test_a_caller_cannot_make_the_gateway_hammer_a_failing_backend(harness: Harness) -> None:
+    hammer = RetryPolicy(max_attempts=10, base_ms=1, cap_ms=1, jitter="full")
+    result = await harness.call(
+        "get_item",
+        "flaky:100:503",
+        input={"item_id": "I-1", "attempt_key": "hammer-1"},
+        constraints=CallConstraints(retry_policy=hammer, timeout_ms=5_000),
+    )
+    assert result.error is not None and result.error.code == "R-UPSTREAM-UNAVAILABLE"
+    assert result.error.details["attempts"] == 3  # the manifest's default, not the caller's 10
+    assert httpx2.get(f"{harness.fault_url}/attempts/hammer-1").json() == {"attempts": 3}
+    assert any("clamped to the tool's manifest" in w for w in result.warnings)

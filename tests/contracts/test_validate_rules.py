@@ -1,4 +1,4 @@
-"""Every validator rule (UAC001..UAC022): a document that breaks it and a near miss that passes.
+"""Every validator rule (UAC001..UAC023): a document that breaks it and a near miss that passes.
 
 Each document is the valid base fixture with one mutation, so a failure names exactly one rule.
 """
@@ -47,6 +47,7 @@ PUBLIC_SEVERITIES = {
     "UAC020": "warning",
     "UAC021": "warning",
     "UAC022": "warning",
+    "UAC023": "error",  # credentials in backend.base_url (issue 11)
 }
 
 
@@ -496,6 +497,20 @@ FAILING: list[tuple[str, str, Mutation, str, tuple[str, ...]]] = [
         "/needs_review",
         ("published", "1 needs_review item", "listTickets"),
     ),
+    (
+        "password-in-base-url",
+        "UAC023",
+        _set("backend/base_url", "https://svc:hunter2@support.example.com/api"),
+        "/backend/base_url",
+        ("user name and password", "support.example.com"),
+    ),
+    (
+        "token-in-base-url",
+        "UAC023",
+        _set("backend/base_url", "https://tok3n@support.example.com/api"),
+        "/backend/base_url",
+        ("user name or token",),
+    ),
 ]
 
 
@@ -633,6 +648,7 @@ PASSING: list[tuple[str, str, Mutation]] = [
             {"two_phase": {"commit_operation": "getTicket", "compensate_operation": "deleteTicket"}},
         ),
     ),
+    ("at-sign-in-path-not-host", "UAC023", _set("backend/base_url", "https://support.example.com/@team/api")),
 ]
 
 
@@ -649,6 +665,14 @@ def test_rule_accepts_the_near_miss(code: str, mutation: Mutation) -> None:
 def test_every_rule_has_a_failing_and_a_passing_case() -> None:
     assert {code for _, code, *_ in FAILING} == set(PUBLIC_SEVERITIES)
     assert {code for _, code, _ in PASSING} == set(PUBLIC_SEVERITIES)
+
+
+def test_credentials_in_base_url_are_never_echoed() -> None:
+    doc = mutated(_set("backend/base_url", "https://svc:hunter2@support.example.com/api"))
+    (finding,) = with_code(validate_data(doc), "UAC023")
+    assert "hunter2" not in finding.message + finding.fix
+    assert "svc" not in finding.message
+    assert "backend.auth" in finding.fix
 
 
 def test_two_unknown_fields_give_two_findings_with_a_suggestion() -> None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.support.fault_gateway import FaultGateway, Serve, start_fault_gateway
 from tests.support.loopback import free_port, start_process, stop_process, wait_http
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,3 +83,31 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         if gateway is not None:
             stop_process(gateway)
         stop_process(backend)
+
+
+@pytest.fixture(scope="module")
+def fault_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The fault backend (tests/support/fault_backend.py) as a process."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("fault-backend") / "backend.log"
+    command = [sys.executable, "-m", "tests.support.fault_backend", "--port", str(port)]
+    proc = start_process(command, log, cwd=ROOT)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc, log=log)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_process(proc)
+
+
+@pytest.fixture
+def serve(tmp_path: Path, fault_url: str) -> Iterator[Serve]:
+    """Start gateways serving the fault contract, with `server.*` settings given as keywords."""
+    started: list[FaultGateway] = []
+
+    def start(args: Sequence[str] = (), **server: object) -> FaultGateway:
+        started.append(start_fault_gateway(COLONNADE, tmp_path, fault_url, args, **server))
+        return started[-1]
+
+    yield start
+    for gateway in started:
+        stop_process(gateway.proc)

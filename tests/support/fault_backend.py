@@ -3,6 +3,7 @@
 Faults are chosen per request with the `X-Fault` header (the contract maps a `fault` argument to it):
   ok | 429:<ms> | 503 | 500 | slow:<ms> | cut | malformed | bad_output | cut_after_effect
   flaky:<n>:<fault>   -> <fault> for the first n attempts of one `X-Attempt-Key`, then ok
+                         (GET /attempts/<key> tells how many requests of that key arrived)
 Effects honour `Idempotency-Key` (a repeated key replays the first response, as payment APIs do);
 payments do not (every request pays again), so the ledger shows every repeat the gateway sends.
 Run: python -m tests.support.fault_backend --port P
@@ -153,6 +154,9 @@ def create_app(state: FaultBackend | None = None) -> Starlette:
     async def ledger(_: Request) -> Response:
         return JSONResponse({"ledger": backend.ledger, "reservations": backend.reservations})
 
+    async def attempts(request: Request) -> Response:
+        return JSONResponse({"attempts": backend.attempts.get(request.path_params["key"], 0)})
+
     async def reset(_: Request) -> Response:
         backend.ledger.clear()
         backend.replies.clear()
@@ -184,6 +188,7 @@ def create_app(state: FaultBackend | None = None) -> Starlette:
                 "/reservations/{reservation_id}/cancel", _transition("cancel", "cancelled"), methods=["POST"]
             ),
             Route("/ledger", ledger, methods=["GET"]),
+            Route("/attempts/{key}", attempts, methods=["GET"]),
             Route("/reset", reset, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/health/{state}", set_health, methods=["POST"]),
@@ -218,7 +223,15 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     args = parser.parse_args()
     # Cut connections raise on purpose; their tracebacks are noise, so only critical logs remain.
-    uvicorn.run(create_app(), host="127.0.0.1", port=args.port, log_level="critical", access_log=False)
+    # A stop does not wait for `slow:` requests still sleeping: tests stop it with some in flight.
+    uvicorn.run(
+        create_app(),
+        host="127.0.0.1",
+        port=args.port,
+        log_level="critical",
+        access_log=False,
+        timeout_graceful_shutdown=1,
+    )
 
 
 if __name__ == "__main__":

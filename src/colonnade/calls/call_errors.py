@@ -197,6 +197,48 @@ _SPECS = (
         "check the gateway's database.",
     ),
     ErrorSpec(
+        "R-UPSTREAM-CIRCUIT-OPEN",
+        _RETRY,
+        "The backend keeps failing; the gateway stopped calling it for a while",
+        "Retry after details.retry_after_ms, when the gateway tries the backend again; if it persists an "
+        "operator must check the backend named in details.backend.",
+    ),
+    ErrorSpec(
+        "R-CAP-OVERLOAD",
+        _RETRY,
+        "The gateway is overloaded and refused the call at once",
+        "Retry after details.retry_after_ms (REST also sends Retry-After), or with a later deadline; "
+        "details.reason says whether the calls in flight were at their bound or the call would have "
+        "missed its deadline.",
+    ),
+    ErrorSpec(
+        "R-CAP-CONNECTIONS",
+        _RETRY,
+        "The gateway holds as many connections as it allows",
+        "Retry after details.retry_after_ms on a new connection; keep one connection alive for many "
+        "requests instead of opening one per request.",
+    ),
+    ErrorSpec(
+        "R-CAP-SHUTTING-DOWN",
+        _RETRY,
+        "The gateway is stopping and ended the call before it finished",
+        "Retry after details.retry_after_ms, with the same idempotency_key for a write: when "
+        "details.interrupted is true the call was cut mid-flight and may have reached the backend.",
+    ),
+    ErrorSpec(
+        "I-REQ-READ-TIMEOUT",
+        _INVALID,
+        "The request's headers or body did not arrive in time",
+        "Send the headers within details.limit_s seconds of connecting (or of the previous answer) and "
+        "the body right after them; the gateway disconnects clients that stall mid-request.",
+    ),
+    ErrorSpec(
+        "I-REQ-HEADERS-TOO-LARGE",
+        _INVALID,
+        "The request line and headers are larger than the gateway accepts",
+        "Send at most details.limit_bytes bytes of request line and headers; pass large data in the body.",
+    ),
+    ErrorSpec(
         "S-TOOL-UPSTREAM-FAULT",
         _TERMINAL,
         "The backend failed with a server error",

@@ -16,9 +16,12 @@ from colonnade.adapters.health_monitor import HealthMonitor
 from colonnade.adapters.registry import AdapterRegistry
 from colonnade.calls.manifest import Manifests
 from colonnade.calls.pipeline import Pipeline, Stage
+from colonnade.calls.stages.admission import Admission
 from colonnade.calls.stages.approval import ApprovalGate
 from colonnade.calls.stages.authorize import Authorize
 from colonnade.calls.stages.capacity import Capacity
+from colonnade.calls.stages.circuit import CircuitBreaker
+from colonnade.calls.stages.drain import Drain
 from colonnade.calls.stages.dry_run import DryRun
 from colonnade.calls.stages.execute import Execute
 from colonnade.calls.stages.health import HealthGate
@@ -60,6 +63,8 @@ def build_pipeline(parts: PipelineParts) -> Pipeline:
         Resolve(parts.catalog, parts.manifests, builtins=parts.builtins, authorizer=parts.authorizer),
         observe.in_flight() if observe is not None else None,  # calls in flight, per resolved tool
         Authorize(parts.authorizer),  # 2-4 persona, scopes, tenant, agent allow-list
+        Drain(),  # a stopping gateway ends calls still running at the drain limit, retryable
+        Admission(),  # overload: refuse at once what would miss the tool's deadline or exceed the bound
         ApprovalGate(),  # 5 approval gate (fail-closed until the approval workflow lands)
         InputValidation(),  # 6 validate input, every violation listed
         NetworkPolicy(),  # precondition: the backend is on the allow-lists
@@ -72,6 +77,7 @@ def build_pipeline(parts: PipelineParts) -> Pipeline:
         TwoPhase(parts.two_phase) if parts.two_phase else None,  # 8 two-phase commit
         OutputValidation(),  # 9 validate output of the (retried) execution
         Retry(),  # 8 retries: retryable outcomes, safe tools, within the deadline
+        CircuitBreaker(),  # per backend: fail fast while it keeps failing (counts every attempt)
         Execute(parts.adapters),  # 8 execute within the deadline
     ]
     return Pipeline([stage for stage in stages if stage is not None])

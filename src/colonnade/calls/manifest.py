@@ -1,4 +1,4 @@
-"""Tool manifests: the runtime facts the pipeline enforces (limits, network, health, SLO).
+"""Tool manifests: the runtime facts the pipeline enforces (limits, retries, circuit, network, health, SLO).
 
 Contract tools derive theirs from the contract (determinism from side effects and method, limits
 from `runtime`, the network allow-list from the backend URL); a `tools/<tool_id>/tool.yaml` file
@@ -23,11 +23,13 @@ from colonnade.errors import ColonnadeError
 __all__ = [
     "DEFAULT_TIMEOUT_MS",
     "Capabilities",
+    "Circuit",
     "Health",
     "Limits",
     "ManifestError",
     "ManifestOverride",
     "Manifests",
+    "RetryLimits",
     "Slo",
     "ToolManifest",
     "derive_manifest",
@@ -53,6 +55,35 @@ class Limits(_Model):
     concurrency_max: int | None = Field(default=None, ge=1)
 
 
+class RetryLimits(_Model):
+    """What a caller's `retry_policy` may ask of this tool's backend: its wishes are clamped to these."""
+
+    max_attempts: int = Field(
+        default=3, ge=1, le=10, description="Most attempts of one call, whatever the caller's policy asks."
+    )
+    min_backoff_ms: int = Field(
+        default=20,
+        ge=0,
+        le=60_000,
+        description="Shortest wait between two attempts; a smaller base_ms or jittered wait is raised to it.",
+    )
+
+
+class Circuit(_Model):
+    """When the circuit breaker stops calling the tool's backend (state is kept per backend host:port)."""
+
+    window_ms: int = Field(default=10_000, ge=100, le=600_000, description="How far back attempts count.")
+    min_attempts: int = Field(
+        default=20, ge=1, le=100_000, description="Attempts in the window before the breaker may open."
+    )
+    failure_ratio: float = Field(
+        default=0.9, gt=0, le=1, description="Share of failed attempts in the window that opens the circuit."
+    )
+    open_ms: int = Field(
+        default=5_000, ge=1, le=600_000, description="How long an open circuit refuses calls before a probe."
+    )
+
+
 class Slo(_Model):
     success_rate_min: float = Field(default=0.99, ge=0, le=1)
     p95_latency_ms_max: int | None = Field(default=None, ge=1)
@@ -72,6 +103,8 @@ class ToolManifest(_Model):
     determinism: Determinism
     capabilities: Capabilities = Field(default_factory=Capabilities)
     limits: Limits = Field(default_factory=Limits)
+    retry: RetryLimits = Field(default_factory=RetryLimits)
+    circuit: Circuit = Field(default_factory=Circuit)
     slo: Slo = Field(default_factory=Slo)
     health: Health = Field(default_factory=Health)
     schema_: dict[str, Any] = Field(default_factory=dict, alias="schema")
@@ -86,6 +119,8 @@ class ManifestOverride(_Model):
     determinism: Determinism | None = None
     capabilities: Capabilities | None = None
     limits: Limits | None = None
+    retry: RetryLimits | None = None
+    circuit: Circuit | None = None
     slo: Slo | None = None
     health: Health | None = None
 

@@ -7,21 +7,31 @@ import contextlib
 import gc
 import json
 import logging
+import math
 import signal
+import socket
 import threading
 from collections.abc import AsyncIterator, Coroutine, Iterator
-from typing import Any
+from types import FrameType
+from typing import Any, TypeVar
 
 import uvicorn
 from mcp.server.stdio import stdio_server
 
+from colonnade.calls.load import LoadMonitor
+from colonnade.calls.pipeline import Pipeline
+from colonnade.calls.stages.admission import Admission
+from colonnade.calls.stages.circuit import CircuitBreaker
+from colonnade.calls.stages.drain import Drain
+from colonnade.cli._http_protocol import ConnectionLimits, guarded_protocol
 from colonnade.cli.common import err_console, fail
 from colonnade.cli.database_problem import DATABASE_ERRORS, database_problem
-from colonnade.config import Settings
+from colonnade.config import ServerSettings, Settings
 from colonnade.contracts.load import ContractLoadError
 from colonnade.contracts.validate import ContractInvalid
 from colonnade.runtime.gateway import Gateway
 from colonnade.store.store_errors import StoreError
+from colonnade.surfaces.admission import AdmissionControl
 
 __all__ = ["open_gateway", "run", "run_http", "run_stdio"]
 
@@ -62,35 +72,87 @@ async def open_gateway(settings: Settings) -> AsyncIterator[Gateway]:
         logger.info("gateway stopped: calls drained, state saved")
 
 
+# After the drain limit, calls are cut and answered; this long again is left for the answers to
+# be written before uvicorn cancels whatever still runs (e.g. an open event stream).
+ANSWER_GRACE_S = 2.0
+
+S = TypeVar("S")
+
+
 async def run_http(settings: Settings, *, banner: bool, snippet: bool = False) -> None:
     async with open_gateway(settings) as gateway:
-        host, port = settings.server.host, settings.server.port
+        server_settings = settings.server
+        host, port = server_settings.host, server_settings.port
+        load = _wire_load(gateway, server_settings)
         config = uvicorn.Config(
-            gateway.http_app(),
+            AdmissionControl(gateway.http_app(), load),
             host=host,
             port=port,
             log_level="warning",
             log_config=None,  # uvicorn's records go through the process's logging setup
             lifespan="on",
-            http="httptools",
+            http=guarded_protocol(_connection_limits(server_settings)),
+            timeout_keep_alive=server_settings.keep_alive_timeout_s,
+            timeout_graceful_shutdown=math.ceil(server_settings.drain_timeout_s + ANSWER_GRACE_S),
         )
-        server = _GracefulServer(config)
+        drain = _stage(gateway.calls.pipeline, Drain)
+        server = _GracefulServer(config, drain, server_settings.drain_timeout_s)
         if banner:
             _print_banner(gateway, f"http://{host}:{port}/mcp", snippet)
-        with contextlib.suppress(SystemExit):  # uvicorn exits when it cannot bind; we say why below
-            await server.serve()
+        async with load.sampling():
+            with contextlib.suppress(SystemExit):  # uvicorn exits when it cannot bind; we say why below
+                await server.serve()
         if not server.started:
             fail(f"could not listen on {host}:{port}; is the port in use? Choose another with --port")
 
 
-class _GracefulServer(uvicorn.Server):
-    """uvicorn's server, minus re-raising SIGINT/SIGTERM once it has stopped.
+def _wire_load(gateway: Gateway, server: ServerSettings) -> LoadMonitor:
+    """Admission control's settings and metrics, and the circuit breaker's metrics."""
+    pipeline = gateway.calls.pipeline
+    admission = _stage(pipeline, Admission)
+    load = admission.load if admission is not None else LoadMonitor()
+    load.configure(max_in_flight=server.max_calls_in_flight, shed_late=server.shed_late_calls)
+    gateway.metrics.track_load(load)
+    breaker = _stage(pipeline, CircuitBreaker)
+    if breaker is not None:
+        gateway.metrics.track_circuits(breaker)
+    return load
 
-    uvicorn stops serving on those signals and then raises the signal again, which kills the
+
+def _connection_limits(server: ServerSettings) -> ConnectionLimits:
+    return ConnectionLimits(
+        header_timeout_s=server.header_timeout_s,
+        body_timeout_s=server.body_timeout_s,
+        max_connections=server.max_connections,
+        max_header_bytes=server.max_header_bytes,
+    )
+
+
+def _stage(pipeline: Pipeline, kind: type[S]) -> S | None:
+    """The pipeline's stage of this kind, which the server wires to its settings and signals."""
+    return next((stage for stage in pipeline.stages if isinstance(stage, kind)), None)
+
+
+class _GracefulServer(uvicorn.Server):
+    """uvicorn's server with a bounded graceful stop, and without re-raising the stop signal.
+
+    uvicorn stops serving on SIGINT/SIGTERM and then raises the signal again, which kills the
     process before `open_gateway` can close the gateway: in-flight calls would not be drained,
     the routing index and learned co-occurrence not saved, pools not closed. A graceful stop is
     what orchestrators ask for with SIGTERM, so the gateway finishes its shutdown and exits 0.
+    Calls in flight get `drain_timeout_s` to finish; then the drain stage ends them with a
+    retryable `R-CAP-SHUTTING-DOWN`. A second signal does that at once and stops waiting.
     """
+
+    def __init__(self, config: uvicorn.Config, drain: Drain | None, drain_timeout_s: float) -> None:
+        super().__init__(config)
+        self.drain = drain
+        self.drain_timeout_s = drain_timeout_s
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        self._loop = asyncio.get_running_loop()
+        await super().serve(sockets)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -103,6 +165,32 @@ class _GracefulServer(uvicorn.Server):
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if not self.should_exit:
+            self.should_exit = True
+            return
+        self.force_exit = True
+        if self._loop is not None:  # a signal handler must not touch the loop's state directly
+            self._loop.call_soon_threadsafe(self._cut, "a second stop signal")
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        deadline = asyncio.get_running_loop().call_later(
+            self.drain_timeout_s, self._cut, f"the drain limit of {self.drain_timeout_s:g} s"
+        )
+        try:
+            await super().shutdown(sockets)
+        finally:
+            deadline.cancel()
+        if self.force_exit:  # uvicorn then skips the app's shutdown; background tasks still need stopping
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.lifespan.shutdown(), ANSWER_GRACE_S)
+
+    def _cut(self, why: str) -> None:
+        if self.drain is None or self.drain.is_cut:
+            return
+        cut = self.drain.cut()
+        logger.warning("stopping: %s; %d call(s) still running end with R-CAP-SHUTTING-DOWN", why, cut)
 
 
 async def run_stdio(settings: Settings) -> None:

@@ -105,7 +105,7 @@ def validate(
         typer.Option("--format", "-f", help="text for people; json for tools and CI.", case_sensitive=False),
     ] = OutputFormat.TEXT,
 ) -> None:
-    """Check contracts against the UAC schema and rules UAC001-UAC022; report every finding.
+    """Check contracts against the UAC schema and rules UAC001-UAC023; report every finding.
 
     Exit codes: 0 no errors (warnings allowed), 1 errors (or warnings with --strict),
     2 a file is missing or unreadable (YAML/JSON syntax errors are reported with line and column).

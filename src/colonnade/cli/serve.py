@@ -40,12 +40,20 @@ def serve(
         list[Path] | None,
         typer.Option("--contract", "-C", help="Contract file or folder to publish at start-up (repeatable)."),
     ] = None,
+    drain_timeout: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            help="Seconds calls in flight may finish after SIGTERM/Ctrl-C before they end retryable"
+            " (default from config: 10).",
+        ),
+    ] = None,
 ) -> None:
     """Run the gateway: MCP at http://HOST:PORT/mcp plus /healthz and /readyz, or MCP over stdio.
 
     Example: colonnade serve --port 8765 -C examples/contracts
     """
-    settings = with_overrides(settings_of(ctx), host, port, contract)
+    settings = with_overrides(settings_of(ctx), host, port, contract, drain_timeout)
     if not stdio:
         require_free_port(settings.server.host, settings.server.port)
     from colonnade.cli import _launch
@@ -61,12 +69,15 @@ def serve(
 
 
 def with_overrides(
-    settings: Settings, host: str | None, port: int | None, contracts: list[Path] | None
+    settings: Settings,
+    host: str | None,
+    port: int | None,
+    contracts: list[Path] | None,
+    drain_timeout_s: float | None = None,
 ) -> Settings:
-    """The settings with the command line's host, port and extra contracts on top."""
-    server = settings.server.model_copy(
-        update={k: v for k, v in (("host", host), ("port", port)) if v is not None}
-    )
+    """The settings with the command line's host, port, drain limit and extra contracts on top."""
+    given = (("host", host), ("port", port), ("drain_timeout_s", drain_timeout_s))
+    server = settings.server.model_copy(update={k: v for k, v in given if v is not None})
     update: dict[str, object] = {"server": server}
     if contracts:
         update["contracts"] = [*settings.contracts, *contracts]

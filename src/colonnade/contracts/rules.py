@@ -1,4 +1,4 @@
-"""The validator's rules: one function per public code (UAC001..UAC022), each safe on raw data.
+"""The validator's rules: one function per public code (UAC001..UAC023), each safe on raw data.
 
 Every rule takes the same `Subject` (the JSON-shaped document and what rules share) and yields
 findings; `RULES` lists them and nothing else decides what runs. Rules read the raw data
@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
+from urllib.parse import urlsplit
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
@@ -67,6 +68,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "UAC020": (Severity.WARNING, "an input or output schema has a keyword JSON Schema 2020-12 does not know"),
     "UAC021": (Severity.WARNING, "an output schema admits objects and other values alike"),
     "UAC022": (Severity.WARNING, "a published contract still lists needs_review items"),
+    "UAC023": (Severity.ERROR, "backend.base_url carries credentials (user:password@)"),
 }
 
 SUMMARY_LIMIT = 160
@@ -640,6 +642,31 @@ def uac022_published_with_review_items(subject: Subject) -> Iterator[Finding]:
             "do what each item asks and remove it (drop `needs_review` when it is empty), or set "
             "`status: draft` until then",
         )
+# --- UAC023: the backend -------------------------------------------------------------------------
+
+
+def uac023_no_credentials_in_base_url(subject: Subject) -> Iterator[Finding]:
+    """A URL's `user:password@` would be stored, listed and logged with the contract, in clear."""
+    backend = subject.data.get("backend") if isinstance(subject.data, dict) else None
+    url = backend.get("base_url") if isinstance(backend, dict) else None
+    if not isinstance(url, str):
+        return  # a missing or mistyped base_url is UAC001's finding
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError:
+        return  # not a URL at all: UAC001's pattern reports it
+    userinfo, at, host = netloc.rpartition("@")
+    if not at:
+        return
+    what = "a user name and password" if ":" in userinfo else "a user name or token"
+    yield _finding(
+        "UAC023",
+        "/backend/base_url",
+        f"backend.base_url carries {what} before '@' (…@{host}); the contract would hold it in clear",
+        "remove the credentials from the URL and reference a secret in backend.auth instead, e.g. "
+        "`auth: {type: basic, secret: CRM_CREDENTIALS}` with the value `user:password` in the "
+        "environment variable COLONNADE_SECRET_CRM_CREDENTIALS",
+    )
 
 
 RULES: tuple[Rule, ...] = (
@@ -666,4 +693,5 @@ RULES: tuple[Rule, ...] = (
     uac020_unknown_schema_keywords,
     uac021_output_shape,
     uac022_published_with_review_items,
+    uac023_no_credentials_in_base_url,
 )

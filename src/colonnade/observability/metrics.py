@@ -9,11 +9,22 @@ is a few dictionary lookups and lock-protected additions.
 
 from __future__ import annotations
 
-from collections.abc import Sized
+from collections.abc import Iterator, Mapping, Sized
+from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
 
-__all__ = ["DURATION_BUCKETS_S", "UNRESOLVED_TOOL", "GatewayMetrics", "ToolMetrics"]
+__all__ = [
+    "DURATION_BUCKETS_S",
+    "UNRESOLVED_TOOL",
+    "CircuitView",
+    "GatewayMetrics",
+    "LoadView",
+    "ToolMetrics",
+]
 
 DURATION_BUCKETS_S = (
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
@@ -46,7 +57,7 @@ class ToolMetrics:
 
 
 class GatewayMetrics:
-    """Calls by tool/status/code, call latency, calls in flight, and the size of the catalog."""
+    """Calls by tool/status/code, call latency, calls in flight, catalog size; admission load, circuits."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
@@ -86,3 +97,110 @@ class GatewayMetrics:
     def track_catalog(self, catalog: Sized) -> None:
         """Report the catalog's size at every scrape (no bookkeeping on catalog changes)."""
         self.catalog_tools.set_function(lambda: len(catalog))
+
+    def track_load(self, load: LoadView) -> None:
+        """Report admission control's measurements at every scrape (read, never pushed)."""
+        self.registry.register(_LoadCollector(load))
+
+    def track_circuits(self, circuits: CircuitView) -> None:
+        """Report each backend's circuit at every scrape."""
+        self.registry.register(_CircuitCollector(circuits))
+
+
+class LoadView(Protocol):
+    """What admission control measures (`calls/load.py`)."""
+
+    loop_lag_s: float
+    cpu_per_request_s: float
+    service_s: float
+    latency_s: float
+    max_in_flight: int | None
+
+    @property
+    def in_flight(self) -> int: ...
+
+    @property
+    def shed(self) -> Mapping[str, int]: ...
+
+    def predicted_wait_s(self) -> float: ...
+
+
+class CircuitView(Protocol):
+    """The circuit breaker's state per backend `host:port`: (state 0/1/2, times opened)."""
+
+    def states(self) -> Mapping[str, tuple[int, int]]: ...
+
+
+class _LoadCollector(Collector):
+    def __init__(self, load: LoadView) -> None:
+        self._load = load
+
+    def collect(self) -> Iterator[Metric]:
+        load = self._load
+        gauges = (
+            (
+                "colonnade_admission_in_flight",
+                "Calls (POST /mcp, /v1/calls) being served: queued in front of the pipeline or inside it.",
+                load.in_flight,
+            ),
+            (
+                "colonnade_admission_predicted_wait_seconds",
+                "What a new call would wait: event-loop lag + calls in flight x service time.",
+                load.predicted_wait_s(),
+            ),
+            (
+                "colonnade_admission_service_seconds",
+                "Event-loop time one call request takes (moving average): its CPU, or while the loop"
+                " is busy or starved, the wall time per answer.",
+                load.service_s,
+            ),
+            (
+                "colonnade_admission_cpu_per_request_seconds",
+                "Event-loop CPU time per answered call request (moving average).",
+                load.cpu_per_request_s,
+            ),
+            (
+                "colonnade_admission_latency_seconds",
+                "Time from a call request's arrival at the HTTP edge to its answer (moving average).",
+                load.latency_s,
+            ),
+            (
+                "colonnade_event_loop_lag_seconds",
+                "How late the event loop runs a timer (moving average).",
+                load.loop_lag_s,
+            ),
+        )
+        for name, doc, value in gauges:
+            yield GaugeMetricFamily(name, doc, value=value)
+        if load.max_in_flight is not None:
+            yield GaugeMetricFamily(
+                "colonnade_admission_max_in_flight", "The bound on calls in flight.", value=load.max_in_flight
+            )
+        shed = CounterMetricFamily(
+            "colonnade_admission_shed",
+            "Calls refused at once with R-CAP-OVERLOAD, by reason (in_flight_limit, deadline).",
+            labels=["reason"],
+        )
+        for reason in ("in_flight_limit", "deadline"):
+            shed.add_metric([reason], load.shed.get(reason, 0))
+        yield shed
+
+
+class _CircuitCollector(Collector):
+    def __init__(self, circuits: CircuitView) -> None:
+        self._circuits = circuits
+
+    def collect(self) -> Iterator[Metric]:
+        state = GaugeMetricFamily(
+            "colonnade_backend_circuit_state",
+            "Circuit breaker per backend host:port: 0 closed, 1 half-open (probing), 2 open (failing fast).",
+            labels=["backend"],
+        )
+        opened = CounterMetricFamily(
+            "colonnade_backend_circuit_opened", "Times a backend's circuit opened.", labels=["backend"]
+        )
+        for backend, (value, times) in sorted(self._circuits.states().items()):
+            state.add_metric([backend], value)
+            opened.add_metric([backend], times)
+        yield state
+        yield opened

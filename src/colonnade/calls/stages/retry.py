@@ -3,20 +3,27 @@
 Repeating is safe when the tool is pure or idempotent, or when the call carries an idempotency key
 (which the execute stage forwards to the backend as `Idempotency-Key`, so the backend can tell a
 retry from a new request after an ambiguous failure such as a reset connection).
+
+The caller's `retry_policy` is a wish, clamped to the tool's manifest (`retry`): never more
+attempts than `max_attempts`, never a wait shorter than `min_backoff_ms`, so no caller can turn
+the gateway into a hammer on a failing backend. An open circuit is not retried: the breaker
+below has said the backend is down.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from colonnade.calls.call import Call
 from colonnade.calls.envelope import CallResult, CallStatus, RetryPolicy
+from colonnade.calls.manifest import RetryLimits
 from colonnade.calls.pipeline import Next
+from colonnade.calls.stages.circuit import CIRCUIT_OPEN
 from colonnade.contracts.model import Determinism
 
-__all__ = ["DEFAULT_POLICY", "Retry", "backoff_ms", "may_retry"]
+__all__ = ["DEFAULT_POLICY", "Retry", "backoff_ms", "clamp_policy", "may_retry"]
 
 DEFAULT_POLICY = RetryPolicy(max_attempts=3, base_ms=100, cap_ms=2_000, jitter="full")
 
@@ -24,6 +31,25 @@ DEFAULT_POLICY = RetryPolicy(max_attempts=3, base_ms=100, cap_ms=2_000, jitter="
 def may_retry(call: Call) -> bool:
     safe = call.manifest.determinism in (Determinism.PURE, Determinism.IDEMPOTENT)
     return safe or call.request.constraints.idempotency_key is not None
+
+
+def clamp_policy(policy: RetryPolicy, limits: RetryLimits) -> tuple[RetryPolicy, str | None]:
+    """The policy within the manifest's limits, and a note saying what changed (None: nothing)."""
+    within = {
+        "max_attempts": min(policy.max_attempts, limits.max_attempts),
+        "base_ms": max(policy.base_ms, limits.min_backoff_ms),
+        "cap_ms": max(policy.cap_ms, policy.base_ms, limits.min_backoff_ms),
+    }
+    if all(getattr(policy, name) == value for name, value in within.items()):
+        return policy, None  # the common case: no copy on every call
+    clamped = policy.model_copy(update=within)
+    changes = [
+        f"{name} {getattr(policy, name)} -> {getattr(clamped, name)}"
+        for name in ("max_attempts", "base_ms")
+        if getattr(policy, name) != getattr(clamped, name)
+    ]
+    note = "retry_policy clamped to the tool's manifest: " + ", ".join(changes)
+    return clamped, note if changes else None
 
 
 def backoff_ms(policy: RetryPolicy, attempt: int, rand: Callable[[], float] = random.random) -> float:
@@ -35,28 +61,41 @@ def backoff_ms(policy: RetryPolicy, attempt: int, rand: Callable[[], float] = ra
 class Retry:
     """Wraps execution; the last result is returned as is, with the number of attempts noted."""
 
-    def __init__(self, rand: Callable[[], float] = random.random) -> None:
+    def __init__(
+        self,
+        rand: Callable[[], float] = random.random,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self._rand = rand
+        self._sleep = sleep
 
     async def __call__(self, call: Call, next: Next) -> CallResult:
-        policy = call.request.constraints.retry_policy or DEFAULT_POLICY
+        limits = call.manifest.retry
+        asked = call.request.constraints.retry_policy
+        policy, clamped = clamp_policy(asked or DEFAULT_POLICY, limits)
+        clamped = clamped if asked is not None else None  # the default policy is ours, not a caller's wish
         attempts = policy.max_attempts if may_retry(call) else 1
         attempt = 1
         while True:
             result = await next(call)
             if result.status is not CallStatus.RETRYABLE_ERROR or attempt >= attempts:
-                return _noted(result, attempt)
-            wait_ms = backoff_ms(policy, attempt, self._rand)
+                return _noted(result, attempt, clamped)
+            if result.error is not None and result.error.code == CIRCUIT_OPEN:
+                return _noted(result, attempt, clamped, "no retry: the backend's circuit is open")
+            wait_ms = max(backoff_ms(policy, attempt, self._rand), float(limits.min_backoff_ms))
             hint = result.error.details.get("retry_after_ms") if result.error is not None else None
             if isinstance(hint, int | float):
                 wait_ms = max(wait_ms, float(hint))
             if wait_ms / 1000 >= call.remaining_s:
-                return _noted(result, attempt, "no retry: the next attempt would start past the deadline")
-            await asyncio.sleep(wait_ms / 1000)
+                why = "no retry: the next attempt would start past the deadline"
+                return _noted(result, attempt, clamped, why)
+            await self._sleep(wait_ms / 1000)
             attempt += 1
 
 
-def _noted(result: CallResult, attempts: int, why: str | None = None) -> CallResult:
+def _noted(result: CallResult, attempts: int, clamped: str | None, why: str | None = None) -> CallResult:
+    if clamped is not None:
+        result = result.model_copy(update={"warnings": [*result.warnings, clamped]})
     if attempts == 1 and why is None:
         return result
     warnings = [*result.warnings, f"attempts: {attempts}"] + ([why] if why else [])

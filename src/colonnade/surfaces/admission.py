@@ -1,0 +1,135 @@
+"""Admission at the HTTP edge: count calls in flight, refuse past the bound, tell REST callers when to retry.
+
+The load monitor (`calls/load.py`) needs the number of requests the gateway is working on, from
+the moment their headers arrive, not only once they reach the pipeline: under overload the time
+goes into the queue in front of it. Past `max_in_flight`, a call is refused here before its body
+is read, the cheapest refusal there is: `503` with `Retry-After`, and the gateway's error body
+(a CallResult on REST, a JSON-RPC error on /mcp) with `R-CAP-OVERLOAD` and `retry_after_ms`.
+A REST CallResult that asks the caller to wait (`error.details.retry_after_ms`, e.g. a call the
+admission stage shed for its deadline) also gets a `Retry-After` header. A client that goes away
+before its body is complete (or is cut by the body deadline) has nobody left to answer: that ends
+its request quietly instead of as an application error.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import uuid
+from collections.abc import Collection
+from typing import Any
+
+from starlette.requests import ClientDisconnect
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from colonnade.calls.call_errors import error
+from colonnade.calls.envelope import CallResult
+from colonnade.calls.load import ARRIVAL, IN_FLIGHT_LIMIT, LoadMonitor
+
+__all__ = ["CALL_PATHS", "AdmissionControl", "retry_after_header"]
+
+logger = logging.getLogger(__name__)
+
+CALL_PATHS = frozenset({"/mcp", "/v1/calls", "/v1/calls/commit"})
+_REST_PREFIX = "/v1/"
+_RETRYABLE = b'"retryable_error"'
+
+
+class AdmissionControl:
+    """Wraps the gateway's ASGI app; only POSTs to the call paths are counted and may be refused."""
+
+    def __init__(self, app: ASGIApp, load: LoadMonitor, *, paths: Collection[str] = CALL_PATHS) -> None:
+        self.app = app
+        self.load = load
+        self.paths = frozenset(paths)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.paths:
+            await self.app(scope, receive, send)
+            return
+        load = self.load
+        arrival = load.edge_entered()
+        if load.over_bound():
+            load.edge_left(arrival, served=False)
+            load.record_shed(IN_FLIGHT_LIMIT)
+            await _refuse(scope["path"], load, send)
+            return
+        rest = scope["path"].startswith(_REST_PREFIX)
+        token = ARRIVAL.set(arrival)
+        try:
+            await self.app(scope, receive, _RetryAfter(send) if rest else send)
+        except ClientDisconnect:
+            logger.info("a client went away before its request body was complete")
+        finally:
+            ARRIVAL.reset(token)
+            load.edge_left(arrival)
+
+
+class _RetryAfter:
+    """Holds the response start until the (single) body arrives, to add Retry-After when it asks to wait."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._start: Message | None = None
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self._start = message
+            return
+        start, self._start = self._start, None
+        if start is not None:
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                start = _with_retry_after(start, message.get("body", b""))
+            await self._send(start)
+        await self._send(message)
+
+
+def _with_retry_after(start: Message, body: bytes) -> Message:
+    if _RETRYABLE not in body:
+        return start
+    try:
+        details = json.loads(body)["error"]["details"]
+    except (ValueError, KeyError, TypeError):
+        return start
+    wait_ms = details.get("retry_after_ms") if isinstance(details, dict) else None
+    if not isinstance(wait_ms, int | float) or isinstance(wait_ms, bool):
+        return start
+    headers = [*start.get("headers", []), (b"retry-after", retry_after_header(wait_ms))]
+    return {**start, "headers": headers}
+
+
+def retry_after_header(wait_ms: float) -> bytes:
+    """`Retry-After` in whole seconds (HTTP has no finer unit), at least 1."""
+    return str(max(1, math.ceil(wait_ms / 1000))).encode()
+
+
+async def _refuse(path: str, load: LoadMonitor, send: Send) -> None:
+    wait_ms = load.retry_after_ms()
+    status, err = error(
+        "R-CAP-OVERLOAD",
+        f"the gateway already has {load.max_in_flight} calls in flight",
+        reason=IN_FLIGHT_LIMIT,
+        retry_after_ms=wait_ms,
+        in_flight=load.in_flight,
+        max_in_flight=load.max_in_flight,
+    )
+    body: Any
+    if path.startswith(_REST_PREFIX):
+        body = CallResult(call_id=str(uuid.uuid4()), status=status, error=err).model_dump(mode="json")
+    else:  # JSON-RPC: the request's id is unknown, its body unread
+        rpc_error = {"code": -32000, "message": err.message, "data": err.model_dump()}
+        body = {"jsonrpc": "2.0", "id": None, "error": rpc_error}
+    content = json.dumps(body, separators=(",", ":")).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 503,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(content)).encode()),
+                (b"retry-after", retry_after_header(wait_ms)),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": content})
