@@ -11,6 +11,8 @@ never carry a byte of log.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import sys
 import threading
@@ -47,21 +49,43 @@ _NOISE_KEYS = ("color_message",)
 class _LineSink:
     """One stream and one lock for both paths, so lines never interleave.
 
-    A line that cannot be written (a closed stream at shutdown) is dropped: logging must never
-    fail the call that is being logged.
+    On the event loop's thread, lines written during one turn of the loop are flushed together at
+    its end (one system call for a turn's lines, not one per line); elsewhere each line is flushed
+    at once. A line that cannot be written (a closed stream at shutdown) is dropped: logging must
+    never fail the call that is being logged.
     """
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self._lock = threading.Lock()
+        self._flush_scheduled = False
 
     def write(self, line: str) -> None:
         with self._lock:
             try:
                 self.stream.write(line + "\n")
-                self.stream.flush()
             except (OSError, ValueError):
-                pass
+                return
+            if self._flush_scheduled:
+                return
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None
+            if loop is None:
+                self._flush_now()
+            else:
+                self._flush_scheduled = True
+                loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        with self._lock:
+            self._flush_scheduled = False
+            self._flush_now()
+
+    def _flush_now(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.stream.flush()
 
 
 class _SinkLogger:
