@@ -22,6 +22,7 @@ __all__ = [
     "ContractStatus",
     "Determinism",
     "Endpoint",
+    "Environment",
     "LlmBlock",
     "LlmExample",
     "Operation",
@@ -64,6 +65,14 @@ class ContractStatus(StrEnum):
     DRAFT = "draft"
     PUBLISHED = "published"
     DEPRECATED = "deprecated"
+
+
+class Environment(StrEnum):
+    """Where an API's backend runs; developers may call write tools of non-production APIs only."""
+
+    DEV = "dev"
+    STAGING = "staging"
+    PROD = "prod"
 
 
 class Classification(StrEnum):
@@ -192,6 +201,10 @@ class Contract(_Strict):
     owner: str | None = Field(default=None, description="Team or person accountable for the API.")
     classification: Classification | None = Field(
         default=None, description="Data classification: public | internal | confidential | restricted."
+    )
+    environment: Environment | None = Field(
+        default=None,
+        description="Where the backend runs: dev | staging | prod; absent counts as prod for governance.",
     )
     backend: Backend
     endpoints: list[Endpoint] = Field(description="The operations of this API.")
