@@ -113,7 +113,9 @@ def build_http_app(
         "/mcp": _mcp_refusal,
         "/v1": rest_routes.render_refusal,
         "/": pages_guard.render_refusal,
-        "/metrics": lambda refusal, _: PlainTextResponse(refusal.message + "\n", refusal.http_status),
+        "/metrics": lambda refusal, _: PlainTextResponse(
+            f"{refusal.code}: {refusal.message}\n", refusal.http_status
+        ),
     }
     edge_options: dict[str, Any] = {
         "origins": origins,
