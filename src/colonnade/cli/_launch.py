@@ -19,6 +19,7 @@ from colonnade.cli.common import err_console, fail
 from colonnade.config import Settings
 from colonnade.contracts.load import ContractLoadError
 from colonnade.contracts.validate import ContractInvalid
+from colonnade.errors import ColonnadeError
 from colonnade.runtime.gateway import Gateway
 from colonnade.store.store_errors import StoreError
 
@@ -48,6 +49,8 @@ async def open_gateway(settings: Settings) -> AsyncIterator[Gateway]:
         fail("a configured contract is invalid:\n" + "\n".join(lines))
     except StoreError as exc:
         fail(str(exc))
+    except ColonnadeError as exc:  # e.g. unusable auth settings (A-AUTH-CONFIG)
+        fail(f"{exc.code}: {exc}")
     # Start-up objects (modules, catalog, schemas) never die: keep them out of the collector's
     # full passes, which would otherwise stall the event loop mid-call as the heap grows.
     gc.collect()
@@ -59,11 +62,17 @@ async def open_gateway(settings: Settings) -> AsyncIterator[Gateway]:
         logger.info("gateway stopped: calls drained, state saved")
 
 
-async def run_http(settings: Settings, *, banner: bool, snippet: bool = False) -> None:
+async def run_http(
+    settings: Settings, *, banner: bool, snippet: bool = False, token: str | None = None
+) -> None:
     async with open_gateway(settings) as gateway:
         host, port = settings.server.host, settings.server.port
+        try:
+            app = gateway.http_app()
+        except ColonnadeError as exc:  # an unauthenticated gateway beyond loopback (A-AUTH-NOT-CONFIGURED)
+            fail(f"{exc.code}: {exc}")
         config = uvicorn.Config(
-            gateway.http_app(),
+            app,
             host=host,
             port=port,
             log_level="warning",
@@ -73,7 +82,7 @@ async def run_http(settings: Settings, *, banner: bool, snippet: bool = False) -
         )
         server = _GracefulServer(config)
         if banner:
-            _print_banner(gateway, f"http://{host}:{port}/mcp", snippet)
+            _print_banner(gateway, f"http://{host}:{port}/mcp", snippet, token)
         with contextlib.suppress(SystemExit):  # uvicorn exits when it cannot bind; we say why below
             await server.serve()
         if not server.started:
@@ -113,16 +122,24 @@ async def run_stdio(settings: Settings) -> None:
                 sync.cancel()
 
 
-def _print_banner(gateway: Gateway, url: str, snippet: bool) -> None:
+def _print_banner(gateway: Gateway, url: str, snippet: bool, token: str | None) -> None:
     err_console.print(
         f"[bold green]Colonnade[/bold green] serving {len(gateway.catalog)} tools at [bold]{url}[/bold]"
     )
+    if gateway.governance.authenticator is None:
+        err_console.print(
+            "[yellow]No authentication configured: anyone who can reach this loopback port may call "
+            "every tool (see docs/governance.md to turn it on).[/yellow]"
+        )
     err_console.print(f"Catalog: {url.removesuffix('/mcp')}/ui/catalog")
     for entry in gateway.catalog.api_versions():
         if entry.active:
             err_console.print(f"  {entry.tenant}/{entry.api} {entry.version}: {entry.tools} tools")
     if snippet:
-        config = {"mcpServers": {"colonnade": {"type": "http", "url": url}}}
+        server: dict[str, object] = {"type": "http", "url": url}
+        if token is not None:
+            server["headers"] = {"Authorization": f"Bearer {token}"}
+        config = {"mcpServers": {"colonnade": server}}
         err_console.print("MCP client config (paste into your client's settings):")
         err_console.print(json.dumps(config, indent=2), markup=False, highlight=False)
         err_console.print(f"Health: {url.removesuffix('/mcp')}/readyz   Stop: Ctrl-C")

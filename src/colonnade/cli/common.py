@@ -11,7 +11,21 @@ from rich.console import Console
 
 from colonnade.config import ConfigError, Settings, load_settings
 
-__all__ = ["EXIT_FINDINGS", "EXIT_OK", "EXIT_USAGE", "State", "console", "err_console", "fail", "settings_of"]
+__all__ = [
+    "DEMO_TOKEN_FILE",
+    "EXIT_FINDINGS",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "State",
+    "client_token",
+    "console",
+    "err_console",
+    "fail",
+    "settings_of",
+]
+
+DEMO_TOKEN_FILE = "demo-token"
+"""Under data_dir: the admin token `colonnade demo` mints for the client commands."""
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -43,3 +57,14 @@ def settings_of(ctx: typer.Context) -> Settings:
                 err_console.print(f"[red]config error:[/red] {problem}", soft_wrap=True)
             raise typer.Exit(EXIT_USAGE) from None
     return state._settings
+
+
+def client_token(given: str | None, settings: Settings) -> str | None:
+    """The credential of a client command: --token / COLONNADE_TOKEN, else the demo's token file."""
+    if given:
+        return given.strip()
+    path = settings.data_dir / DEMO_TOKEN_FILE
+    try:
+        return path.read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None

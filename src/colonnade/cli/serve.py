@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 import yaml
 
-from colonnade.cli.common import fail, settings_of
+from colonnade.cli.common import DEMO_TOKEN_FILE, fail, settings_of
 from colonnade.cli.root import app
 from colonnade.config import Settings
 
@@ -24,6 +24,7 @@ __all__ = ["demo", "serve"]
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DEMO_CONTRACTS = REPO_ROOT / "examples" / "contracts"
 DEMO_BACKEND_PORT = 8766
+_DEMO_TOKEN_TTL_S = 12 * 3600
 
 
 @app.command()
@@ -64,6 +65,10 @@ def demo(
 ) -> None:
     """Run the demo: the CRM + billing demo backend and the gateway with the demo contracts published.
 
+    Requests need a credential, as in production: the demo trusts the development issuer, mints an
+    admin token of tenant acme, prints it with the client snippet and writes it to
+    data_dir/demo-token, where `colonnade smoke` and `colonnade tools list` find it.
+
     Example: colonnade demo   (what `make run` does); stop with Ctrl-C.
     """
     if not DEMO_CONTRACTS.is_dir():
@@ -71,13 +76,39 @@ def demo(
     settings = settings_of(ctx)
     contracts = _demo_contracts(settings, backend_port)
     settings = _with_overrides(settings, None, port, contracts)
+    settings = settings.model_copy(update={"auth": settings.auth.model_copy(update={"dev_issuer": True})})
+    token = _demo_token(settings)
     from colonnade.observability.logging import configure_logging
 
     configure_logging(settings.log_level)
     with _demo_backend(settings, backend_port):
         from colonnade.cli import _launch
 
-        _launch.run(_launch.run_http(settings, banner=True, snippet=True))
+        _launch.run(_launch.run_http(settings, banner=True, snippet=True, token=token))
+
+
+def _demo_token(settings: Settings) -> str:
+    """An admin token of tenant acme from the development issuer, also written to data_dir/demo-token."""
+    from colonnade.cli.token import write_secret
+    from colonnade.governance.identity.dev_issuer import DevIssuer
+    from colonnade.governance.identity.exposure import AuthConfigError, resource_url
+    from colonnade.governance.personas import PERSONA_SCOPES, Persona
+
+    try:
+        audience = resource_url(settings)
+    except AuthConfigError as exc:
+        fail(str(exc))
+    claims = {
+        "sub": "demo-admin",
+        "persona": Persona.ADMIN.value,
+        "tenant": "acme",
+        "scope": " ".join(sorted(PERSONA_SCOPES[Persona.ADMIN])),
+    }
+    token = DevIssuer.load_or_create(settings.data_dir).mint(
+        claims, audience=audience, ttl_s=_DEMO_TOKEN_TTL_S
+    )
+    write_secret(settings.data_dir / DEMO_TOKEN_FILE, token)
+    return token
 
 
 def _with_overrides(

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from colonnade.cli.common import EXIT_FINDINGS, EXIT_OK, console, fail
+from colonnade.cli.common import EXIT_FINDINGS, EXIT_OK, client_token, console, fail, settings_of
 from colonnade.cli.root import app
 from colonnade.runtime.sources import expand_contract_paths
 
@@ -17,6 +17,7 @@ __all__ = ["smoke"]
 
 @app.command()
 def smoke(
+    ctx: typer.Context,
     contracts: Annotated[
         list[Path], typer.Argument(help="Contract files or folders to prove (default: examples/contracts).")
     ] = [],  # noqa: B006  (Typer needs a literal default)
@@ -27,6 +28,14 @@ def smoke(
     junit: Annotated[
         Path | None, typer.Option(help="Also write the results as JUnit XML to this file.")
     ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="COLONNADE_TOKEN",
+            help="Bearer credential (default: data_dir/demo-token, which `colonnade demo` writes).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Connect with a real MCP client and check every operation of the given contracts.
 
@@ -34,6 +43,8 @@ def smoke(
     the description has the summary and intent; annotations match side_effects; example inputs
     validate; read/none examples run and contain expected_output_contains; write/destructive
     examples are never run; gated tools refuse a dry-run probe with an approval demand.
+
+    Sends COLONNADE_TOKEN (or --token, or the demo's token file) as the bearer credential.
 
     Example: colonnade smoke --url http://127.0.0.1:8765/mcp examples/contracts --junit smoke.xml
     """
@@ -49,7 +60,8 @@ def smoke(
     from colonnade.smoke.runner import run_smoke
 
     try:
-        report = asyncio.run(run_smoke(url, paths, mode=mode))
+        credential = client_token(token, settings_of(ctx))
+        report = asyncio.run(run_smoke(url, paths, mode=mode, token=credential))
     except Exception as exc:  # connection problems: say what and where, never a traceback
         reason = _reason(exc)
         fail(f"cannot run the smoke against {url}: {reason} (is `colonnade serve` running there?)")
