@@ -31,6 +31,7 @@ from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog, CatalogChange
 from colonnade.governance.authorization import AllowAll, Authorizer, permits
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
+from colonnade.surfaces.edge import current_caller
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection, validate_envelope
 from colonnade.surfaces.mcp.caller import principal_of
 from colonnade.surfaces.mcp.commit import CommitListing
@@ -109,8 +110,14 @@ class McpSurface:
         return await call_next(ctx)
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
-        """For the SDK's Mcp-Param header check: a catalog lookup, not a full tools/list."""
-        tool = self.builtins.get(name) or self.catalog.get(name)
+        """For the SDK's Mcp-Param header check: a catalog lookup, not a full tools/list; a tool the
+        caller may not see has no schema here either, so the check cannot tell that it exists."""
+        tool = self.builtins.get(name)
+        if tool is None:
+            tool = self.catalog.get(name)
+            caller = current_caller() or self.principal
+            if tool is not None and not permits(self.authorizer.visible(caller), tool.canonical_name):
+                return None
         return tool.input_schema if tool is not None else None
 
     def _meta_tools(self) -> list[types.Tool]:
