@@ -159,3 +159,16 @@ def test_argument_hashes_are_keyed() -> None:
     assert one.args_hash(arguments) == one.args_hash({"pin": "1234"})
     assert one.args_hash(arguments) != other.args_hash(arguments)
     assert "1234" not in one.args_hash(arguments)
+
+
+async def test_a_caller_that_goes_away_still_leaves_its_record(engine: AsyncEngine) -> None:
+    log = AuditLog(AuditStore(engine), KEY)
+    leaving = asyncio.create_task(log.append(_event(1)))
+    await asyncio.sleep(0)  # it has started its append (and is waiting to write or to be written)
+    leaving.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await leaving
+    await log.aclose()
+    report = await verify_chain(log.store)
+    assert report.ok and report.records == 1
+    await log.store.aclose()

@@ -4,8 +4,10 @@ Appending reads the tail and inserts the batch in one write transaction that hol
 write lock from its first statement (`BEGIN IMMEDIATE` on SQLite, an advisory lock on PostgreSQL),
 so replicas and CLI processes writing at the same time still build one unbroken chain. How a batch
 is numbered and sealed is the caller's (`seal`); the store only guarantees it sees the true tail.
-On the embedded SQLite file batches go through one direct connection (`SqliteDirect`), as
-idempotency records do, because every call appends.
+Every call appends, so the path is kept short: on the embedded SQLite file batches go through one
+direct connection (`SqliteDirect`), as idempotency records do; on PostgreSQL through the pool's
+asyncpg connection itself, in its own transaction (SQLAlchemy's statement layer cost about 1.5 ms
+of CPU per batch here).
 """
 
 from __future__ import annotations
@@ -51,6 +53,11 @@ Seal = Callable[[int, str | None, Sequence[dict[str, Any]]], list[dict[str, Any]
 # Arbitrary constant shared by every Colonnade process: "the audit chain is being extended".
 _APPEND_LOCK_KEY = 0x617564697431
 _TAIL = "SELECT seq, hash FROM audit_records ORDER BY seq DESC LIMIT 1"
+_JSON_COLUMNS = frozenset({"reasons", "details"})
+_PG_INSERT = (
+    f"INSERT INTO audit_records ({', '.join(AUDIT_COLUMNS)})"
+    f" VALUES ({', '.join(f'${n}' for n in range(1, len(AUDIT_COLUMNS) + 1))})"
+)
 _INSERT = (
     f"INSERT INTO audit_records ({', '.join(AUDIT_COLUMNS)})"
     f" VALUES ({', '.join(':' + column for column in AUDIT_COLUMNS)})"
@@ -104,14 +111,21 @@ class AuditStore:
         embedded = engine.dialect.name == "sqlite" and database not in ("", ":memory:")
         self._direct = SqliteDirect(database) if embedded else None
 
+    @property
+    def inline(self) -> bool:
+        """Whether an append runs in the caller's thread at once when the database is free."""
+        return self._direct is not None
+
     async def append(self, rows: Sequence[dict[str, Any]], seal: Seal) -> list[dict[str, Any]]:
         """Seal `rows` after the current tail and insert them, all in one transaction."""
         async with self._write():
             if self._direct is not None:
                 return await self._direct.write(lambda conn: _append_direct(conn, rows, seal))
-            async with self._engine.begin() as conn:
+            async with self._engine.connect() as conn:
                 if conn.dialect.name == "postgresql":
-                    await conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _APPEND_LOCK_KEY})
+                    raw = await conn.get_raw_connection()
+                    return await _append_postgres(raw.driver_connection, rows, seal)
+            async with self._engine.begin() as conn:  # in-memory SQLite (tests)
                 tail = (await conn.execute(text(_TAIL))).first()
                 sealed = seal(*_tail(tail), rows)
                 await conn.execute(insert(AuditRow), sealed)
@@ -153,8 +167,26 @@ def _append_direct(
     conn: sqlite3.Connection, rows: Sequence[dict[str, Any]], seal: Seal
 ) -> list[dict[str, Any]]:
     sealed = seal(*_tail(conn.execute(_TAIL).fetchone()), rows)
-    conn.executemany(_INSERT, [bind_all(row) for row in sealed])
+    if len(sealed) == 1:
+        conn.execute(_INSERT, bind_all(sealed[0]))
+    else:
+        conn.executemany(_INSERT, [bind_all(row) for row in sealed])
     return sealed
+
+
+async def _append_postgres(driver: Any, rows: Sequence[dict[str, Any]], seal: Seal) -> list[dict[str, Any]]:
+    """One transaction on the asyncpg connection: lock the chain, read its tail, insert the batch."""
+    async with driver.transaction():
+        await driver.execute("SELECT pg_advisory_xact_lock($1)", _APPEND_LOCK_KEY)
+        sealed = seal(*_tail(await driver.fetchrow(_TAIL)), rows)
+        values = [tuple(_pg_value(column, row[column]) for column in AUDIT_COLUMNS) for row in sealed]
+        await driver.executemany(_PG_INSERT, values)
+    return sealed
+
+
+def _pg_value(column: str, value: Any) -> Any:
+    """JSON columns go to asyncpg as text (SQLAlchemy's codec on these connections takes text)."""
+    return json.dumps(value, ensure_ascii=False) if column in _JSON_COLUMNS else value
 
 
 def _tail(row: Any) -> tuple[int, str | None]:

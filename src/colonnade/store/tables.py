@@ -175,17 +175,19 @@ class AuditRow(Base):
 
     `seq` has no gaps: the writer gives each record the next number in the transaction that reads
     the chain's tail, so a deleted or inserted record breaks either the numbering or the links.
+    Only `tenant` is indexed: every call writes a record, and each index costs every write; time
+    follows `seq`, and the other filters of `colonnade audit list` scan.
     """
 
     __tablename__ = "audit_records"
 
     seq: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
-    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     kind: Mapped[str] = mapped_column(String(40))
-    actor: Mapped[str | None] = mapped_column(Text, nullable=True, index=True)
+    actor: Mapped[str | None] = mapped_column(Text, nullable=True)
     actor_kind: Mapped[str | None] = mapped_column(String(16), nullable=True)
     tenant: Mapped[str | None] = mapped_column(Text, nullable=True, index=True)
-    tool: Mapped[str | None] = mapped_column(Text, nullable=True, index=True)
+    tool: Mapped[str | None] = mapped_column(Text, nullable=True)
     args_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
     decision: Mapped[str | None] = mapped_column(String(8), nullable=True)
     reasons: Mapped[list[str]] = mapped_column(JSON_DOCUMENT)

@@ -1,7 +1,8 @@
 """The hash chain: how a batch of rows is numbered, linked to the record before, and sealed.
 
 Each record's hash is SHA-256 over its previous record's hash and its own fields in a canonical
-JSON form (sorted keys, UTC timestamps to the microsecond), so changing any field of any record,
+JSON form (the stored columns in their fixed order, nested keys sorted, UTC timestamps to the
+microsecond), so changing any field of any record,
 removing one, or inserting one breaks a link that `verify` finds. Numbers run 1, 2, 3... with no
 gap. A record cut from the end is the one change a chain cannot show by itself; `colonnade audit
 verify` prints the head (number and hash) so it can be compared with a copy kept elsewhere.
@@ -15,7 +16,12 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from colonnade.store.audit_repo import AUDIT_COLUMNS
+
 __all__ = ["GENESIS", "record_hash", "seal"]
+
+_SEALED = tuple(column for column in AUDIT_COLUMNS if column != "hash")
+_ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
 
 GENESIS = "0" * 64
 """The `prev_hash` of the first record."""
@@ -23,8 +29,7 @@ GENESIS = "0" * 64
 
 def record_hash(fields: Mapping[str, Any]) -> str:
     """The seal of one record: every field but `hash` itself, canonically encoded."""
-    canonical = {key: _plain(value) for key, value in fields.items() if key != "hash"}
-    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = _ENCODE([_plain(fields[column]) for column in _SEALED])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -43,6 +48,4 @@ def _plain(value: Any) -> Any:
     if isinstance(value, datetime):
         moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
         return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    if isinstance(value, tuple):
-        return list(value)
     return value

@@ -4,8 +4,12 @@
 stage can hold a call's answer until its record is safe and fail it closed otherwise. Appends
 are group-committed: every event that arrives while a batch is being written goes into the next
 batch, one transaction for all of them, so a busy gateway pays one commit per batch rather than
-per call. While the last batch failed, `writable` is False and the call stage refuses new calls
-before they run; the next successful batch (refusals are audited too) clears it.
+per call. On the embedded SQLite file, whose write runs at once in the caller's thread, a caller
+that finds the log idle leads the batch itself: it lets the callers that are ready join it, then
+writes them with its own record, without handing anything to a task (the cheapest path for one
+caller at a time); elsewhere a flusher task writes, so a caller that goes away cannot interrupt a
+batch. While the last batch failed, `writable` is False and the call stage refuses
+new calls before they run; the next successful batch (refusals are audited too) clears it.
 
 Nothing sensitive is stored in clear: arguments only as a keyed hash, actors that look like
 personal data (an e-mail as a subject) as a keyed pseudonym, and every other string scrubbed of
@@ -15,6 +19,7 @@ anything that looks like a credential.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
@@ -30,6 +35,8 @@ __all__ = ["AuditLog", "AuditUnavailable"]
 
 logger = logging.getLogger(__name__)
 _MAX_BATCH = 512
+_Waiting = tuple[dict[str, Any], "asyncio.Future[None]"]
+"""A queued row and the future its caller awaits."""
 _MAX_TEXT = 256
 
 
@@ -43,18 +50,36 @@ class AuditLog:
             raise ValueError("the audit hash key must have at least 16 bytes")
         self.store = store
         self._key = key
-        self._pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
+        self._pending: list[_Waiting] = []
         self._flusher: asyncio.Task[None] | None = None
+        self._writing = False
         self.writable = True
 
     async def append(self, event: AuditEvent) -> None:
         """Return once the event is committed; raise `AuditUnavailable` when it could not be."""
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending.append((self.row(event), future))
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.get_running_loop().create_task(self._flush())
-        # Shielded: a caller that goes away does not take its record out of the batch.
-        await asyncio.shield(future)
+        row = self.row(event)
+        if self._writing or not self.store.inline:
+            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._pending.append((row, future))
+            if not self._writing:
+                self._start_flusher()
+            # Shielded: a caller that goes away does not take its record out of the batch.
+            await asyncio.shield(future)
+            return
+        self._writing = True
+        try:
+            try:
+                await asyncio.sleep(0)  # callers that are ready now join this batch
+            except asyncio.CancelledError:  # the caller went away: its record is still written
+                self._pending.insert(0, (row, _unwatched()))
+                raise
+            batch, self._pending = self._pending[: _MAX_BATCH - 1], self._pending[_MAX_BATCH - 1 :]
+            await self._settle(batch, [row, *(queued for queued, _ in batch)])
+        finally:
+            if self._pending:  # callers that arrived meanwhile: the next batch
+                self._start_flusher()
+            else:
+                self._writing = False
 
     def submit(self, event: AuditEvent) -> None:
         """Append without waiting (for events of a call that is being cancelled)."""
@@ -104,22 +129,40 @@ class AuditLog:
             return f"{kind}:{self.pseudonym(cleaned)}" if kind.isalpha() else self.pseudonym(cleaned)
         return cleaned
 
+    def _start_flusher(self) -> None:
+        self._writing = True
+        self._flusher = asyncio.get_running_loop().create_task(self._flush())
+
     async def _flush(self) -> None:
-        while self._pending:
-            batch, self._pending = self._pending[:_MAX_BATCH], self._pending[_MAX_BATCH:]
-            try:
-                await self.store.append([row for row, _ in batch], seal)
-            except Exception as exc:
-                self.writable = False
-                logger.error("the audit log cannot be written: %s", type(exc).__name__)
-                for _, future in batch:
-                    if not future.done():
-                        future.set_exception(AuditUnavailable(type(exc).__name__))
-            else:
-                self.writable = True
-                for _, future in batch:
-                    if not future.done():
-                        future.set_result(None)
+        try:
+            while self._pending:
+                batch, self._pending = self._pending[:_MAX_BATCH], self._pending[_MAX_BATCH:]
+                with contextlib.suppress(AuditUnavailable):  # told to each caller of the batch
+                    await self._settle(batch, [row for row, _ in batch])
+        finally:
+            self._writing = False  # no await since the queue was last seen empty
+
+    async def _settle(self, waiting: list[_Waiting], rows: list[dict[str, Any]]) -> None:
+        """Write `rows`, then tell the waiting callers how it went (raising the failure too)."""
+        try:
+            await self._write(rows)
+        except AuditUnavailable as exc:
+            for _, future in waiting:
+                if not future.done():
+                    future.set_exception(AuditUnavailable(str(exc)))
+            raise
+        for _, future in waiting:
+            if not future.done():
+                future.set_result(None)
+
+    async def _write(self, rows: list[dict[str, Any]]) -> None:
+        try:
+            await self.store.append(rows, seal)
+        except Exception as exc:
+            self.writable = False
+            logger.error("the audit log cannot be written: %s", type(exc).__name__)
+            raise AuditUnavailable(type(exc).__name__) from None
+        self.writable = True
 
 
 def _text(value: str | None) -> str | None:
@@ -142,6 +185,13 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float):
         return repr(value)
     return value
+
+
+def _unwatched() -> asyncio.Future[None]:
+    """A future nobody awaits (its caller is gone); its outcome is read so it is not reported."""
+    future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    future.add_done_callback(lambda done: done.cancelled() or done.exception())
+    return future
 
 
 def _consume(task: asyncio.Task[None]) -> None:

@@ -44,8 +44,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("seq", name=op.f("pk_audit_records")),
     )
     with op.batch_alter_table("audit_records", schema=None) as batch_op:
-        for column in ("at", "actor", "tenant", "tool"):
-            batch_op.create_index(batch_op.f(f"ix_audit_records_{column}"), [column], unique=False)
+        batch_op.create_index(batch_op.f("ix_audit_records_tenant"), ["tenant"], unique=False)
 
 
 def downgrade() -> None:
