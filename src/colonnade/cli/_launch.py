@@ -122,7 +122,7 @@ async def run_stdio(settings: Settings) -> None:
                 sync.cancel()
 
 
-def _print_banner(gateway: Gateway, url: str, snippet: bool, token: str | None) -> None:
+def _print_banner(gateway: Gateway, url: str, snippet: bool, token: str | None = None) -> None:
     err_console.print(
         f"[bold green]Colonnade[/bold green] serving {len(gateway.catalog)} tools at [bold]{url}[/bold]"
     )
