@@ -21,7 +21,7 @@ from colonnade.config import Settings
 
 if TYPE_CHECKING:
     from colonnade.governance.audit import ChainReport
-    from colonnade.store.audit_repo import AuditFilter, AuditStore, StoredAudit
+    from colonnade.store.audit_repo import AuditStore, StoredAudit
 
 __all__ = ["audit_app"]
 
@@ -34,7 +34,10 @@ app.add_typer(audit_app, name="audit")
 def list_records(
     ctx: typer.Context,
     tenant: Annotated[str | None, typer.Option(help="Only this tenant.")] = None,
-    principal: Annotated[str | None, typer.Option(help="Only this principal (e.g. user:alice).")] = None,
+    principal: Annotated[
+        str | None,
+        typer.Option(help="Only this principal (e.g. user:alice; an e-mail is matched by its pseudonym)."),
+    ] = None,
     tool: Annotated[str | None, typer.Option(help="Only this tool (canonical name).")] = None,
     outcome: Annotated[
         str | None, typer.Option(help="Only this outcome (success, invalid_request, refused...).")
@@ -53,10 +56,19 @@ def list_records(
 
     Example: colonnade audit list --tenant acme --outcome invalid_request --since 2026-11-24T08:00
     """
+    from colonnade.governance.audit import AuditLog
+    from colonnade.runtime.governance import audit_key
     from colonnade.store.audit_repo import AuditFilter
 
-    where = AuditFilter(tenant, principal, tool, outcome, kind, _utc(since), _utc(until))
-    records = _run(settings_of(ctx), lambda store: _query(store, where, limit))
+    settings = settings_of(ctx)
+
+    async def query(store: AuditStore) -> list[StoredAudit]:
+        # records keep a personal-looking principal as a keyed pseudonym: filter by the same stand-in
+        actor = AuditLog(store, audit_key(settings)).stored_actor(principal)
+        where = AuditFilter(tenant, actor, tool, outcome, kind, _utc(since), _utc(until))
+        return await store.query(where, limit)
+
+    records = _run(settings, query)
     if as_json:
         for record in records:
             console.print_json(json.dumps(_json(record)), indent=None)
@@ -94,10 +106,6 @@ def verify(ctx: typer.Context) -> None:
         console.print(f"{report.records} records before it are intact")
         raise typer.Exit(EXIT_FINDINGS)
     console.print(f"intact: {report.records} records; head {report.head_seq} {report.head_hash}")
-
-
-async def _query(store: AuditStore, where: AuditFilter, limit: int) -> list[StoredAudit]:
-    return await store.query(where, limit)
 
 
 def _run(settings: Settings, work: Callable[[AuditStore], Awaitable[T]]) -> T:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -17,6 +17,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "State",
+    "TokenOption",
     "client_token",
     "console",
     "err_console",
@@ -26,6 +27,15 @@ __all__ = [
 
 DEMO_TOKEN_FILE = "demo-token"
 """Under data_dir: the admin token `colonnade demo` mints for the client commands."""
+TokenOption = Annotated[
+    str | None,
+    typer.Option(
+        envvar="COLONNADE_TOKEN",
+        help="Bearer credential (default: data_dir/demo-token, which `colonnade demo` writes).",
+        show_default=False,
+    ),
+]
+"""The credential option of every client command."""
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1

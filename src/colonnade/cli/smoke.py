@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from colonnade.cli.common import EXIT_FINDINGS, EXIT_OK, client_token, console, fail, settings_of
+from colonnade.cli.common import EXIT_FINDINGS, EXIT_OK, TokenOption, client_token, console, fail, settings_of
 from colonnade.cli.root import app
 from colonnade.runtime.sources import expand_contract_paths
 
@@ -28,14 +28,7 @@ def smoke(
     junit: Annotated[
         Path | None, typer.Option(help="Also write the results as JUnit XML to this file.")
     ] = None,
-    token: Annotated[
-        str | None,
-        typer.Option(
-            envvar="COLONNADE_TOKEN",
-            help="Bearer credential (default: data_dir/demo-token, which `colonnade demo` writes).",
-            show_default=False,
-        ),
-    ] = None,
+    token: TokenOption = None,
 ) -> None:
     """Connect with a real MCP client and check every operation of the given contracts.
 

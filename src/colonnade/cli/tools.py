@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from colonnade.cli.common import client_token, console, fail, settings_of
+from colonnade.cli.common import TokenOption, client_token, console, fail, settings_of
 from colonnade.cli.root import app
 from colonnade.config import Settings
 
@@ -91,14 +91,7 @@ def _render(decision: RoutingDecision, wire_names: dict[str, str]) -> None:
 def list_tools(
     ctx: typer.Context,
     url: Annotated[str, typer.Option(help="Base URL of the running gateway.")] = "http://127.0.0.1:8765",
-    token: Annotated[
-        str | None,
-        typer.Option(
-            envvar="COLONNADE_TOKEN",
-            help="Bearer credential (default: data_dir/demo-token, which `colonnade demo` writes).",
-            show_default=False,
-        ),
-    ] = None,
+    token: TokenOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the tools as JSON.")] = False,
 ) -> None:
     """List the tools a running gateway serves to you, over its REST API (every page).

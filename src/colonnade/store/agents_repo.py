@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from colonnade.store.engine import session_factory
+from colonnade.store.moments import aware
 from colonnade.store.tables import AgentRow
 from colonnade.store.write_gate import WriteGate
 
@@ -29,12 +30,6 @@ class AgentRecord:
     revoked_at: datetime | None = None
 
 
-def _aware(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
 def _record(row: AgentRow) -> AgentRecord:
     return AgentRecord(
         row.id,
@@ -44,8 +39,8 @@ def _record(row: AgentRow) -> AgentRecord:
         dict(row.public_key) if row.public_key is not None else None,
         row.key_thumbprint,
         row.registered_via,
-        _aware(row.created_at) or datetime.now(UTC),
-        _aware(row.revoked_at),
+        aware(row.created_at),
+        aware(row.revoked_at),
     )
 
 

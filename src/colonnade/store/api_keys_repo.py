@@ -8,12 +8,13 @@ overlap, so clients can switch without an outage.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from colonnade.store.engine import session_factory
+from colonnade.store.moments import aware
 from colonnade.store.tables import ApiKeyRow
 from colonnade.store.write_gate import WriteGate
 
@@ -37,12 +38,6 @@ class ApiKeyRecord:
     replaced_by: str | None
 
 
-def _aware(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
 def _record(row: ApiKeyRow) -> ApiKeyRecord:
     return ApiKeyRecord(
         row.id,
@@ -53,10 +48,10 @@ def _record(row: ApiKeyRow) -> ApiKeyRecord:
         row.team,
         tuple(row.scopes),
         row.label,
-        _aware(row.created_at) or datetime.now(UTC),
-        _aware(row.expires_at),
-        _aware(row.last_used_at),
-        _aware(row.revoked_at),
+        aware(row.created_at),
+        aware(row.expires_at),
+        aware(row.last_used_at),
+        aware(row.revoked_at),
         row.replaced_by,
     )
 
@@ -68,23 +63,7 @@ class ApiKeyStore:
 
     async def add(self, record: ApiKeyRecord) -> None:
         async with self._write(), self._sessions.begin() as session:
-            session.add(
-                ApiKeyRow(
-                    id=record.id,
-                    secret_hash=record.secret_hash,
-                    owner=record.owner,
-                    tenant=record.tenant,
-                    persona=record.persona,
-                    team=record.team,
-                    scopes=list(record.scopes),
-                    label=record.label,
-                    created_at=record.created_at,
-                    expires_at=record.expires_at,
-                    last_used_at=None,
-                    revoked_at=None,
-                    replaced_by=None,
-                )
-            )
+            session.add(_row(record))
 
     async def get(self, key_id: str) -> ApiKeyRecord | None:
         async with self._sessions() as session:
@@ -108,23 +87,7 @@ class ApiKeyStore:
             )
             if not getattr(changed, "rowcount", 0):
                 return False
-            session.add(
-                ApiKeyRow(
-                    id=successor.id,
-                    secret_hash=successor.secret_hash,
-                    owner=successor.owner,
-                    tenant=successor.tenant,
-                    persona=successor.persona,
-                    team=successor.team,
-                    scopes=list(successor.scopes),
-                    label=successor.label,
-                    created_at=successor.created_at,
-                    expires_at=successor.expires_at,
-                    last_used_at=None,
-                    revoked_at=None,
-                    replaced_by=None,
-                )
-            )
+            session.add(_row(successor))
         return True
 
     async def revoke(self, key_id: str, when: datetime) -> bool:
@@ -139,3 +102,22 @@ class ApiKeyStore:
     async def touch(self, key_id: str, when: datetime) -> None:
         async with self._write(), self._sessions.begin() as session:
             await session.execute(update(ApiKeyRow).where(ApiKeyRow.id == key_id).values(last_used_at=when))
+
+
+def _row(record: ApiKeyRecord) -> ApiKeyRow:
+    """A new key's row: never used, never revoked, never replaced yet."""
+    return ApiKeyRow(
+        id=record.id,
+        secret_hash=record.secret_hash,
+        owner=record.owner,
+        tenant=record.tenant,
+        persona=record.persona,
+        team=record.team,
+        scopes=list(record.scopes),
+        label=record.label,
+        created_at=record.created_at,
+        expires_at=record.expires_at,
+        last_used_at=None,
+        revoked_at=None,
+        replaced_by=None,
+    )

@@ -16,13 +16,14 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import insert, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from colonnade.store.sqlite_direct import SqliteDirect, bind_all, parse_date
+from colonnade.store.moments import aware
+from colonnade.store.sqlite_direct import SqliteDirect, bind_all
 from colonnade.store.tables import AuditRow
 from colonnade.store.write_gate import WriteGate
 
@@ -195,16 +196,10 @@ def _tail(row: Any) -> tuple[int, str | None]:
 
 def _stored(row: Any) -> StoredAudit:
     values = {column: row[column] for column in AUDIT_COLUMNS}
-    values["at"] = _aware(values["at"])
+    values["at"] = aware(values["at"])
     values["reasons"] = _json(values["reasons"]) or []
     values["details"] = _json(values["details"]) or {}
     return StoredAudit(**values)
-
-
-def _aware(value: Any) -> datetime:
-    parsed = parse_date(value) if isinstance(value, str) else value
-    assert isinstance(parsed, datetime)
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def _json(value: Any) -> Any:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from colonnade.store.engine import session_factory
+from colonnade.store.moments import aware
 from colonnade.store.tables import SubscriptionRow
 from colonnade.store.write_gate import WriteGate
 
@@ -27,10 +28,6 @@ class SubscriptionRecord:
     decided_by: str | None = None
 
 
-def _aware(value: datetime) -> datetime:
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
 def _record(row: SubscriptionRow) -> SubscriptionRecord:
     return SubscriptionRecord(
         row.id,
@@ -38,8 +35,8 @@ def _record(row: SubscriptionRow) -> SubscriptionRecord:
         row.tenant,
         row.api,
         row.state,
-        _aware(row.created_at),
-        _aware(row.updated_at),
+        aware(row.created_at),
+        aware(row.updated_at),
         row.decided_by,
     )
 

@@ -101,7 +101,7 @@ class AuditLog:
         return {
             "at": event.at,
             "kind": event.kind.value,
-            "actor": self._actor(event.actor),
+            "actor": self.stored_actor(event.actor),
             "actor_kind": event.actor_kind,
             "tenant": _text(event.tenant),
             "tool": _text(event.tool),
@@ -120,7 +120,8 @@ class AuditLog:
         while self._flusher is not None and not self._flusher.done():
             await asyncio.wait({self._flusher})
 
-    def _actor(self, actor: str | None) -> str | None:
+    def stored_actor(self, actor: str | None) -> str | None:
+        """A principal key as records store it (a pseudonym when it looks like personal data)."""
         if actor is None:
             return None
         cleaned = actor.replace("\x00", "")
