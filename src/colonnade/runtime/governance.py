@@ -14,7 +14,6 @@ import contextlib
 import logging
 import os
 import secrets
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -67,57 +66,50 @@ def audit_key(settings: Settings) -> bytes:
     return _secret_file(path)
 
 
-@dataclass
 class Governance:
-    settings: Settings
-    catalog: Catalog
-    engine: AsyncEngine | None = None
-    given_authorizer: Authorizer | None = None
-    agents: AgentBook = field(default_factory=AgentBook)
-    subscription_book: SubscriptionBook = field(default_factory=SubscriptionBook)
+    """The governance parts of one gateway; `authorizer` given (tests) replaces the settings' choice."""
 
-    def __post_init__(self) -> None:
-        settings, engine = self.settings, self.engine
+    def __init__(
+        self,
+        settings: Settings,
+        catalog: Catalog,
+        engine: AsyncEngine | None = None,
+        authorizer: Authorizer | None = None,
+    ) -> None:
+        self.settings = settings
+        self.catalog = catalog
+        self.agents = AgentBook()
+        self.subscription_book = SubscriptionBook()
         auth = settings.auth
-        self.audit = AuditLog(AuditStore(engine), audit_key(settings)) if engine is not None else None
         self.resource = resource_url(settings) if auth.configured else None
-        self.api_keys = (
-            ApiKeys(ApiKeyStore(engine), cache_s=auth.api_key_cache_s)
-            if engine is not None and auth.api_keys
-            else None
-        )
-        self.key_admin = (
-            KeyAdmin(
-                ApiKeyStore(engine),
-                self.audit,
-                overlap_s=auth.api_key_rotation_overlap_s,
-                on_change=self._forget_key,
+        self.audit: AuditLog | None = None
+        self.api_keys: ApiKeys | None = None
+        self.key_admin: KeyAdmin | None = None
+        self.agent_store: AgentStore | None = None
+        self.agent_admin: AgentAdmin | None = None
+        self.subscription_admin: SubscriptionAdmin | None = None
+        self.replay: DpopReplayStore | None = None
+        if engine is not None:
+            self.audit = AuditLog(AuditStore(engine), audit_key(settings))
+            keys = ApiKeyStore(engine)
+            self.api_keys = ApiKeys(keys, cache_s=auth.api_key_cache_s) if auth.api_keys else None
+            self.key_admin = KeyAdmin(
+                keys, self.audit, overlap_s=auth.api_key_rotation_overlap_s, on_change=self._forget_key
             )
-            if engine is not None
-            else None
-        )
-        self.agent_store = AgentStore(engine) if engine is not None else None
-        self.agent_admin = (
-            AgentAdmin(self.agent_store, self.audit, on_change=self.refresh_agents)
-            if self.agent_store is not None
-            else None
-        )
-        self.subscription_admin = (
-            SubscriptionAdmin(
+            self.agent_store = AgentStore(engine)
+            self.agent_admin = AgentAdmin(self.agent_store, self.audit, on_change=self.refresh_agents)
+            self.subscription_admin = SubscriptionAdmin(
                 SubscriptionStore(engine),
-                self.catalog,
+                catalog,
                 self.subscription_book,
                 self.audit,
                 approval=auth.subscription_approval,
             )
-            if engine is not None
-            else None
-        )
-        self.replay = DpopReplayStore(engine) if engine is not None else None
-        if self.given_authorizer is not None:
-            self.authorizer: Authorizer = self.given_authorizer
+            self.replay = DpopReplayStore(engine)
+        if authorizer is not None:
+            self.authorizer: Authorizer = authorizer
         elif auth.configured:
-            self.authorizer = ToolAccess(self.catalog, self.subscription_book.active)
+            self.authorizer = ToolAccess(catalog, self.subscription_book.active)
         else:
             self.authorizer = AllowAll()
         self.authenticator = self._authenticator() if auth.configured else None
