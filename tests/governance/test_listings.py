@@ -3,11 +3,15 @@ describe, REST listing and detail, pages; every name form of another tenant's to
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from colonnade.catalog.naming import to_wire
+from colonnade.cli import app
 from tests.support.governed import Governed
 
 ACME_ITEMS = {f"acme:items:{t}" for t in ("read_item", "write_item", "drop_item", "audit_item")}
@@ -104,3 +108,14 @@ async def test_a_refused_call_offers_no_hidden_names(governed: Governed) -> None
     assert "acme:items:read_item" not in result["error"]["message"]
     near = governed.call(token, "globex:items:read_itme", item_id="I-1")[1]
     assert "globex:items:read_item" in near["error"]["details"]["did_you_mean"]
+
+
+def test_the_cli_lists_only_what_its_credential_may_see(governed: Governed, tmp_path: Path) -> None:
+    env = {"COLONNADE_TOKEN": governed.token("admin", tenant="globex", sub="g-admin"), "COLUMNS": "250"}
+    env["COLONNADE_DATA_DIR"] = str(tmp_path)
+    listed = CliRunner().invoke(app, ["tools", "list", "--url", governed.base_url, "--json"], env=env)
+    assert listed.exit_code == 0, listed.output
+    assert {tool["canonical_name"] for tool in json.loads(listed.output)} == GLOBEX
+    env["COLONNADE_TOKEN"] = "not-a-token"
+    refused = CliRunner().invoke(app, ["tools", "list", "--url", governed.base_url], env=env)
+    assert refused.exit_code == 2 and "A-AUTH-MALFORMED" in refused.output
