@@ -11,6 +11,7 @@ import httpx2
 import pytest
 from joserfc.jwk import ECKey
 
+from colonnade.store.audit_repo import AuditFilter
 from tests.support.dpop import proof
 from tests.support.governed import Governed, governed_gateway
 
@@ -112,6 +113,23 @@ def test_attacks_on_agent_tokens_are_refused_and_nothing_runs(governed: Governed
     for code, answer in cases.items():
         assert answer["http"] == 401 and _code(answer) == code, (code, answer)
     assert len(governed.backend_hits()) == hits and len(governed.effects()) == effects
+    audit = governed.running.gateway.governance.audit
+    assert audit is not None
+    failures = governed.running.run(audit.store.query(AuditFilter(kind="auth.failure"), limit=1000))
+    assert set(cases) | {"A-AUTH-DPOP-INVALID"} <= {record.code for record in failures}
+
+
+def test_an_agent_outside_its_allow_list_is_refused_and_audited(governed: Governed) -> None:
+    token, url = _agent_token(governed), f"{governed.base_url}/v1/calls"
+    hits = len(governed.backend_hits())
+    answer = _call(governed, token, "acme:lab:write_item", dpop=proof(AGENT_KEY, "POST", url, token))
+    assert _code(answer) == "I-REQ-UNKNOWN-TOOL" and len(governed.backend_hits()) == hits
+    audit = governed.running.gateway.governance.audit
+    assert audit is not None
+    calls = governed.running.run(audit.store.query(AuditFilter(actor="agent:invoice-bot"), limit=1000))
+    refused = [record for record in calls if record.call_id == answer["call_id"]]
+    assert len(refused) == 1 and refused[0].decision == "deny" and refused[0].tool == "acme:lab:write_item"
+    assert refused[0].reasons == ["not on the agent's allow-list"]
 
 
 def test_unregistered_foreign_and_revoked_agents_are_refused(governed: Governed) -> None:
