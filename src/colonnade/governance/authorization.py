@@ -13,6 +13,7 @@ scope and tenant rules (`tool_access.py`) plug in behind the same methods.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -20,7 +21,7 @@ from colonnade.catalog.tool import Tool
 from colonnade.governance.principal import Principal
 from colonnade.routing.router import CallerAllowed
 
-__all__ = ["ALLOWED", "AllowAll", "Authorizer", "Decision", "permits"]
+__all__ = ["ALLOWED", "AllowAll", "Authorizer", "Decision", "permits", "tool_filter"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,3 +78,10 @@ def permits(allowed: CallerAllowed, tool_id: str) -> bool:
     if allowed is None:
         return True
     return allowed(tool_id) if callable(allowed) else tool_id in allowed
+
+
+def tool_filter(allowed: CallerAllowed) -> Callable[[Tool], bool] | None:
+    """A `visible` answer as a predicate on tools (what a filtered listing pages over); None: all."""
+    if allowed is None:
+        return None
+    return lambda tool: permits(allowed, tool.canonical_name)

@@ -29,7 +29,7 @@ from colonnade.calls.envelope import DRY_RUN_META_KEY, REQUEST_META_KEY, CallCon
 from colonnade.calls.service import CallService
 from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog, CatalogChange
-from colonnade.governance.authorization import AllowAll, Authorizer, permits
+from colonnade.governance.authorization import AllowAll, Authorizer, permits, tool_filter
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
 from colonnade.surfaces.edge import current_caller
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection, validate_envelope
@@ -137,8 +137,7 @@ class McpSurface:
             routed = self.routing.listing(ctx, _routing_request(params.meta if params is not None else None))
             if routed is not None:
                 return types.ListToolsResult(tools=[*(tool.to_mcp() for tool in routed), *meta_tools])
-        allowed = self.authorizer.visible(principal_of(ctx, self.principal))
-        include = None if allowed is None else (lambda tool: permits(allowed, tool.canonical_name))
+        include = tool_filter(self.authorizer.visible(principal_of(ctx, self.principal)))
         try:
             tools, next_cursor = self.catalog.page(cursor, self.page_size, include)
         except ValueError as exc:

@@ -15,7 +15,7 @@ from starlette.routing import BaseRoute, Route
 from colonnade.calls.manifest import Manifests
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
-from colonnade.governance.authorization import AllowAll, Authorizer, permits
+from colonnade.governance.authorization import AllowAll, Authorizer, tool_filter
 from colonnade.observability.metrics import GatewayMetrics
 from colonnade.routing.router import Router
 from colonnade.surfaces.edge import principal_of_scope
@@ -84,17 +84,16 @@ class Pages:
         return page_response(page)
 
     def _visible(self, request: Request) -> Visible:
-        allowed = self.authorizer.visible(principal_of_scope(request.scope))
-
-        def visible(tool: Tool) -> bool:
-            return permits(allowed, tool.canonical_name)
-
-        return visible
+        return tool_filter(self.authorizer.visible(principal_of_scope(request.scope))) or _everything
 
     async def metrics_view(self, _: Request) -> Response:
         page: Html = await run_in_threadpool(lambda: metrics_page(read_stats(self.metrics)))
         return page_response(page)
 
+
+
+def _everything(tool: Tool) -> bool:
+    return True
 
 
 def routes(

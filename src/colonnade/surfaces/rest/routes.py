@@ -32,7 +32,7 @@ from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.catalog_errors import InvalidCursor
 from colonnade.catalog.tool import Tool
-from colonnade.governance.authorization import AllowAll, Authorizer, permits
+from colonnade.governance.authorization import AllowAll, Authorizer, permits, tool_filter
 from colonnade.routing.router import CallerAllowed
 from colonnade.surfaces.edge import EdgeRefusal, principal_of_scope
 from colonnade.surfaces.envelope_parsing import (
@@ -133,8 +133,7 @@ class RestSurface:
                 parameter="limit",
                 expected=f"integer 1-{MAX_PAGE_SIZE}",
             )
-        allowed = self.authorizer.visible(principal_of_scope(request.scope))
-        include = None if allowed is None else (lambda tool: permits(allowed, tool.canonical_name))
+        include = tool_filter(self.authorizer.visible(principal_of_scope(request.scope)))
         try:
             tools, next_cursor = self.catalog.page(request.query_params.get("cursor") or None, limit, include)
         except InvalidCursor as exc:
