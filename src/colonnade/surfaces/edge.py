@@ -5,9 +5,10 @@ every bind, with the loopback names plus the configured public names allowed), t
 size (`server.max_request_bytes`, from Content-Length at once, or while a chunked body streams),
 and who calls (the `Principal` the authenticator finds, stored in the ASGI scope for the
 surfaces to read, and in a context variable for code that gets no request, such as the MCP
-SDK's pre-dispatch header check). A refused request never reaches a surface; each surface renders refusals in
-its own format (a typed JSON result for REST, a page for people, the SDK's plain text for MCP),
-chosen by path prefix. `/healthz` and `/readyz` stay open to probes.
+SDK's pre-dispatch header check). A refused request never reaches a surface; each surface
+renders refusals in its own format (a typed JSON result for REST, a page for people, the SDK's
+plain text for MCP), chosen by path prefix. `/healthz` and `/readyz` stay open to probes, and so
+do the paths the app adds as open (the protected resource metadata).
 """
 
 from __future__ import annotations
