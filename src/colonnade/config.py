@@ -13,12 +13,16 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from colonnade.errors import ColonnadeError
 
 __all__ = [
+    "AuditSettings",
+    "AuthSettings",
+    "ClaimNames",
     "ConfigError",
+    "IssuerSettings",
     "LocalPrincipalSettings",
     "RoutingSettings",
     "ServerSettings",
@@ -28,7 +32,7 @@ __all__ = [
 
 ENV_PREFIX = "COLONNADE_"
 DEFAULT_CONFIG_FILE = "colonnade.yaml"
-_NOT_SETTINGS = {"CONFIG"}
+_NOT_SETTINGS = {"CONFIG", "TOKEN"}  # COLONNADE_TOKEN: the client commands' credential
 _SECRET_PREFIX = "SECRET_"  # COLONNADE_SECRET_<NAME> holds backend secrets, not settings
 _LOOPBACK = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 
@@ -149,6 +153,102 @@ class RoutingSettings(_Section):
     )
 
 
+class IssuerSettings(_Section):
+    """One OAuth issuer whose access tokens the gateway accepts: its keys by JWKS URL or inline."""
+
+    issuer: str = Field(min_length=1, description="The `iss` value of its tokens (usually its URL).")
+    jwks_url: str | None = Field(
+        default=None, description="Where its public keys are published (https, or http on loopback)."
+    )
+    keys: list[dict[str, Any]] = Field(
+        default_factory=list, description="Its public keys inline (JWKs), instead of a jwks_url."
+    )
+    algorithms: list[str] = Field(
+        default_factory=lambda: ["RS256", "ES256", "PS256"],
+        min_length=1,
+        description="Signature algorithms accepted from this issuer ('none' never is).",
+    )
+    audience: str | None = Field(
+        default=None, description="The `aud` its tokens must carry; default: auth.resource."
+    )
+
+    @model_validator(mode="after")
+    def _one_key_source(self) -> IssuerSettings:
+        if (self.jwks_url is None) == (not self.keys):
+            raise ValueError("give exactly one of jwks_url and keys")
+        if any(alg.lower() == "none" for alg in self.algorithms):
+            raise ValueError("'none' is not a signature algorithm")
+        return self
+
+
+class ClaimNames(_Section):
+    """Which token claims carry what the gateway reads (issuers name them differently)."""
+
+    subject: str = Field(default="sub", description="Who the token is about (the principal id).")
+    tenant: str = Field(default="tenant", description="The principal's tenant.")
+    team: str = Field(default="team", description="The principal's team (owner of APIs).")
+    persona: str = Field(default="persona", description="admin, product_owner, developer, consumer, ...")
+    scopes: str = Field(default="scope", description="Scopes: a space-separated string or a list.")
+    agent: str = Field(default="agent_id", description="Names the registered agent an agent token is for.")
+
+
+class AuthSettings(_Section):
+    """Who may call: credentials on every HTTP route (except /healthz and /readyz) once configured."""
+
+    enabled: bool = Field(
+        default=False,
+        description="Require a credential even without an issuer (API keys only); an issuer or the "
+        "development issuer turns authentication on as well.",
+    )
+    resource: str | None = Field(
+        default=None,
+        description="The gateway's resource URL (token audience); default http://HOST:PORT/mcp.",
+    )
+    issuers: list[IssuerSettings] = Field(default_factory=list, description="Trusted OAuth issuers.")
+    dev_issuer: bool = Field(
+        default=False,
+        description="Trust the development issuer (key under data_dir; `colonnade token mint`).",
+    )
+    claims: ClaimNames = Field(default_factory=ClaimNames)
+    leeway_s: int = Field(default=30, ge=0, le=300, description="Clock skew allowed on exp, nbf and iat.")
+    jwks_cache_s: float = Field(default=300.0, gt=0, description="How long fetched issuer keys are reused.")
+    api_keys: bool = Field(default=True, description="Accept API keys (colonnade keys create).")
+    api_key_rotation_overlap_s: float = Field(
+        default=86_400.0, ge=0, description="How long a rotated API key stays valid beside its successor."
+    )
+    api_key_cache_s: float = Field(
+        default=5.0, ge=0, le=300, description="How long a checked API key is trusted before it is re-read."
+    )
+    agent_token_max_s: int = Field(
+        default=600, ge=1, le=600, description="Longest lifetime (exp - iat) of an agent token."
+    )
+    dpop_window_s: int = Field(
+        default=60, ge=1, le=600, description="How far a DPoP proof's iat may lie from now."
+    )
+    dynamic_registration: bool = Field(
+        default=False, description="Let security officers register agents over RFC 7591 (POST /register)."
+    )
+    subscription_approval: list[str] = Field(
+        default_factory=list,
+        description="APIs ('tenant:api', globs) whose subscriptions need their product owner's approval.",
+    )
+
+    @property
+    def configured(self) -> bool:
+        """Whether every HTTP route needs a credential."""
+        return self.enabled or bool(self.issuers) or self.dev_issuer
+
+
+class AuditSettings(_Section):
+    """The audit log (a table of the gateway's database, hash-chained)."""
+
+    key_file: Path | None = Field(
+        default=None,
+        description="Secret key of the audit log's argument hashes and pseudonyms; default "
+        "data_dir/audit.key, made on first use. Give every replica the same file.",
+    )
+
+
 class Settings(_Section):
     """Everything that can be configured, with the embedded defaults."""
 
@@ -177,6 +277,8 @@ class Settings(_Section):
     server: ServerSettings = Field(default_factory=ServerSettings)
     routing: RoutingSettings = Field(default_factory=RoutingSettings)
     local_principal: LocalPrincipalSettings = Field(default_factory=LocalPrincipalSettings)
+    auth: AuthSettings = Field(default_factory=AuthSettings)
+    audit: AuditSettings = Field(default_factory=AuditSettings)
 
     @property
     def effective_database_url(self) -> str:

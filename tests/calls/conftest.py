@@ -77,12 +77,13 @@ def quick_retries(attempts: int = 3) -> RetryPolicy:
 
 
 async def build_harness(
-    engine: AsyncEngine, fault_url: str, *, window_ms: int = 60_000
+    engine: AsyncEngine, fault_url: str, *, window_ms: int = 60_000, audit_calls: bool = True
 ) -> tuple[Harness, Gateway]:
     """The gateway built from parts: the fault contract's catalog, a fast health monitor, this engine."""
     catalog = Catalog()
     catalog.publish(Contract.model_validate(fault_contract(fault_url, window_ms=window_ms)))
-    gateway = Gateway(engine=engine, catalog=catalog, health=HealthMonitor(interval_s=0.05))
+    health = HealthMonitor(interval_s=0.05)
+    gateway = Gateway(engine=engine, catalog=catalog, health=health, audit_calls=audit_calls)
     assert gateway.two_phase is not None
     harness = Harness(gateway.calls, catalog, gateway.two_phase, gateway.health, fault_url, engine, gateway)
     return harness, gateway

@@ -12,14 +12,17 @@ import contextlib
 import hashlib
 import json
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx2
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from colonnade.calls.envelope import CallConstraints, CallResult, CallStatus, RetryPolicy
+from colonnade.store import migrate_engine
 from colonnade.store.idempotency_repo import IdempotencyStore
-from tests.calls.conftest import Harness
+from tests.calls.conftest import Harness, build_harness
 from tests.support.store_faults import locked_store
 
 ONCE = RetryPolicy(max_attempts=1)
@@ -120,9 +123,21 @@ async def test_a_key_in_doubt_runs_again_when_repeating_is_safe(
     assert [e["kind"] for e in harness.ledger()] == [kind]
 
 
+@pytest.fixture
+async def unaudited(empty_engine: AsyncEngine, fault_url: str) -> AsyncIterator[Harness]:
+    """The harness without the audit stage: a store held locked would fail every call closed there
+    (its record cannot be written), before the idempotency stage's own answers could be seen."""
+    await migrate_engine(empty_engine)
+    httpx2.post(f"{fault_url}/reset")
+    built, gateway = await build_harness(empty_engine, fault_url, audit_calls=False)
+    yield built
+    await gateway.aclose()
+
+
 async def test_a_store_that_does_not_answer_before_the_claim_is_retryable_and_nothing_runs(
-    harness: Harness,
+    unaudited: Harness,
 ) -> None:
+    harness = unaudited
     arguments = {"note": "locked"}
     key = CallConstraints(idempotency_key="pay-locked", timeout_ms=300)
     async with locked_store(harness.engine):
@@ -137,8 +152,9 @@ async def test_a_store_that_does_not_answer_before_the_claim_is_retryable_and_no
 
 
 async def test_an_outcome_the_store_cannot_take_is_not_answered_until_it_is_recorded(
-    harness: Harness,
+    unaudited: Harness,
 ) -> None:
+    harness = unaudited
     arguments = {"note": "unrecorded"}
     key = CallConstraints(idempotency_key="pay-unrecorded", timeout_ms=600)
 

@@ -174,9 +174,11 @@ def test_demo_follows_the_configured_port_and_reruns_with_another_backend_port(t
         try:
             wait_http(f"http://127.0.0.1:{gateway_port}/readyz", proc, log=log)
             assert httpx2.get(f"http://127.0.0.1:{gateway_port}/readyz").json()["tools"] == 11
+            token = (tmp_path / "data" / "demo-token").read_text().strip()  # requests need a credential
             called = httpx2.post(
                 f"http://127.0.0.1:{gateway_port}/v1/calls",
                 json={"tool_id": "acme:crm:get_customer", "input": {"customer_id": "C-1001"}},
+                headers={"authorization": f"Bearer {token}"},
             ).json()
             assert called["status"] == "success", called
         finally:

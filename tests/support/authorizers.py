@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from colonnade.catalog.tool import Tool
+from colonnade.governance.authorization import Decision
 from colonnade.governance.principal import Principal
 from colonnade.routing.router import CallerAllowed
 
@@ -18,5 +19,7 @@ class OnlyPrefix:
     def visible(self, principal: Principal) -> CallerAllowed:
         return lambda tool_id: tool_id.startswith(self.prefix)
 
-    def permits(self, principal: Principal, tool: Tool) -> bool:
-        return tool.canonical_name.startswith(self.prefix)
+    def decide(self, principal: Principal, tool: Tool) -> Decision:
+        if tool.canonical_name.startswith(self.prefix):
+            return Decision.allow(f"prefix {self.prefix}")
+        return Decision.hidden(f"not under {self.prefix}")

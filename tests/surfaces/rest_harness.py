@@ -72,10 +72,10 @@ def gateway_settings(data_dir: Path, contracts: list[Path], **changes: Any) -> S
 
 @contextmanager
 def serve_gateway(settings: Settings) -> Iterator[RunningGateway]:
-    """Open the gateway and serve its HTTP app on a free port of its configured host until the block ends."""
+    """Open the gateway and serve its HTTP app on its configured host and port (a free one for port 0)."""
     host = settings.server.host
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind((host, 0))
+    sock.bind((host, settings.server.port))
     port = sock.getsockname()[1]
     state: dict[str, Any] = {}
 

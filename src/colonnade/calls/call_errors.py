@@ -66,11 +66,186 @@ _SPECS = (
         "Fix the parameter named in details.parameter as details.expected describes, then send it again.",
     ),
     ErrorSpec(
+        "I-REQ-UNKNOWN-RESOURCE",
+        _INVALID,
+        "No API key, agent or subscription has this id (among those the caller may see)",
+        "List them (`colonnade keys list`, `agents list`, `subscriptions list` or GET /v1/...) and use an "
+        "id exactly as listed.",
+    ),
+    ErrorSpec(
+        "I-REQ-GOVERNANCE",
+        _INVALID,
+        "A request to change keys, agents or subscriptions is invalid",
+        "Fix the field the message names (a known persona, Colonnade scopes, an API 'tenant:api' that the "
+        "catalog serves, a public JWK) and send it again.",
+    ),
+    ErrorSpec(
         "A-AUTH-ORIGIN",
         _TERMINAL,
         "The request's Host or Origin header is not allowed",
         "Address the gateway as 127.0.0.1 or localhost (the names a loopback gateway serves), from a "
         "client or a page of that origin; pages of other origins cannot call it.",
+    ),
+    ErrorSpec(
+        "A-AUTH-MISSING",
+        _TERMINAL,
+        "The request carries no credential",
+        "Send `Authorization: Bearer <token>` (an OAuth access token or an API key); the gateway's "
+        "/.well-known/oauth-protected-resource names the issuers it trusts. For the demo, use the token "
+        "in .colonnade/demo-token.",
+    ),
+    ErrorSpec(
+        "A-AUTH-MALFORMED",
+        _TERMINAL,
+        "The credential cannot be parsed",
+        "Send `Authorization: Bearer <token>` or `Authorization: DPoP <token>` with one compact JWT or "
+        "one Colonnade API key (col_...), exactly as issued.",
+    ),
+    ErrorSpec(
+        "A-AUTH-EXPIRED",
+        _TERMINAL,
+        "The credential has expired",
+        "Get a new token from your issuer (or `colonnade keys rotate` for an API key) and send it instead.",
+    ),
+    ErrorSpec(
+        "A-AUTH-NOT-YET-VALID",
+        _TERMINAL,
+        "The token is not valid yet (nbf or iat lies in the future)",
+        "Check the clocks of the issuer and the client; the gateway allows auth.leeway_s seconds of skew.",
+    ),
+    ErrorSpec(
+        "A-AUTH-SIGNATURE",
+        _TERMINAL,
+        "The token's signature does not verify",
+        "Use a token exactly as your issuer signed it; a changed or forged token is never accepted.",
+    ),
+    ErrorSpec(
+        "A-AUTH-ALGORITHM",
+        _TERMINAL,
+        "The token is signed with an algorithm the gateway does not accept (e.g. none)",
+        "Have the issuer sign with one of the algorithms configured for it (auth.issuers[].algorithms).",
+    ),
+    ErrorSpec(
+        "A-AUTH-ISSUER",
+        _TERMINAL,
+        "The token comes from an issuer the gateway does not trust",
+        "Get a token from one of the issuers listed in /.well-known/oauth-protected-resource, or ask an "
+        "operator to add your issuer under auth.issuers.",
+    ),
+    ErrorSpec(
+        "A-AUTH-AUDIENCE",
+        _TERMINAL,
+        "The token was issued for another resource",
+        "Request a token whose audience (aud, the RFC 8707 resource) is this gateway's resource URL, "
+        "as given in /.well-known/oauth-protected-resource.",
+    ),
+    ErrorSpec(
+        "A-AUTH-SIGNING-KEY",
+        _TERMINAL,
+        "The token names a signing key the issuer does not publish",
+        "Use a token signed with a current key of the issuer (its JWKS); an operator can check the "
+        "issuer's jwks_url.",
+    ),
+    ErrorSpec(
+        "A-AUTH-JWKS-UNAVAILABLE",
+        _RETRY,
+        "The issuer's signing keys cannot be fetched right now",
+        "Retry shortly; if it persists an operator must check the issuer's jwks_url (auth.issuers[]).",
+    ),
+    ErrorSpec(
+        "A-AUTH-CLAIMS",
+        _TERMINAL,
+        "A claim the gateway needs is missing or malformed",
+        "Have the issuer include the claims named in the message (sub, exp, and the configured tenant, "
+        "persona and scope claims; see docs/governance.md).",
+    ),
+    ErrorSpec(
+        "A-AUTH-API-KEY",
+        _TERMINAL,
+        "The API key is not known to this gateway",
+        "Send the key exactly as `colonnade keys create` printed it, or create a new one.",
+    ),
+    ErrorSpec(
+        "A-AUTH-REVOKED",
+        _TERMINAL,
+        "The credential has been revoked",
+        "Ask an operator for a new credential (`colonnade keys create`, `colonnade agents register`).",
+    ),
+    ErrorSpec(
+        "A-AUTH-AGENT",
+        _TERMINAL,
+        "The agent is not registered with this gateway, or its token does not match its registration",
+        "Register the agent first (`colonnade agents register`), and use tokens of the agent's tenant "
+        "bound to its registered key.",
+    ),
+    ErrorSpec(
+        "A-AUTH-AGENT-TOKEN-LIFETIME",
+        _TERMINAL,
+        "An agent token may live at most 10 minutes",
+        "Have the issuer mint agent tokens with exp - iat of at most auth.agent_token_max_s seconds (600), "
+        "and get a fresh one when it runs out.",
+    ),
+    ErrorSpec(
+        "A-AUTH-DPOP-REQUIRED",
+        _TERMINAL,
+        "The token is bound to a key (cnf.jkt) and needs a DPoP proof",
+        "Send it as `Authorization: DPoP <token>` with a `DPoP` header: a proof signed by the bound key "
+        "for this method and URL (RFC 9449).",
+    ),
+    ErrorSpec(
+        "A-AUTH-DPOP-INVALID",
+        _TERMINAL,
+        "The DPoP proof does not match the request or the token",
+        "Sign a new proof for exactly this request: htm = the method, htu = the URL without query, a "
+        "fresh iat, ath = the token's hash, with the key the token is bound to.",
+    ),
+    ErrorSpec(
+        "A-AUTH-DPOP-REPLAY",
+        _TERMINAL,
+        "This DPoP proof was used before",
+        "Sign a new proof (with a new jti) for every request; a proof is good for one request only.",
+    ),
+    ErrorSpec(
+        "A-AUTH-SCOPE",
+        _TERMINAL,
+        "The credential lacks the scope this request needs",
+        "Get a credential with the scope named in details.required (see the persona matrix in "
+        "docs/governance.md).",
+    ),
+    ErrorSpec(
+        "A-AUTH-FORBIDDEN",
+        _TERMINAL,
+        "The caller may see this tool or resource but not use it this way",
+        "Read the reason in the message (scope, persona or environment); ask the API's product owner "
+        "or an admin for access.",
+    ),
+    ErrorSpec(
+        "A-AUTH-SUBSCRIPTION-REQUIRED",
+        _TERMINAL,
+        "Calling this API needs an active subscription",
+        "Subscribe to the API (`POST /v1/subscriptions` or `colonnade subscriptions request`) and wait "
+        "for its product owner's approval when the API requires one.",
+    ),
+    ErrorSpec(
+        "A-AUTH-NOT-CONFIGURED",
+        _TERMINAL,
+        "The gateway would listen beyond loopback without authentication",
+        "Configure auth (auth.issuers, or auth.enabled with API keys) before binding a non-loopback "
+        "address, or bind 127.0.0.1.",
+    ),
+    ErrorSpec(
+        "A-AUTH-CONFIG",
+        _TERMINAL,
+        "The authentication settings cannot be used",
+        "Fix the auth setting the message names (an issuer needs jwks_url or keys; a JWKS URL must be "
+        "https or loopback; set auth.resource when binding every interface).",
+    ),
+    ErrorSpec(
+        "A-AUTH-REGISTRATION",
+        _INVALID,
+        "The client registration request cannot be accepted",
+        "Fix the registration metadata the message names (RFC 7591), or ask an operator to enable "
+        "auth.dynamic_registration.",
     ),
     ErrorSpec(
         "I-REQ-UPSTREAM-REJECTED",
@@ -394,6 +569,13 @@ _SPECS = (
         _TERMINAL,
         "The database schema cannot be brought to this version of Colonnade",
         "Upgrade Colonnade to at least the version that last migrated this database, or use a new database.",
+    ),
+    ErrorSpec(
+        "S-TOOL-AUDIT",
+        _TERMINAL,
+        "The audit log could not record the call, so the gateway refused to answer it",
+        "Retry later; an operator must check the database (every call is audited before it is answered, "
+        "and calls are refused while the audit log cannot be written).",
     ),
     ErrorSpec(
         "S-TOOL-ROUTING-INDEX",

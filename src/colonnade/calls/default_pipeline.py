@@ -1,9 +1,11 @@
 """The order of the stages: the one place that decides it.
 
 Observe wraps everything, so every call (refused ones included) gets its span, metrics and log
-line. Resolution comes next: nothing before it knows the tool. A stage that wraps execution comes
-before what it wraps: output validation checks the final result of the retried execution;
-two-phase turns a validated success into `success_prep`; idempotency stores whatever comes back.
+line. Audit comes next, so every call that observe sees also leaves an audit record, written
+before the answer goes back. Resolution follows: nothing before it knows the tool. A stage that
+wraps execution comes before what it wraps: output validation checks the final result of the
+retried execution; two-phase turns a validated success into `success_prep`; idempotency stores
+whatever comes back.
 Stages whose dependency is not given are left out (unit tests build small pipelines); the
 gateway always passes them all.
 """
@@ -18,6 +20,7 @@ from colonnade.calls.manifest import Manifests
 from colonnade.calls.pipeline import Pipeline, Stage
 from colonnade.calls.stages.admission import Admission
 from colonnade.calls.stages.approval import ApprovalGate
+from colonnade.calls.stages.audit import Audit
 from colonnade.calls.stages.authorize import Authorize
 from colonnade.calls.stages.capacity import Capacity
 from colonnade.calls.stages.circuit import CircuitBreaker
@@ -36,6 +39,7 @@ from colonnade.calls.stages.validate_output import OutputValidation
 from colonnade.calls.two_phase import TwoPhaseCoordinator
 from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog
+from colonnade.governance.audit import AuditLog
 from colonnade.governance.authorization import Authorizer
 from colonnade.store.idempotency_repo import IdempotencyStore
 
@@ -54,12 +58,14 @@ class PipelineParts:
     idempotency_retention_s: float = 86_400.0
     two_phase: TwoPhaseCoordinator | None = None
     health: HealthMonitor | None = None
+    audit: AuditLog | None = None
 
 
 def build_pipeline(parts: PipelineParts) -> Pipeline:
     observe = parts.observe
     stages: list[Stage | None] = [
         observe,  # 10 outcome: span, metrics, one log line (wraps everything)
+        Audit(parts.audit) if parts.audit is not None else None,  # 11 audit record, durable before the answer
         Resolve(parts.catalog, parts.manifests, builtins=parts.builtins, authorizer=parts.authorizer),
         observe.in_flight() if observe is not None else None,  # calls in flight, per resolved tool
         Authorize(parts.authorizer),  # 2-4 persona, scopes, tenant, agent allow-list

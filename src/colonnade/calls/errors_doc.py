@@ -40,8 +40,10 @@ ERROR_CLASSES: tuple[ErrorClass, ...] = (
     ErrorClass(
         "A-AUTH",
         "Authentication and authorization",
-        "Someone's credentials or origin were refused: the caller's, or the gateway's own credentials "
-        "at the backend.",
+        "Someone's credentials or origin were refused: the caller's (missing, expired, forged, for "
+        "another audience or issuer, replayed, revoked), or the gateway's own credentials at the backend; "
+        "or the caller is known but may not do this (scope, persona, subscription). At the HTTP edge "
+        "they come with 401 (and a `WWW-Authenticate` challenge) or 403.",
     ),
     ErrorClass(
         "P-PRECOND",

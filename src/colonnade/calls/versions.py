@@ -10,7 +10,7 @@ from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
 from colonnade.contracts.semver import parse_range, parse_semver
 
-__all__ = ["Refusal", "resolve_tool"]
+__all__ = ["Refusal", "resolve_tool", "unknown_tool"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,10 +23,10 @@ def resolve_tool(catalog: Catalog, name: str, version_spec: str | None) -> Tool 
     """The served tool when no version is asked; else the highest version matching within one major."""
     if version_spec is None:
         tool = catalog.get(name)
-        return tool if tool is not None else _unknown(name)
+        return tool if tool is not None else unknown_tool(name)
     versions = catalog.tool_versions(name)
     if not versions:
-        return _unknown(name)
+        return unknown_tool(name)
     try:
         wanted = parse_range(version_spec)
     except ValueError as exc:
@@ -53,5 +53,5 @@ def resolve_tool(catalog: Catalog, name: str, version_spec: str | None) -> Tool 
     return versions[matching[-1]]
 
 
-def _unknown(name: str) -> Refusal:
+def unknown_tool(name: str) -> Refusal:
     return Refusal(*error("I-REQ-UNKNOWN-TOOL", f"no tool named '{name}'", tool_id=name))

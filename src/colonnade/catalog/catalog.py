@@ -140,14 +140,24 @@ class Catalog:
                         found[version] = tool
         return found
 
-    def page(self, cursor: str | None, limit: int) -> tuple[list[Tool], str | None]:
-        """Up to `limit` tools after `cursor`; the next cursor stays valid when tools come and go."""
+    def page(
+        self, cursor: str | None, limit: int, include: Callable[[Tool], bool] | None = None
+    ) -> tuple[list[Tool], str | None]:
+        """Up to `limit` tools after `cursor`; the next cursor stays valid when tools come and go.
+
+        With `include`, the page holds only the tools it accepts (what one caller may see): the
+        cursor is still the last canonical name shown, so paging a filtered view is as stable as
+        paging the whole catalog, and a cursor never tells which hidden tools lie between pages.
+        """
         if limit < 1:
             raise ValueError(f"page limit must be at least 1, got {limit}")
         view = self._view
         start = 0 if cursor is None else bisect.bisect_right(view.names, _decode_cursor(cursor))
-        tools = list(view.tools[start : start + limit])
-        more = start + limit < len(view.tools)
+        if include is None:
+            tools = list(view.tools[start : start + limit])
+            more = start + limit < len(view.tools)
+        else:
+            tools, more = _filtered(view.tools, start, limit, include)
         return tools, (_encode_cursor(tools[-1].canonical_name) if more and tools else None)
 
     def active_version(self, tenant: str, api: str) -> str | None:
@@ -345,6 +355,19 @@ def _served(
             yield f"contract {_label(key, active)}", versions[active].tools
     for source_id, tools in sorted(sources.items()):
         yield f"tool source {source_id!r}", tools
+
+
+def _filtered(
+    tools: tuple[Tool, ...], start: int, limit: int, include: Callable[[Tool], bool]
+) -> tuple[list[Tool], bool]:
+    """The first `limit` included tools from `start`, and whether another included tool follows."""
+    shown: list[Tool] = []
+    for tool in tools[start:]:
+        if include(tool):
+            if len(shown) == limit:
+                return shown, True
+            shown.append(tool)
+    return shown, False
 
 
 def _active(versions: dict[str, _Published]) -> str | None:

@@ -80,6 +80,7 @@ def project_operation(operation: Operation, *, profile: WireProfile = "strict") 
         binding=binding_for(operation),
         runtime=endpoint.runtime or RuntimeSpec(),
         owner=operation.contract.owner,
+        environment=operation.contract.environment.value if operation.contract.environment else None,
         health_url=_health_url(operation),
     )
 

@@ -95,6 +95,8 @@ class Tool:
     binding: Binding | None = None
     runtime: RuntimeSpec = field(default_factory=RuntimeSpec)
     owner: str | None = None
+    environment: str | None = None
+    """dev, staging or prod (the contract's); None when the source does not say (counts as prod)."""
     health_url: str | None = None
     digest: str = field(init=False, repr=False)
 

@@ -29,6 +29,7 @@ from colonnade.cli.database_problem import DATABASE_ERRORS, database_problem
 from colonnade.config import ServerSettings, Settings
 from colonnade.contracts.load import ContractLoadError
 from colonnade.contracts.validate import ContractInvalid
+from colonnade.errors import ColonnadeError
 from colonnade.runtime.gateway import Gateway
 from colonnade.store.store_errors import StoreError
 from colonnade.surfaces.admission import AdmissionControl
@@ -61,6 +62,8 @@ async def open_gateway(settings: Settings) -> AsyncIterator[Gateway]:
         fail(str(exc))
     except DATABASE_ERRORS as exc:
         fail(database_problem(settings, exc))
+    except ColonnadeError as exc:  # e.g. unusable auth settings (A-AUTH-CONFIG)
+        fail(f"{exc.code}: {exc}")
     # Start-up objects (modules, catalog, schemas) never die: keep them out of the collector's
     # full passes, which would otherwise stall the event loop mid-call as the heap grows.
     gc.collect()
@@ -79,13 +82,19 @@ ANSWER_GRACE_S = 2.0
 S = TypeVar("S")
 
 
-async def run_http(settings: Settings, *, banner: bool, snippet: bool = False) -> None:
+async def run_http(
+    settings: Settings, *, banner: bool, snippet: bool = False, token: str | None = None
+) -> None:
     async with open_gateway(settings) as gateway:
         server_settings = settings.server
         host, port = server_settings.host, server_settings.port
+        try:
+            app = gateway.http_app()
+        except ColonnadeError as exc:  # an unauthenticated gateway beyond loopback (A-AUTH-NOT-CONFIGURED)
+            fail(f"{exc.code}: {exc}")
         load = _wire_load(gateway, server_settings)
         config = uvicorn.Config(
-            AdmissionControl(gateway.http_app(), load),
+            AdmissionControl(app, load),
             host=host,
             port=port,
             log_level="warning",
@@ -98,7 +107,7 @@ async def run_http(settings: Settings, *, banner: bool, snippet: bool = False) -
         drain = _stage(gateway.calls.pipeline, Drain)
         server = _GracefulServer(config, drain, server_settings.drain_timeout_s)
         if banner:
-            _print_banner(gateway, f"http://{host}:{port}/mcp", snippet)
+            _print_banner(gateway, f"http://{host}:{port}/mcp", snippet, token)
         async with load.sampling():
             with contextlib.suppress(SystemExit):  # uvicorn exits when it cannot bind; we say why below
                 await server.serve()
@@ -226,16 +235,24 @@ def _warn_stdio_pitfalls(gateway: Gateway, settings: Settings) -> None:
         )
 
 
-def _print_banner(gateway: Gateway, url: str, snippet: bool) -> None:
+def _print_banner(gateway: Gateway, url: str, snippet: bool, token: str | None = None) -> None:
     err_console.print(
         f"[bold green]Colonnade[/bold green] serving {len(gateway.catalog)} tools at [bold]{url}[/bold]"
     )
+    if gateway.governance.authenticator is None:
+        err_console.print(
+            "[yellow]No authentication configured: anyone who can reach this loopback port may call "
+            "every tool (see docs/governance.md to turn it on).[/yellow]"
+        )
     err_console.print(f"Catalog: {url.removesuffix('/mcp')}/ui/catalog")
     for entry in gateway.catalog.api_versions():
         if entry.active:
             err_console.print(f"  {entry.tenant}/{entry.api} {entry.version}: {entry.tools} tools")
     if snippet:
-        config = {"mcpServers": {"colonnade": {"type": "http", "url": url}}}
+        server: dict[str, object] = {"type": "http", "url": url}
+        if token is not None:
+            server["headers"] = {"Authorization": f"Bearer {token}"}
+        config = {"mcpServers": {"colonnade": server}}
         err_console.print("MCP client config (paste into your client's settings):")
         err_console.print(json.dumps(config, indent=2), markup=False, highlight=False)
         err_console.print(f"Health: {url.removesuffix('/mcp')}/readyz   Stop: Ctrl-C")

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import NoReturn
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console, ConsoleDimensions
@@ -14,18 +14,34 @@ from rich.console import Console, ConsoleDimensions
 from colonnade.config import ConfigError, Settings, load_settings
 
 __all__ = [
+    "DEMO_TOKEN_FILE",
     "EXIT_FINDINGS",
     "EXIT_OK",
     "EXIT_USAGE",
     "UNCUT_WIDTH",
     "OutputFormat",
     "State",
+    "TokenOption",
+    "client_token",
     "console",
     "err_console",
     "fail",
     "print_json",
     "settings_of",
 ]
+
+
+DEMO_TOKEN_FILE = "demo-token"
+"""Under data_dir: the admin token `colonnade demo` mints for the client commands."""
+TokenOption = Annotated[
+    str | None,
+    typer.Option(
+        envvar="COLONNADE_TOKEN",
+        help="Bearer credential (default: data_dir/demo-token, which `colonnade demo` writes).",
+        show_default=False,
+    ),
+]
+"""The credential option of every client command."""
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -90,3 +106,14 @@ def settings_of(ctx: typer.Context) -> Settings:
                 err_console.print(f"[red]config error:[/red] {problem}", soft_wrap=True)
             raise typer.Exit(EXIT_USAGE) from None
     return state._settings
+
+
+def client_token(given: str | None, settings: Settings) -> str | None:
+    """The credential of a client command: --token / COLONNADE_TOKEN, else the demo's token file."""
+    if given:
+        return given.strip()
+    path = settings.data_dir / DEMO_TOKEN_FILE
+    try:
+        return path.read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None

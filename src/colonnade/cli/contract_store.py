@@ -1,6 +1,7 @@
 """`colonnade contract publish | list | history | deprecate`: the contract store from the command line.
 
-Every command migrates the database first, so a fresh machine needs no setup step.
+Every command migrates the database first, so a fresh machine needs no setup step. Publications
+and deprecations are audit records of the operator (`system:cli`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from colonnade.contracts.validate import ContractInvalid, load_contract
 from colonnade.store.store_errors import ContractConflict, ContractNotFound, StoreError
 
 if TYPE_CHECKING:  # the store (SQLAlchemy, Alembic) is loaded by the commands, not by `--help`
+    from colonnade.governance.audit import AuditEvent
     from colonnade.store import ContractStore, StoredContract
 
 __all__ = ["deprecate_command", "history_command", "list_command", "publish_command", "run_with_store"]
@@ -51,17 +53,33 @@ _STATUS_STYLE = {
 }
 
 
-def run_with_store(settings: Settings, work: Callable[[ContractStore], Awaitable[T]]) -> T:
-    """Open the configured database, migrate it, run `work`; store and database errors end the command."""
+def run_with_store(
+    settings: Settings,
+    work: Callable[[ContractStore], Awaitable[T]],
+    audited: Callable[[T], list[AuditEvent]] | None = None,
+) -> T:
+    """Open the configured database, migrate it, run `work` and append the audit events `audited`
+    makes of its result; store and database errors end the command."""
 
     from colonnade.cli.database_problem import DATABASE_ERRORS, database_problem
+    from colonnade.governance.audit import AuditLog
+    from colonnade.runtime.governance import audit_key
     from colonnade.store import ContractStore, create_store_engine, migrate_engine
+    from colonnade.store.audit_repo import AuditStore
 
     async def main() -> T:
         engine = create_store_engine(settings.effective_database_url)
         try:
             await migrate_engine(engine)
-            return await work(ContractStore(engine))
+            done = await work(ContractStore(engine))
+            if audited is not None:
+                log = AuditLog(AuditStore(engine), audit_key(settings))
+                try:
+                    for event in audited(done):
+                        await log.append(event)
+                finally:
+                    await log.store.aclose()
+            return done
         finally:
             await engine.dispose()
 
@@ -101,7 +119,7 @@ def publish_command(
     """
     contracts = _load_valid(paths)
     settings = settings_of(ctx)
-    outcomes = run_with_store(settings, lambda store: _publish_all(store, contracts))
+    outcomes = run_with_store(settings, lambda store: _publish_all(store, contracts), _published_events)
     if output is OutputFormat.JSON:
         print_json([_outcome_json(outcome) for outcome in outcomes])
     else:
@@ -222,12 +240,27 @@ def deprecate_command(
         except ContractNotFound:
             return deprecated, None
 
-    deprecated, latest = run_with_store(settings_of(ctx), work)
+    def audited(done: tuple[StoredContract, StoredContract | None]) -> list[AuditEvent]:
+        return [_event("contract.deprecate", done[0])]
+
+    deprecated, latest = run_with_store(settings_of(ctx), work, audited)
     console.print(f"deprecated {deprecated.label}")
     if latest is None:
         console.print(f"[yellow]{tenant}/{name} has no published version left[/yellow]")
     else:
         console.print(f"latest published version of {tenant}/{name}: {latest.version}")
+
+
+def _published_events(outcomes: list[_Outcome]) -> list[AuditEvent]:
+    return [_event("contract.publish", outcome.stored) for outcome in outcomes if outcome.stored is not None]
+
+
+def _event(kind: str, stored: StoredContract) -> AuditEvent:
+    from colonnade.cli._governance import OPERATOR
+    from colonnade.governance.audit import AuditEvent, EventKind
+
+    details = {"api": stored.name, "version": stored.version, "status": stored.status.value}
+    return AuditEvent.by(OPERATOR, EventKind(kind), tenant=stored.tenant, details=details)
 
 
 def _load_valid(paths: list[Path]) -> list[tuple[Path, Contract]]:

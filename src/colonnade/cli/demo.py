@@ -23,9 +23,10 @@ from typing import Annotated
 import typer
 import yaml
 
-from colonnade.cli.common import fail, settings_of
+from colonnade.cli.common import DEMO_TOKEN_FILE, fail, settings_of
 from colonnade.cli.root import app
 from colonnade.cli.serve import PORT_HINT, require_free_port, with_overrides
+from colonnade.config import Settings
 
 __all__ = ["DEMO_BACKEND_PORT", "demo"]
 
@@ -33,6 +34,7 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 DEMO_CONTRACTS = REPO_ROOT / "examples" / "contracts"
 DEMO_BACKEND_PORT = 8766
 _BACKEND_HINT = "choose another with --backend-port (make run BACKEND_PORT=...)"
+_DEMO_TOKEN_TTL_S = 12 * 3600
 _STORE_FILES = ("colonnade.db", "colonnade.db-journal", "colonnade.db-wal", "colonnade.db-shm")
 
 
@@ -62,6 +64,7 @@ def demo(
         fail(f"the gateway and the demo backend cannot share port {backend_port}; {PORT_HINT}")
     require_free_port(host, gateway_port)
     require_free_port("127.0.0.1", backend_port, _BACKEND_HINT)
+    token_dir = settings.data_dir  # where the client commands look for the demo's token
     demo_dir = _fresh_demo_dir(settings.data_dir / "demo")
     settings = settings.model_copy(
         update={
@@ -70,13 +73,42 @@ def demo(
             "contracts": [*settings.contracts, _demo_contracts(demo_dir, backend_port)],
         }
     )
+    # Requests need a credential, as in production: the demo trusts a development issuer and mints
+    # an admin token, which the client commands (smoke, tools list) find in data_dir/demo-token.
+    settings = settings.model_copy(update={"auth": settings.auth.model_copy(update={"dev_issuer": True})})
+    token = _demo_token(settings, token_dir)
     from colonnade.observability.logging import configure_logging
 
     configure_logging(settings.log_level)
     with _demo_backend(demo_dir, backend_port):
         from colonnade.cli import _launch
 
-        _launch.run(_launch.run_http(settings, banner=True, snippet=True))
+        _launch.run(_launch.run_http(settings, banner=True, snippet=True, token=token))
+
+
+def _demo_token(settings: Settings, token_dir: Path) -> str:
+    """An admin token of tenant acme from the development issuer, also written to token_dir/demo-token."""
+    from colonnade.cli.token import write_secret
+    from colonnade.governance.identity.dev_issuer import DevIssuer
+    from colonnade.governance.identity.exposure import AuthConfigError, resource_url
+    from colonnade.governance.personas import PERSONA_SCOPES, Persona
+
+    try:
+        audience = resource_url(settings)
+    except AuthConfigError as exc:
+        fail(str(exc))
+    claims = {
+        "sub": "demo-admin",
+        "persona": Persona.ADMIN.value,
+        "tenant": "acme",
+        "scope": " ".join(sorted(PERSONA_SCOPES[Persona.ADMIN])),
+    }
+    token = DevIssuer.load_or_create(settings.data_dir).mint(
+        claims, audience=audience, ttl_s=_DEMO_TOKEN_TTL_S
+    )
+    token_dir.mkdir(parents=True, exist_ok=True)
+    write_secret(token_dir / DEMO_TOKEN_FILE, token)
+    return token
 
 
 def _fresh_demo_dir(demo_dir: Path) -> Path:

@@ -8,7 +8,17 @@ from typing import Annotated, Literal
 
 import typer
 
-from colonnade.cli.common import EXIT_FINDINGS, EXIT_OK, OutputFormat, console, fail, print_json, settings_of
+from colonnade.cli.common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    OutputFormat,
+    TokenOption,
+    client_token,
+    console,
+    fail,
+    print_json,
+    settings_of,
+)
 from colonnade.cli.root import app
 from colonnade.runtime.sources import expand_contract_paths
 
@@ -40,6 +50,7 @@ def smoke(
             "--format", "-f", help="text (tables) for people; json for tools and CI.", case_sensitive=False
         ),
     ] = OutputFormat.TEXT,
+    token: TokenOption = None,
 ) -> None:
     """Connect with a real MCP client and check every operation of the given contracts.
 
@@ -48,6 +59,8 @@ def smoke(
     schema has an object root; example inputs validate; read/none examples run, are accepted by
     the client and contain expected_output_contains; write/destructive examples are never run;
     gated tools refuse a dry-run probe with an approval demand.
+
+    Sends COLONNADE_TOKEN (or --token, or the demo's token file) as the bearer credential.
 
     Example: colonnade smoke --url http://127.0.0.1:8765/mcp examples/contracts --junit smoke.xml
     """
@@ -64,7 +77,8 @@ def smoke(
     from colonnade.smoke.runner import run_smoke
 
     try:
-        report = asyncio.run(run_smoke(url, paths, mode=mode))
+        credential = client_token(token, settings_of(ctx))
+        report = asyncio.run(run_smoke(url, paths, mode=mode, token=credential))
     except Exception as exc:  # connection problems: say what and where, never a traceback
         reason = _reason(exc)
         fail(f"cannot run the smoke against {url}: {reason} (is `colonnade serve` running there?)")

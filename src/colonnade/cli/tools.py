@@ -1,4 +1,5 @@
-"""`colonnade tools search`: ask the gateway's router which tools fit a request, and why."""
+"""`colonnade tools search`: ask the gateway's router which tools fit a request, and why;
+`colonnade tools list`: what a running gateway serves to you (your credential decides)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from colonnade.cli.common import console, fail, settings_of
+from colonnade.cli.common import TokenOption, client_token, console, fail, settings_of
 from colonnade.cli.root import app
 from colonnade.config import Settings
 
 if TYPE_CHECKING:  # the router is imported by the command only, to keep `colonnade --help` fast
     from colonnade.routing.router import RoutingDecision
 
-__all__ = ["search", "tools_app"]
+__all__ = ["list_tools", "search", "tools_app"]
 
 tools_app = typer.Typer(help="Find and inspect the tools the gateway serves.", no_args_is_help=True)
 app.add_typer(tools_app, name="tools")
@@ -84,3 +85,49 @@ def _render(decision: RoutingDecision, wire_names: dict[str, str]) -> None:
     console.print(f"confidence {decision.confidence:.2f}{note if decision.fallback_used else ''}")
     if not decision.selected:
         console.print("no tool matches; try other words: what the tool does, or the name of its API")
+
+
+@tools_app.command("list")
+def list_tools(
+    ctx: typer.Context,
+    url: Annotated[str, typer.Option(help="Base URL of the running gateway.")] = "http://127.0.0.1:8765",
+    token: TokenOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the tools as JSON.")] = False,
+) -> None:
+    """List the tools a running gateway serves to you, over its REST API (every page).
+
+    Only the tools your credential may see are listed. Example: COLONNADE_TOKEN=... colonnade tools list
+    """
+    import httpx2
+
+    credential = client_token(token, settings_of(ctx))
+    headers = {"Authorization": f"Bearer {credential}"} if credential else {}
+    tools: list[dict[str, object]] = []
+    cursor = ""
+    try:
+        with httpx2.Client(base_url=url.rstrip("/"), headers=headers, timeout=30.0) as client:
+            while True:
+                response = client.get("/v1/tools", params={"cursor": cursor} if cursor else {})
+                if response.status_code != 200:
+                    error = response.json().get("error", {}) if response.content else {}
+                    fail(f"{error.get('code', response.status_code)}: {error.get('message', response.text)}")
+                page = response.json()
+                tools += page["tools"]
+                cursor = page.get("next_cursor") or ""
+                if not cursor:
+                    break
+    except httpx2.HTTPError as exc:
+        fail(f"cannot reach the gateway at {url}: {type(exc).__name__} (is `colonnade serve` running there?)")
+    if as_json:
+        console.print_json(json.dumps(tools))
+        return
+    table = Table("tool (wire name)", "canonical name", "side effects", "version")
+    for tool in tools:
+        table.add_row(
+            str(tool["wire_name"]),
+            str(tool["canonical_name"]),
+            str(tool["side_effects"]),
+            str(tool["version"]),
+        )
+    console.print(table)
+    console.print(f"{len(tools)} tools")

@@ -23,6 +23,7 @@ __all__ = [
     "ContractStatus",
     "Determinism",
     "Endpoint",
+    "Environment",
     "LlmBlock",
     "LlmExample",
     "Operation",
@@ -66,6 +67,14 @@ class ContractStatus(StrEnum):
     DRAFT = "draft"
     PUBLISHED = "published"
     DEPRECATED = "deprecated"
+
+
+class Environment(StrEnum):
+    """Where an API's backend runs; developers may call write tools of non-production APIs only."""
+
+    DEV = "dev"
+    STAGING = "staging"
+    PROD = "prod"
 
 
 class Classification(StrEnum):
@@ -225,6 +234,10 @@ class Contract(_Strict):
             "What a person must still check or do before this draft is published (the OpenAPI import "
             "writes it); remove each item once done."
         ),
+    )
+    environment: Environment | None = Field(
+        default=None,
+        description="Where the backend runs: dev | staging | prod; absent counts as prod for governance.",
     )
     backend: Backend
     endpoints: list[Endpoint] = Field(description="The operations of this API.")

@@ -1,32 +1,65 @@
 """Authorization: which tools a principal may see and call, decided in one place.
 
-The pipeline's authorize stage asks `permits` for every call, and every listing (tools/list,
-search, REST, pages) asks `visible` for the same decision as a predicate, so what a caller is
-shown and what it may call never disagree. A tool the caller may not call is answered exactly
-like a tool that does not exist, so refusals do not reveal what other tenants serve.
+The pipeline's authorize stage asks `decide` for every call, and every listing (tools/list,
+search, REST, pages) asks `visible` for the same rules as a predicate, so what a caller is
+shown and what it may call come from one authorizer. A tool the caller may not see is answered
+exactly like a tool that does not exist, so refusals do not reveal what other tenants serve; a
+tool it may see but not call this way (a write without the scope, an API without a
+subscription) is refused with the `A-AUTH-*` code that says why.
 
 `AllowAll` is the policy of a gateway without authentication (loopback only); the persona,
-scope and tenant rules plug in behind the same two methods.
+scope and tenant rules (`tool_access.py`) plug in behind the same methods.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 from colonnade.catalog.tool import Tool
 from colonnade.governance.principal import Principal
 from colonnade.routing.router import CallerAllowed
 
-__all__ = ["AllowAll", "Authorizer", "permits"]
+__all__ = ["ALLOWED", "AllowAll", "Authorizer", "Decision", "permits", "tool_filter"]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One authorization answer: allowed or not, whether the tool is visible at all, and why.
+
+    `code` is the registry code of a refusal of a visible tool (an invisible one is an unknown
+    tool); `reasons` say which rules decided, for the audit record.
+    """
+
+    allowed: bool
+    visible: bool
+    reasons: tuple[str, ...] = ()
+    code: str | None = None
+
+    @classmethod
+    def allow(cls, *reasons: str) -> Decision:
+        return cls(True, True, reasons)
+
+    @classmethod
+    def hidden(cls, *reasons: str) -> Decision:
+        return cls(False, False, reasons)
+
+    @classmethod
+    def refuse(cls, code: str, *reasons: str) -> Decision:
+        return cls(False, True, reasons, code)
+
+
+ALLOWED = Decision.allow("no authorization configured")
 
 
 class Authorizer(Protocol):
     def visible(self, principal: Principal) -> CallerAllowed:
-        """What the principal may call, as the router takes it (None: everything)."""
+        """What the principal may see (listings, search, did-you-mean), as the router takes it (None: all)."""
         ...
 
-    def permits(self, principal: Principal, tool: Tool) -> bool:
-        """Whether the principal may call this tool."""
+    def decide(self, principal: Principal, tool: Tool) -> Decision:
+        """Whether the principal may call this tool, and why."""
         ...
 
 
@@ -36,8 +69,8 @@ class AllowAll:
     def visible(self, principal: Principal) -> CallerAllowed:
         return None
 
-    def permits(self, principal: Principal, tool: Tool) -> bool:
-        return True
+    def decide(self, principal: Principal, tool: Tool) -> Decision:
+        return ALLOWED
 
 
 def permits(allowed: CallerAllowed, tool_id: str) -> bool:
@@ -45,3 +78,10 @@ def permits(allowed: CallerAllowed, tool_id: str) -> bool:
     if allowed is None:
         return True
     return allowed(tool_id) if callable(allowed) else tool_id in allowed
+
+
+def tool_filter(allowed: CallerAllowed) -> Callable[[Tool], bool] | None:
+    """A `visible` answer as a predicate on tools (what a filtered listing pages over); None: all."""
+    if allowed is None:
+        return None
+    return lambda tool: permits(allowed, tool.canonical_name)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from colonnade.governance.personas import PERSONA_SCOPES, Persona, persona_of
+
 __all__ = ["ANONYMOUS_LOOPBACK", "Principal", "PrincipalKind"]
 
 
@@ -27,7 +29,9 @@ class Principal:
 
     `tenant` None means the principal is not bound to one tenant (an operator, or the local user
     of an unauthenticated loopback gateway). `allowed_tools` is an agent's allow-list of canonical
-    names with globs; None means no list applies.
+    names with globs; None means no list applies. `scopes` are the effective ones (granted and
+    allowed by the persona). `credential` says how it was authenticated (e.g. `api_key:k_...`),
+    for audit records; it never holds the secret.
     """
 
     kind: PrincipalKind
@@ -37,6 +41,10 @@ class Principal:
     scopes: frozenset[str] = frozenset()
     allowed_tools: tuple[str, ...] | None = None
     team: str | None = None
+    credential: str | None = None
+
+    def has(self, scope: str) -> bool:
+        return scope in self.scopes
 
     @property
     def key(self) -> str:
@@ -47,13 +55,16 @@ class Principal:
     def local(
         cls, id: str = "local", *, tenant: str | None = None, persona: str | None = "admin"
     ) -> Principal:
-        """The user of a stdio server: whoever started the process."""
-        return cls(PrincipalKind.USER, id, tenant=tenant, persona=persona)
+        """The user of a stdio server: whoever started the process (with every scope of its persona)."""
+        known = persona_of(persona)
+        scopes = PERSONA_SCOPES[known] if known is not None else frozenset()
+        return cls(PrincipalKind.USER, id, tenant=tenant, persona=persona, scopes=scopes, credential="local")
 
     @classmethod
     def system(cls, id: str) -> Principal:
         """The gateway acting on its own behalf (one id per duty, so its keys never mix)."""
-        return cls(PrincipalKind.SYSTEM, id, persona="admin")
+        admin = PERSONA_SCOPES[Persona.ADMIN]
+        return cls(PrincipalKind.SYSTEM, id, persona="admin", scopes=admin, credential="system")
 
 
 ANONYMOUS_LOOPBACK = Principal(PrincipalKind.ANONYMOUS, "loopback")

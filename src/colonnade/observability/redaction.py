@@ -34,6 +34,7 @@ _SECRET_TEXT = re.compile(
             r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----(?:.|\n)*?"
             r"(?:-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\Z)",
             r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*",  # a JWT (its header is base64 JSON)
+            r"\bcol_[a-z0-9]{12}_[A-Za-z0-9_-]{20,}",  # a Colonnade API key
             r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
             r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
             r"\bxox[abposre]-[A-Za-z0-9-]{10,}",
@@ -58,7 +59,7 @@ _SECRET_KEY = re.compile(
 # left alone at the cost of a few substring searches (the full patterns cost microseconds each).
 _TRIGGERS = (
     "@", "://", "-----BEGIN", "eyJ", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
-    "xox", "_live_", "_test_", "AIza", "sk-", "earer", "EARER", "asic", "ASIC",
+    "xox", "_live_", "_test_", "AIza", "sk-", "earer", "EARER", "asic", "ASIC", "col_",
 )
 _DIGIT_RUN = re.compile(r"\d[\d -]{11,}\d")
 # A UUID or a hex id (call ids, trace ids) cannot hold any of the above: the per-call fast path.

@@ -3,9 +3,11 @@
 `Gateway(settings, engine=..., catalog=..., ...)` assembles the catalog, adapters, pipeline and
 surfaces; any part may be given (tests give a catalog they published into, an adapter, a
 monitor), the rest are built from the settings. Without a database engine the gateway runs its
-stateless parts only (no idempotency store, no two-phase commit, no contract store): enough for
-surface and pipeline tests. `await Gateway.open(settings)` is the production path: it creates
-and migrates the database, publishes the configured contracts and loads the catalog.
+stateless parts only (no idempotency store, no two-phase commit, no contract store, no audit
+log): enough for surface and pipeline tests. Governance (authentication, authorization, audit)
+is assembled by `runtime/governance.py` and wired in here. `await Gateway.open(settings)` is the
+production path: it creates and migrates the database, publishes the configured contracts and
+loads the catalog.
 """
 
 from __future__ import annotations
@@ -39,13 +41,16 @@ from colonnade.calls.two_phase import TwoPhaseCoordinator
 from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog
 from colonnade.config import Settings
-from colonnade.governance.authorization import AllowAll, Authorizer
+from colonnade.governance.audit import AuditEvent, EventKind
+from colonnade.governance.authorization import Authorizer
+from colonnade.governance.identity.exposure import refuse_unprotected_bind
 from colonnade.governance.principal import Principal
 from colonnade.observability.metrics import GatewayMetrics
 from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider
 from colonnade.routing.catalog_index import CatalogIndex
 from colonnade.routing.learning import CallFeedback, CoOccurrence
 from colonnade.routing.router import Router
+from colonnade.runtime.governance import Governance
 from colonnade.runtime.sources import expand_contract_paths, load_for_publishing
 from colonnade.runtime.sync import CatalogSync
 from colonnade.store.co_occurrence_repo import CoOccurrenceStore
@@ -55,12 +60,15 @@ from colonnade.store.idempotency_repo import IdempotencyStore
 from colonnade.store.migrator import migrate_engine
 from colonnade.store.parked_calls_repo import ParkedCallStore
 from colonnade.surfaces.app import HttpSurfaces, build_http_app
-from colonnade.surfaces.edge import OriginPolicy
+from colonnade.surfaces.edge import OPEN_PATHS, OriginPolicy
+from colonnade.surfaces.edge_auth import edge_authenticator
 from colonnade.surfaces.mcp.caller import caller_scope
 from colonnade.surfaces.mcp.routing import DynamicToolList
 from colonnade.surfaces.mcp.server import McpSurface
 from colonnade.surfaces.metrics_route import metrics_route
+from colonnade.surfaces.oauth_routes import metadata_paths, oauth_routes
 from colonnade.surfaces.pages import routes as page_routes
+from colonnade.surfaces.rest.governance_routes import GovernanceRoutes
 from colonnade.surfaces.rest.routes import RestSurface
 
 __all__ = ["Gateway", "PublishedFile"]
@@ -90,14 +98,18 @@ class Gateway:
         metrics: GatewayMetrics | None = None,
         manifests: Manifests | None = None,
         tracer_provider: TracerProvider | None = None,
+        audit_calls: bool = True,
     ) -> None:
+        """`audit_calls=False` leaves the audit stage out of the pipeline: only for tests of other
+        stages under store faults, where the audit log (rightly) fails every call closed."""
         settings = settings if settings is not None else Settings()
         self.settings = settings
         self.engine = engine
         self.catalog = catalog if catalog is not None else Catalog(profile=settings.wire_profile)
         self.http = http if http is not None else HttpAdapter()
         self.health = health if health is not None else HealthMonitor(interval_s=settings.health_interval_s)
-        self.authorizer: Authorizer = authorizer if authorizer is not None else AllowAll()
+        self.governance = Governance(settings, self.catalog, engine, authorizer)
+        self.authorizer: Authorizer = self.governance.authorizer
         self.metrics = metrics if metrics is not None else GatewayMetrics()
         self.metrics.track_catalog(self.catalog)
         self.manifests = manifests if manifests is not None else Manifests.from_folder(settings.manifests_dir)
@@ -151,6 +163,7 @@ class Gateway:
                 idempotency_retention_s=settings.idempotency_retention_s,
                 two_phase=self.two_phase,
                 health=self.health,
+                audit=self.governance.audit if audit_calls else None,
             )
         )
         self.calls = CallService(self.pipeline)
@@ -178,6 +191,7 @@ class Gateway:
             builtins=self.builtins,
             routing=routing,
             principal=principal,
+            authorizer=self.authorizer,
         )
 
     @classmethod
@@ -190,6 +204,7 @@ class Gateway:
             await engine.dispose()
             raise
         gateway = cls(settings, engine=engine)
+        await gateway.governance.refresh()
         await gateway.feedback.load()
         await gateway.publish_files(settings.contracts)
         gateway.tool_index.reconcile()
@@ -205,6 +220,14 @@ class Gateway:
             stored = await self.store.save(contract)
             change = self.catalog.publish(stored.contract())
             published.append(PublishedFile(path, stored.label, len(change.added) + len(change.updated)))
+            if self.governance.audit is not None:
+                event = AuditEvent.by(
+                    Principal.system("configured-contracts"),
+                    EventKind.CONTRACT_PUBLISH,
+                    tenant=contract.tenant,
+                    details={"api": contract.name, "version": contract.version, "file": path.name},
+                )
+                await self.governance.audit.append(event)
         await self.sync.refresh()
         return published
 
@@ -221,24 +244,52 @@ class Gateway:
         return checks
 
     def http_app(self) -> Starlette:
+        """Every HTTP surface behind the edge; an unauthenticated gateway is never exposed beyond loopback."""
+        refuse_unprotected_bind(self.settings)
         server = self.settings.server
+        governance = self.governance
         rest = RestSurface(
-            self.catalog, self.calls, page_size=server.page_size, max_body_bytes=server.max_request_bytes
+            self.catalog,
+            self.calls,
+            page_size=server.page_size,
+            max_body_bytes=server.max_request_bytes,
+            authorizer=self.authorizer,
         )
-        pages = page_routes(self.catalog, self.router, self.metrics, manifests=self.manifests)
-        surfaces = HttpSurfaces(
-            self.mcp,
-            routes=[*rest.routes(), metrics_route(self.metrics), *pages],
-            readiness=self.readiness,
-            lifespan=self._background,
+        pages = page_routes(
+            self.catalog, self.router, self.metrics, manifests=self.manifests, authorizer=self.authorizer
         )
+        admin = GovernanceRoutes(governance.key_admin, governance.agent_admin, governance.subscription_admin)
+        routes = [*rest.routes(), *admin.routes(), metrics_route(self.metrics), *pages]
+        open_paths, authenticate = OPEN_PATHS, None
+        if governance.authenticator is not None and governance.resource is not None:
+            resource = governance.resource
+            issuers = [issuer.issuer for issuer in self.settings.auth.issuers]
+            routes += oauth_routes(
+                resource,
+                issuers,
+                governance.agent_admin,
+                registration=self.settings.auth.dynamic_registration,
+            )
+            open_paths = OPEN_PATHS | metadata_paths(resource)
+            authenticate = edge_authenticator(governance.authenticator, resource)
+        surfaces = HttpSurfaces(self.mcp, routes=routes, readiness=self.readiness, lifespan=self._background)
         origins = OriginPolicy.for_bind(server.host, server.allowed_hosts, server.allowed_origins)
-        return build_http_app(surfaces, origins=origins, max_request_bytes=server.max_request_bytes)
+        return build_http_app(
+            surfaces,
+            origins=origins,
+            max_request_bytes=server.max_request_bytes,
+            authenticate=authenticate,
+            open_paths=open_paths,
+        )
 
     @contextlib.asynccontextmanager
     async def _background(self) -> AsyncIterator[None]:
-        """Catalog sync, the parked calls' sweep, backend health probes and record expiry, while serving."""
-        tasks = [asyncio.create_task(self.health.run(), name="colonnade-health")]
+        """Catalog sync, the parked calls' sweep, backend health probes, governance refresh and record
+        expiry, while serving."""
+        tasks = [
+            asyncio.create_task(self.health.run(), name="colonnade-health"),
+            asyncio.create_task(self.governance.run(), name="colonnade-governance-refresh"),
+        ]
         if self.sync is not None:
             tasks.append(asyncio.create_task(self.sync.run(), name="colonnade-catalog-sync"))
         if self.parked is not None:
@@ -281,6 +332,7 @@ class Gateway:
         if self.idempotency is not None:
             await self.idempotency.aclose()
         await self.adapters.aclose()
+        await self.governance.aclose()
         if self.engine is not None:
             await self.engine.dispose()
         self.tracer_provider.shutdown()

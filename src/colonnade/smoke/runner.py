@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import jsonschema
 import mcp_types as types
@@ -27,17 +27,19 @@ from colonnade.smoke.checks import (
     result_text,
     side_effects_of,
 )
+from colonnade.smoke.connect import Mode, connect
 from colonnade.smoke.report import CheckStatus, SmokeReport
 
 __all__ = ["run_smoke"]
 
 APPROVAL_CODE = "P-PRECOND-APPROVAL-REQUIRED"
-Mode = Literal["auto", "legacy"]
 
 
-async def run_smoke(url: str, contract_paths: Sequence[Path], *, mode: Mode = "auto") -> SmokeReport:
+async def run_smoke(
+    url: str, contract_paths: Sequence[Path], *, mode: Mode = "auto", token: str | None = None
+) -> SmokeReport:
     report = SmokeReport(url)
-    async with Client(url, mode=mode) as client:
+    async with connect(url, token=token, mode=mode) as client:
         listed = await _all_tools(client)
         by_canonical = {str((t.meta or {}).get("colonnade/canonical_name")): t for t in listed}
         for path in contract_paths:

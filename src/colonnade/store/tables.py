@@ -28,11 +28,16 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeEngine
 
 __all__ = [
+    "AgentRow",
+    "ApiKeyRow",
+    "AuditRow",
     "Base",
     "ContractRow",
+    "DpopProofRow",
     "EndpointRow",
     "IdempotencyRow",
     "ParkedCallRow",
+    "SubscriptionRow",
     "ToolPairRow",
     "ToolUseRow",
     "metadata",
@@ -176,3 +181,97 @@ class ToolPairRow(Base):
     given: Mapped[str] = mapped_column(Text, primary_key=True)
     other: Mapped[str] = mapped_column(Text, primary_key=True)
     together: Mapped[int] = mapped_column(BigInteger)
+
+
+class AuditRow(Base):
+    """One append-only audit record; `hash` seals it and `prev_hash` links it to the record before.
+
+    `seq` has no gaps: the writer gives each record the next number in the transaction that reads
+    the chain's tail, so a deleted or inserted record breaks either the numbering or the links.
+    Only `tenant` is indexed: every call writes a record, and each index costs every write; time
+    follows `seq`, and the other filters of `colonnade audit list` scan.
+    """
+
+    __tablename__ = "audit_records"
+
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    kind: Mapped[str] = mapped_column(String(40))
+    actor: Mapped[str | None] = mapped_column(Text, nullable=True)
+    actor_kind: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    tenant: Mapped[str | None] = mapped_column(Text, nullable=True, index=True)
+    tool: Mapped[str | None] = mapped_column(Text, nullable=True)
+    args_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    decision: Mapped[str | None] = mapped_column(String(8), nullable=True)
+    reasons: Mapped[list[str]] = mapped_column(JSON_DOCUMENT)
+    outcome: Mapped[str | None] = mapped_column(String(24), nullable=True)
+    code: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    trace_id: Mapped[str | None] = mapped_column(Text, nullable=True)
+    call_id: Mapped[str | None] = mapped_column(Text, nullable=True)
+    details: Mapped[dict[str, Any]] = mapped_column(JSON_DOCUMENT)
+    prev_hash: Mapped[str] = mapped_column(String(64))
+    hash: Mapped[str] = mapped_column(String(64))
+
+
+class ApiKeyRow(Base):
+    """An API key: its public id and the SHA-256 of its secret (never the secret), and who it acts as."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    secret_hash: Mapped[str] = mapped_column(String(64))
+    owner: Mapped[str] = mapped_column(Text, index=True)
+    tenant: Mapped[str | None] = mapped_column(Text, nullable=True, index=True)
+    persona: Mapped[str] = mapped_column(String(32))
+    team: Mapped[str | None] = mapped_column(Text, nullable=True)
+    scopes: Mapped[list[str]] = mapped_column(JSON_DOCUMENT)
+    label: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    replaced_by: Mapped[str | None] = mapped_column(String(32), nullable=True)
+
+
+class AgentRow(Base):
+    """A registered agent: its tenant, owner, allow-list and (optionally) the public key it proves."""
+
+    __tablename__ = "agents"
+
+    id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    tenant: Mapped[str] = mapped_column(Text, index=True)
+    owner: Mapped[str] = mapped_column(Text)
+    allowed_tools: Mapped[list[str]] = mapped_column(JSON_DOCUMENT)
+    public_key: Mapped[dict[str, Any] | None] = mapped_column(JSON_DOCUMENT, nullable=True)
+    key_thumbprint: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    registered_via: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class DpopProofRow(Base):
+    """A DPoP proof already used (its key thumbprint and jti), kept until it could no longer be fresh."""
+
+    __tablename__ = "dpop_proofs"
+
+    proof: Mapped[str] = mapped_column(String(64), primary_key=True)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
+SUBSCRIPTION_STATES = ("pending", "active", "rejected", "revoked")
+
+
+class SubscriptionRow(Base):
+    """A consumer's subscription to one API of one tenant: pending approval, active, or ended."""
+
+    __tablename__ = "subscriptions"
+    __table_args__ = (CheckConstraint(_in("state", SUBSCRIPTION_STATES), name="state"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    subscriber: Mapped[str] = mapped_column(Text, index=True)
+    tenant: Mapped[str] = mapped_column(Text, index=True)
+    api: Mapped[str] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    decided_by: Mapped[str | None] = mapped_column(Text, nullable=True)

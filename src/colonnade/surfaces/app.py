@@ -22,6 +22,7 @@ from starlette.types import Scope
 from colonnade import __version__
 from colonnade.surfaces.edge import (
     DEFAULT_MAX_REQUEST_BYTES,
+    OPEN_PATHS,
     Authenticator,
     EdgeRefusal,
     HttpEdge,
@@ -42,9 +43,15 @@ _NO_SDK_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 def _mcp_refusal(refusal: EdgeRefusal, scope: Scope) -> Response:
-    """Refusals at /mcp read as the MCP SDK's own (clients and the conformance suite know them)."""
-    text = {421: "Invalid Host header", 403: "Invalid Origin header", 413: "Request body too large"}
-    return PlainTextResponse(text.get(refusal.http_status, refusal.message), status_code=refusal.http_status)
+    """Refusals at /mcp read as the MCP SDK's own (clients and the conformance suite know them);
+    an authentication refusal says its code and why (its `WWW-Authenticate` header says where next)."""
+    text = {
+        ("A-AUTH-ORIGIN", 421): "Invalid Host header",
+        ("A-AUTH-ORIGIN", 403): "Invalid Origin header",
+        ("I-REQ-TOO-LARGE", 413): "Request body too large",
+    }
+    shown = text.get((refusal.code, refusal.http_status), f"{refusal.code}: {refusal.message}")
+    return PlainTextResponse(shown, status_code=refusal.http_status)
 
 
 class HttpSurfaces:
@@ -70,6 +77,7 @@ def build_http_app(
     origins: OriginPolicy,
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     authenticate: Authenticator | None = None,
+    open_paths: frozenset[str] = OPEN_PATHS,
 ) -> Starlette:
     mcp_app = surfaces.mcp.server.streamable_http_app(json_response=True, transport_security=_NO_SDK_CHECK)
     readiness = surfaces.readiness
@@ -105,12 +113,15 @@ def build_http_app(
         "/mcp": _mcp_refusal,
         "/v1": rest_routes.render_refusal,
         "/": pages_guard.render_refusal,
-        "/metrics": lambda refusal, _: PlainTextResponse(refusal.message + "\n", refusal.http_status),
+        "/metrics": lambda refusal, _: PlainTextResponse(
+            f"{refusal.code}: {refusal.message}\n", refusal.http_status
+        ),
     }
     edge_options: dict[str, Any] = {
         "origins": origins,
         "renderers": renderers,
         "max_request_bytes": max_request_bytes,
+        "open_paths": open_paths,
     }
     if authenticate is not None:
         edge_options["authenticate"] = authenticate

@@ -4,9 +4,11 @@ One ASGI middleware checks, in order: the Host and Origin headers (DNS-rebinding
 every bind, with the loopback names plus the configured public names allowed), the request's
 size (`server.max_request_bytes`, from Content-Length at once, or while a chunked body streams),
 and who calls (the `Principal` the authenticator finds, stored in the ASGI scope for the
-surfaces to read). A refused request never reaches a surface; each surface renders refusals in
-its own format (a typed JSON result for REST, a page for people, the SDK's plain text for MCP),
-chosen by path prefix. `/healthz` and `/readyz` stay open to probes.
+surfaces to read, and in a context variable for code that gets no request, such as the MCP
+SDK's pre-dispatch header check). A refused request never reaches a surface; each surface
+renders refusals in its own format (a typed JSON result for REST, a page for people, the SDK's
+plain text for MCP), chosen by path prefix. `/healthz` and `/readyz` stay open to probes, and so
+do the paths the app adds as open (the protected resource metadata).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import asyncio
 import contextlib
 import ipaddress
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +35,7 @@ __all__ = [
     "HttpEdge",
     "OriginPolicy",
     "RefusalRenderer",
+    "current_caller",
     "principal_of_scope",
 ]
 
@@ -56,6 +60,14 @@ class EdgeRefusal:
 RefusalRenderer = Callable[[EdgeRefusal, Scope], Response]
 """A surface's rendering of a refusal of one of its requests (the scope says which)."""
 Authenticator = Callable[[Headers, Scope], Awaitable[Principal | EdgeRefusal]]
+
+
+_CALLER: ContextVar[Principal | None] = ContextVar("colonnade_edge_caller", default=None)
+
+
+def current_caller() -> Principal | None:
+    """The principal of the HTTP request being served in this task; None outside the HTTP edge."""
+    return _CALLER.get()
 
 
 def principal_of_scope(scope: Mapping[str, Any], default: Principal = ANONYMOUS_LOOPBACK) -> Principal:
@@ -148,10 +160,14 @@ class HttpEdge:
                 await _drain(receive)
             await self._render(scope, refusal)(scope, receive, send)
             return
-        if headers.get("content-length") is None and scope.get("method") in ("POST", "PUT", "PATCH"):
-            await _BodyLimit(self, scope, receive, send).run()
-            return
-        await self.app(scope, receive, send)
+        caller = _CALLER.set(principal_of_scope(scope))
+        try:
+            if headers.get("content-length") is None and scope.get("method") in ("POST", "PUT", "PATCH"):
+                await _BodyLimit(self, scope, receive, send).run()
+                return
+            await self.app(scope, receive, send)
+        finally:
+            _CALLER.reset(caller)
 
     def _declared_too_large(self, headers: Headers) -> EdgeRefusal | None:
         declared = headers.get("content-length")

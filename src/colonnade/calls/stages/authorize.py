@@ -1,19 +1,24 @@
 """Authorize: may this principal call this tool? One decision, from the gateway's `Authorizer`.
 
-A refusal is answered exactly like an unknown tool (`I-REQ-UNKNOWN-TOOL`), so a caller cannot
-probe what other tenants serve. Built-in tools are open to every caller that reached the
-pipeline; what they show is filtered by the same authorizer.
+A tool the caller may not see is answered exactly like an unknown tool (`I-REQ-UNKNOWN-TOOL`),
+so a caller cannot probe what other tenants serve; a tool it may see but not call (a write
+without the scope, an API without a subscription) gets the decision's `A-AUTH-*` code and its
+reasons. Built-in tools are open to every caller that reached the pipeline; what they show is
+filtered by the same authorizer. The decision is noted for the audit stage either way.
 """
 
 from __future__ import annotations
 
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
+from colonnade.calls.decision_note import note_decision
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.pipeline import Next
-from colonnade.governance.authorization import AllowAll, Authorizer
+from colonnade.governance.authorization import AllowAll, Authorizer, Decision
 
 __all__ = ["Authorize"]
+
+_BUILTIN = Decision.allow("built-in tool")
 
 
 class Authorize:
@@ -22,9 +27,14 @@ class Authorize:
 
     async def __call__(self, call: Call, next: Next) -> CallResult:
         tool = call.tool
-        if tool.builtin or self.authorizer.permits(call.principal, tool):
+        decision = _BUILTIN if tool.builtin else self.authorizer.decide(call.principal, tool)
+        note_decision(tool, decision)
+        if decision.allowed:
             return await next(call)
-        status, err = error(
-            "I-REQ-UNKNOWN-TOOL", f"no tool named '{call.request.tool_id}'", tool_id=call.request.tool_id
-        )
-        return call.result(status, error=err).model_copy(update={"provenance": None})
+        name = call.request.tool_id
+        if not decision.visible or decision.code is None:
+            status, err = error("I-REQ-UNKNOWN-TOOL", f"no tool named '{name}'", tool_id=name)
+            return call.result(status, error=err).model_copy(update={"provenance": None})
+        why = "; ".join(decision.reasons) or "not permitted"
+        status, err = error(decision.code, f"'{tool.canonical_name}' may not be called: {why}")
+        return call.result(status, error=err)

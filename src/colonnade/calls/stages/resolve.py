@@ -3,7 +3,8 @@
 A name resolves among the gateway's built-in tools first, then the catalog (canonical or wire
 name). A version range picks the highest published version within one major version; a digest
 the caller pinned must match. An unknown name is answered with the closest names the caller may
-see ("did you mean"), never with names of tools it may not call.
+see ("did you mean"), never with names of tools it may not see; and a tool the caller may not see
+is unknown here too, so a version or digest refusal never confirms that another tenant serves it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.manifest import Manifests
 from colonnade.calls.pipeline import Next
-from colonnade.calls.versions import Refusal, resolve_tool
+from colonnade.calls.versions import Refusal, resolve_tool, unknown_tool
 from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
@@ -43,8 +44,12 @@ class Resolve:
             self.catalog, request.tool_id, request.tool_version
         )
         if isinstance(resolved, Refusal):
+            if resolved.error.code != "I-REQ-UNKNOWN-TOOL" and not self._sees(call, request.tool_id):
+                return self._refused(call, unknown_tool(request.tool_id))
             return self._refused(call, resolved)
         expected = (request.provenance or {}).get("digest")
+        if expected is not None and builtin is None and not self._sees(call, resolved.canonical_name):
+            return self._refused(call, unknown_tool(request.tool_id))
         if expected is not None and expected != resolved.digest:
             status, err = error(
                 "C-CONTRACT-DIGEST-MISMATCH",
@@ -67,6 +72,12 @@ class Resolve:
                     }
                 )
         return call.result(refusal.status, error=err)
+
+    def _sees(self, call: Call, name: str) -> bool:
+        """Whether the caller may see the tool this name (canonical or wire, any version) belongs to."""
+        versions = self.catalog.tool_versions(name)
+        canonical = next(iter(versions.values())).canonical_name if versions else name
+        return permits(self.authorizer.visible(call.principal), canonical)
 
     def near(self, call: Call, name: str) -> list[str]:
         """Close names of tools this caller may call."""

@@ -4,7 +4,8 @@ Built on the SDK's low-level `Server`, which serves both protocol eras: 2026-07-
 about list changes over `subscriptions/listen`; handshake-era clients get
 `notifications/tools/list_changed` on the sessions this surface has seen. Every tools/call, the
 gateway's own tools included (search, describe, commit), is one `CallService.call` with the
-caller's principal; with routing, opted-in clients get routed lists (`routing.py`).
+caller's principal; with routing, opted-in clients get routed lists (`routing.py`). Every
+listing shows only what the gateway's authorizer lets the caller see.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from colonnade.calls.envelope import DRY_RUN_META_KEY, REQUEST_META_KEY, CallCon
 from colonnade.calls.service import CallService
 from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog, CatalogChange
+from colonnade.governance.authorization import AllowAll, Authorizer, permits, tool_filter
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
+from colonnade.surfaces.edge import current_caller
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection, validate_envelope
 from colonnade.surfaces.mcp.caller import principal_of
 from colonnade.surfaces.mcp.commit import CommitListing
@@ -73,8 +76,10 @@ class McpSurface:
         builtins: BuiltinTools | None = None,
         routing: DynamicToolList | None = None,
         principal: Principal = ANONYMOUS_LOOPBACK,
+        authorizer: Authorizer | None = None,
     ) -> None:
         self.catalog = catalog
+        self.authorizer: Authorizer = authorizer if authorizer is not None else AllowAll()
         self.calls = calls
         self.page_size = page_size
         self.builtins = builtins if builtins is not None else BuiltinTools()
@@ -105,8 +110,14 @@ class McpSurface:
         return await call_next(ctx)
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
-        """For the SDK's Mcp-Param header check: a catalog lookup, not a full tools/list."""
-        tool = self.builtins.get(name) or self.catalog.get(name)
+        """For the SDK's Mcp-Param header check: a catalog lookup, not a full tools/list; a tool the
+        caller may not see has no schema here either, so the check cannot tell that it exists."""
+        tool = self.builtins.get(name)
+        if tool is None:
+            tool = self.catalog.get(name)
+            caller = current_caller() or self.principal
+            if tool is not None and not permits(self.authorizer.visible(caller), tool.canonical_name):
+                return None
         return tool.input_schema if tool is not None else None
 
     def _meta_tools(self) -> list[types.Tool]:
@@ -126,8 +137,9 @@ class McpSurface:
             routed = self.routing.listing(ctx, _routing_request(params.meta if params is not None else None))
             if routed is not None:
                 return types.ListToolsResult(tools=[*(tool.to_mcp() for tool in routed), *meta_tools])
+        include = tool_filter(self.authorizer.visible(principal_of(ctx, self.principal)))
         try:
-            tools, next_cursor = self.catalog.page(cursor, self.page_size)
+            tools, next_cursor = self.catalog.page(cursor, self.page_size, include)
         except ValueError as exc:
             raise MCPError(types.INVALID_PARAMS, f"invalid cursor: {exc}") from None
         listed = [*meta_tools, *(tool.to_mcp() for tool in tools)]

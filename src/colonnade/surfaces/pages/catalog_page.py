@@ -7,7 +7,7 @@ its score and reasons per tool, so the page explains routing as well as listing 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import groupby
 
 from colonnade.adapters.discovery_tools import summary_of
@@ -19,9 +19,11 @@ from colonnade.surfaces.pages.html import Html, join, separated, tag
 from colonnade.surfaces.pages.layout import CATALOG_PATH, document
 from colonnade.surfaces.pages.links import api_url, tool_link
 
-__all__ = ["MAX_RESULTS", "api_of", "catalog_page"]
+__all__ = ["MAX_RESULTS", "Visible", "api_of", "catalog_page"]
 
 MAX_RESULTS = 50
+Visible = Callable[[Tool], bool]
+"""Whether the visitor may see a tool (the gateway's authorizer decides)."""
 
 
 def api_of(tool: Tool) -> str:
@@ -29,9 +31,11 @@ def api_of(tool: Tool) -> str:
     return f"{tool.tenant}:{tool.api}"
 
 
-def catalog_page(catalog: Catalog, router: Router, *, query: str = "", api: str = "") -> tuple[Html, int]:
-    """The page and its HTTP status (404 when `api` names no API in the catalog)."""
-    tools = catalog.tools()
+def catalog_page(
+    catalog: Catalog, router: Router, *, query: str = "", api: str = "", visible: Visible | None = None
+) -> tuple[Html, int]:
+    """The page and its HTTP status (404 when `api` names no API the visitor may see)."""
+    tools = [tool for tool in catalog.tools() if visible is None or visible(tool)]
     apis = sorted({api_of(tool) for tool in tools})
     query = query.strip()
     api = api.strip()

@@ -1,7 +1,8 @@
 """The pages as Starlette routes, rendered in a worker thread (the HTTP edge checked Host/Origin).
 
 Rendering runs off the event loop (as `/metrics` does): with thousands of tools a catalog page
-or a read of every metric series is enough work to delay calls in flight.
+or a read of every metric series is enough work to delay calls in flight. Every page shows only
+the tools the gateway's authorizer lets the visitor see; a hidden tool's page is the 404 page.
 """
 
 from __future__ import annotations
@@ -13,9 +14,12 @@ from starlette.routing import BaseRoute, Route
 
 from colonnade.calls.manifest import Manifests
 from colonnade.catalog.catalog import Catalog
+from colonnade.catalog.tool import Tool
+from colonnade.governance.authorization import AllowAll, Authorizer, tool_filter
 from colonnade.observability.metrics import GatewayMetrics
 from colonnade.routing.router import Router
-from colonnade.surfaces.pages.catalog_page import catalog_page
+from colonnade.surfaces.edge import principal_of_scope
+from colonnade.surfaces.pages.catalog_page import Visible, catalog_page
 from colonnade.surfaces.pages.html import Html
 from colonnade.surfaces.pages.layout import CATALOG_PATH, METRICS_PATH, TOOLS_PATH, page_response
 from colonnade.surfaces.pages.metric_values import read_stats
@@ -36,11 +40,13 @@ class Pages:
         metrics: GatewayMetrics,
         *,
         manifests: Manifests | None = None,
+        authorizer: Authorizer | None = None,
     ) -> None:
         self.catalog = catalog
         self.router = router
         self.metrics = metrics
         self.manifests = manifests if manifests is not None else Manifests()
+        self.authorizer: Authorizer = authorizer if authorizer is not None else AllowAll()
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -57,22 +63,37 @@ class Pages:
     async def catalog_view(self, request: Request) -> Response:
         params = request.query_params
         page, status = await run_in_threadpool(
-            catalog_page, self.catalog, self.router, query=params.get("q", ""), api=params.get("api", "")
+            lambda: catalog_page(
+                self.catalog,
+                self.router,
+                query=params.get("q", ""),
+                api=params.get("api", ""),
+                visible=self._visible(request),
+            )
         )
         return page_response(page, status)
 
     async def tool_view(self, request: Request) -> Response:
         name = request.path_params["name"]
+        visible = self._visible(request)
         tool = self.catalog.get(name)
-        if tool is None:
-            return page_response(await run_in_threadpool(unknown_tool_page, self.catalog, name), 404)
+        if tool is None or not visible(tool):
+            page = await run_in_threadpool(unknown_tool_page, self.catalog, name, visible)
+            return page_response(page, 404)
         page = await run_in_threadpool(lambda: tool_page(self.catalog, tool, self.manifests.for_tool(tool)))
         return page_response(page)
+
+    def _visible(self, request: Request) -> Visible:
+        return tool_filter(self.authorizer.visible(principal_of_scope(request.scope))) or _everything
 
     async def metrics_view(self, _: Request) -> Response:
         page: Html = await run_in_threadpool(lambda: metrics_page(read_stats(self.metrics)))
         return page_response(page)
 
+
+
+def _everything(tool: Tool) -> bool:
+    return True
 
 
 def routes(
@@ -81,7 +102,8 @@ def routes(
     metrics: GatewayMetrics,
     *,
     manifests: Manifests | None = None,
+    authorizer: Authorizer | None = None,
 ) -> list[BaseRoute]:
     """`/`, `/ui/catalog`, `/ui/tools/{name}` and `/ui/metrics`."""
-    pages = Pages(catalog, router, metrics, manifests=manifests)
+    pages = Pages(catalog, router, metrics, manifests=manifests, authorizer=authorizer)
     return pages.routes()

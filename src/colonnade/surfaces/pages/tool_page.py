@@ -8,6 +8,7 @@ credential names stay out, as in REST: they are the operators' business, not cal
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -62,8 +63,10 @@ def tool_page(catalog: Catalog, tool: Tool, manifest: ToolManifest) -> Html:
     )
 
 
-def unknown_tool_page(catalog: Catalog, name: str) -> Html:
-    near = catalog.near(name)
+def unknown_tool_page(catalog: Catalog, name: str, visible: Callable[[Tool], bool] | None = None) -> Html:
+    near = [
+        n for n in catalog.near(name, limit=6) if visible is None or ((t := catalog.get(n)) and visible(t))
+    ][:3]
     suggestion: Child = (
         tag("p", "Did you mean ", separated(tool_link(n) for n in near), "?", id="did-you-mean")
         if near

@@ -6,7 +6,9 @@ outcome (the `status` field carries it). A request that never reaches the pipeli
 a typed CallResult, with an HTTP status generic clients understand: 400 malformed envelope,
 413 body too large, 415 not JSON; the HTTP edge (`surfaces/edge.py`) refuses a foreign Host or
 Origin (421/403) before a route runs, and its refusals render here (`render_refusal`) as the
-same typed results. Who calls is the principal the edge stored in the request's scope.
+same typed results. Who calls is the principal the edge stored in the request's scope; the
+catalog reads show only the tools the gateway's authorizer lets that caller see (a hidden tool
+is answered like a missing one).
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from colonnade.calls.envelope_schemas import CALL_REQUEST, CALL_RESULT, Envelope
 from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.catalog_errors import InvalidCursor
+from colonnade.catalog.tool import Tool
+from colonnade.governance.authorization import AllowAll, Authorizer, permits, tool_filter
+from colonnade.routing.router import CallerAllowed
 from colonnade.surfaces.edge import EdgeRefusal, principal_of_scope
 from colonnade.surfaces.envelope_parsing import (
     DEFAULT_MAX_BODY_BYTES,
@@ -62,6 +67,7 @@ class RestSurface:
         *,
         page_size: int = DEFAULT_PAGE_SIZE,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        authorizer: Authorizer | None = None,
     ) -> None:
         if not 1 <= page_size <= MAX_PAGE_SIZE:
             raise ValueError(f"page_size must be between 1 and {MAX_PAGE_SIZE}, got {page_size}")
@@ -71,6 +77,7 @@ class RestSurface:
         self.calls = calls
         self.page_size = page_size
         self.max_body_bytes = max_body_bytes
+        self.authorizer: Authorizer = authorizer if authorizer is not None else AllowAll()
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -126,8 +133,9 @@ class RestSurface:
                 parameter="limit",
                 expected=f"integer 1-{MAX_PAGE_SIZE}",
             )
+        include = tool_filter(self.authorizer.visible(principal_of_scope(request.scope)))
         try:
-            tools, next_cursor = self.catalog.page(request.query_params.get("cursor") or None, limit)
+            tools, next_cursor = self.catalog.page(request.query_params.get("cursor") or None, limit, include)
         except InvalidCursor as exc:
             return error_response("I-REQ-CURSOR", exc.message, 400, parameter="cursor")
         return json_response({"tools": [tool_summary(t) for t in tools], "next_cursor": next_cursor})
@@ -135,12 +143,17 @@ class RestSurface:
     async def get_tool(self, request: Request) -> Response:
         """`GET /v1/tools/{name}`: one tool's full definition, by canonical or wire name."""
         name = request.path_params["name"]
-        tool = self.catalog.get(name)
+        allowed = self.authorizer.visible(principal_of_scope(request.scope))
+        tool = _seen(self.catalog.get(name), allowed)
         if tool is None:
-            near = self.catalog.near(name)
+            near = [n for n in self.catalog.near(name, limit=6) if _seen(self.catalog.get(n), allowed)][:3]
             message = f"no tool named {name!r}"
             return error_response("I-REQ-UNKNOWN-TOOL", message, 404, name=name, did_you_mean=near)
         return json_response(tool_detail(tool))
+
+
+def _seen(tool: Tool | None, allowed: CallerAllowed) -> Tool | None:
+    return tool if tool is not None and permits(allowed, tool.canonical_name) else None
 
 
 def render_refusal(refusal: EdgeRefusal, scope: Scope) -> Response:

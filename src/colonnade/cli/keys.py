@@ -1,0 +1,152 @@
+"""`colonnade keys create | list | rotate | revoke`: API keys, on the configured database.
+
+A new key is printed once; only its hash is stored. Rotation prints the successor and keeps the
+old key valid for `auth.api_key_rotation_overlap_s` (default one day), so clients can switch.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from colonnade.cli._governance import OPERATOR, run_governance
+from colonnade.cli.common import console, err_console, settings_of
+from colonnade.cli.root import app
+
+if TYPE_CHECKING:
+    from colonnade.governance.key_admin import IssuedKey
+    from colonnade.runtime.governance import Governance
+    from colonnade.store.api_keys_repo import ApiKeyRecord
+
+__all__ = ["keys_app"]
+
+keys_app = typer.Typer(help="Create, list, rotate and revoke API keys.", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+
+
+@keys_app.command("create")
+def create(
+    ctx: typer.Context,
+    owner: Annotated[
+        str, typer.Option(help="Principal id the key acts as (e.g. ci-bot).", show_default=False)
+    ],
+    persona: Annotated[
+        str, typer.Option(help="admin, product_owner, developer, consumer or security.", show_default=False)
+    ],
+    tenant: Annotated[str | None, typer.Option(help="Tenant of the key (required unless admin).")] = None,
+    team: Annotated[
+        str | None, typer.Option(help="Team (owner of APIs) for product owners and developers.")
+    ] = None,
+    scope: Annotated[
+        list[str] | None,
+        typer.Option("--scope", help="A scope to grant (repeatable; default: the persona's)."),
+    ] = None,
+    expires_in_days: Annotated[int | None, typer.Option(min=1, max=400, help="Lifetime in days.")] = None,
+    label: Annotated[str | None, typer.Option(help="A note for people (what the key is for).")] = None,
+) -> None:
+    """Create an API key and print it once (it is stored only as a hash).
+
+    Example: colonnade keys create --owner ci-bot --persona consumer --tenant acme --expires-in-days 90
+    """
+    from colonnade.governance.key_admin import KeyRequest
+
+    request = KeyRequest(
+        owner=owner,
+        persona=persona,
+        tenant=tenant,
+        team=team,
+        scopes=tuple(scope) if scope else None,
+        expires_in_s=expires_in_days * 86_400 if expires_in_days else None,
+        label=label,
+    )
+
+    async def work(governance: Governance) -> IssuedKey:
+        assert governance.key_admin is not None
+        return await governance.key_admin.create(OPERATOR, request)
+
+    _print_issued(run_governance(settings_of(ctx), work), "created")
+
+
+@keys_app.command("list")
+def list_keys(ctx: typer.Context) -> None:
+    """List API keys (ids, owners, personas, scopes, expiry, last use; never secrets).
+
+    Example: colonnade keys list
+    """
+
+    async def work(governance: Governance) -> list[ApiKeyRecord]:
+        assert governance.key_admin is not None
+        return await governance.key_admin.list(OPERATOR)
+
+    keys = run_governance(settings_of(ctx), work)
+    if not keys:
+        console.print("no API keys yet; create one with `colonnade keys create`")
+        return
+    table = Table("id", "owner", "tenant", "persona", "scopes", "expires (UTC)", "last used (UTC)", "state")
+    for key in keys:
+        state = (
+            "revoked"
+            if key.revoked_at
+            else (f"rotated to {key.replaced_by}" if key.replaced_by else "active")
+        )
+        table.add_row(
+            key.id,
+            key.owner,
+            key.tenant or "(all)",
+            key.persona,
+            "\n".join(key.scopes),
+            _when(key.expires_at),
+            _when(key.last_used_at),
+            state,
+        )
+    console.print(table)
+
+
+@keys_app.command("rotate")
+def rotate(
+    ctx: typer.Context,
+    key_id: Annotated[str, typer.Argument(help="Id of the key to replace.", show_default=False)],
+) -> None:
+    """Make a successor of a key (printed once); the old key stays valid for the rotation overlap.
+
+    Example: colonnade keys rotate 3f9a0c1b2d4e
+    """
+
+    async def work(governance: Governance) -> IssuedKey:
+        assert governance.key_admin is not None
+        return await governance.key_admin.rotate(OPERATOR, key_id)
+
+    _print_issued(run_governance(settings_of(ctx), work), f"rotated {key_id} to")
+
+
+@keys_app.command("revoke")
+def revoke(
+    ctx: typer.Context,
+    key_id: Annotated[str, typer.Argument(help="Id of the key to revoke.", show_default=False)],
+) -> None:
+    """Revoke a key at once (running gateways stop accepting it within auth.api_key_cache_s).
+
+    Example: colonnade keys revoke 3f9a0c1b2d4e
+    """
+
+    async def work(governance: Governance) -> ApiKeyRecord:
+        assert governance.key_admin is not None
+        return await governance.key_admin.revoke(OPERATOR, key_id)
+
+    record = run_governance(settings_of(ctx), work)
+    console.print(f"revoked {record.id} (owner {record.owner})")
+
+
+def _print_issued(issued: IssuedKey, verb: str) -> None:
+    record = issued.record
+    console.print(
+        f"{verb} key {record.id} for {record.owner} ({record.persona}, tenant {record.tenant or 'all'})"
+    )
+    err_console.print("the key (shown once, store it now):")
+    console.print(issued.token, markup=False, highlight=False, soft_wrap=True)
+
+
+def _when(moment: object) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M") if hasattr(moment, "strftime") else "-"

@@ -1,0 +1,67 @@
+"""What one audit record says: who did what to which tool or resource, the decision and the outcome.
+
+Events are built by the pipeline's audit stage (calls), the HTTP edge (authentication failures)
+and the governance services (keys, agents, subscriptions, contract publication); the audit log
+turns each into a stored row, pseudonymising and scrubbing it on the way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from colonnade.governance.principal import Principal
+
+__all__ = ["AuditEvent", "EventKind"]
+
+
+class EventKind(StrEnum):
+    CALL = "call"
+    AUTH_FAILURE = "auth.failure"
+    KEY_CREATE = "key.create"
+    KEY_ROTATE = "key.rotate"
+    KEY_REVOKE = "key.revoke"
+    AGENT_REGISTER = "agent.register"
+    AGENT_REVOKE = "agent.revoke"
+    SUBSCRIPTION_REQUEST = "subscription.request"
+    SUBSCRIPTION_APPROVE = "subscription.approve"
+    SUBSCRIPTION_REJECT = "subscription.reject"
+    SUBSCRIPTION_REVOKE = "subscription.revoke"
+    CONTRACT_PUBLISH = "contract.publish"
+    CONTRACT_DEPRECATE = "contract.deprecate"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    """One thing that happened. `actor` is a principal key; the log pseudonymises personal ones."""
+
+    kind: EventKind
+    actor: str | None = None
+    actor_kind: str | None = None
+    tenant: str | None = None
+    tool: str | None = None
+    args_hash: str | None = None
+    decision: str | None = None
+    reasons: tuple[str, ...] = ()
+    outcome: str | None = None
+    code: str | None = None
+    trace_id: str | None = None
+    call_id: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    at: datetime = field(default_factory=_now)
+
+    @classmethod
+    def by(cls, principal: Principal, kind: EventKind, **fields: Any) -> AuditEvent:
+        """An event done by `principal` (in its tenant unless `tenant` says otherwise)."""
+        fields.setdefault("tenant", principal.tenant)
+        details = dict(fields.pop("details", {}))
+        if principal.credential is not None:
+            details.setdefault("credential", principal.credential)
+        return cls(kind, actor=principal.key, actor_kind=principal.kind.value, details=details, **fields)

@@ -1,0 +1,137 @@
+"""Who is calling: the credential of one HTTP request becomes a `Principal`, or a refusal.
+
+Credentials travel in `Authorization`: `Bearer <JWT>` (an OAuth access token from a trusted
+issuer), `DPoP <JWT>` with a `DPoP` proof header (a token bound to a key), or `Bearer col_...`
+(an API key; `X-API-Key: col_...` is accepted too). A request without one is refused. After the
+caller is known, the route's scope (e.g. `colonnade:metrics:read` for /metrics) is checked.
+Every refusal is an audit record (`auth.failure`) before it is answered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from colonnade.governance.audit import AuditEvent, AuditLog, AuditUnavailable, EventKind
+from colonnade.governance.identity.api_keys import ApiKeys, is_api_key, parse_key
+from colonnade.governance.identity.claim_mapping import ClaimMapping, bound_key
+from colonnade.governance.identity.dpop import DpopVerifier
+from colonnade.governance.identity.failures import AuthFailure, insufficient_scope, invalid
+from colonnade.governance.identity.tokens import TokenVerifier, looks_like_jwt
+from colonnade.governance.principal import Principal
+
+__all__ = ["Authenticator", "RequestFacts", "RouteScopes"]
+
+RouteScopes = Sequence[tuple[str, str]]
+"""(path prefix, scope it needs); the longest matching prefix decides."""
+_MISSING = AuthFailure("A-AUTH-MISSING", "this request needs a credential", 401, None)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestFacts:
+    """What authentication reads of an HTTP request."""
+
+    method: str
+    url: str
+    path: str
+    authorization: str | None = None
+    dpop: str | None = None
+    api_key: str | None = None
+
+
+class Authenticator:
+    def __init__(
+        self,
+        claims: ClaimMapping,
+        *,
+        tokens: TokenVerifier | None = None,
+        api_keys: ApiKeys | None = None,
+        dpop: DpopVerifier | None = None,
+        route_scopes: RouteScopes = (),
+        audit: AuditLog | None = None,
+    ) -> None:
+        self.claims = claims
+        self.tokens = tokens
+        self.api_keys = api_keys
+        self.dpop = dpop
+        self.route_scopes = sorted(route_scopes, key=lambda entry: -len(entry[0]))
+        self.audit = audit
+
+    async def authenticate(self, facts: RequestFacts) -> Principal | AuthFailure:
+        outcome = await self._identify(facts)
+        if isinstance(outcome, Principal):
+            outcome = self._route_allows(outcome, facts.path)
+        if isinstance(outcome, AuthFailure) and self.audit is not None:
+            await self._record(outcome, facts)
+        return outcome
+
+    async def _identify(self, facts: RequestFacts) -> Principal | AuthFailure:
+        scheme, credential = _credential(facts)
+        if credential is None:
+            return _MISSING if scheme is None else invalid("A-AUTH-MALFORMED", "the credential is empty")
+        if is_api_key(credential):
+            if scheme == "dpop":
+                return invalid("A-AUTH-MALFORMED", "an API key is sent as a Bearer credential, not DPoP")
+            if self.api_keys is None:
+                return invalid("A-AUTH-API-KEY", "this gateway does not accept API keys")
+            return await self.api_keys.authenticate(credential)
+        if scheme not in ("bearer", "dpop") or not looks_like_jwt(credential):
+            return invalid("A-AUTH-MALFORMED", "send Authorization: Bearer <token> (or DPoP <token>)")
+        if self.tokens is None:
+            return invalid("A-AUTH-ISSUER", "this gateway trusts no token issuer")
+        verified = await self.tokens.verify(credential)
+        if isinstance(verified, AuthFailure):
+            return verified
+        thumbprint = bound_key(verified.claims)
+        if thumbprint is not None:
+            if scheme != "dpop" or self.dpop is None:
+                return invalid(
+                    "A-AUTH-DPOP-REQUIRED", "a key-bound token is sent as `DPoP <token>` with a proof"
+                )
+            refused = await self.dpop.check(
+                facts.dpop, token=credential, thumbprint=thumbprint, method=facts.method, url=facts.url
+            )
+            if refused is not None:
+                return refused
+        elif scheme == "dpop":
+            return invalid("A-AUTH-DPOP-INVALID", "the token is not bound to a key (no cnf.jkt)")
+        return self.claims.principal(verified.claims, f"jwt:{verified.issuer}")
+
+    def _route_allows(self, principal: Principal, path: str) -> Principal | AuthFailure:
+        for prefix, scope in self.route_scopes:
+            if path == prefix or path.startswith(prefix.rstrip("/") + "/"):
+                if principal.has(scope):
+                    return principal
+                return insufficient_scope(f"{path} needs the scope {scope}", scope)
+        return principal
+
+    async def _record(self, failure: AuthFailure, facts: RequestFacts) -> None:
+        assert self.audit is not None
+        scheme, credential = _credential(facts)
+        details: dict[str, object] = {"method": facts.method, "path": facts.path[:200]}
+        if scheme is not None:
+            details["scheme"] = scheme
+        parsed = parse_key(credential) if credential is not None else None
+        if parsed is not None:
+            details["key_id"] = parsed[0]
+        event = AuditEvent(
+            EventKind.AUTH_FAILURE,
+            decision="deny",
+            reasons=(failure.message,),
+            outcome="refused",
+            code=failure.code,
+            details=details,
+        )
+        with contextlib.suppress(AuditUnavailable):  # the request is refused either way
+            await self.audit.append(event)
+
+
+def _credential(facts: RequestFacts) -> tuple[str | None, str | None]:
+    """(scheme in lower case, credential) of the request; (None, None) when it sends none."""
+    if facts.authorization is not None:
+        scheme, _, value = facts.authorization.strip().partition(" ")
+        return scheme.lower(), value.strip() or None
+    if facts.api_key is not None:
+        return "api-key", facts.api_key.strip() or None
+    return None, None

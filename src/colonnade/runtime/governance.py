@@ -1,0 +1,197 @@
+"""The gateway's governance parts, built from the settings in one place: who calls, what they may
+do, and the audit log that records both.
+
+Without a database there is no audit log and no keys, agents or subscriptions (stateless parts
+only, as in surface tests); without `auth` configured the authorizer allows everything and the
+HTTP edge lets every (loopback) caller in anonymously. With `auth` configured, every HTTP route
+but the probes and the resource metadata needs a credential, and `ToolAccess` decides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+from pathlib import Path
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from colonnade.catalog.catalog import Catalog
+from colonnade.config import IssuerSettings, Settings
+from colonnade.governance.agent_admin import AgentAdmin
+from colonnade.governance.audit import AuditLog
+from colonnade.governance.authorization import AllowAll, Authorizer
+from colonnade.governance.identity import Authenticator, RouteScopes
+from colonnade.governance.identity.agent_book import AgentBook
+from colonnade.governance.identity.api_keys import ApiKeys
+from colonnade.governance.identity.claim_mapping import ClaimMapping
+from colonnade.governance.identity.dev_issuer import DEV_ALGORITHM, DEV_ISSUER, DevIssuer
+from colonnade.governance.identity.dpop import DpopVerifier, FirstUse, ProofsSeen
+from colonnade.governance.identity.exposure import AuthConfigError, resource_url
+from colonnade.governance.identity.issuer_keys import IssuerKeys, jwks_url_problem
+from colonnade.governance.identity.tokens import TokenVerifier, TrustedIssuer
+from colonnade.governance.key_admin import KeyAdmin
+from colonnade.governance.personas import Scope
+from colonnade.governance.subscriptions import SubscriptionAdmin, SubscriptionBook
+from colonnade.governance.tool_access import ToolAccess
+from colonnade.store.agents_repo import AgentStore
+from colonnade.store.api_keys_repo import ApiKeyStore
+from colonnade.store.audit_repo import AuditStore
+from colonnade.store.dpop_replay_repo import DpopReplayStore
+from colonnade.store.subscriptions_repo import SubscriptionStore
+
+__all__ = ["ROUTE_SCOPES", "Governance", "audit_key"]
+
+logger = logging.getLogger(__name__)
+
+ROUTE_SCOPES: RouteScopes = (
+    ("/metrics", Scope.METRICS_READ),
+    ("/ui/metrics", Scope.METRICS_READ),
+    ("/ui", Scope.CATALOG_READ),
+    ("/v1/tools", Scope.CATALOG_READ),
+    ("/v1/keys", Scope.SECURITY_READ),
+    ("/v1/agents", Scope.SECURITY_READ),
+    ("/v1/subscriptions", Scope.SUBSCRIPTIONS_READ),
+    ("/register", Scope.SECURITY_WRITE),
+)
+"""What each route needs beyond a valid credential (finer checks live in the services)."""
+_PURGE_EVERY_S = 300.0
+
+
+def audit_key(settings: Settings) -> bytes:
+    """The audit log's secret key: the configured file, or data_dir/audit.key made on first use."""
+    path = settings.audit.key_file or settings.data_dir / "audit.key"
+    return _secret_file(path)
+
+
+class Governance:
+    """The governance parts of one gateway; `authorizer` given (tests) replaces the settings' choice."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        catalog: Catalog,
+        engine: AsyncEngine | None = None,
+        authorizer: Authorizer | None = None,
+    ) -> None:
+        self.settings = settings
+        self.catalog = catalog
+        self.agents = AgentBook()
+        self.subscription_book = SubscriptionBook()
+        auth = settings.auth
+        self.resource = resource_url(settings) if auth.configured else None
+        self.audit: AuditLog | None = None
+        self.api_keys: ApiKeys | None = None
+        self.key_admin: KeyAdmin | None = None
+        self.agent_store: AgentStore | None = None
+        self.agent_admin: AgentAdmin | None = None
+        self.subscription_admin: SubscriptionAdmin | None = None
+        self.replay: DpopReplayStore | None = None
+        if engine is not None:
+            self.audit = AuditLog(AuditStore(engine), audit_key(settings))
+            keys = ApiKeyStore(engine)
+            self.api_keys = ApiKeys(keys, cache_s=auth.api_key_cache_s) if auth.api_keys else None
+            self.key_admin = KeyAdmin(
+                keys, self.audit, overlap_s=auth.api_key_rotation_overlap_s, on_change=self._forget_key
+            )
+            self.agent_store = AgentStore(engine)
+            self.agent_admin = AgentAdmin(self.agent_store, self.audit, on_change=self.refresh_agents)
+            self.subscription_admin = SubscriptionAdmin(
+                SubscriptionStore(engine),
+                catalog,
+                self.subscription_book,
+                self.audit,
+                approval=auth.subscription_approval,
+            )
+            self.replay = DpopReplayStore(engine)
+        if authorizer is not None:
+            self.authorizer: Authorizer = authorizer
+        elif auth.configured:
+            self.authorizer = ToolAccess(catalog, self.subscription_book.active)
+        else:
+            self.authorizer = AllowAll()
+        self.authenticator = self._authenticator() if auth.configured else None
+
+    def _authenticator(self) -> Authenticator:
+        auth = self.settings.auth
+        assert self.resource is not None
+        issuers = [self._issuer(issuer) for issuer in auth.issuers]
+        if auth.dev_issuer:
+            dev = DevIssuer.load_or_create(self.settings.data_dir)
+            keys = IssuerKeys(keys=dev.public_jwks())
+            issuers.append(TrustedIssuer(DEV_ISSUER, keys, frozenset({DEV_ALGORITHM}), self.resource))
+        first_use: FirstUse = self.replay.first_use if self.replay is not None else ProofsSeen()
+        return Authenticator(
+            ClaimMapping(auth.claims, self.agents, agent_token_max_s=auth.agent_token_max_s),
+            tokens=TokenVerifier(issuers, leeway_s=auth.leeway_s) if issuers else None,
+            api_keys=self.api_keys,
+            dpop=DpopVerifier(first_use, window_s=auth.dpop_window_s),
+            route_scopes=ROUTE_SCOPES,
+            audit=self.audit,
+        )
+
+    def _issuer(self, issuer: IssuerSettings) -> TrustedIssuer:
+        assert self.resource is not None
+        if issuer.jwks_url is not None:
+            problem = jwks_url_problem(issuer.jwks_url)
+            if problem is not None:
+                raise AuthConfigError(f"auth.issuers[{issuer.issuer!r}]: {problem}")
+            keys = IssuerKeys(jwks_url=issuer.jwks_url, cache_s=self.settings.auth.jwks_cache_s)
+        else:
+            keys = IssuerKeys(keys=issuer.keys)
+        audience = issuer.audience or self.resource
+        return TrustedIssuer(issuer.issuer, keys, frozenset(issuer.algorithms), audience)
+
+    def _forget_key(self, key_id: str) -> None:
+        if self.api_keys is not None:
+            self.api_keys.forget(key_id)
+
+    async def refresh_agents(self) -> None:
+        if self.agent_store is not None:
+            self.agents.replace(await self.agent_store.list())
+
+    async def refresh(self) -> None:
+        """Re-read what other processes may have changed: agents and subscriptions."""
+        await self.refresh_agents()
+        if self.subscription_admin is not None:
+            await self.subscription_admin.refresh()
+
+    async def run(self) -> None:
+        """While serving: pick up changes made elsewhere; forget DPoP proofs too old to replay."""
+        since_purge = 0.0
+        interval = self.settings.catalog_poll_s
+        while True:
+            await asyncio.sleep(interval)
+            since_purge += interval
+            try:
+                await self.refresh()
+                if self.replay is not None and since_purge >= _PURGE_EVERY_S:
+                    since_purge = 0.0
+                    await self.replay.purge_expired()
+            except Exception as exc:  # the store may be briefly unavailable; the next round retries
+                logger.warning("refreshing agents and subscriptions failed: %s", type(exc).__name__)
+
+    async def aclose(self) -> None:
+        if self.api_keys is not None:
+            await self.api_keys.aclose()
+        if self.audit is not None:
+            await self.audit.aclose()
+            with contextlib.suppress(Exception):
+                await self.audit.store.aclose()
+
+
+def _secret_file(path: Path, size: int = 32) -> bytes:
+    """The bytes of a secret key file, created (readable by its owner only) when missing."""
+    if path.exists():
+        return path.read_bytes()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process made it first
+        return path.read_bytes()
+    key = secrets.token_bytes(size)
+    with os.fdopen(descriptor, "wb") as sink:
+        sink.write(key)
+    return key

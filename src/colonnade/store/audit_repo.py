@@ -1,0 +1,206 @@
+"""The audit log's table: batches appended at the chain's tail, read back in order or by filter.
+
+Appending reads the tail and inserts the batch in one write transaction that holds the database's
+write lock from its first statement (`BEGIN IMMEDIATE` on SQLite, an advisory lock on PostgreSQL),
+so replicas and CLI processes writing at the same time still build one unbroken chain. How a batch
+is numbered and sealed is the caller's (`seal`); the store only guarantees it sees the true tail.
+Every call appends, so the path is kept short: on the embedded SQLite file batches go through one
+direct connection (`SqliteDirect`), as idempotency records do; on PostgreSQL through the pool's
+asyncpg connection itself, in its own transaction (SQLAlchemy's statement layer cost about 1.5 ms
+of CPU per batch here).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import insert, select, text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from colonnade.store.moments import aware
+from colonnade.store.sqlite_direct import SqliteDirect, bind_all
+from colonnade.store.tables import AuditRow
+from colonnade.store.write_gate import WriteGate
+
+__all__ = ["AUDIT_COLUMNS", "AuditFilter", "AuditStore", "Seal", "StoredAudit"]
+
+AUDIT_COLUMNS = (
+    "seq",
+    "at",
+    "kind",
+    "actor",
+    "actor_kind",
+    "tenant",
+    "tool",
+    "args_hash",
+    "decision",
+    "reasons",
+    "outcome",
+    "code",
+    "trace_id",
+    "call_id",
+    "details",
+    "prev_hash",
+    "hash",
+)
+Seal = Callable[[int, str | None, Sequence[dict[str, Any]]], list[dict[str, Any]]]
+"""(tail seq, tail hash or None for an empty log, new rows) -> the rows numbered, linked and sealed."""
+
+# Arbitrary constant shared by every Colonnade process: "the audit chain is being extended".
+_APPEND_LOCK_KEY = 0x617564697431
+_TAIL = "SELECT seq, hash FROM audit_records ORDER BY seq DESC LIMIT 1"
+_JSON_COLUMNS = frozenset({"reasons", "details"})
+_PG_INSERT = (
+    f"INSERT INTO audit_records ({', '.join(AUDIT_COLUMNS)})"
+    f" VALUES ({', '.join(f'${n}' for n in range(1, len(AUDIT_COLUMNS) + 1))})"
+)
+_INSERT = (
+    f"INSERT INTO audit_records ({', '.join(AUDIT_COLUMNS)})"
+    f" VALUES ({', '.join(':' + column for column in AUDIT_COLUMNS)})"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredAudit:
+    """One audit record as stored: the fields `seal` hashed, and the hash."""
+
+    seq: int
+    at: datetime
+    kind: str
+    actor: str | None
+    actor_kind: str | None
+    tenant: str | None
+    tool: str | None
+    args_hash: str | None
+    decision: str | None
+    reasons: list[str]
+    outcome: str | None
+    code: str | None
+    trace_id: str | None
+    call_id: str | None
+    details: dict[str, Any]
+    prev_hash: str
+    hash: str
+
+    def fields(self) -> dict[str, Any]:
+        return {column: getattr(self, column) for column in AUDIT_COLUMNS}
+
+
+@dataclass(frozen=True, slots=True)
+class AuditFilter:
+    """What `colonnade audit list` narrows by; None means any."""
+
+    tenant: str | None = None
+    actor: str | None = None
+    tool: str | None = None
+    outcome: str | None = None
+    kind: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+class AuditStore:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+        self._write = WriteGate(engine)
+        database = engine.url.database or ""
+        embedded = engine.dialect.name == "sqlite" and database not in ("", ":memory:")
+        self._direct = SqliteDirect(database) if embedded else None
+
+    @property
+    def inline(self) -> bool:
+        """Whether an append runs in the caller's thread at once when the database is free."""
+        return self._direct is not None
+
+    async def append(self, rows: Sequence[dict[str, Any]], seal: Seal) -> list[dict[str, Any]]:
+        """Seal `rows` after the current tail and insert them, all in one transaction."""
+        async with self._write():
+            if self._direct is not None:
+                return await self._direct.write(lambda conn: _append_direct(conn, rows, seal))
+            async with self._engine.connect() as conn:
+                if conn.dialect.name == "postgresql":
+                    raw = await conn.get_raw_connection()
+                    return await _append_postgres(raw.driver_connection, rows, seal)
+            async with self._engine.begin() as conn:  # in-memory SQLite (tests)
+                tail = (await conn.execute(text(_TAIL))).first()
+                sealed = seal(*_tail(tail), rows)
+                await conn.execute(insert(AuditRow), sealed)
+                return sealed
+
+    async def scan(self, after_seq: int = 0, limit: int = 1000) -> list[StoredAudit]:
+        """Records with seq > after_seq, in chain order: what verification walks."""
+        query = select(AuditRow).where(AuditRow.seq > after_seq).order_by(AuditRow.seq).limit(limit)
+        async with self._engine.connect() as conn:
+            return [_stored(row) for row in (await conn.execute(query)).mappings()]
+
+    async def query(self, where: AuditFilter, limit: int = 100) -> list[StoredAudit]:
+        """The newest `limit` records matching every given filter, oldest first."""
+        query = select(AuditRow)
+        for column, value in (
+            (AuditRow.tenant, where.tenant),
+            (AuditRow.actor, where.actor),
+            (AuditRow.tool, where.tool),
+            (AuditRow.outcome, where.outcome),
+            (AuditRow.kind, where.kind),
+        ):
+            if value is not None:
+                query = query.where(column == value)
+        if where.since is not None:
+            query = query.where(AuditRow.at >= where.since)
+        if where.until is not None:
+            query = query.where(AuditRow.at < where.until)
+        query = query.order_by(AuditRow.seq.desc()).limit(limit)
+        async with self._engine.connect() as conn:
+            rows = [_stored(row) for row in (await conn.execute(query)).mappings()]
+        return rows[::-1]
+
+    async def aclose(self) -> None:
+        if self._direct is not None:
+            await self._direct.aclose()
+
+
+def _append_direct(
+    conn: sqlite3.Connection, rows: Sequence[dict[str, Any]], seal: Seal
+) -> list[dict[str, Any]]:
+    sealed = seal(*_tail(conn.execute(_TAIL).fetchone()), rows)
+    if len(sealed) == 1:
+        conn.execute(_INSERT, bind_all(sealed[0]))
+    else:
+        conn.executemany(_INSERT, [bind_all(row) for row in sealed])
+    return sealed
+
+
+async def _append_postgres(driver: Any, rows: Sequence[dict[str, Any]], seal: Seal) -> list[dict[str, Any]]:
+    """One transaction on the asyncpg connection: lock the chain, read its tail, insert the batch."""
+    async with driver.transaction():
+        await driver.execute("SELECT pg_advisory_xact_lock($1)", _APPEND_LOCK_KEY)
+        sealed = seal(*_tail(await driver.fetchrow(_TAIL)), rows)
+        values = [tuple(_pg_value(column, row[column]) for column in AUDIT_COLUMNS) for row in sealed]
+        await driver.executemany(_PG_INSERT, values)
+    return sealed
+
+
+def _pg_value(column: str, value: Any) -> Any:
+    """JSON columns go to asyncpg as text (SQLAlchemy's codec on these connections takes text)."""
+    return json.dumps(value, ensure_ascii=False) if column in _JSON_COLUMNS else value
+
+
+def _tail(row: Any) -> tuple[int, str | None]:
+    return (int(row[0]), str(row[1])) if row is not None else (0, None)
+
+
+def _stored(row: Any) -> StoredAudit:
+    values = {column: row[column] for column in AUDIT_COLUMNS}
+    values["at"] = aware(values["at"])
+    values["reasons"] = _json(values["reasons"]) or []
+    values["details"] = _json(values["details"]) or {}
+    return StoredAudit(**values)
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
