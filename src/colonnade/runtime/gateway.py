@@ -23,11 +23,14 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 
+from colonnade import __version__
 from colonnade.adapters.builtin import BuiltinAdapter
 from colonnade.adapters.discovery_tools import DiscoveryTools
 from colonnade.adapters.health_monitor import HealthMonitor
 from colonnade.adapters.http import HttpAdapter
 from colonnade.adapters.http_tools import HttpTools
+from colonnade.adapters.mcp_tools import McpTools
+from colonnade.adapters.mcp_upstream import Upstream
 from colonnade.adapters.registry import AdapterRegistry
 from colonnade.calls.commit_tool import COMMIT_TOOL, CommitHandler
 from colonnade.calls.default_pipeline import PipelineParts, build_pipeline
@@ -45,6 +48,7 @@ from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider
 from colonnade.routing.catalog_index import CatalogIndex
 from colonnade.routing.learning import CallFeedback, CoOccurrence
 from colonnade.routing.router import Router
+from colonnade.runtime.servers import Servers
 from colonnade.runtime.sources import expand_contract_paths, load_for_publishing
 from colonnade.runtime.sync import CatalogSync
 from colonnade.store.co_occurrence_repo import CoOccurrenceStore
@@ -58,9 +62,12 @@ from colonnade.surfaces.edge import OriginPolicy
 from colonnade.surfaces.mcp.caller import caller_scope
 from colonnade.surfaces.mcp.routing import DynamicToolList
 from colonnade.surfaces.mcp.server import McpSurface
+from colonnade.surfaces.mcp.upstream_endpoint import UpstreamEndpoint
+from colonnade.surfaces.mcp.upstream_endpoints import UpstreamEndpoints
 from colonnade.surfaces.metrics_route import metrics_route
 from colonnade.surfaces.pages import routes as page_routes
 from colonnade.surfaces.rest.routes import RestSurface
+from colonnade.surfaces.rest.servers import ServersApi
 
 __all__ = ["Gateway", "PublishedFile"]
 
@@ -104,6 +111,12 @@ class Gateway:
         local = settings.local_principal
         self.local_principal = Principal.local(local.id, tenant=local.tenant, persona=local.persona)
 
+        # Downstream MCP servers: one pooled session each, their tools served as catalog sources.
+        servers_tracer = self.tracer_provider.get_tracer("colonnade.servers")
+        self.servers = Servers(self.catalog, profile=settings.wire_profile, tracer=servers_tracer)
+        for server in settings.servers:
+            self.servers.configure(server)
+
         # The router: the embedded default keeps its index under data_dir; co-occurrence is in the database.
         on_disk = engine is not None and settings.database_url is None
         self.tool_index = CatalogIndex(
@@ -123,7 +136,13 @@ class Gateway:
             for tool, handler in zip(discovery.tools, (discovery.search, discovery.describe), strict=True):
                 self.builtins.add(tool)
                 builtin.register(tool.operation, handler)
-        self.adapters = AdapterRegistry({"http": HttpTools(self.http), "builtin": builtin})
+        self.adapters = AdapterRegistry(
+            {
+                "http": HttpTools(self.http),
+                "builtin": builtin,
+                "mcp": McpTools(self.servers.pool, tracer=servers_tracer),
+            }
+        )
 
         # State that lives in the database, when there is one.
         self.store = ContractStore(engine) if engine is not None else None
@@ -168,6 +187,14 @@ class Gateway:
             else None
         )
         self.mcp = self.mcp_surface(self.local_principal, routing=routing)
+        self.endpoints = UpstreamEndpoints(self.servers.get, self._endpoint_for)
+        self.servers.listeners.append(self.endpoints.announce)
+
+    def _endpoint_for(self, upstream: Upstream) -> UpstreamEndpoint:
+        """A server's own endpoint (`/servers/{name}/mcp`): its calls run the pipeline like any other."""
+        return UpstreamEndpoint(
+            upstream, self.calls, authorizer=self.authorizer, principal=self.local_principal
+        )
 
     def mcp_surface(self, principal: Principal, *, routing: DynamicToolList | None = None) -> McpSurface:
         """The MCP surface; `principal` is who calls when no HTTP edge says otherwise (stdio)."""
@@ -220,15 +247,38 @@ class Gateway:
         checks["catalog"] = {"ok": True, "tools": len(self.catalog)}
         return checks
 
+    async def status(self) -> dict[str, Any]:
+        """`colonnade status` and `GET /v1/status`: the catalog, each server, what the router learned."""
+        return {
+            "version": __version__,
+            "tools": len(self.catalog),
+            "catalog_version": self.catalog.version,
+            "servers": self.servers.status(),
+            "routing": {
+                "enabled": self.settings.routing.enabled,
+                "tools_with_learned_co_occurrence": len(self.feedback.learned),
+            },
+            "checks": await self.readiness(),
+        }
+
     def http_app(self) -> Starlette:
         server = self.settings.server
         rest = RestSurface(
             self.catalog, self.calls, page_size=server.page_size, max_body_bytes=server.max_request_bytes
         )
         pages = page_routes(self.catalog, self.router, self.metrics, manifests=self.manifests)
+        servers = ServersApi(
+            self.servers, self.status, admin_api=server.admin_api, max_body_bytes=server.max_request_bytes
+        )
         surfaces = HttpSurfaces(
             self.mcp,
-            routes=[*rest.routes(), metrics_route(self.metrics), *pages],
+            routes=[
+                *rest.routes(),
+                *servers.routes(),
+                *self.endpoints.routes(),
+                metrics_route(self.metrics),
+                *pages,
+            ],
             readiness=self.readiness,
             lifespan=self._background,
         )
@@ -237,7 +287,9 @@ class Gateway:
 
     @contextlib.asynccontextmanager
     async def _background(self) -> AsyncIterator[None]:
-        """Catalog sync, two-phase rollbacks, backend health probes and record expiry, while serving."""
+        """Downstream servers and their endpoints, catalog sync, two-phase rollbacks, backend health
+        probes and record expiry, while serving."""
+        self.servers.start()
         tasks = [asyncio.create_task(self.health.run(), name="colonnade-health")]
         if self.sync is not None:
             tasks.append(asyncio.create_task(self.sync.run(), name="colonnade-catalog-sync"))
@@ -246,7 +298,8 @@ class Gateway:
         if self.idempotency is not None:
             tasks.append(asyncio.create_task(self._purge_expired(), name="colonnade-idempotency-expiry"))
         try:
-            yield
+            async with self.endpoints.running():
+                yield
         finally:
             for task in tasks:
                 task.cancel()
@@ -265,6 +318,7 @@ class Gateway:
 
     async def aclose(self) -> None:
         await self.pipeline.drain()
+        await self.servers.aclose()
         await self.catalog.drain()
         self.tool_index.close()
         await self.feedback.aclose()

@@ -1,0 +1,109 @@
+"""Downstream servers that crash, hang or answer garbage: typed results, and the gateway carries on.
+
+Behind one gateway: the fault server over stdio (killed mid-call, then restarted with a backoff;
+a tool that hangs past the call deadline), the fault server over HTTP (a call answered with a body
+that is not JSON), and PyPI `mcp-server-time`, which must stay healthy throughout.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client
+
+from colonnade.surfaces.mcp.render import RESULT_META_KEY
+from tests.federation.conftest import Federation, run_gateway
+from tests.support.loopback import stop_process
+from tests.support.mcp_servers import fault_http, fault_stdio, venv_stdio
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def federation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Federation]:
+    tmp = tmp_path_factory.mktemp("failures")
+    process: subprocess.Popen[bytes] | None = None
+    try:
+        process, url = fault_http(tmp / "fault-http.log")
+        servers = [
+            fault_stdio("fault", call_timeout_s=2, restart_backoff_s=1.0),
+            {"name": "broken", "transport": "http", "url": url},
+            venv_stdio("time", "mcp-server-time"),
+        ]
+        with run_gateway(tmp / "gateway", servers) as gateway:
+            yield gateway
+    finally:
+        if process is not None:
+            stop_process(process)
+
+
+def code_of(result: types.CallToolResult) -> str | None:
+    error = dict((result.meta or {})[RESULT_META_KEY]).get("error")
+    return error["code"] if error else None
+
+
+async def call(
+    federation: Federation, tool: str, arguments: dict[str, Any] | None = None
+) -> types.CallToolResult:
+    async with Client(federation.mcp) as client:
+        return await client.call_tool(tool, arguments or {})
+
+
+async def the_time_is_served(federation: Federation) -> None:
+    result = await call(federation, "default__time__get_current_time", {"timezone": "UTC"})
+    assert result.is_error is False
+
+
+async def test_a_server_killed_mid_call_fails_the_call_fast_and_comes_back(federation: Federation) -> None:
+    pid = (await call(federation, "default__fault__pid")).structured_content["pid"]  # type: ignore[index]
+    restarts = federation.server_status("fault")["restarts"]
+    async with Client(federation.mcp) as client, anyio.create_task_group() as group:
+        outcome: dict[str, types.CallToolResult] = {}
+
+        async def slow() -> None:
+            outcome["slow"] = await client.call_tool("default__fault__sleep", {"seconds": 10})
+
+        group.start_soon(slow)
+        await anyio.sleep(0.5)
+        started = time.monotonic()
+        os.kill(pid, signal.SIGKILL)
+    assert time.monotonic() - started < 3
+    assert code_of(outcome["slow"]) == "R-UPSTREAM-CONNECT"
+
+    started = time.monotonic()
+    meanwhile = await call(federation, "default__fault__echo")
+    assert code_of(meanwhile) == "S-TOOL-UNAVAILABLE" and time.monotonic() - started < 1.0
+    assert "restarting" in meanwhile.content[0].text  # type: ignore[union-attr]
+    await the_time_is_served(federation)
+
+    federation.wait_ready("fault", timeout=30)
+    status = federation.server_status("fault")
+    assert status["restarts"] > restarts and "connection" in (status["last_error"] or "")
+    again = await call(federation, "default__fault__pid")
+    assert again.is_error is False and again.structured_content["pid"] != pid  # type: ignore[index]
+
+
+async def test_a_hanging_server_meets_the_call_deadline(federation: Federation) -> None:
+    started = time.monotonic()
+    result = await call(federation, "default__fault__hang")
+    elapsed = time.monotonic() - started
+    assert code_of(result) == "R-TIMEOUT-001" and 1.5 < elapsed < 6
+    assert (await call(federation, "default__fault__echo")).is_error is False
+    assert federation.server_status("fault")["state"] == "ready"
+    await the_time_is_served(federation)
+
+
+async def test_garbage_from_a_server_is_a_data_error(federation: Federation) -> None:
+    result = await call(federation, "default__broken__garbage")
+    assert code_of(result) == "D-DATA-MALFORMED"
+    assert (await call(federation, "default__broken__echo")).is_error is False
+    assert federation.server_status("broken")["state"] == "ready"
+    await the_time_is_served(federation)
