@@ -3,12 +3,18 @@
 Built once by the composition root. Servers are added, removed and restarted while the gateway
 runs; each keeps one session that every call to it shares (no session, HTTP client or TLS context
 per call). `start()` brings up the servers added so far; servers added later start at once.
+
+A Streamable HTTP server that speaks 2026-07-28 gets a second, handshake-era session when a
+handshake-era client calls it through its own endpoint (`for_caller`), opened on demand and closed
+when idle: that client then sees the server's own handshake-era behaviour (its requests to the
+client, its stream closes), not a translation. A stdio server keeps one session: one process.
 """
 
 from __future__ import annotations
 
 import asyncio
 
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry.trace import Tracer
 
 from colonnade.adapters.mcp_upstream import EventListener, ToolsListener, Upstream, UpstreamStatus
@@ -32,6 +38,7 @@ class McpPool:
         self.on_tools = on_tools
         self.on_event = on_event
         self._upstreams: dict[str, Upstream] = {}
+        self._twins: dict[str, Upstream] = {}
         self._running = False
 
     def __contains__(self, name: object) -> bool:
@@ -42,6 +49,23 @@ class McpPool:
 
     def get(self, name: str) -> Upstream | None:
         return self._upstreams.get(name)
+
+    def for_caller(self, name: str, *, handshake_era: bool) -> Upstream | None:
+        """The session a caller of that era talks to: the server's own, or its handshake-era twin."""
+        upstream = self._upstreams.get(name)
+        if upstream is None or not handshake_era or upstream.settings.transport != "http":
+            return upstream
+        if upstream.negotiated not in MODERN_PROTOCOL_VERSIONS:
+            return upstream
+        twin = self._twins.get(name)
+        if twin is None:
+            settings = upstream.settings.model_copy(update={"protocol": "legacy"})
+            twin = Upstream(
+                settings, secrets=self.secrets, tracer=self.tracer, on_event=self.on_event, on_demand=True
+            )
+            self._twins[name] = twin
+            twin.start()
+        return twin
 
     def names(self) -> list[str]:
         return sorted(self._upstreams)
@@ -60,7 +84,8 @@ class McpPool:
 
     async def remove(self, name: str) -> Upstream:
         upstream = self._upstreams.pop(name)
-        await upstream.stop()
+        twin = self._twins.pop(name, None)
+        await asyncio.gather(upstream.stop(), *([twin.stop()] if twin is not None else []))
         return upstream
 
     def start(self) -> None:
@@ -73,4 +98,5 @@ class McpPool:
 
     async def aclose(self) -> None:
         self._running = False
-        await asyncio.gather(*(upstream.stop() for upstream in self._upstreams.values()))
+        everything = [*self._upstreams.values(), *self._twins.values()]
+        await asyncio.gather(*(upstream.stop() for upstream in everything))

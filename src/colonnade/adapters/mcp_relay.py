@@ -54,6 +54,20 @@ class Relay:
         return False
 
     @property
+    def handshake_era(self) -> bool:
+        """Whether the caller speaks the handshake era (then so does the session its call goes to)."""
+        return False
+
+    @property
+    def follows_stream_closes(self) -> bool:
+        """Whether the caller's stream can be closed for a resumption, as the server closed its own."""
+        return False
+
+    async def stream_closed(self) -> None:
+        """The server closed this call's stream before answering; the answer will follow a resumption."""
+        return None
+
+    @property
     def can_ask(self) -> bool:
         """Whether the caller can be asked a question in the middle of the call (handshake-era clients)."""
         return False

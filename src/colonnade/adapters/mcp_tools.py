@@ -34,10 +34,10 @@ class McpTools:
     async def execute(self, invocation: Invocation) -> AdapterOutcome:
         binding = invocation.tool.binding
         assert isinstance(binding, McpBinding), "the execute stage hands this adapter mcp bindings only"
-        upstream = self.pool.get(binding.server)
+        relay = current_relay() or Relay()
+        upstream = self.pool.for_caller(binding.server, handshake_era=relay.handshake_era)
         if upstream is None:
             return down(f"server {binding.server!r} is not configured in this gateway any more")
-        relay = current_relay() or Relay()
         span = self._span(invocation, binding)
         outcome = await self._call(upstream, binding, invocation, relay)
         if span is not None:

@@ -29,6 +29,7 @@ from mcp.client.session import ClientRequestContext, ClientSession, IncomingMess
 from mcp.client.subscriptions import listen
 from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+from mcp.shared.message import ClientMessageMetadata
 from mcp.shared.subscriptions import (
     PromptsListChanged,
     ResourcesListChanged,
@@ -111,8 +112,11 @@ class Upstream:
         tracer: Tracer | None = None,
         on_tools: ToolsListener | None = None,
         on_event: EventListener | None = None,
+        on_demand: bool = False,
     ) -> None:
         self.settings = settings
+        self.on_demand = on_demand
+        """Connect only when a call needs it (no start-up listing): a handshake-era twin session."""
         self.name = settings.name
         self.secrets: SecretResolver = secrets if secrets is not None else EnvSecretResolver()
         self.tracer = tracer
@@ -139,6 +143,7 @@ class Upstream:
         self._restart_requested = False
         self._crashed = False
         self._in_flight: list[Relay] = []
+        self._resumable: dict[str, Relay] = {}
         self._last_used = time.monotonic()
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -254,6 +259,7 @@ class Upstream:
             raise
         finally:
             self._in_flight.remove(relay)
+            self._resumable = {token: r for token, r in self._resumable.items() if r is not relay}
             self._last_used = time.monotonic()
 
     async def _send(
@@ -262,13 +268,38 @@ class Upstream:
         remaining = max(0.001, deadline - time.monotonic())
         try:
             answer = await session.send_request(
-                request, _Raw, request_read_timeout_seconds=remaining, progress_callback=relay.progress
+                request,
+                _Raw,
+                request_read_timeout_seconds=remaining,
+                progress_callback=relay.progress,
+                metadata=self._resumption(session, relay),
             )
         except MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED:
                 self._lost(f"the connection closed during a request: {exc.error.message}")
             raise
         return dict(answer.model_extra or {})
+
+    def _resumption(self, session: ClientSession, relay: Relay) -> ClientMessageMetadata | None:
+        """Note the stream's event ids, to tell the caller when the server closes the stream early.
+
+        Only for handshake-era HTTP sessions and callers whose stream can be closed too: with
+        resumption hints the SDK sends no cancellation when a call is abandoned.
+        """
+        if self.settings.transport != "http" or session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return None
+        if not relay.follows_stream_closes:
+            return None
+
+        async def seen(token: str) -> None:
+            self._resumable[token] = relay
+
+        return ClientMessageMetadata(on_resumption_token_update=seen)
+
+    async def _on_resume(self, token: str) -> None:
+        relay = self._resumable.get(token)
+        if relay is not None:
+            await relay.stream_closed()
 
     def _meta_for(self, relay: Relay, session: ClientSession) -> dict[str, Any]:
         meta = {**relay.meta, OVERRIDE_CAPABILITIES: relay.client_capabilities}
@@ -305,9 +336,13 @@ class Upstream:
 
     async def _supervise(self) -> None:
         failures = 0
-        listed_once = False
+        listed_once = self.on_demand
         while True:
-            if self.settings.start == "lazy" and listed_once and not self._demand.is_set():
+            if (
+                (self.settings.start == "lazy" or self.on_demand)
+                and listed_once
+                and not self._demand.is_set()
+            ):
                 self._set_state(UpstreamState.IDLE)
                 await self._demand.wait()
             self._restart_requested = False
@@ -368,7 +403,8 @@ class Upstream:
         span = self._span("mcp.server.connect", attempt=attempt)
         async with contextlib.AsyncExitStack() as stack:
             try:
-                read, write = await stack.enter_async_context(open_transport(self.settings, self.secrets))
+                transport = open_transport(self.settings, self.secrets, on_resume=self._on_resume)
+                read, write = await stack.enter_async_context(transport)
                 inner = JSONRPCDispatcher(read, write, on_stream_exception=self._garbage)
                 session = ClientSession(
                     dispatcher=RelayDispatcher(inner, closed.set),
@@ -438,7 +474,7 @@ class Upstream:
                 wait.cancel()
 
     def _idle(self) -> bool:
-        if self.settings.start != "lazy" or self._in_flight:
+        if (self.settings.start != "lazy" and not self.on_demand) or self._in_flight:
             return False
         return time.monotonic() - self._last_used >= self.settings.idle_timeout_s
 

@@ -6,13 +6,18 @@ client capabilities. A proxied call must instead carry the capabilities of the c
 `RelayDispatcher`: a thin wrapper of the SDK's JSON-RPC dispatcher that swaps in the capabilities a
 request names under `OVERRIDE_CAPABILITIES` (in its `_meta`, removed before sending) and tells its
 owner when the connection ends. Everything else is the SDK's.
+
+Over HTTP, a handshake-era server may close a request's SSE stream before it answers (SEP-1699
+polling); the SDK's client then resumes it with `GET` and `Last-Event-ID`. The HTTP client watches
+for those resumptions (`on_resume`), so a call relayed for a handshake-era client can close that
+client's stream too, exactly as the server did.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +34,20 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 from colonnade.adapters.secrets import SecretResolver
 from colonnade.config import McpServerSettings
 
-__all__ = ["OVERRIDE_CAPABILITIES", "RelayDispatcher", "UpstreamUnconfigured", "negotiate", "open_transport"]
+__all__ = [
+    "OVERRIDE_CAPABILITIES",
+    "RelayDispatcher",
+    "ResumeListener",
+    "UpstreamUnconfigured",
+    "negotiate",
+    "open_transport",
+]
 
 OVERRIDE_CAPABILITIES = "colonnade/relay-client-capabilities"
 """Request `_meta` key: the capabilities of the client a call is relayed for (never sent upstream)."""
+
+ResumeListener = Callable[[str], Awaitable[None]]
+"""Told the `Last-Event-ID` of each stream the SDK's client resumes."""
 
 _CONNECT_TIMEOUT_S = 30.0
 _SSE_READ_TIMEOUT_S = 300.0
@@ -85,6 +100,23 @@ def _with_override(params: Mapping[str, Any] | None) -> Mapping[str, Any] | None
     return {**params, "_meta": rest}
 
 
+class _ResumeWatch(httpx2.AsyncBaseTransport):
+    """The HTTP transport, plus a look at each resumption (`GET` with `Last-Event-ID`) on its way out."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport, on_resume: ResumeListener) -> None:
+        self._inner = inner
+        self._on_resume = on_resume
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        resumed = request.headers.get("last-event-id")
+        if request.method == "GET" and resumed:
+            await self._on_resume(resumed)
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 async def negotiate(session: ClientSession, protocol: str) -> None:
     """The 2026-07-28 era when the server offers it (`server/discover`), else the handshake era."""
     if protocol == "legacy":
@@ -98,7 +130,11 @@ async def negotiate(session: ClientSession, protocol: str) -> None:
 
 @contextlib.asynccontextmanager
 async def open_transport(
-    server: McpServerSettings, secrets: SecretResolver, errlog: Any = None
+    server: McpServerSettings,
+    secrets: SecretResolver,
+    *,
+    on_resume: ResumeListener | None = None,
+    errlog: Any = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """The read and write streams of one connection: a child process, or one pooled HTTP client."""
     if server.transport == "stdio":
@@ -125,8 +161,11 @@ async def open_transport(
     timeout = httpx2.Timeout(_CONNECT_TIMEOUT_S, read=_SSE_READ_TIMEOUT_S)
     # One client (and TLS context) per connection, shared by every call on it; never proxies from
     # the environment, like the contract adapter.
+    transport: httpx2.AsyncBaseTransport = httpx2.AsyncHTTPTransport(trust_env=False)
+    if on_resume is not None:
+        transport = _ResumeWatch(transport, on_resume)
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=timeout, trust_env=False) as client,
+        httpx2.AsyncClient(headers=headers, timeout=timeout, transport=transport, trust_env=False) as client,
         streamable_http_client(server.url, http_client=client) as streams,
     ):
         yield streams

@@ -193,7 +193,11 @@ class Gateway:
     def _endpoint_for(self, upstream: Upstream) -> UpstreamEndpoint:
         """A server's own endpoint (`/servers/{name}/mcp`): its calls run the pipeline like any other."""
         return UpstreamEndpoint(
-            upstream, self.calls, authorizer=self.authorizer, principal=self.local_principal
+            upstream,
+            self.servers.pool,
+            self.calls,
+            authorizer=self.authorizer,
+            principal=self.local_principal,
         )
 
     def mcp_surface(self, principal: Principal, *, routing: DynamicToolList | None = None) -> McpSurface:

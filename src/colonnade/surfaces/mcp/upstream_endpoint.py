@@ -7,8 +7,10 @@ principal, under the tool's canonical name `{tenant}:{name}:{tool}`; the other r
 server on its pooled session. What the server exchanges with the caller during a request travels
 through an `EndpointRelay`: progress and log messages, and its questions (sampling, elicitation,
 roots) - passed back as input rounds to 2026-07-28 clients, asked on the request's stream of a
-handshake-era client. A refusal by the gateway (not allowed, needs approval, invalid arguments)
-is a typed result, as on `/mcp`.
+handshake-era client. A handshake-era client of an HTTP server that speaks 2026-07-28 is served
+through a handshake-era session of its own (the pool's twin), so it meets the server's own
+handshake-era behaviour, stream closes included. A refusal by the gateway (not allowed, needs
+approval, invalid arguments) is a typed result, as on `/mcp`.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from colonnade import __version__
+from colonnade.adapters.mcp_pool import McpPool
 from colonnade.adapters.mcp_relay import Relay, relaying
 from colonnade.adapters.mcp_upstream import Upstream, UpstreamDown
 from colonnade.adapters.outcome import INPUT_REQUIRED, TOOL_ERROR
@@ -95,6 +98,18 @@ class EndpointRelay(Relay):
     @property
     def passes_input_rounds(self) -> bool:
         return self.modern
+
+    @property
+    def handshake_era(self) -> bool:
+        return not self.modern
+
+    @property
+    def follows_stream_closes(self) -> bool:
+        return self.ctx.close_sse_stream is not None
+
+    async def stream_closed(self) -> None:
+        if self.ctx.close_sse_stream is not None:
+            await self.ctx.close_sse_stream()
 
     @property
     def can_ask(self) -> bool:
@@ -179,12 +194,14 @@ class UpstreamEndpoint:
     def __init__(
         self,
         upstream: Upstream,
+        pool: McpPool,
         calls: CallService,
         *,
         authorizer: Authorizer,
         principal: Principal = ANONYMOUS_LOOPBACK,
     ) -> None:
         self.upstream = upstream
+        self.pool = pool
         self.calls = calls
         self.authorizer = authorizer
         self.principal = principal
@@ -352,8 +369,10 @@ class UpstreamEndpoint:
         return types.EmptyResult()
 
     def _upstream_subscribes(self) -> bool:
-        caps = self.upstream.server_capabilities
-        legacy = self.upstream.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        """Whether the session of handshake-era callers takes resource subscriptions."""
+        upstream = self.pool.for_caller(self.name, handshake_era=True) or self.upstream
+        caps = upstream.server_capabilities
+        legacy = upstream.protocol_version not in MODERN_PROTOCOL_VERSIONS
         return legacy and caps is not None and caps.resources is not None and bool(caps.resources.subscribe)
 
     async def _set_level(self, ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
@@ -375,8 +394,9 @@ class UpstreamEndpoint:
         """One request to the server on the caller's behalf; its answer, or its error, as it was."""
         self._admit(ctx)
         relay = self._relay(ctx, params)
+        upstream = self.pool.for_caller(self.name, handshake_era=relay.handshake_era) or self.upstream
         try:
-            answer = await self.upstream.exchange(
+            answer = await upstream.exchange(
                 build, relay=relay, timeout_s=self.upstream.settings.call_timeout_s
             )
         except UpstreamDown as exc:
