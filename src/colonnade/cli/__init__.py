@@ -9,6 +9,7 @@ from colonnade.cli import (
     errors_command,  # noqa: F401
     route,  # noqa: F401
     serve,  # noqa: F401
+    servers,  # noqa: F401
     smoke,  # noqa: F401
     tools,  # noqa: F401
 )
