@@ -55,21 +55,28 @@ class Federation:
 
 
 @contextlib.contextmanager
-def run_gateway(tmp: Path, servers: list[dict[str, Any]], **settings: Any) -> Iterator[Federation]:
-    """`colonnade serve` with these `servers:` (and other settings), until every server is ready."""
+def run_gateway(
+    tmp: Path, servers: list[dict[str, Any]], *, env: dict[str, str] | None = None, **settings: Any
+) -> Iterator[Federation]:
+    """`colonnade serve` with these `servers:` (and other settings), until every server is ready.
+
+    `env` adds variables (secrets) to the gateway's environment; `settings["ready"]` names the
+    servers to wait for (default: all).
+    """
+    ready = settings.pop("ready", None)
     tmp.mkdir(parents=True, exist_ok=True)
     config = {"data_dir": str(tmp / "data"), "servers": servers, **settings}
     (tmp / "colonnade.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COLONNADE_")}
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("COLONNADE_")} | (env or {})
     port = free_port()
     log = tmp / "gateway.log"
     process = start_process(
-        [str(COLONNADE), "serve", "--host", "127.0.0.1", "--port", str(port)], log, cwd=tmp, env=env
+        [str(COLONNADE), "serve", "--host", "127.0.0.1", "--port", str(port)], log, cwd=tmp, env=environ
     )
     federation = Federation(f"http://127.0.0.1:{port}", log)
     try:
         wait_http(f"{federation.base}/readyz", process, log=log)
-        federation.wait_ready()
+        federation.wait_ready(*(ready or ()))
         yield federation
     finally:
         stop_process(process)

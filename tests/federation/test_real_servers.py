@@ -148,6 +148,17 @@ async def test_calls_through_the_aggregate_endpoint_run_the_pipeline(
     assert envelope(echo_http)["status"] == "success"
 
 
+async def test_the_aggregate_endpoint_passes_the_servers_content_on(federation: Federation) -> None:
+    async with Client(federation.mcp, mode="legacy") as client:
+        image = await client.call_tool("default__everything__get-tiny-image", {})
+        log = await client.call_tool(
+            "default__git__git_log", {"repo_path": _repo(federation), "max_count": 1}
+        )
+    assert any(isinstance(b, types.ImageContent) for b in image.content)
+    assert envelope(image)["status"] == "success"
+    assert text_of(log).startswith("Commit history:") and "first commit" in text_of(log)  # not JSON-wrapped
+
+
 async def test_memory_server_keeps_its_state_across_calls(federation: Federation) -> None:
     entity = {"name": "colonnade", "entityType": "gateway", "observations": ["governs tools"]}
     async with Client(federation.mcp) as client:

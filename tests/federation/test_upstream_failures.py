@@ -2,7 +2,8 @@
 
 Behind one gateway: the fault server over stdio (killed mid-call, then restarted with a backoff;
 a tool that hangs past the call deadline), the fault server over HTTP (a call answered with a body
-that is not JSON), and PyPI `mcp-server-time`, which must stay healthy throughout.
+that is not JSON), and PyPI `mcp-server-time`, which must stay healthy throughout; also a lazy
+server, and servers whose credentials are secrets named in the configuration.
 """
 
 from __future__ import annotations
@@ -34,11 +35,17 @@ def federation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Federation]
     try:
         process, url = fault_http(tmp / "fault-http.log")
         servers = [
-            fault_stdio("fault", call_timeout_s=2, restart_backoff_s=1.0),
-            {"name": "broken", "transport": "http", "url": url},
+            fault_stdio(
+                "fault", call_timeout_s=2, restart_backoff_s=1.0, secret_env={"FAULT_TOKEN": "fault.token"}
+            ),
+            {"name": "broken", "transport": "http", "url": url, "auth": {"secret": "BROKEN_TOKEN"}},
             venv_stdio("time", "mcp-server-time"),
+            venv_stdio("lazy", "mcp-server-time", start="lazy", idle_timeout_s=1),
+            fault_stdio("unset", secret_env={"TOKEN": "never.set"}, restart_backoff_s=5),
         ]
-        with run_gateway(tmp / "gateway", servers) as gateway:
+        secrets = {"COLONNADE_SECRET_FAULT_TOKEN": "s3cret", "COLONNADE_SECRET_BROKEN_TOKEN": "t0ken"}
+        ready = ["fault", "broken", "time", "lazy"]
+        with run_gateway(tmp / "gateway", servers, env=secrets, ready=ready) as gateway:
             yield gateway
     finally:
         if process is not None:
@@ -91,11 +98,15 @@ async def test_a_server_killed_mid_call_fails_the_call_fast_and_comes_back(feder
     assert again.is_error is False and again.structured_content["pid"] != pid  # type: ignore[index]
 
 
-async def test_a_hanging_server_meets_the_call_deadline(federation: Federation) -> None:
+async def test_a_hanging_server_meets_the_call_deadline_and_hears_of_it(federation: Federation) -> None:
+    cancelled = (await call(federation, "default__fault__cancelled")).structured_content["cancelled"]  # type: ignore[index]
     started = time.monotonic()
     result = await call(federation, "default__fault__hang")
     elapsed = time.monotonic() - started
     assert code_of(result) == "R-TIMEOUT-001" and 1.5 < elapsed < 6
+    await anyio.sleep(0.5)
+    after = (await call(federation, "default__fault__cancelled")).structured_content["cancelled"]  # type: ignore[index]
+    assert after == cancelled + 1  # the server was told the call is abandoned
     assert (await call(federation, "default__fault__echo")).is_error is False
     assert federation.server_status("fault")["state"] == "ready"
     await the_time_is_served(federation)
@@ -107,3 +118,28 @@ async def test_garbage_from_a_server_is_a_data_error(federation: Federation) -> 
     assert (await call(federation, "default__broken__echo")).is_error is False
     assert federation.server_status("broken")["state"] == "ready"
     await the_time_is_served(federation)
+
+
+async def test_secrets_reach_a_server_by_name_and_a_missing_one_says_how_to_set_it(
+    federation: Federation,
+) -> None:
+    env = await call(federation, "default__fault__env", {"name": "FAULT_TOKEN"})
+    assert env.structured_content == {"value": "s3cret"}
+    auth = await call(federation, "default__broken__authorization")
+    assert auth.structured_content == {"value": "Bearer t0ken"}
+    unset = federation.server_status("unset")
+    assert unset["state"] in ("down", "connecting") and unset["tools"] == 0
+    assert "COLONNADE_SECRET_NEVER_SET" in (unset["last_error"] or "")
+    assert "s3cret" not in (federation.log.parents[0] / "colonnade.yaml").read_text()
+
+
+async def test_a_lazy_server_connects_for_a_call_and_idles_after(federation: Federation) -> None:
+    assert federation.server_status("lazy")["tools"] == 2
+    result = await call(federation, "default__lazy__get_current_time", {"timezone": "UTC"})
+    assert result.is_error is False
+    deadline = time.monotonic() + 20
+    while federation.server_status("lazy")["state"] != "idle":
+        assert time.monotonic() < deadline, federation.server_status("lazy")
+        await anyio.sleep(0.2)
+    again = await call(federation, "default__lazy__get_current_time", {"timezone": "UTC"})
+    assert again.is_error is False

@@ -1,9 +1,11 @@
 """A downstream MCP server that misbehaves on request, for the gateway's failure tests.
 
 Tools: `pid` (its process id, so a test can kill it), `sleep` (answers after `seconds`), `hang`
-(never answers), `echo`. Served over stdio (default) or Streamable HTTP (`--port`); over HTTP a
-call of the tool `garbage` is answered with a body that is not JSON at all, as a broken server or
-proxy would. Built on the SDK's low-level `Server`.
+(never answers), `cancelled` (how many `hang` calls the client cancelled), `env` (one variable of
+its environment), `authorization` (the Authorization header of the HTTP request), `echo`. Served over
+stdio (default) or Streamable HTTP (`--port`); over HTTP a call of the tool `garbage` is answered
+with a body that is not JSON at all, as a broken server or proxy would. Built on the SDK's
+low-level `Server`.
 """
 
 from __future__ import annotations
@@ -23,11 +25,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["build_server", "main"]
 
-_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"seconds": {"type": "number"}}}
+_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"seconds": {"type": "number"}, "name": {"type": "string"}},
+}
+_CANCELLED = [0]
 
 
 async def _list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
-    names = ("pid", "sleep", "hang", "echo", "garbage")
+    names = ("pid", "sleep", "hang", "cancelled", "env", "authorization", "echo", "garbage")
     return types.ListToolsResult(
         tools=[
             types.Tool(name=name, description=f"{name} (fault server)", input_schema=_SCHEMA)
@@ -42,10 +48,24 @@ async def _call_tool(
     arguments = params.arguments or {}
     if params.name == "pid":
         return types.CallToolResult(content=[], structured_content={"pid": os.getpid()})
+    if params.name == "env":
+        return types.CallToolResult(
+            content=[], structured_content={"value": os.environ.get(arguments["name"])}
+        )
+    if params.name == "authorization":
+        request = ctx.request
+        header = request.headers.get("authorization") if request is not None else None  # type: ignore[attr-defined]
+        return types.CallToolResult(content=[], structured_content={"value": header})
+    if params.name == "cancelled":
+        return types.CallToolResult(content=[], structured_content={"cancelled": _CANCELLED[0]})
     if params.name == "sleep":
         await asyncio.sleep(float(arguments.get("seconds", 1)))
     elif params.name == "hang":
-        await asyncio.Event().wait()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            _CANCELLED[0] += 1
+            raise
     return types.CallToolResult(content=[types.TextContent(type="text", text=f"{params.name} done")])
 
 

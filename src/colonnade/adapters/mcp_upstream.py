@@ -352,6 +352,7 @@ class Upstream:
             try:
                 async with self._connect(failures) as session:
                     failures, listed_once, self._crashed = 0, True, False
+                    self._last_used = time.monotonic()  # a lazy session idles from now on
                     self._session = session
                     self._set_state(UpstreamState.READY)
                     _event(

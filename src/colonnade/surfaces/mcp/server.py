@@ -21,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colonnade import __version__
+from colonnade.adapters.mcp_relay import Relay, relaying
 from colonnade.calls.commit_tool import COMMIT_TOOL
 from colonnade.calls.envelope import DRY_RUN_META_KEY, REQUEST_META_KEY, CallContext, CallRequest
 from colonnade.calls.service import CallService
@@ -31,7 +32,7 @@ from colonnade.surfaces.envelope_parsing import EnvelopeRejection, validate_enve
 from colonnade.surfaces.mcp.announcer import Announcer
 from colonnade.surfaces.mcp.caller import principal_of
 from colonnade.surfaces.mcp.commit import CommitListing
-from colonnade.surfaces.mcp.render import render_result
+from colonnade.surfaces.mcp.render import render_answer, render_result
 from colonnade.surfaces.mcp.routing import DynamicToolList, RoutingMetaError, RoutingRequest
 
 __all__ = ["DEFAULT_PAGE_SIZE", "McpSurface", "call_request"]
@@ -134,14 +135,18 @@ class McpSurface:
         request = call_request(params.name, dict(params.arguments or {}), meta)
         if isinstance(request, EnvelopeRejection):
             return render_result(request.result(), legacy=legacy)
-        result = await self.calls.call(request, principal_of(ctx, self.principal))
+        with relaying(Relay()) as relay:  # a downstream MCP server's own answer, when one answers
+            result = await self.calls.call(request, principal_of(ctx, self.principal))
         if (
             self.routing is not None
             and not builtin
             and self.routing.after_call(ctx, routing, self.catalog.get(params.name), result.ok)
         ):
             await self._announce_to(ctx)
-        return render_result(result, legacy=legacy)
+        rendered = render_answer(result, relay.answer.result, legacy=legacy)
+        if isinstance(rendered, types.CallToolResult):
+            return rendered
+        return types.CallToolResult.model_validate(rendered, by_name=False)
 
     async def _on_catalog_change(self, change: CatalogChange) -> None:
         await self.announce_tools_changed()

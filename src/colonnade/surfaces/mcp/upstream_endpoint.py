@@ -37,7 +37,7 @@ from colonnade import __version__
 from colonnade.adapters.mcp_pool import McpPool
 from colonnade.adapters.mcp_relay import Relay, relaying
 from colonnade.adapters.mcp_upstream import Upstream, UpstreamDown
-from colonnade.adapters.outcome import INPUT_REQUIRED, TOOL_ERROR
+from colonnade.adapters.outcome import INPUT_REQUIRED
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.service import CallService
 from colonnade.catalog.catalog_errors import InvalidCanonicalName
@@ -50,7 +50,7 @@ from colonnade.surfaces.envelope_parsing import EnvelopeRejection
 from colonnade.surfaces.mcp.announcer import Announcer, connection_of
 from colonnade.surfaces.mcp.caller import principal_of
 from colonnade.surfaces.mcp.event_store import MemoryEventStore
-from colonnade.surfaces.mcp.render import RESULT_META_KEY, render_result
+from colonnade.surfaces.mcp.render import as_served, render_answer, render_result
 from colonnade.surfaces.mcp.server import call_request
 
 __all__ = ["EndpointRelay", "UpstreamEndpoint"]
@@ -406,7 +406,7 @@ class UpstreamEndpoint:
         except ValidationError:
             message = f"server {self.name!r} answered with an invalid result"
             raise MCPError(types.INTERNAL_ERROR, message, data={"code": "D-DATA-MALFORMED"}) from None
-        return _as_served(answer)
+        return as_served(answer)
 
     def _admit(self, ctx: Ctx) -> None:
         """Prompts and resources are for callers who may call at least one tool of the server."""
@@ -445,34 +445,13 @@ def _passable(key: str) -> bool:
 
 
 def _rendered(result: CallResult, relay: Relay, *, legacy: bool) -> Any:
-    """The server's own answer when the call got one and the gateway let it stand, else a typed result."""
+    """The server's own answer (or JSON-RPC error) when the gateway let it stand, else a typed result."""
     answer = relay.answer
-    code = result.error.code if result.error is not None else None
     if answer.error is not None and not result.ok and answer.error.error.code not in _LOCAL_ERRORS:
         raise answer.error
-    if answer.result is None:
-        return render_result(result, legacy=legacy)
-    served = _as_served(answer.result)
-    asks = is_input_required(served)
-    if asks and code == INPUT_REQUIRED:
-        return served
-    if result.ok or code == TOOL_ERROR:
-        envelope = result.model_dump(mode="json", exclude={"output"}, exclude_none=True)
-        return {**served, "_meta": {**(served.get("_meta") or {}), RESULT_META_KEY: envelope}}
-    return render_result(result, legacy=legacy)
-
-
-def _as_served(answer: dict[str, Any]) -> dict[str, Any]:
-    """The server's answer as this endpoint serves it, to a client of either era.
-
-    A handshake-era server's answer has no `resultType`, which 2026-07-28 requires (the SDK drops it
-    again for handshake-era clients); its `serverInfo` stamp goes, as this endpoint stamps its own.
-    """
-    served = {"resultType": "complete", **answer}
-    meta = served.get("_meta")
-    if not isinstance(meta, dict) or types.SERVER_INFO_META_KEY not in meta:
-        return served
-    rest = {key: value for key, value in meta.items() if key != types.SERVER_INFO_META_KEY}
-    if rest:
-        return {**served, "_meta": rest}
-    return {key: value for key, value in served.items() if key != "_meta"}
+    code = result.error.code if result.error is not None else None
+    raw = answer.result
+    asks = raw is not None and is_input_required(raw)
+    if raw is not None and asks and code == INPUT_REQUIRED:
+        return as_served(raw)
+    return render_answer(result, raw, legacy=legacy)
