@@ -22,7 +22,7 @@ from mcp import Client
 
 from colonnade.surfaces.mcp.render import RESULT_META_KEY
 from tests.federation.conftest import Federation, run_gateway
-from tests.support.loopback import stop_process
+from tests.support.loopback import free_port, stop_process
 from tests.support.mcp_servers import fault_http, fault_stdio, venv_stdio
 
 pytestmark = pytest.mark.e2e
@@ -42,6 +42,7 @@ def federation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Federation]
             venv_stdio("time", "mcp-server-time"),
             venv_stdio("lazy", "mcp-server-time", start="lazy", idle_timeout_s=1),
             fault_stdio("unset", secret_env={"TOKEN": "never.set"}, restart_backoff_s=5),
+            {"name": "nowhere", "transport": "http", "url": f"http://127.0.0.1:{free_port()}/mcp"},
         ]
         secrets = {"COLONNADE_SECRET_FAULT_TOKEN": "s3cret", "COLONNADE_SECRET_BROKEN_TOKEN": "t0ken"}
         ready = ["fault", "broken", "time", "lazy"]
@@ -143,3 +144,11 @@ async def test_a_lazy_server_connects_for_a_call_and_idles_after(federation: Fed
         await anyio.sleep(0.2)
     again = await call(federation, "default__lazy__get_current_time", {"timezone": "UTC"})
     assert again.is_error is False
+
+
+async def test_an_unreachable_server_is_down_and_says_why(federation: Federation) -> None:
+    status = federation.server_status("nowhere")
+    assert status["state"] in ("down", "connecting") and status["healthy"] is False
+    assert "ConnectError" in (status["last_error"] or "")
+    assert federation.status()["servers"][0]["name"] == "broken"  # the others are listed and served
+    await the_time_is_served(federation)

@@ -47,6 +47,9 @@ class McpPool:
     def __len__(self) -> int:
         return len(self._upstreams)
 
+    def __getitem__(self, name: str) -> Upstream:
+        return self._upstreams[name]
+
     def get(self, name: str) -> Upstream | None:
         return self._upstreams.get(name)
 

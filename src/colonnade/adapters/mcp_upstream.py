@@ -276,7 +276,7 @@ class Upstream:
             )
         except MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED:
-                self._lost(f"the connection closed during a request: {exc.error.message}")
+                self.last_error = f"the connection closed during a request: {exc.error.message}"
             raise
         return dict(answer.model_extra or {})
 
@@ -596,9 +596,6 @@ class Upstream:
         return takers[0] if len(takers) == 1 else None
 
     # -- internals -----------------------------------------------------------------------------
-
-    def _lost(self, why: str) -> None:
-        self.last_error = why
 
     def _set_state(self, state: UpstreamState) -> None:
         if state is not self.state:

@@ -31,6 +31,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 
+from colonnade.adapters.mcp_http_transport import AiohttpTransport
 from colonnade.adapters.secrets import SecretResolver
 from colonnade.config import McpServerSettings
 
@@ -134,7 +135,6 @@ async def open_transport(
     secrets: SecretResolver,
     *,
     on_resume: ResumeListener | None = None,
-    errlog: Any = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """The read and write streams of one connection: a child process, or one pooled HTTP client."""
     if server.transport == "stdio":
@@ -145,8 +145,7 @@ async def open_transport(
         params = StdioServerParameters(
             command=server.command, args=list(server.args), env=env or None, cwd=_cwd(server.cwd)
         )
-        kwargs = {"errlog": errlog} if errlog is not None else {}
-        async with stdio_client(params, **kwargs) as streams:
+        async with stdio_client(params) as streams:  # the server's stderr goes to the gateway's
             yield streams
         return
     assert server.url is not None
@@ -161,7 +160,7 @@ async def open_transport(
     timeout = httpx2.Timeout(_CONNECT_TIMEOUT_S, read=_SSE_READ_TIMEOUT_S)
     # One client (and TLS context) per connection, shared by every call on it; never proxies from
     # the environment, like the contract adapter.
-    transport: httpx2.AsyncBaseTransport = httpx2.AsyncHTTPTransport(trust_env=False)
+    transport: httpx2.AsyncBaseTransport = AiohttpTransport()
     if on_resume is not None:
         transport = _ResumeWatch(transport, on_resume)
     async with (

@@ -58,7 +58,7 @@ class Servers:
         return self.pool.get(name)
 
     def settings(self) -> list[McpServerSettings]:
-        return [upstream.settings for name in self.pool.names() if (upstream := self.pool.get(name))]
+        return [self.pool[name].settings for name in self.pool.names()]
 
     async def remove(self, name: str) -> None:
         """Stop the server and stop serving its tools (its endpoint answers 404 from now on)."""
