@@ -8,9 +8,8 @@ at start-up, then connects on the first call and disconnects after `idle_timeout
 kept current from the server's list-change notices (both eras) and an optional periodic refresh.
 
 What a call exchanges with the caller's own connection (progress, logs, questions, input rounds)
-goes through the `Relay` the call runs under; questions and logs that a handshake-era server sends
-outside any call's response are routed to the one call in flight that can take them, or refused:
-the protocol does not say which call they belong to.
+goes through the `Relay` the call runs under; what the server sends that no call is tied to is
+routed by the session's `InFlight` calls.
 """
 
 from __future__ import annotations
@@ -25,26 +24,19 @@ from enum import StrEnum
 from typing import Any
 
 import mcp_types as types
-from mcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
-from mcp.client.subscriptions import listen
+from mcp.client.session import ClientSession, IncomingMessage
 from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
-from mcp.shared.message import ClientMessageMetadata
-from mcp.shared.subscriptions import (
-    PromptsListChanged,
-    ResourcesListChanged,
-    ResourceUpdated,
-    ServerEvent,
-    ToolsListChanged,
-)
-from mcp_types.methods import is_input_required
+from mcp.shared.subscriptions import ServerEvent, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry.trace import Span, StatusCode, Tracer
-from pydantic import BaseModel, ConfigDict
 
 from colonnade import __version__
+from colonnade.adapters.mcp_discovery import event_of, list_tools, listen_for_changes
+from colonnade.adapters.mcp_exchange import Build, exchange
+from colonnade.adapters.mcp_in_flight import InFlight
 from colonnade.adapters.mcp_relay import Relay
-from colonnade.adapters.mcp_wire import OVERRIDE_CAPABILITIES, RelayDispatcher, negotiate, open_transport
+from colonnade.adapters.mcp_wire import RelayDispatcher, negotiate, open_transport
 from colonnade.adapters.secrets import EnvSecretResolver, SecretResolver
 from colonnade.config import McpServerSettings
 
@@ -54,15 +46,6 @@ logger = logging.getLogger("colonnade.servers")
 
 ToolsListener = Callable[["Upstream", tuple[types.Tool, ...]], None]
 EventListener = Callable[["Upstream", ServerEvent], Awaitable[None]]
-
-_MAX_PAGES = 100
-_MAX_INPUT_ROUNDS = 8
-
-
-class _Raw(BaseModel):
-    """The result type of a proxied request: the server's answer as sent (the SDK validated it first)."""
-
-    model_config = ConfigDict(extra="allow")
 
 
 class UpstreamState(StrEnum):
@@ -142,8 +125,7 @@ class Upstream:
         self._relist = asyncio.Event()
         self._restart_requested = False
         self._crashed = False
-        self._in_flight: list[Relay] = []
-        self._resumable: dict[str, Relay] = {}
+        self.in_flight = InFlight()
         self._last_used = time.monotonic()
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -185,7 +167,7 @@ class Upstream:
             tools=len(self.tools),
             calls=self.calls,
             errors=self.errors,
-            in_flight=len(self._in_flight),
+            in_flight=len(self.in_flight),
             protocol_version=self.negotiated,
             server_name=info.name if info is not None else None,
             server_version=info.version if info is not None else None,
@@ -218,7 +200,7 @@ class Upstream:
 
     async def exchange(
         self,
-        build: Callable[[types.InputResponses | None, str | None, dict[str, Any]], Any],
+        build: Build,
         *,
         relay: Relay,
         timeout_s: float,
@@ -231,81 +213,36 @@ class Upstream:
         """
         deadline = time.monotonic() + timeout_s
         session = await self._live_session(timeout_s)
-        self._in_flight.append(relay)
         if counted:
             self.calls += 1
+        with self.in_flight.call(relay):
+            return await self._exchange(session, build, relay, deadline, counted)
+
+    async def _exchange(
+        self, session: ClientSession, build: Build, relay: Relay, deadline: float, counted: bool
+    ) -> dict[str, Any]:
+        modern = session.protocol_version in MODERN_PROTOCOL_VERSIONS
+        # Handshake-era HTTP streams may be closed before the answer and resumed: a caller whose
+        # own stream can be closed hears of it (then the SDK sends no cancellation on abandon).
+        follows = self.settings.transport == "http" and not modern and relay.follows_stream_closes
+        metadata = self.in_flight.resumption(relay) if follows else None
         try:
-            meta = self._meta_for(relay, session)
-            raw = await self._send(
-                session, build(relay.input_responses, relay.request_state, meta), relay, deadline
-            )
-            rounds = 0
-            while is_input_required(raw) and relay.can_ask and not relay.passes_input_rounds:
-                rounds += 1
-                if rounds > _MAX_INPUT_ROUNDS:
-                    raise MCPError(
-                        types.INTERNAL_ERROR,
-                        f"the server asked for input more than {_MAX_INPUT_ROUNDS} times",
-                    )
-                asked = types.InputRequiredResult.model_validate(raw, by_name=False)
-                answers = await _answers(relay, asked)
-                raw = await self._send(session, build(answers, asked.request_state, meta), relay, deadline)
-            if counted and raw.get("isError") is True:
+            answer = await exchange(session, build, relay, deadline, metadata=metadata)
+        except MCPError as exc:
+            if counted:
                 self.errors += 1
-            return raw
+            if exc.code == types.CONNECTION_CLOSED:
+                self.last_error = f"the connection closed during a request: {exc.error.message}"
+            raise
         except BaseException:
             if counted:
                 self.errors += 1
             raise
         finally:
-            self._in_flight.remove(relay)
-            self._resumable = {token: r for token, r in self._resumable.items() if r is not relay}
             self._last_used = time.monotonic()
-
-    async def _send(
-        self, session: ClientSession, request: Any, relay: Relay, deadline: float
-    ) -> dict[str, Any]:
-        remaining = max(0.001, deadline - time.monotonic())
-        try:
-            answer = await session.send_request(
-                request,
-                _Raw,
-                request_read_timeout_seconds=remaining,
-                progress_callback=relay.progress,
-                metadata=self._resumption(session, relay),
-            )
-        except MCPError as exc:
-            if exc.code == types.CONNECTION_CLOSED:
-                self.last_error = f"the connection closed during a request: {exc.error.message}"
-            raise
-        return dict(answer.model_extra or {})
-
-    def _resumption(self, session: ClientSession, relay: Relay) -> ClientMessageMetadata | None:
-        """Note the stream's event ids, to tell the caller when the server closes the stream early.
-
-        Only for handshake-era HTTP sessions and callers whose stream can be closed too: with
-        resumption hints the SDK sends no cancellation when a call is abandoned.
-        """
-        if self.settings.transport != "http" or session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return None
-        if not relay.follows_stream_closes:
-            return None
-
-        async def seen(token: str) -> None:
-            self._resumable[token] = relay
-
-        return ClientMessageMetadata(on_resumption_token_update=seen)
-
-    async def _on_resume(self, token: str) -> None:
-        relay = self._resumable.get(token)
-        if relay is not None:
-            await relay.stream_closed()
-
-    def _meta_for(self, relay: Relay, session: ClientSession) -> dict[str, Any]:
-        meta = {**relay.meta, OVERRIDE_CAPABILITIES: relay.client_capabilities}
-        if relay.log_level is not None and session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            meta[types.LOG_LEVEL_META_KEY] = relay.log_level
-        return meta
+        if counted and answer.get("isError") is True:
+            self.errors += 1
+        return answer
 
     async def _live_session(self, timeout_s: float) -> ClientSession:
         """The ready session; waits for one only while it is coming up for the first time or on demand."""
@@ -404,16 +341,16 @@ class Upstream:
         span = self._span("mcp.server.connect", attempt=attempt)
         async with contextlib.AsyncExitStack() as stack:
             try:
-                transport = open_transport(self.settings, self.secrets, on_resume=self._on_resume)
+                transport = open_transport(self.settings, self.secrets, on_resume=self.in_flight.resumed)
                 read, write = await stack.enter_async_context(transport)
                 inner = JSONRPCDispatcher(read, write, on_stream_exception=self._garbage)
                 session = ClientSession(
                     dispatcher=RelayDispatcher(inner, closed.set),
                     read_timeout_seconds=self.settings.connect_timeout_s,
-                    sampling_callback=self._on_sampling,
-                    elicitation_callback=self._on_elicitation,
-                    list_roots_callback=self._on_roots,
-                    logging_callback=self._on_log,
+                    sampling_callback=self.in_flight.sampling,
+                    elicitation_callback=self.in_flight.elicitation,
+                    list_roots_callback=self.in_flight.roots,
+                    logging_callback=self.in_flight.log,
                     message_handler=self._on_message,
                     client_info=types.Implementation(name="colonnade", version=__version__),
                 )
@@ -442,7 +379,9 @@ class Upstream:
 
     async def _serve(self, session: ClientSession) -> str:
         """Wait until the connection ends, a restart is asked, a lazy server idles, or tools change."""
-        listener = asyncio.create_task(self._listen(session), name=f"colonnade-mcp-{self.name}-listen")
+        listener = asyncio.create_task(
+            listen_for_changes(session, self._on_server_event), name=f"colonnade-mcp-{self.name}-listen"
+        )
         refresh = self.settings.refresh_s
         next_refresh = time.monotonic() + refresh if refresh else None
         try:
@@ -475,7 +414,7 @@ class Upstream:
                 wait.cancel()
 
     def _idle(self) -> bool:
-        if (self.settings.start != "lazy" and not self.on_demand) or self._in_flight:
+        if (self.settings.start != "lazy" and not self.on_demand) or len(self.in_flight):
             return False
         return time.monotonic() - self._last_used >= self.settings.idle_timeout_s
 
@@ -488,15 +427,7 @@ class Upstream:
                 await asyncio.wait_for(self._wake.wait(), remaining)
 
     async def _list_tools(self, session: ClientSession) -> None:
-        tools: list[types.Tool] = []
-        cursor: str | None = None
-        for _ in range(_MAX_PAGES):
-            page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
-            tools.extend(page.tools)
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        self.accept_tools(tuple(tools))
+        self.accept_tools(await list_tools(session))
 
     def accept_tools(self, tools: tuple[types.Tool, ...]) -> None:
         """A complete, current tool list of the server (from discovery or a caller's listing)."""
@@ -511,28 +442,6 @@ class Upstream:
                 self.last_error = f"the tools of server {self.name!r} were not served: {exc}"
                 logger.error(self.last_error)
 
-    async def _listen(self, session: ClientSession) -> None:
-        """2026-07-28: list changes arrive on a `subscriptions/listen` stream the server offers."""
-        caps = session.server_capabilities
-        if session.protocol_version not in MODERN_PROTOCOL_VERSIONS or caps is None:
-            return
-        tools = bool(caps.tools and caps.tools.list_changed)
-        prompts = bool(caps.prompts and caps.prompts.list_changed)
-        resources = bool(caps.resources and caps.resources.list_changed)
-        if not (tools or prompts or resources):
-            return
-        try:
-            async with listen(
-                session,
-                tools_list_changed=tools,
-                prompts_list_changed=prompts,
-                resources_list_changed=resources,
-            ) as subscription:
-                async for event in subscription:
-                    await self._on_server_event(event)
-        except (MCPError, RuntimeError, TimeoutError) as exc:
-            logger.debug("list-change subscription to %s ended: %s", self.name, exc)
-
     async def _on_server_event(self, event: ServerEvent) -> None:
         if isinstance(event, ToolsListChanged):
             self._relist.set()
@@ -546,7 +455,7 @@ class Upstream:
         if isinstance(message, Exception):
             await self._garbage(message)
             return
-        event = _event_of(message)
+        event = event_of(message)
         if event is not None:
             await self._on_server_event(event)
 
@@ -554,77 +463,12 @@ class Upstream:
         self.last_error = f"the server sent something that is not MCP: {_describe(exc)}"
         logger.warning("server %s: %s", self.name, self.last_error)
 
-    async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
-        relay = self._only(lambda r: r.log_level is not None)
-        if relay is not None:
-            await relay.log(params)
-
-    async def _on_sampling(
-        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
-        answer = await self._ask(types.CreateMessageRequest(params=params))
-        assert isinstance(
-            answer, types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData
-        )
-        return answer
-
-    async def _on_elicitation(
-        self, context: ClientRequestContext, params: types.ElicitRequestParams
-    ) -> types.ElicitResult | types.ErrorData:
-        answer = await self._ask(types.ElicitRequest(params=params))
-        assert isinstance(answer, types.ElicitResult | types.ErrorData)
-        return answer
-
-    async def _on_roots(self, context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
-        answer = await self._ask(types.ListRootsRequest())
-        assert isinstance(answer, types.ListRootsResult | types.ErrorData)
-        return answer
-
-    async def _ask(self, request: types.InputRequest) -> types.InputResponse | types.ErrorData:
-        relay = self._only(lambda r: r.can_ask)
-        if relay is None:
-            why = "no call in flight" if not self._in_flight else "several calls in flight"
-            return types.ErrorData(
-                code=types.INVALID_REQUEST,
-                message=f"no caller can answer {request.method} ({why} can take it)",
-            )
-        return await relay.ask(request)
-
-    def _only(self, accepts: Callable[[Relay], bool]) -> Relay | None:
-        """The one call in flight that accepts a message nothing ties to a call, else None."""
-        takers = [relay for relay in self._in_flight if accepts(relay)]
-        return takers[0] if len(takers) == 1 else None
-
-    # -- internals -----------------------------------------------------------------------------
-
     def _set_state(self, state: UpstreamState) -> None:
         if state is not self.state:
             self.state = state
             self.since = time.time()
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
-
-
-async def _answers(relay: Relay, asked: types.InputRequiredResult) -> types.InputResponses:
-    answers: types.InputResponses = {}
-    for key, request in (asked.input_requests or {}).items():
-        answer = await relay.ask(request)
-        if isinstance(answer, types.ErrorData):
-            raise MCPError.from_error_data(answer)
-        answers[key] = answer
-    return answers
-
-
-def _event_of(message: types.ServerNotification) -> ServerEvent | None:
-    if isinstance(message, types.ToolListChangedNotification):
-        return ToolsListChanged()
-    if isinstance(message, types.PromptListChangedNotification):
-        return PromptsListChanged()
-    if isinstance(message, types.ResourceListChangedNotification):
-        return ResourcesListChanged()
-    if isinstance(message, types.ResourceUpdatedNotification):
-        return ResourceUpdated(uri=str(message.params.uri))
-    return None
 
 
 def _describe(exc: BaseException) -> str:
