@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,10 +35,9 @@ from rich.console import Console
 from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _stack import COLONNADE, cpu_seconds, free_port
+from _stack import COLONNADE, Call, cpu_seconds, free_port, percentile, sequential, throughput, wait_http
 
 HERE = Path(__file__).resolve().parent
-Call = Callable[[], Awaitable[None]]
 ERAS = (("2026-07-28", "auto"), ("2025-11-25", "legacy"))
 
 
@@ -47,19 +46,6 @@ class Federation:
     upstream: str
     gateway: str
     gateway_pid: int
-
-
-def _wait(url: str, process: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"a process exited ({process.returncode}) before {url} answered")
-        try:
-            if httpx2.get(url, timeout=1.0).status_code < 500:
-                return
-        except httpx2.HTTPError:
-            time.sleep(0.1)
-    raise SystemExit(f"{url} did not answer within {timeout}s")
 
 
 @contextlib.contextmanager
@@ -78,7 +64,7 @@ def federation() -> Iterator[Federation]:
                     stderr=subprocess.STDOUT,
                 )
             )
-            _wait(upstream, processes[-1])
+            wait_http(upstream, processes[-1], any_answer=True)
             config = {
                 "data_dir": str(tmp / "data"),
                 "servers": [{"name": "echo", "transport": "http", "url": upstream}],
@@ -95,7 +81,7 @@ def federation() -> Iterator[Federation]:
                 )
             )
             gateway = f"http://127.0.0.1:{gateway_port}"
-            _wait(f"{gateway}/readyz", processes[-1])
+            wait_http(f"{gateway}/readyz", processes[-1], timeout=60)
             while httpx2.get(f"{gateway}/v1/servers/echo", timeout=5).json().get("state") != "ready":
                 time.sleep(0.1)
             yield Federation(upstream, gateway, processes[-1].pid)
@@ -105,31 +91,6 @@ def federation() -> Iterator[Federation]:
                 process.wait(timeout=10)
 
 
-async def _sequential(call: Call, n: int) -> list[float]:
-    for _ in range(min(50, n)):
-        await call()
-    samples = []
-    for _ in range(n):
-        started = time.perf_counter()
-        await call()
-        samples.append((time.perf_counter() - started) * 1000)
-    return samples
-
-
-async def _throughput(call: Call, workers: int, total: int) -> float:
-    remaining = total
-
-    async def worker() -> None:
-        nonlocal remaining
-        while remaining > 0:
-            remaining -= 1
-            await call()
-
-    started = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(workers)))
-    return total / (time.perf_counter() - started)
-
-
 def _caller(client: Client, tool: str) -> Call:
     async def call() -> None:
         result = await client.call_tool(tool, {"text": "ping"})
@@ -137,11 +98,6 @@ def _caller(client: Client, tool: str) -> Call:
             raise SystemExit(f"{tool} answered an error: {result.content}")
 
     return call
-
-
-def _p(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 async def _era(
@@ -163,7 +119,7 @@ async def _era(
         for _ in range(rounds):
             for index, (_, call) in enumerate(paths):
                 before = cpu_seconds(stack.gateway_pid)
-                taken = await _sequential(call, calls)
+                taken = await sequential(call, calls)
                 after = cpu_seconds(stack.gateway_pid)
                 samples[index] += taken
                 medians[index].append(statistics.median(taken))
@@ -171,11 +127,18 @@ async def _era(
                     cpu[index].append((after - before) * 1000 / (calls + min(50, calls)))
         rows: list[tuple[object, ...]] = []
         for index, (label, call) in enumerate(paths):
-            c8 = await _throughput(call, 8, calls)
-            c32 = await _throughput(call, 32, calls)
+            c8 = await throughput(call, 8, calls)
+            c32 = await throughput(call, 32, calls)
             gateway_cpu = statistics.mean(cpu[index]) if cpu[index] and index else None
             rows.append(
-                (label, statistics.median(medians[index]), _p(samples[index], 0.99), c8, c32, gateway_cpu)
+                (
+                    label,
+                    statistics.median(medians[index]),
+                    percentile(samples[index], 0.99),
+                    c8,
+                    c32,
+                    gateway_cpu,
+                )
             )
     added = [statistics.median([b - a for a, b in zip(medians[0], medians[i], strict=True)]) for i in (1, 2)]
     return rows, added

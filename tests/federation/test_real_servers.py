@@ -24,6 +24,7 @@ from mcp.client.stdio import StdioServerParameters
 from colonnade.surfaces.mcp.render import RESULT_META_KEY
 from tests.federation.conftest import Federation, run_gateway
 from tests.support.loopback import stop_process
+from tests.support.mcp_client import all_tools
 from tests.support.mcp_servers import (
     EVERYTHING,
     FILESYSTEM,
@@ -71,17 +72,6 @@ def federation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Federation]
     finally:
         for process in processes:
             stop_process(process)
-
-
-async def all_tools(client: Client) -> list[types.Tool]:
-    tools: list[types.Tool] = []
-    cursor = None
-    while True:
-        page = await client.list_tools(cursor=cursor, cache_mode="bypass")
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if cursor is None:
-            return tools
 
 
 def envelope(result: types.CallToolResult) -> dict[str, Any]:
