@@ -1,7 +1,8 @@
-"""Start the demo backend and a gateway as real processes on loopback, for benchmarks."""
+"""Start the demo backend and a gateway as real processes on loopback, and time calls, for benchmarks."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -10,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,17 +37,56 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _wait(url: str, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+Call = Callable[[], Awaitable[None]]
+
+
+def wait_http(
+    url: str, proc: subprocess.Popen[bytes], timeout: float = 30.0, *, any_answer: bool = False
+) -> None:
+    """Until `url` answers 200 (any status below 500 with `any_answer`), or the process exits."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise SystemExit(f"a process exited ({proc.returncode}) before {url} answered")
         try:
-            if httpx2.get(url, timeout=1.0).status_code == 200:
+            status = httpx2.get(url, timeout=1.0).status_code
+            if status == 200 or (any_answer and status < 500):
                 return
         except httpx2.HTTPError:
             time.sleep(0.1)
     raise SystemExit(f"{url} did not answer within {timeout}s")
+
+
+async def sequential(call: Call, n: int) -> list[float]:
+    """Milliseconds of `n` calls one after the other, after a warm-up of up to 50."""
+    for _ in range(min(50, n)):
+        await call()
+    samples = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        await call()
+        samples.append((time.perf_counter() - t0) * 1000)
+    return samples
+
+
+async def throughput(call: Call, workers: int, total: int) -> float:
+    """Calls per second of `total` calls made by `workers` concurrent callers."""
+    remaining = total
+
+    async def worker() -> None:
+        nonlocal remaining
+        while remaining > 0:
+            remaining -= 1
+            await call()
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(workers)))
+    return total / (time.perf_counter() - t0)
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 @dataclass(frozen=True)
@@ -83,7 +123,7 @@ def demo_stack(settings: dict[str, str] | None = None) -> Iterator[Stack]:
                     stderr=subprocess.STDOUT,
                 )
             )
-            _wait(f"{backend_url}/healthz", procs[-1])
+            wait_http(f"{backend_url}/healthz", procs[-1])
             contracts = []
             for src in sorted((ROOT / "examples" / "contracts").glob("*.yaml")):
                 data = yaml.safe_load(src.read_text())
@@ -105,7 +145,7 @@ def demo_stack(settings: dict[str, str] | None = None) -> Iterator[Stack]:
                     stderr=subprocess.STDOUT,
                 )
             )
-            _wait(f"http://127.0.0.1:{gateway_port}/readyz", procs[-1])
+            wait_http(f"http://127.0.0.1:{gateway_port}/readyz", procs[-1])
             yield Stack(backend_url, f"http://127.0.0.1:{gateway_port}/mcp", procs[0].pid, procs[1].pid)
         finally:
             for proc in reversed(procs):

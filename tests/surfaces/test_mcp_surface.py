@@ -13,6 +13,7 @@ import pytest
 from mcp import Client
 
 from colonnade.surfaces.mcp.render import RESULT_META_KEY
+from tests.support.mcp_client import all_tools
 from tests.surfaces.conftest import Gateway, demo_contract
 
 MODES = ["auto", "legacy"]
@@ -22,17 +23,6 @@ STRICT = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 def result_of(result: types.CallToolResult) -> dict[str, Any]:
     meta: dict[str, Any] = dict(result.meta or {})
     return dict(meta[RESULT_META_KEY])
-
-
-async def all_tools(client: Client) -> list[types.Tool]:
-    tools: list[types.Tool] = []
-    cursor = None
-    while True:
-        page = await client.list_tools(cursor=cursor, cache_mode="bypass")
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if cursor is None:
-            return tools
 
 
 @pytest.mark.parametrize("mode", MODES)

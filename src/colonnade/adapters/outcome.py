@@ -16,6 +16,7 @@ __all__ = [
     "AUTH_REFUSED",
     "CHECKSUM",
     "CONFLICT",
+    "INPUT_REQUIRED",
     "MALFORMED",
     "MISCONFIGURED",
     "NOT_FOUND",
@@ -24,6 +25,8 @@ __all__ = [
     "SCHEMA",
     "SERVER_FAULT",
     "TIMEOUT",
+    "TOOL_DOWN",
+    "TOOL_ERROR",
     "UNAVAILABLE",
     "UNREACHABLE",
     "AdapterOutcome",
@@ -50,6 +53,9 @@ SERVER_FAULT = "S-TOOL-UPSTREAM-FAULT"
 MISCONFIGURED = "S-TOOL-CONFIG"
 MALFORMED = "D-DATA-MALFORMED"
 CHECKSUM = "D-DATA-CHECKSUM"
+TOOL_ERROR = "S-TOOL-UPSTREAM-ERROR"
+TOOL_DOWN = "S-TOOL-UNAVAILABLE"
+INPUT_REQUIRED = "P-PRECOND-INPUT-REQUIRED"
 
 ADAPTER_ERROR_CODES: dict[str, str] = {
     REJECTED: "backend answered 4xx (400, 405, 422, ... not listed below): the request was wrong",
@@ -66,7 +72,10 @@ ADAPTER_ERROR_CODES: dict[str, str] = {
     MISCONFIGURED: "backend secret missing or unusable, invalid base URL, TLS failure, or a redirect",
     CHECKSUM: "2xx body does not match the Content-Digest, Repr-Digest or Content-MD5 the backend sent",
     MALFORMED: "2xx body declared JSON but not parseable, undecodable content encoding, "
-    "or a body over the adapter's size limit",
+    "or a body over the adapter's size limit; an MCP server's answer that is not a valid result",
+    TOOL_ERROR: "an MCP server's tool answered with isError: its own message is error.message",
+    TOOL_DOWN: "an MCP server is down (crashed, restarting after a backoff, or not connected yet)",
+    INPUT_REQUIRED: "an MCP server's tool asks the user for input this surface cannot relay",
 }
 
 

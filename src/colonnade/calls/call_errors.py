@@ -463,6 +463,44 @@ _SPECS = (
         "Report to the API owner: the backend's response is not valid JSON.",
     ),
     ErrorSpec(
+        "S-TOOL-UPSTREAM-ERROR",
+        _TERMINAL,
+        "The downstream MCP tool reported an error",
+        "Read the tool's own message in error.message, correct the arguments or request, then call again.",
+    ),
+    ErrorSpec(
+        "P-PRECOND-INPUT-REQUIRED",
+        _TERMINAL,
+        "The tool needs input from the user before it can finish",
+        "Call it on its server's endpoint (/servers/{name}/mcp), whose MCP client relays the questions to "
+        "the user; this surface cannot ask them.",
+    ),
+    ErrorSpec(
+        "I-REQ-UNKNOWN-SERVER",
+        _INVALID,
+        "No downstream MCP server has this name",
+        "List the servers (GET /v1/servers or `colonnade servers list`) and use a name exactly as listed.",
+    ),
+    ErrorSpec(
+        "I-REQ-SERVER-CONFIG",
+        _INVALID,
+        "The downstream server's definition is invalid",
+        "Fix each field listed in details.problems (see docs/servers.md), then send the definition again.",
+    ),
+    ErrorSpec(
+        "I-REQ-SERVER-EXISTS",
+        _INVALID,
+        "A downstream server with this name is configured already",
+        "Remove it first (DELETE /v1/servers/{name}) or give the new server another name.",
+    ),
+    ErrorSpec(
+        "A-AUTH-ADMIN",
+        _TERMINAL,
+        "Administering downstream servers over HTTP is turned off",
+        "Edit `servers:` in colonnade.yaml and restart the gateway, or set server.admin_api: true where "
+        "every caller of this gateway may start processes on its host.",
+    ),
+    ErrorSpec(
         "I-REQ-ROUTING-META",
         _INVALID,
         "The routing hints in _meta are malformed",

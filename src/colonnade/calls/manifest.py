@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from colonnade.catalog.bindings import McpBinding
 from colonnade.catalog.http_binding import HttpBinding
 from colonnade.catalog.naming import to_wire
 from colonnade.catalog.tool import Tool
@@ -134,14 +135,15 @@ class ManifestError(ColonnadeError):
 def derive_manifest(tool: Tool, override: ManifestOverride | None = None) -> ToolManifest:
     runtime = tool.runtime
     http = tool.binding if isinstance(tool.binding, HttpBinding) else None
-    binding_timeout = http.timeout_ms if http is not None else None
+    mcp = tool.binding if isinstance(tool.binding, McpBinding) else None
+    binding_timeout = http.timeout_ms if http is not None else mcp.timeout_ms if mcp is not None else None
     default_ms = runtime.timeout_ms_default or binding_timeout or DEFAULT_TIMEOUT_MS
     limits = Limits(
         timeout_ms_default=default_ms,
         timeout_ms_max=max(default_ms, runtime.timeout_ms_max or DEFAULT_TIMEOUT_MAX_MS),
         concurrency_max=runtime.concurrency_max,
     )
-    allow = [host_port(http.base_url)] if http is not None else []
+    allow = [host_port(http.base_url)] if http is not None else _mcp_reach(mcp) if mcp is not None else []
     env = [http.auth.secret] if http is not None and http.auth is not None else []
     manifest = ToolManifest(
         tool_id=tool.canonical_name,
@@ -159,6 +161,13 @@ def derive_manifest(tool: Tool, override: ManifestOverride | None = None) -> Too
         return manifest
     changes = {k: v for k, v in override.model_dump(exclude_none=True, exclude={"tool_id"}).items()}
     return manifest.model_validate({**manifest.model_dump(by_alias=True), **changes})
+
+
+def _mcp_reach(binding: McpBinding) -> list[str]:
+    """An MCP server's tools reach its URL, or for stdio the local process (`stdio:<server>`)."""
+    if binding.transport == "stdio":
+        return [f"stdio:{binding.server}"]
+    return [host_port(binding.url)] if binding.url else []
 
 
 def host_port(url: str) -> str:

@@ -2,8 +2,8 @@
 
 Each kind is executed by one adapter, chosen from the adapter registry by `kind`; nothing between
 the catalog and the adapters looks inside a binding, except the network policy, which must know
-where a binding can reach (and refuses a kind it cannot check). Downstream MCP servers and organs
-join the union as their own kinds.
+where a binding can reach (and refuses a kind it cannot check). Organs will join the union as
+their own kind.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Literal, TypeAlias
 
 from colonnade.catalog.http_binding import HttpBinding
 
-__all__ = ["Binding", "BuiltinBinding", "HttpBinding"]
+__all__ = ["Binding", "BuiltinBinding", "HttpBinding", "McpBinding"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,4 +24,20 @@ class BuiltinBinding:
     kind: Literal["builtin"] = "builtin"
 
 
-Binding: TypeAlias = HttpBinding | BuiltinBinding
+@dataclass(frozen=True, slots=True)
+class McpBinding:
+    """A tool of a downstream MCP server: `tool` is its name there, `server` the configured server.
+
+    `transport` and `url` say where calls go, for the network policy: an `http` server's URL, or
+    for `stdio` a local process the operator configured (no URL).
+    """
+
+    server: str
+    tool: str
+    transport: Literal["stdio", "http"]
+    url: str | None = None
+    timeout_ms: int | None = None
+    kind: Literal["mcp"] = "mcp"
+
+
+Binding: TypeAlias = HttpBinding | BuiltinBinding | McpBinding

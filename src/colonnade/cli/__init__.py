@@ -13,6 +13,7 @@ from colonnade.cli import (
     keys,  # noqa: F401
     route,  # noqa: F401
     serve,  # noqa: F401
+    servers,  # noqa: F401
     smoke,  # noqa: F401
     subscriptions,  # noqa: F401
     token,  # noqa: F401

@@ -206,6 +206,7 @@ async def run_stdio(settings: Settings) -> None:
     async with open_gateway(settings) as gateway, stdio_server() as (read, write):
         _warn_stdio_pitfalls(gateway, settings)
         sync = asyncio.create_task(gateway.sync.run()) if gateway.sync is not None else None
+        gateway.servers.start()
         try:
             server = gateway.mcp.server  # calls run as the configured local principal
             await server.run(read, write, server.create_initialization_options())

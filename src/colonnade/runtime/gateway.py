@@ -25,11 +25,14 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 
+from colonnade import __version__
 from colonnade.adapters.builtin import BuiltinAdapter
 from colonnade.adapters.discovery_tools import DiscoveryTools
 from colonnade.adapters.health_monitor import HealthMonitor
 from colonnade.adapters.http import HttpAdapter
 from colonnade.adapters.http_tools import HttpTools
+from colonnade.adapters.mcp_tools import McpTools
+from colonnade.adapters.mcp_upstream import Upstream
 from colonnade.adapters.registry import AdapterRegistry
 from colonnade.calls.commit_tool import COMMIT_TOOL, CommitHandler
 from colonnade.calls.default_pipeline import PipelineParts, build_pipeline
@@ -51,6 +54,7 @@ from colonnade.routing.catalog_index import CatalogIndex
 from colonnade.routing.learning import CallFeedback, CoOccurrence
 from colonnade.routing.router import Router
 from colonnade.runtime.governance import Governance
+from colonnade.runtime.servers import Servers
 from colonnade.runtime.sources import expand_contract_paths, load_for_publishing
 from colonnade.runtime.sync import CatalogSync
 from colonnade.store.co_occurrence_repo import CoOccurrenceStore
@@ -65,11 +69,14 @@ from colonnade.surfaces.edge_auth import edge_authenticator
 from colonnade.surfaces.mcp.caller import caller_scope
 from colonnade.surfaces.mcp.routing import DynamicToolList
 from colonnade.surfaces.mcp.server import McpSurface
+from colonnade.surfaces.mcp.upstream_endpoint import UpstreamEndpoint
+from colonnade.surfaces.mcp.upstream_endpoints import UpstreamEndpoints
 from colonnade.surfaces.metrics_route import metrics_route
 from colonnade.surfaces.oauth_routes import metadata_paths, oauth_routes
 from colonnade.surfaces.pages import routes as page_routes
 from colonnade.surfaces.rest.governance_routes import GovernanceRoutes
 from colonnade.surfaces.rest.routes import RestSurface
+from colonnade.surfaces.rest.servers import ServersApi
 
 __all__ = ["Gateway", "PublishedFile"]
 
@@ -117,6 +124,12 @@ class Gateway:
         local = settings.local_principal
         self.local_principal = Principal.local(local.id, tenant=local.tenant, persona=local.persona)
 
+        # Downstream MCP servers: one pooled session each, their tools served as catalog sources.
+        servers_tracer = self.tracer_provider.get_tracer("colonnade.servers")
+        self.servers = Servers(self.catalog, profile=settings.wire_profile, tracer=servers_tracer)
+        for server in settings.servers:
+            self.servers.configure(server)
+
         # The router: the embedded default keeps its index under data_dir; co-occurrence is in the database.
         on_disk = engine is not None and settings.database_url is None
         self.tool_index = CatalogIndex(
@@ -136,7 +149,13 @@ class Gateway:
             for tool, handler in zip(discovery.tools, (discovery.search, discovery.describe), strict=True):
                 self.builtins.add(tool)
                 builtin.register(tool.operation, handler)
-        self.adapters = AdapterRegistry({"http": HttpTools(self.http), "builtin": builtin})
+        self.adapters = AdapterRegistry(
+            {
+                "http": HttpTools(self.http),
+                "builtin": builtin,
+                "mcp": McpTools(self.servers.pool, tracer=servers_tracer),
+            }
+        )
 
         # State that lives in the database, when there is one.
         self.store = ContractStore(engine) if engine is not None else None
@@ -181,6 +200,18 @@ class Gateway:
             else None
         )
         self.mcp = self.mcp_surface(self.local_principal, routing=routing)
+        self.endpoints = UpstreamEndpoints(self.servers.get, self._endpoint_for)
+        self.servers.listeners.append(self.endpoints.announce)
+
+    def _endpoint_for(self, upstream: Upstream) -> UpstreamEndpoint:
+        """A server's own endpoint (`/servers/{name}/mcp`): its calls run the pipeline like any other."""
+        return UpstreamEndpoint(
+            upstream,
+            self.servers.pool,
+            self.calls,
+            authorizer=self.authorizer,
+            principal=self.local_principal,
+        )
 
     def mcp_surface(self, principal: Principal, *, routing: DynamicToolList | None = None) -> McpSurface:
         """The MCP surface; `principal` is who calls when no HTTP edge says otherwise (stdio)."""
@@ -243,6 +274,20 @@ class Gateway:
         checks["catalog"] = {"ok": True, "tools": len(self.catalog)}
         return checks
 
+    async def status(self) -> dict[str, Any]:
+        """`colonnade status` and `GET /v1/status`: the catalog, each server, what the router learned."""
+        return {
+            "version": __version__,
+            "tools": len(self.catalog),
+            "catalog_version": self.catalog.version,
+            "servers": self.servers.status(),
+            "routing": {
+                "enabled": self.settings.routing.enabled,
+                "tools_with_learned_co_occurrence": len(self.feedback.learned),
+            },
+            "checks": await self.readiness(),
+        }
+
     def http_app(self) -> Starlette:
         """Every HTTP surface behind the edge; an unauthenticated gateway is never exposed beyond loopback."""
         refuse_unprotected_bind(self.settings)
@@ -258,8 +303,18 @@ class Gateway:
         pages = page_routes(
             self.catalog, self.router, self.metrics, manifests=self.manifests, authorizer=self.authorizer
         )
+        servers = ServersApi(
+            self.servers, self.status, admin_api=server.admin_api, max_body_bytes=server.max_request_bytes
+        )
         admin = GovernanceRoutes(governance.key_admin, governance.agent_admin, governance.subscription_admin)
-        routes = [*rest.routes(), *admin.routes(), metrics_route(self.metrics), *pages]
+        routes = [
+            *rest.routes(),
+            *admin.routes(),
+            *servers.routes(),
+            *self.endpoints.routes(),
+            metrics_route(self.metrics),
+            *pages,
+        ]
         open_paths, authenticate = OPEN_PATHS, None
         if governance.authenticator is not None and governance.resource is not None:
             resource = governance.resource
@@ -284,8 +339,9 @@ class Gateway:
 
     @contextlib.asynccontextmanager
     async def _background(self) -> AsyncIterator[None]:
-        """Catalog sync, the parked calls' sweep, backend health probes, governance refresh and record
-        expiry, while serving."""
+        """Downstream servers and their endpoints, catalog sync, the parked calls' sweep, backend health
+        probes, governance refresh and record expiry, while serving."""
+        self.servers.start()
         tasks = [
             asyncio.create_task(self.health.run(), name="colonnade-health"),
             asyncio.create_task(self.governance.run(), name="colonnade-governance-refresh"),
@@ -297,7 +353,8 @@ class Gateway:
         if self.idempotency is not None:
             tasks.append(asyncio.create_task(self._purge_expired(), name="colonnade-idempotency-expiry"))
         try:
-            yield
+            async with self.endpoints.running():
+                yield
         finally:
             for task in tasks:
                 task.cancel()
@@ -325,6 +382,7 @@ class Gateway:
 
     async def aclose(self) -> None:
         await self.pipeline.drain()
+        await self.servers.aclose()
         await self.catalog.drain()
         self.tool_index.close()
         await self.feedback.aclose()

@@ -1,7 +1,8 @@
 """The HTTP application: every surface behind the one HTTP edge, composed in one place.
 
-MCP Streamable HTTP at /mcp, REST under /v1, pages at / and /ui, Prometheus at /metrics, and
-the probes /healthz (process alive) and /readyz (dependencies ready). Each surface brings its
+MCP Streamable HTTP at /mcp and each downstream server's own at /servers/{name}/mcp, REST under
+/v1, pages at / and /ui, Prometheus at /metrics, and the probes /healthz (process alive) and
+/readyz (dependencies ready). Each surface brings its
 routes and, where it has one, its lifespan and its way of rendering the edge's refusals.
 """
 
@@ -111,6 +112,7 @@ def build_http_app(
     ]
     renderers: dict[str, RefusalRenderer] = {
         "/mcp": _mcp_refusal,
+        "/servers": _mcp_refusal,
         "/v1": rest_routes.render_refusal,
         "/": pages_guard.render_refusal,
         "/metrics": lambda refusal, _: PlainTextResponse(

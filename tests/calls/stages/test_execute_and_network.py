@@ -3,6 +3,8 @@ what it cannot check."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from colonnade.adapters.builtin import BuiltinAdapter
 from colonnade.adapters.outcome import AdapterOutcome, OutcomeKind
 from colonnade.adapters.registry import AdapterRegistry, Invocation
@@ -11,6 +13,7 @@ from colonnade.calls.envelope import CallConstraints, CallRequest, CallStatus
 from colonnade.calls.manifest import Manifests
 from colonnade.calls.stages.execute import Execute
 from colonnade.calls.stages.network import NetworkPolicy
+from colonnade.catalog.bindings import McpBinding
 from colonnade.catalog.builtins import builtin_tool
 from colonnade.catalog.catalog import Catalog
 from colonnade.governance.principal import Principal, PrincipalKind
@@ -118,3 +121,30 @@ async def test_the_network_policy_checks_http_and_passes_builtins(catalog: Catal
         Manifests().for_tool(echo),  # type: ignore[arg-type]
     )
     assert (await NetworkPolicy()(builtin, reached)).status is CallStatus.SUCCESS
+
+
+def _mcp_call(binding: McpBinding, allowlist: list[str] | None = None) -> Call:
+    tool = dataclasses.replace(source_tool("default:srv:t"), binding=binding)
+    request = CallRequest(tool_id=tool.canonical_name, constraints={"net_allowlist": allowlist})
+    return Call.start(request, tool, Manifests().for_tool(tool))
+
+
+async def test_an_http_mcp_server_is_checked_by_its_url(reached: Reached) -> None:
+    binding = McpBinding("srv", "t", "http", "http://127.0.0.1:9000/mcp")
+    for allowlist in (None, ["127.0.0.1:9000"]):
+        assert (await NetworkPolicy()(_mcp_call(binding, allowlist), reached)).status is CallStatus.SUCCESS
+    denied = await NetworkPolicy()(_mcp_call(binding, ["127.0.0.1:9001"]), reached)
+    assert denied.error is not None and denied.error.code == "P-PRECOND-NET-DENIED"
+    assert denied.error.details["target"] == "127.0.0.1:9000"
+
+
+async def test_a_stdio_server_runs_unless_the_caller_limits_the_network_without_naming_it(
+    reached: Reached,
+) -> None:
+    binding = McpBinding("srv", "t", "stdio")
+    assert (await NetworkPolicy()(_mcp_call(binding), reached)).status is CallStatus.SUCCESS
+    for allowlist in (["stdio:srv"], ["stdio"]):
+        assert (await NetworkPolicy()(_mcp_call(binding, allowlist), reached)).status is CallStatus.SUCCESS
+    denied = await NetworkPolicy()(_mcp_call(binding, ["127.0.0.1"]), reached)
+    assert denied.error is not None and denied.error.details["target"] == "stdio:srv"
+    assert len(reached.calls) == 3

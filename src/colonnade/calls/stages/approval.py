@@ -16,9 +16,9 @@ __all__ = ["ApprovalGate", "needs_approval"]
 
 
 def needs_approval(call: Call) -> bool:
+    """The tool's own flag (from its contract's `llm` block or its server's overrides), or destructive."""
     tool = call.tool
-    requires = tool.llm is not None and tool.llm.requires_human_approval
-    return requires or tool.side_effects is SideEffects.DESTRUCTIVE
+    return tool.requires_human_approval or tool.side_effects is SideEffects.DESTRUCTIVE
 
 
 class ApprovalGate:

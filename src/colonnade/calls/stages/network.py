@@ -1,7 +1,11 @@
 """Network policy: the backend must be on the tool's allow-list and on the call's, when it gives one.
 
 A binding this stage cannot check (a kind it does not know where it reaches) is refused: an
-unknown reach is never assumed to be allowed. Built-in tools reach no network.
+unknown reach is never assumed to be allowed. Built-in tools reach no network. A downstream MCP
+server over HTTP is checked by its URL's `host:port`. A stdio server is a local process the operator
+configured, whose own connections the gateway cannot see: it is named `stdio:<server>`, which its
+tools' manifests allow; a caller's `constraints.net_allowlist` must name it (or `stdio`, for every
+local server) to let such a call run.
 """
 
 from __future__ import annotations
@@ -11,9 +15,9 @@ from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.manifest import host_port
 from colonnade.calls.pipeline import Next
-from colonnade.catalog.bindings import BuiltinBinding, HttpBinding
+from colonnade.catalog.bindings import Binding, BuiltinBinding, HttpBinding, McpBinding
 
-__all__ = ["NetworkPolicy", "allowed"]
+__all__ = ["NetworkPolicy", "allowed", "target_of"]
 
 
 def allowed(target: str, allowlist: list[str]) -> bool:
@@ -25,12 +29,24 @@ def allowed(target: str, allowlist: list[str]) -> bool:
     return False
 
 
+def target_of(binding: Binding | None) -> str | None:
+    """The `host:port` (or `stdio:<server>`) a binding reaches; None when it cannot be told."""
+    if isinstance(binding, HttpBinding):
+        return host_port(binding.base_url)
+    if isinstance(binding, McpBinding):
+        if binding.transport == "stdio":
+            return f"stdio:{binding.server}"
+        return host_port(binding.url) if binding.url else None
+    return None
+
+
 class NetworkPolicy:
     async def __call__(self, call: Call, next: Next) -> CallResult:
         binding = call.tool.binding
         if isinstance(binding, BuiltinBinding):
             return await next(call)
-        if not isinstance(binding, HttpBinding):
+        target = target_of(binding)
+        if target is None:
             kind = binding.kind if binding is not None else "none"
             status, err = error(
                 "P-PRECOND-NET-UNCHECKED",
@@ -39,7 +55,6 @@ class NetworkPolicy:
                 binding=kind,
             )
             return call.result(status, error=err)
-        target = host_port(binding.base_url)
         for source, allowlist in (
             ("the tool's manifest", call.manifest.capabilities.net_allowlist),
             ("constraints.net_allowlist", call.request.constraints.net_allowlist),

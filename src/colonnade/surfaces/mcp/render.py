@@ -1,15 +1,22 @@
-"""Render a CallResult as an MCP CallToolResult: structured content, a JSON text block, typed _meta."""
+"""Render a CallResult as an MCP CallToolResult: structured content, a JSON text block, typed _meta.
+
+A call that a downstream MCP server answered is rendered from that answer instead (its content
+blocks, structured content and `_meta`), with the gateway's envelope added to `_meta`, when the
+gateway let the answer stand (a success, or the tool's own error).
+"""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import mcp_types as types
 
+from colonnade.adapters.outcome import TOOL_ERROR
 from colonnade.calls.envelope import CallResult
 from colonnade.contracts.output_shape import wrap_result
 
-__all__ = ["RESULT_META_KEY", "render_result"]
+__all__ = ["RESULT_META_KEY", "as_served", "render_answer", "render_result"]
 
 RESULT_META_KEY = "colonnade/result"
 
@@ -47,4 +54,32 @@ def render_result(result: CallResult, *, legacy: bool) -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], is_error=True, _meta=meta
     )
+
+
+def render_answer(
+    result: CallResult, answer: dict[str, Any] | None, *, legacy: bool
+) -> types.CallToolResult | dict[str, Any]:
+    """The downstream server's own answer, as served, when it stands; else `render_result`."""
+    code = result.error.code if result.error is not None else None
+    if answer is None or not (result.ok or code == TOOL_ERROR):
+        return render_result(result, legacy=legacy)
+    served = as_served(answer)
+    envelope = result.model_dump(mode="json", exclude={"output"}, exclude_none=True)
+    return {**served, "_meta": {**(served.get("_meta") or {}), RESULT_META_KEY: envelope}}
+
+
+def as_served(answer: dict[str, Any]) -> dict[str, Any]:
+    """A downstream server's answer as the gateway serves it, to a client of either era.
+
+    A handshake-era server's answer has no `resultType`, which 2026-07-28 requires (the SDK drops it
+    again for handshake-era clients); its `serverInfo` stamp goes, as the gateway stamps its own.
+    """
+    served = {"resultType": "complete", **answer}
+    meta = served.get("_meta")
+    if not isinstance(meta, dict) or types.SERVER_INFO_META_KEY not in meta:
+        return served
+    rest = {key: value for key, value in meta.items() if key != types.SERVER_INFO_META_KEY}
+    if rest:
+        return {**served, "_meta": rest}
+    return {key: value for key, value in served.items() if key != "_meta"}
 

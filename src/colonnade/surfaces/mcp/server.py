@@ -11,19 +11,18 @@ listing shows only what the gateway's authorizer lets the caller see.
 from __future__ import annotations
 
 import logging
-import weakref
 from typing import Any
 
 import mcp_types as types
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
-from mcp.server.session import ServerSession
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.server.subscriptions import ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colonnade import __version__
+from colonnade.adapters.mcp_relay import Relay, relaying
 from colonnade.calls.commit_tool import COMMIT_TOOL
 from colonnade.calls.envelope import DRY_RUN_META_KEY, REQUEST_META_KEY, CallContext, CallRequest
 from colonnade.calls.service import CallService
@@ -33,12 +32,13 @@ from colonnade.governance.authorization import AllowAll, Authorizer, permits, to
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
 from colonnade.surfaces.edge import current_caller
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection, validate_envelope
+from colonnade.surfaces.mcp.announcer import Announcer
 from colonnade.surfaces.mcp.caller import principal_of
 from colonnade.surfaces.mcp.commit import CommitListing
-from colonnade.surfaces.mcp.render import render_result
+from colonnade.surfaces.mcp.render import render_answer, render_result
 from colonnade.surfaces.mcp.routing import DynamicToolList, RoutingMetaError, RoutingRequest
 
-__all__ = ["DEFAULT_PAGE_SIZE", "McpSurface"]
+__all__ = ["DEFAULT_PAGE_SIZE", "McpSurface", "call_request"]
 
 logger = logging.getLogger(__name__)
 DEFAULT_PAGE_SIZE = 200
@@ -86,9 +86,8 @@ class McpSurface:
         self.routing = routing
         self.principal = principal
         self.commit = CommitListing(catalog)
-        self.bus = InMemorySubscriptionBus()
-        # Sessions are per request; the connection behind them lives as long as the client does.
-        self._legacy: weakref.WeakKeyDictionary[object, ServerSession] = weakref.WeakKeyDictionary()
+        self.announcer = Announcer()
+        self.bus = self.announcer.bus
         self.server = _GatewayServer(
             "colonnade",
             version=__version__,
@@ -99,15 +98,8 @@ class McpSurface:
             on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self.bus),
         )
-        self.server.middleware.append(self._remember_legacy_session)
+        self.server.middleware.append(self.announcer.remember)
         catalog.subscribe(self._on_catalog_change)
-
-    async def _remember_legacy_session(
-        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
-    ) -> HandlerResult:
-        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS and ctx.session is not None:
-            self._legacy[_connection_of(ctx.session)] = ctx.session
-        return await call_next(ctx)
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         """For the SDK's Mcp-Param header check: a catalog lookup, not a full tools/list; a tool the
@@ -152,30 +144,28 @@ class McpSurface:
         meta = dict(params.meta or {})
         builtin = params.name in self.builtins
         routing = _routing_request(meta) if self.routing is not None and not builtin else None
-        request = _call_request(params.name, dict(params.arguments or {}), meta)
+        request = call_request(params.name, dict(params.arguments or {}), meta)
         if isinstance(request, EnvelopeRejection):
             return render_result(request.result(), legacy=legacy)
-        result = await self.calls.call(request, principal_of(ctx, self.principal))
+        with relaying(Relay()) as relay:  # a downstream MCP server's own answer, when one answers
+            result = await self.calls.call(request, principal_of(ctx, self.principal))
         if (
             self.routing is not None
             and not builtin
             and self.routing.after_call(ctx, routing, self.catalog.get(params.name), result.ok)
         ):
             await self._announce_to(ctx)
-        return render_result(result, legacy=legacy)
+        rendered = render_answer(result, relay.answer.result, legacy=legacy)
+        if isinstance(rendered, types.CallToolResult):
+            return rendered
+        return types.CallToolResult.model_validate(rendered, by_name=False)
 
     async def _on_catalog_change(self, change: CatalogChange) -> None:
         await self.announce_tools_changed()
 
     async def announce_tools_changed(self) -> None:
         """Tell every listening client that the tool list changed, in both protocol eras."""
-        await self.bus.publish(ToolsListChanged())
-        for connection, session in list(self._legacy.items()):
-            try:
-                await session.send_tool_list_changed()
-            except Exception as exc:  # a closed connection must not stop the others from hearing
-                logger.debug("dropping a closed MCP connection: %s", exc)
-                self._legacy.pop(connection, None)
+        await self.announcer.announce(ToolsListChanged())
 
     async def _announce_to(self, ctx: ServerRequestContext[Any, Any]) -> None:
         """A routed list moved for one client: tell its session, or the listeners of the modern era."""
@@ -188,7 +178,7 @@ class McpSurface:
             logger.debug("cannot announce a routed list change: %s", exc)
 
 
-def _call_request(
+def call_request(
     name: str, arguments: dict[str, Any], meta: dict[str, Any]
 ) -> CallRequest | EnvelopeRejection:
     """MCP's tool name and arguments, plus any envelope fields the client sent in `_meta`.
@@ -213,8 +203,3 @@ def _routing_request(meta: Any) -> RoutingRequest | None:
         return RoutingRequest.from_meta(meta)
     except RoutingMetaError as exc:
         raise MCPError(types.INVALID_PARAMS, str(exc)) from None
-
-
-def _connection_of(session: ServerSession) -> object:
-    """The connection a per-request session speaks for (the SDK keeps it private)."""
-    return getattr(session, "_connection", session)

@@ -1,0 +1,99 @@
+"""The caller's MCP connection, as one proxied tool call may use it.
+
+A tool call to a downstream MCP server is more than arguments in and a result out: the server may
+report progress, log, ask the user a question (sampling, elicitation, roots) or need another round
+with the user's answers. None of that is governance, and the call envelope does not model it, so a
+surface that can carry it hands the MCP adapter a `Relay` for the call's duration through
+`relaying(...)` (a context variable: the pipeline runs the call in the surface's task). The base
+`Relay` is a caller that can be told nothing and asked nothing; the per-server MCP endpoint
+implements the rest for its clients. The adapter leaves the server's own answer in `answer`, so a
+surface can pass it on unchanged (content blocks, `_meta`, an input round or a JSON-RPC error).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+
+__all__ = ["Relay", "UpstreamAnswer", "current_relay", "relaying"]
+
+
+@dataclass(slots=True)
+class UpstreamAnswer:
+    """What the downstream server answered the last round of a call: a result, or a JSON-RPC error."""
+
+    result: dict[str, Any] | None = None
+    error: MCPError | None = None
+
+
+@dataclass(eq=False)
+class Relay:
+    """A caller that can be told nothing and asked nothing; subclasses relay more.
+
+    `client_capabilities` (wire form) are the capabilities the downstream server is told the caller
+    has; `log_level` opts in to its log messages; `meta` is the caller's own `_meta` to pass on;
+    `input_responses` and `request_state` are the caller's answers to a previous input round.
+    """
+
+    client_capabilities: dict[str, Any] = field(default_factory=dict)
+    log_level: types.LoggingLevel | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    input_responses: types.InputResponses | None = None
+    request_state: str | None = None
+    answer: UpstreamAnswer = field(default_factory=UpstreamAnswer)
+
+    @property
+    def passes_input_rounds(self) -> bool:
+        """Whether an input round goes back to the caller as it is (2026-07-28 clients retry it)."""
+        return False
+
+    @property
+    def handshake_era(self) -> bool:
+        """Whether the caller speaks the handshake era (then so does the session its call goes to)."""
+        return False
+
+    @property
+    def follows_stream_closes(self) -> bool:
+        """Whether the caller's stream can be closed for a resumption, as the server closed its own."""
+        return False
+
+    async def stream_closed(self) -> None:
+        """The server closed this call's stream before answering; the answer will follow a resumption."""
+        return None
+
+    @property
+    def can_ask(self) -> bool:
+        """Whether the caller can be asked a question in the middle of the call (handshake-era clients)."""
+        return False
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        return None
+
+    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
+        return None
+
+    async def ask(self, request: types.InputRequest) -> types.InputResponse | types.ErrorData:
+        return types.ErrorData(code=types.INVALID_REQUEST, message="the caller cannot be asked for input")
+
+
+_CURRENT: ContextVar[Relay | None] = ContextVar("colonnade_mcp_relay", default=None)
+
+
+def current_relay() -> Relay | None:
+    return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def relaying(relay: Relay) -> Iterator[Relay]:
+    """Calls made inside this block relay to `relay`."""
+    token = _CURRENT.set(relay)
+    try:
+        yield relay
+    finally:
+        _CURRENT.reset(token)

@@ -1,0 +1,91 @@
+"""The `mcp` adapter: executes a tool of a downstream MCP server on that server's pooled session.
+
+It knows nothing of governance: the pipeline has authorized, validated and bounded the call before
+it gets here. It relays the caller's protocol facets (progress, logs, questions, input rounds)
+through the call's `Relay`, records the server's own answer there for the surfaces that pass it on,
+and reports what happened as an `AdapterOutcome`. One span per proxied call, in the call's trace.
+"""
+
+from __future__ import annotations
+
+import time
+
+from mcp.shared.exceptions import MCPError
+from opentelemetry.trace import Span, StatusCode, Tracer
+from pydantic import ValidationError
+
+from colonnade.adapters.mcp_outcomes import down, error_outcome, malformed, result_outcome, timed_out
+from colonnade.adapters.mcp_pool import McpPool
+from colonnade.adapters.mcp_relay import Relay, UpstreamAnswer, current_relay
+from colonnade.adapters.mcp_upstream import Upstream, UpstreamDown
+from colonnade.adapters.outcome import AdapterOutcome
+from colonnade.adapters.registry import Invocation
+from colonnade.catalog.bindings import McpBinding
+from colonnade.observability.tracing import start_call_span
+
+__all__ = ["McpTools"]
+
+
+class McpTools:
+    def __init__(self, pool: McpPool, *, tracer: Tracer | None = None) -> None:
+        self.pool = pool
+        self.tracer = tracer
+
+    async def execute(self, invocation: Invocation) -> AdapterOutcome:
+        binding = invocation.tool.binding
+        assert isinstance(binding, McpBinding), "the execute stage hands this adapter mcp bindings only"
+        relay = current_relay() or Relay()
+        upstream = self.pool.for_caller(binding.server, handshake_era=relay.handshake_era)
+        if upstream is None:
+            return down(f"server {binding.server!r} is not configured in this gateway any more")
+        span = self._span(invocation, binding)
+        outcome = await self._call(upstream, binding, invocation, relay)
+        if span is not None:
+            span.set_attribute("colonnade.outcome", outcome.kind.value)
+            if not outcome.ok:
+                span.set_status(StatusCode.ERROR, outcome.error_code or "")
+            span.end()
+        return outcome
+
+    async def _call(
+        self, upstream: Upstream, binding: McpBinding, invocation: Invocation, relay: Relay
+    ) -> AdapterOutcome:
+        started = time.perf_counter()
+
+        def elapsed() -> float:
+            return round((time.perf_counter() - started) * 1000, 3)
+
+        try:
+            raw = await upstream.call_tool(
+                binding.tool, invocation.arguments, relay=relay, timeout_s=invocation.timeout_s
+            )
+        except UpstreamDown as exc:
+            return down(str(exc))
+        except TimeoutError as exc:
+            return timed_out(str(exc), elapsed())
+        except MCPError as exc:
+            relay.answer = UpstreamAnswer(error=exc)
+            return error_outcome(exc, elapsed())
+        except ValidationError as exc:
+            first = exc.errors()[0]["msg"] if exc.errors() else str(exc)
+            return malformed(f"server {binding.server!r} answered with an invalid result: {first}", elapsed())
+        relay.answer = UpstreamAnswer(result=raw)
+        return result_outcome(raw, elapsed())
+
+    def _span(self, invocation: Invocation, binding: McpBinding) -> Span | None:
+        if self.tracer is None:
+            return None
+        return start_call_span(
+            self.tracer,
+            "mcp.tools/call",
+            trace_id=invocation.trace_id,
+            parent_span_id=None,
+            attributes={
+                "mcp.server": binding.server,
+                "mcp.tool": binding.tool,
+                "colonnade.call_id": invocation.call_id,
+            },
+        )
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,188 @@
+"""`colonnade servers ...` and `colonnade status`: the downstream MCP servers of a running gateway.
+
+They talk to the gateway's REST API (`/v1/servers`, `/v1/status`) at `--url` (default: the
+configured `server.host` and `server.port`), because the gateway owns the servers' processes and
+sessions. Adding, removing and restarting need `server.admin_api: true` on the gateway; a server
+added here lasts until the gateway stops (`servers:` in colonnade.yaml is the lasting list).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Annotated, Any
+
+import httpx2
+import typer
+from rich.table import Table
+
+from colonnade.cli.common import EXIT_FINDINGS, console, fail, settings_of
+from colonnade.cli.root import app
+
+__all__ = ["servers_app", "status"]
+
+servers_app = typer.Typer(help="The downstream MCP servers of a running gateway.", no_args_is_help=True)
+app.add_typer(servers_app, name="servers")
+
+UrlOption = Annotated[
+    str | None, typer.Option("--url", help="The gateway (default: http://<server.host>:<server.port>).")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the gateway's JSON answer.")]
+
+
+@servers_app.command("list")
+def list_servers(ctx: typer.Context, url: UrlOption = None, as_json: JsonOption = False) -> None:
+    """One line per server: state, tools, calls, errors, restarts.
+
+    Example: colonnade servers list --url http://127.0.0.1:8765
+    """
+    answer = _request(ctx, url, "GET", "/v1/servers")
+    if as_json:
+        console.print_json(json.dumps(answer))
+        return
+    console.print(_table(answer["servers"]))
+
+
+@servers_app.command("status")
+def server_status(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The server's name, as configured.")],
+    url: UrlOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """One server in full: its health, traffic, protocol, last error and configuration."""
+    answer = _request(ctx, url, "GET", f"/v1/servers/{name}")
+    if as_json:
+        console.print_json(json.dumps(answer))
+        return
+    for key, value in answer.items():
+        shown = json.dumps(value) if isinstance(value, dict | list) else value
+        console.print(f"[bold]{key}[/bold]: {_when(value) if key == 'since' else shown}", soft_wrap=True)
+
+
+@servers_app.command("add")
+def add(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="A new server name (the API segment of its tool names).")],
+    command: Annotated[str | None, typer.Option("--command", help="stdio: the executable to start.")] = None,
+    arg: Annotated[list[str] | None, typer.Option("--arg", help="stdio: an argument (repeatable).")] = None,
+    http: Annotated[str | None, typer.Option("--http", help="Streamable HTTP: the server's URL.")] = None,
+    tenant: Annotated[str, typer.Option("--tenant", help="The tenant its tools belong to.")] = "default",
+    lazy: Annotated[bool, typer.Option("--lazy", help="Connect on the first call, not now.")] = False,
+    definition: Annotated[
+        str | None,
+        typer.Option("--definition", help="The whole server definition as JSON (as in colonnade.yaml)."),
+    ] = None,
+    url: UrlOption = None,
+) -> None:
+    """Add a downstream server to the running gateway (needs server.admin_api on the gateway).
+
+    Examples: colonnade servers add time --command mcp-server-time
+              colonnade servers add search --http https://search.example.com/mcp --lazy
+    """
+    if definition is not None:
+        body = json.loads(definition)
+    elif (command is None) == (http is None):
+        fail("give exactly one of --command (stdio) and --http (Streamable HTTP), or --definition")
+    elif command is not None:
+        body = {"transport": "stdio", "command": command, "args": list(arg or [])}
+    else:
+        body = {"transport": "http", "url": http}
+    body = {"name": name, "tenant": tenant, **({"start": "lazy"} if lazy else {}), **body}
+    answer = _request(ctx, url, "POST", "/v1/servers", body)
+    console.print(f"added [bold]{answer['name']}[/bold] ({answer['transport']}): {answer['state']}")
+
+
+@servers_app.command("remove")
+def remove(
+    ctx: typer.Context, name: Annotated[str, typer.Argument(help="The server's name.")], url: UrlOption = None
+) -> None:
+    """Stop a server and stop serving its tools (needs server.admin_api on the gateway)."""
+    _request(ctx, url, "DELETE", f"/v1/servers/{name}")
+    console.print(f"removed [bold]{name}[/bold]")
+
+
+@servers_app.command("restart")
+def restart(
+    ctx: typer.Context, name: Annotated[str, typer.Argument(help="The server's name.")], url: UrlOption = None
+) -> None:
+    """Reconnect to a server now: a new session (a new process for stdio), any backoff cut short."""
+    _request(ctx, url, "POST", f"/v1/servers/{name}/restart")
+    console.print(f"restarting [bold]{name}[/bold]")
+
+
+@app.command("status")
+def status(ctx: typer.Context, url: UrlOption = None, as_json: JsonOption = False) -> None:
+    """The running gateway: its catalog, each downstream server's health and traffic, routing.
+
+    Exit code 1 when a check fails or a server is not healthy.
+    """
+    answer = _request(ctx, url, "GET", "/v1/status")
+    if as_json:
+        console.print_json(json.dumps(answer))
+    else:
+        routing = answer.get("routing", {})
+        console.print(
+            f"Colonnade {answer['version']}: {answer['tools']} tools "
+            f"(catalog version {answer['catalog_version']}); "
+            f"routing {'on' if routing.get('enabled') else 'off'}, "
+            f"{routing.get('tools_with_learned_co_occurrence', 0)} tools with learned co-occurrence"
+        )
+        for check, result in answer.get("checks", {}).items():
+            console.print(
+                f"  {check}: {'ok' if result.get('ok') else 'FAILING ' + str(result.get('error', ''))}"
+            )
+        if answer["servers"]:
+            console.print(_table(answer["servers"]))
+    healthy = all(s["healthy"] for s in answer["servers"]) and all(
+        c.get("ok") for c in answer.get("checks", {}).values()
+    )
+    if not healthy:
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def _table(servers: list[dict[str, Any]]) -> Table:
+    table = Table(title_justify="left")
+    for column in ("server", "tenant", "transport", "state", "since", "tools", "calls", "errors", "restarts"):
+        table.add_column(
+            column, justify="right" if column in ("tools", "calls", "errors", "restarts") else "left"
+        )
+    table.add_column("last error", overflow="fold")
+    for s in servers:
+        state = s["state"] if s["healthy"] else f"[red]{s['state']}[/red]"
+        table.add_row(
+            s["name"],
+            s["tenant"],
+            s["transport"],
+            state,
+            _when(s["since"]),
+            str(s["tools"]),
+            str(s["calls"]),
+            str(s["errors"]),
+            str(s["restarts"]),
+            s.get("last_error") or "",
+        )
+    return table
+
+
+def _when(epoch: Any) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(epoch))) if epoch else ""
+
+
+def _request(ctx: typer.Context, url: str | None, method: str, path: str, body: Any = None) -> dict[str, Any]:
+    if url is None:
+        server = settings_of(ctx).server
+        url = f"http://{server.host}:{server.port}"
+    try:
+        response = httpx2.request(method, url.rstrip("/") + path, json=body, timeout=30)
+    except httpx2.HTTPError as exc:
+        fail(f"cannot reach the gateway at {url}: {exc} (is `colonnade serve` running? see --url)")
+    answer = (
+        response.json() if response.headers.get("content-type", "").startswith("application/json") else {}
+    )
+    if response.status_code >= 400:
+        error = answer.get("error", {}) if isinstance(answer, dict) else {}
+        message = error.get("message") or response.text[:500]
+        fix = f"\n  fix: {error['fix']}" if error.get("fix") else ""
+        fail(f"{error.get('code', response.status_code)}: {message}{fix}", EXIT_FINDINGS)
+    return dict(answer)

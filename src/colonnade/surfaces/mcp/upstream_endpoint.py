@@ -1,0 +1,457 @@
+"""One downstream MCP server re-served under its own names: a drop-in replacement that stays governed.
+
+At `/servers/{name}/mcp` a client sees the server's tools, prompts, resources and completions with
+their original names, as the server answers them (schemas, content blocks, `_meta`, cache hints,
+pagination, JSON-RPC errors). Tool calls still run the whole call pipeline, as the caller's
+principal, under the tool's canonical name `{tenant}:{name}:{tool}`; the other requests go to the
+server on its pooled session. What the server exchanges with the caller during a request travels
+through an `EndpointRelay`: progress and log messages, and its questions (sampling, elicitation,
+roots) - passed back as input rounds to 2026-07-28 clients, asked on the request's stream of a
+handshake-era client. A handshake-era client of an HTTP server that speaks 2026-07-28 is served
+through a handshake-era session of its own (the pool's twin), so it meets the server's own
+handshake-era behaviour, stream closes included. A refusal by the gateway (not allowed, needs
+approval, invalid arguments) is a typed result, as on `/mcp`.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any, get_args
+
+import mcp_types as types
+from mcp.server.caching import CacheableMethod, CacheHint
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.subscriptions import ListenHandler, ServerEvent
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
+from mcp_types.methods import is_input_required
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from colonnade import __version__
+from colonnade.adapters.mcp_pool import McpPool
+from colonnade.adapters.mcp_relay import Relay, relaying
+from colonnade.adapters.mcp_upstream import Upstream, UpstreamDown
+from colonnade.adapters.outcome import INPUT_REQUIRED
+from colonnade.calls.envelope import CallResult
+from colonnade.calls.service import CallService
+from colonnade.catalog.catalog_errors import InvalidCanonicalName
+from colonnade.catalog.mcp_projection import served, side_effects_of
+from colonnade.catalog.naming import join_canonical
+from colonnade.contracts.model import SideEffects
+from colonnade.governance.authorization import Authorizer, permits
+from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
+from colonnade.surfaces.envelope_parsing import EnvelopeRejection
+from colonnade.surfaces.mcp.announcer import Announcer, connection_of
+from colonnade.surfaces.mcp.caller import principal_of
+from colonnade.surfaces.mcp.event_store import MemoryEventStore
+from colonnade.surfaces.mcp.render import as_served, render_answer, render_result
+from colonnade.surfaces.mcp.server import call_request
+
+__all__ = ["EndpointRelay", "UpstreamEndpoint"]
+
+Ctx = ServerRequestContext[Any, Any]
+Build = Callable[[types.InputResponses | None, str | None, dict[str, Any]], Any]
+
+RETRY_INTERVAL_MS = 1000
+_NO_SDK_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+_RESERVED_META = frozenset(
+    {
+        types.PROTOCOL_VERSION_META_KEY,
+        types.CLIENT_INFO_META_KEY,
+        types.CLIENT_CAPABILITIES_META_KEY,
+        types.LOG_LEVEL_META_KEY,
+        "progressToken",
+    }
+)
+_LEVELS: tuple[types.LoggingLevel, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+# A server that gives no cache hints gets these: immediately stale, never shared.
+_STALE: dict[CacheableMethod, CacheHint] = {
+    method: CacheHint(0, "private") for method in get_args(CacheableMethod)
+}
+# Errors the gateway itself produced while waiting: typed results, not the server's own errors.
+_LOCAL_ERRORS = frozenset({types.REQUEST_TIMEOUT, types.CONNECTION_CLOSED})
+
+
+class EndpointRelay(Relay):
+    """The calling client's connection: its capabilities, progress, logs, and how to ask it."""
+
+    def __init__(self, ctx: Ctx, *, log_level: types.LoggingLevel | None, **fields: Any) -> None:
+        super().__init__(log_level=log_level, **fields)
+        self.ctx = ctx
+        self.modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    @property
+    def passes_input_rounds(self) -> bool:
+        return self.modern
+
+    @property
+    def handshake_era(self) -> bool:
+        return not self.modern
+
+    @property
+    def follows_stream_closes(self) -> bool:
+        return self.ctx.close_sse_stream is not None
+
+    async def stream_closed(self) -> None:
+        if self.ctx.close_sse_stream is not None:
+            await self.ctx.close_sse_stream()
+
+    @property
+    def can_ask(self) -> bool:
+        return not self.modern and self.ctx.session.can_send_request
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        await self.ctx.session.report_progress(progress, total, message)
+
+    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
+        if self.log_level is None or _LEVELS.index(params.level) < _LEVELS.index(self.log_level):
+            return
+        notification = types.LoggingMessageNotification(params=params)
+        await self.ctx.session.send_notification(notification, related_request_id=self.ctx.request_id)
+
+    async def ask(self, request: types.InputRequest) -> types.InputResponse | types.ErrorData:
+        if not self.can_ask:
+            return await super().ask(request)
+        metadata = ServerMessageMetadata(related_request_id=self.ctx.request_id)
+        try:
+            if isinstance(request, types.CreateMessageRequest):
+                wants_tools = bool(request.params.tools or request.params.tool_choice)
+                kind = types.CreateMessageResultWithTools if wants_tools else types.CreateMessageResult
+                return await self.ctx.session.send_request(request, kind, metadata=metadata)
+            if isinstance(request, types.ElicitRequest):
+                return await self.ctx.session.send_request(request, types.ElicitResult, metadata=metadata)
+            return await self.ctx.session.send_request(request, types.ListRootsResult, metadata=metadata)
+        except MCPError as exc:
+            return exc.error
+
+
+class _EndpointServer(Server[Any]):
+    """Announces every list change, and offers what the downstream server offers (once it is known)."""
+
+    def __init__(self, upstream: Upstream, **handlers: Any) -> None:
+        super().__init__(
+            f"colonnade/{upstream.name}",
+            version=__version__,
+            title=f"{upstream.name} (through Colonnade)",
+            cache_hints=_STALE,
+            **handlers,
+        )
+        self.upstream = upstream
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        everything = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+        return super().create_initialization_options(
+            notification_options or everything, experimental_capabilities, extensions
+        )
+
+    def get_capabilities(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+        *,
+        protocol_version: str | None = None,
+    ) -> types.ServerCapabilities:
+        ours = super().get_capabilities(
+            notification_options, experimental_capabilities, extensions, protocol_version=protocol_version
+        )
+        theirs = self.upstream.server_capabilities
+        if theirs is None:
+            return ours
+        return ours.model_copy(
+            update={
+                "prompts": ours.prompts if theirs.prompts else None,
+                "resources": ours.resources if theirs.resources else None,
+                "completions": ours.completions if theirs.completions else None,
+                "logging": ours.logging if theirs.logging else None,
+            }
+        )
+
+
+class UpstreamEndpoint:
+    """Build one per server; `manager.asgi_app` serves it once `manager.run()` is entered."""
+
+    def __init__(
+        self,
+        upstream: Upstream,
+        pool: McpPool,
+        calls: CallService,
+        *,
+        authorizer: Authorizer,
+        principal: Principal = ANONYMOUS_LOOPBACK,
+    ) -> None:
+        self.upstream = upstream
+        self.pool = pool
+        self.calls = calls
+        self.authorizer = authorizer
+        self.principal = principal
+        self.announcer = Announcer()
+        self._levels: weakref.WeakKeyDictionary[object, types.LoggingLevel] = weakref.WeakKeyDictionary()
+        self.server = _EndpointServer(
+            upstream,
+            get_tool_input_schema=self._input_schema,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_templates,
+            on_read_resource=self._read_resource,
+            on_subscribe_resource=self._subscribe,
+            on_unsubscribe_resource=self._unsubscribe,
+            on_completion=self._complete,
+            on_set_logging_level=self._set_level,
+            on_subscriptions_listen=ListenHandler(self.announcer.bus),
+        )
+        self.server.middleware.append(self.announcer.remember)
+        self.manager = StreamableHTTPSessionManager(
+            app=self.server,
+            event_store=MemoryEventStore(),
+            retry_interval=RETRY_INTERVAL_MS,
+            security_settings=_NO_SDK_CHECK,
+        )
+
+    @property
+    def name(self) -> str:
+        return self.upstream.name
+
+    async def announce(self, event: ServerEvent) -> None:
+        await self.announcer.announce(event)
+
+    # -- tools ---------------------------------------------------------------------------------
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        for tool in self.upstream.tools:
+            if tool.name == name:
+                return tool.input_schema
+        return None
+
+    async def _list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
+        cursor = params.cursor if params is not None else None
+
+        def build(responses: types.InputResponses | None, state: str | None, meta: dict[str, Any]) -> Any:
+            return types.ListToolsRequest(params=types.PaginatedRequestParams(cursor=cursor, _meta=meta))
+
+        answer = await self._forward(ctx, params, build)
+        listed = [tool for tool in answer.get("tools") or [] if isinstance(tool, dict)]
+        if cursor is None and answer.get("nextCursor") is None:
+            self._accept(listed)
+        allowed = self.authorizer.visible(self._principal(ctx))
+        shown = [self._override(tool) for tool in listed if self._shows(allowed, str(tool.get("name")))]
+        return {**answer, "tools": shown}
+
+    def _accept(self, listed: list[dict[str, Any]]) -> None:
+        """A complete listing keeps the catalog current (a tool the server just added is callable)."""
+        try:
+            tools = tuple(types.Tool.model_validate(tool, by_name=False) for tool in listed)
+        except ValidationError:
+            return
+        self.upstream.accept_tools(tools)
+
+    def _shows(self, allowed: Any, name: str) -> bool:
+        settings = self.upstream.settings
+        if not served(settings, name):
+            return False
+        try:
+            canonical = join_canonical(settings.tenant, settings.name, name)
+        except InvalidCanonicalName:
+            return False
+        return permits(allowed, canonical)
+
+    def _override(self, tool: dict[str, Any]) -> dict[str, Any]:
+        """The operator's description and side effects win over the server's."""
+        override = self.upstream.settings.tools.get(str(tool.get("name")))
+        if override is None:
+            return tool
+        changed = dict(tool)
+        if override.description is not None:
+            changed["description"] = override.description
+        if override.side_effects is not None:
+            effects = side_effects_of(None, override)
+            hints = dict(changed.get("annotations") or {})
+            hints["readOnlyHint"] = effects in (SideEffects.NONE, SideEffects.READ)
+            hints["destructiveHint"] = effects is SideEffects.DESTRUCTIVE
+            changed["annotations"] = hints
+        return changed
+
+    async def _call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> Any:
+        settings = self.upstream.settings
+        legacy = ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        try:
+            canonical = join_canonical(settings.tenant, settings.name, params.name)
+        except InvalidCanonicalName:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name!r}") from None
+        request = call_request(canonical, dict(params.arguments or {}), dict(params.meta or {}))
+        if isinstance(request, EnvelopeRejection):
+            return render_result(request.result(), legacy=legacy)
+        relay = self._relay(ctx, params)
+        with relaying(relay):
+            result = await self.calls.call(request, self._principal(ctx))
+        return _rendered(result, relay, legacy=legacy)
+
+    # -- everything else goes to the server --------------------------------------------------------
+
+    async def _list_prompts(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
+        return await self._paged(ctx, params, types.ListPromptsRequest)
+
+    async def _list_resources(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
+        return await self._paged(ctx, params, types.ListResourcesRequest)
+
+    async def _list_templates(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
+        return await self._paged(ctx, params, types.ListResourceTemplatesRequest)
+
+    async def _get_prompt(self, ctx: Ctx, params: types.GetPromptRequestParams) -> dict[str, Any]:
+        def build(responses: types.InputResponses | None, state: str | None, meta: dict[str, Any]) -> Any:
+            changed = params.model_copy(
+                update={"input_responses": responses, "request_state": state, "meta": meta}
+            )
+            return types.GetPromptRequest(params=changed)
+
+        return await self._forward(ctx, params, build)
+
+    async def _read_resource(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> dict[str, Any]:
+        def build(responses: types.InputResponses | None, state: str | None, meta: dict[str, Any]) -> Any:
+            changed = params.model_copy(
+                update={"input_responses": responses, "request_state": state, "meta": meta}
+            )
+            return types.ReadResourceRequest(params=changed)
+
+        return await self._forward(ctx, params, build)
+
+    async def _complete(self, ctx: Ctx, params: types.CompleteRequestParams) -> dict[str, Any]:
+        def build(responses: types.InputResponses | None, state: str | None, meta: dict[str, Any]) -> Any:
+            return types.CompleteRequest(params=params.model_copy(update={"meta": meta}))
+
+        return await self._forward(ctx, params, build)
+
+    async def _subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        """A handshake-era client's resource subscription; the server hears of the first one."""
+        first = self.announcer.subscribers(params.uri) == 0
+        self.announcer.subscribe(ctx.session, params.uri)
+        if first and self._upstream_subscribes():
+
+            def build(responses: types.InputResponses | None, state: str | None, meta: dict[str, Any]) -> Any:
+                return types.SubscribeRequest(params=types.SubscribeRequestParams(uri=params.uri, _meta=meta))
+
+            await self._forward(ctx, params, build)
+        return types.EmptyResult()
+
+    async def _unsubscribe(self, ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        self.announcer.subscribe(ctx.session, params.uri, on=False)
+        if self.announcer.subscribers(params.uri) == 0 and self._upstream_subscribes():
+
+            def build(responses: types.InputResponses | None, state: str | None, meta: dict[str, Any]) -> Any:
+                return types.UnsubscribeRequest(
+                    params=types.UnsubscribeRequestParams(uri=params.uri, _meta=meta)
+                )
+
+            await self._forward(ctx, params, build)
+        return types.EmptyResult()
+
+    def _upstream_subscribes(self) -> bool:
+        """Whether the session of handshake-era callers takes resource subscriptions."""
+        upstream = self.pool.for_caller(self.name, handshake_era=True) or self.upstream
+        caps = upstream.server_capabilities
+        legacy = upstream.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        return legacy and caps is not None and caps.resources is not None and bool(caps.resources.subscribe)
+
+    async def _set_level(self, ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        """The level applies to this client's requests only: the server's session is shared."""
+        self._levels[connection_of(ctx.session)] = params.level
+        return types.EmptyResult()
+
+    async def _paged(
+        self, ctx: Ctx, params: types.PaginatedRequestParams | None, kind: Any
+    ) -> dict[str, Any]:
+        cursor = params.cursor if params is not None else None
+
+        def build(responses: types.InputResponses | None, state: str | None, meta: dict[str, Any]) -> Any:
+            return kind(params=types.PaginatedRequestParams(cursor=cursor, _meta=meta))
+
+        return await self._forward(ctx, params, build)
+
+    async def _forward(self, ctx: Ctx, params: types.RequestParams | None, build: Build) -> dict[str, Any]:
+        """One request to the server on the caller's behalf; its answer, or its error, as it was."""
+        self._admit(ctx)
+        relay = self._relay(ctx, params)
+        upstream = self.pool.for_caller(self.name, handshake_era=relay.handshake_era) or self.upstream
+        try:
+            answer = await upstream.exchange(
+                build, relay=relay, timeout_s=self.upstream.settings.call_timeout_s
+            )
+        except UpstreamDown as exc:
+            raise MCPError(types.INTERNAL_ERROR, str(exc), data={"code": "S-TOOL-UNAVAILABLE"}) from None
+        except TimeoutError as exc:
+            raise MCPError(types.REQUEST_TIMEOUT, str(exc), data={"code": "R-TIMEOUT-001"}) from None
+        except ValidationError:
+            message = f"server {self.name!r} answered with an invalid result"
+            raise MCPError(types.INTERNAL_ERROR, message, data={"code": "D-DATA-MALFORMED"}) from None
+        return as_served(answer)
+
+    def _admit(self, ctx: Ctx) -> None:
+        """Prompts and resources are for callers who may call at least one tool of the server."""
+        allowed = self.authorizer.visible(self._principal(ctx))
+        if allowed is None:
+            return
+        if not any(self._shows(allowed, tool.name) for tool in self.upstream.tools):
+            raise MCPError(types.METHOD_NOT_FOUND, "Method not found")
+
+    def _relay(self, ctx: Ctx, params: types.RequestParams | None) -> EndpointRelay:
+        meta: dict[str, Any] = dict(params.meta or {}) if params is not None else {}
+        caps = ctx.session.client_capabilities
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            level = meta.get(types.LOG_LEVEL_META_KEY)
+            log_level = level if level in _LEVELS else None
+        else:
+            log_level = self._levels.get(connection_of(ctx.session), "debug")
+        return EndpointRelay(
+            ctx,
+            log_level=log_level,
+            client_capabilities=caps.model_dump(by_alias=True, mode="json", exclude_none=True)
+            if caps
+            else {},
+            meta={key: value for key, value in meta.items() if _passable(key)},
+            input_responses=getattr(params, "input_responses", None),
+            request_state=getattr(params, "request_state", None),
+        )
+
+    def _principal(self, ctx: Ctx) -> Principal:
+        return principal_of(ctx, self.principal)
+
+
+def _passable(key: str) -> bool:
+    """A `_meta` key of the caller's that goes on to the server (not a protocol or gateway key)."""
+    return key not in _RESERVED_META and not key.startswith("colonnade/")
+
+
+def _rendered(result: CallResult, relay: Relay, *, legacy: bool) -> Any:
+    """The server's own answer (or JSON-RPC error) when the gateway let it stand, else a typed result."""
+    answer = relay.answer
+    if answer.error is not None and not result.ok and answer.error.error.code not in _LOCAL_ERRORS:
+        raise answer.error
+    code = result.error.code if result.error is not None else None
+    raw = answer.result
+    asks = raw is not None and is_input_required(raw)
+    if raw is not None and asks and code == INPUT_REQUIRED:
+        return as_served(raw)
+    return render_answer(result, raw, legacy=legacy)

@@ -1,0 +1,129 @@
+"""A downstream MCP server that misbehaves on request, for the gateway's failure tests.
+
+Tools: `pid` (its process id, so a test can kill it), `sleep` (answers after `seconds`), `hang`
+(never answers), `cancelled` (how many `hang` calls the client cancelled), `env` (one variable of
+its environment), `authorization` (the Authorization header of the HTTP request), `echo`. Served over
+stdio (default) or Streamable HTTP (`--port`); over HTTP a call of the tool `garbage` is answered
+with a body that is not JSON at all, as a broken server or proxy would. Built on the SDK's
+low-level `Server`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from typing import Any
+
+import anyio
+import mcp_types as types
+import uvicorn
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp.server.stdio import stdio_server
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["build_server", "main"]
+
+_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"seconds": {"type": "number"}, "name": {"type": "string"}},
+}
+_CANCELLED = [0]
+
+
+async def _list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
+    names = ("pid", "sleep", "hang", "cancelled", "env", "authorization", "echo", "garbage")
+    return types.ListToolsResult(
+        tools=[
+            types.Tool(name=name, description=f"{name} (fault server)", input_schema=_SCHEMA)
+            for name in names
+        ]
+    )
+
+
+async def _call_tool(
+    ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+) -> types.CallToolResult:
+    arguments = params.arguments or {}
+    if params.name == "pid":
+        return types.CallToolResult(content=[], structured_content={"pid": os.getpid()})
+    if params.name == "env":
+        return types.CallToolResult(
+            content=[], structured_content={"value": os.environ.get(arguments["name"])}
+        )
+    if params.name == "authorization":
+        request = ctx.request
+        header = request.headers.get("authorization") if request is not None else None  # type: ignore[attr-defined]
+        return types.CallToolResult(content=[], structured_content={"value": header})
+    if params.name == "cancelled":
+        return types.CallToolResult(content=[], structured_content={"cancelled": _CANCELLED[0]})
+    if params.name == "sleep":
+        await asyncio.sleep(float(arguments.get("seconds", 1)))
+    elif params.name == "hang":
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            _CANCELLED[0] += 1
+            raise
+    return types.CallToolResult(content=[types.TextContent(type="text", text=f"{params.name} done")])
+
+
+def build_server() -> Server[Any]:
+    return Server("fault-server", version="1.0.0", on_list_tools=_list_tools, on_call_tool=_call_tool)
+
+
+class _GarbageForTheGarbageTool:
+    """Answers a POST that calls the tool `garbage` with a body that is not JSON."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        messages: list[Message] = []
+        body = b""
+        while True:
+            message = await receive()
+            messages.append(message)
+            body += message.get("body", b"")
+            if not message.get("more_body", False):
+                break
+        if b'"garbage"' in body:
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b"<html>this is not JSON</html>"})
+            return
+
+        async def replay() -> Message:
+            return messages.pop(0) if messages else await receive()
+
+        await self.app(scope, replay, send)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=None, help="serve Streamable HTTP on this port")
+    args = parser.parse_args()
+    server = build_server()
+    if args.port is None:
+
+        async def serve_stdio() -> None:
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+
+        anyio.run(serve_stdio)
+        return
+    app = _GarbageForTheGarbageTool(server.streamable_http_app(host="127.0.0.1"))
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", http="h11")
+
+
+if __name__ == "__main__":
+    main()
