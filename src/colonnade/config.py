@@ -20,6 +20,7 @@ from colonnade.errors import ColonnadeError
 __all__ = [
     "ConfigError",
     "LocalPrincipalSettings",
+    "OrganSettings",
     "RoutingSettings",
     "ServerSettings",
     "Settings",
@@ -149,6 +150,29 @@ class RoutingSettings(_Section):
     )
 
 
+class OrganSettings(_Section):
+    """In-process organs served as tools: found by their cards, imported on their first call."""
+
+    cards: list[Path] = Field(
+        default_factory=list,
+        description="Card folders (organ.json / organ.toml), or folders of them; each organ's functions are"
+        " served as tools.",
+    )
+    tenant: str = Field(
+        default="local",
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$",
+        description="Tenant of the organ tools: their names are tenant:organ:function.",
+    )
+    import_paths: list[Path] = Field(
+        default_factory=list,
+        description="Folders put on the Python path before an organ's module is imported.",
+    )
+    pathways: list[Path] = Field(
+        default_factory=list,
+        description="YAML files of pathways (organ functions in a row), each served as a tool.",
+    )
+
+
 class Settings(_Section):
     """Everything that can be configured, with the embedded defaults."""
 
@@ -177,6 +201,7 @@ class Settings(_Section):
     server: ServerSettings = Field(default_factory=ServerSettings)
     routing: RoutingSettings = Field(default_factory=RoutingSettings)
     local_principal: LocalPrincipalSettings = Field(default_factory=LocalPrincipalSettings)
+    organs: OrganSettings = Field(default_factory=OrganSettings)
 
     @property
     def effective_database_url(self) -> str:

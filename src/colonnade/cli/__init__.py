@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from colonnade.cli import (
+    cards,  # noqa: F401
     contract_openapi,  # noqa: F401
     contract_store,  # noqa: F401
     contract_validate,  # noqa: F401
     demo,  # noqa: F401
     errors_command,  # noqa: F401
+    organ,  # noqa: F401
     route,  # noqa: F401
     serve,  # noqa: F401
     smoke,  # noqa: F401

@@ -28,6 +28,8 @@ from colonnade.adapters.discovery_tools import DiscoveryTools
 from colonnade.adapters.health_monitor import HealthMonitor
 from colonnade.adapters.http import HttpAdapter
 from colonnade.adapters.http_tools import HttpTools
+from colonnade.adapters.organ import OrganAdapter
+from colonnade.adapters.pathway import PathwayAdapter
 from colonnade.adapters.registry import AdapterRegistry
 from colonnade.calls.commit_tool import COMMIT_TOOL, CommitHandler
 from colonnade.calls.default_pipeline import PipelineParts, build_pipeline
@@ -43,9 +45,12 @@ from colonnade.governance.authorization import AllowAll, Authorizer
 from colonnade.governance.principal import Principal
 from colonnade.observability.metrics import GatewayMetrics
 from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider
+from colonnade.organs.executive import Executive
+from colonnade.organs.loading import OrganHost
 from colonnade.routing.catalog_index import CatalogIndex
 from colonnade.routing.learning import CallFeedback, CoOccurrence
 from colonnade.routing.router import Router
+from colonnade.runtime.organ_sources import ORGAN_SOURCE, load_organ_sources
 from colonnade.runtime.sources import expand_contract_paths, load_for_publishing
 from colonnade.runtime.sync import CatalogSync
 from colonnade.store.co_occurrence_repo import CoOccurrenceStore
@@ -90,6 +95,7 @@ class Gateway:
         metrics: GatewayMetrics | None = None,
         manifests: Manifests | None = None,
         tracer_provider: TracerProvider | None = None,
+        organs: OrganHost | None = None,
     ) -> None:
         settings = settings if settings is not None else Settings()
         self.settings = settings
@@ -104,6 +110,13 @@ class Gateway:
         self.tracer_provider = tracer_provider if tracer_provider is not None else build_tracer_provider()
         local = settings.local_principal
         self.local_principal = Principal.local(local.id, tenant=local.tenant, persona=local.persona)
+
+        # Organs (in-process Python modules): served from their cards, imported on their first call.
+        organ_sources = load_organ_sources(
+            settings.organs, data_dir=settings.data_dir, profile=settings.wire_profile, host=organs
+        )
+        if organ_sources.tools:
+            self.catalog.add_tools(ORGAN_SOURCE, organ_sources.tools)
 
         # The router: the embedded default keeps its index under data_dir; co-occurrence is in the database.
         on_disk = engine is not None and settings.database_url is None
@@ -124,7 +137,18 @@ class Gateway:
             for tool, handler in zip(discovery.tools, (discovery.search, discovery.describe), strict=True):
                 self.builtins.add(tool)
                 builtin.register(tool.operation, handler)
-        self.adapters = AdapterRegistry({"http": HttpTools(self.http), "builtin": builtin})
+        self.executive = Executive(
+            organ_sources.host, tenant=settings.organs.tenant, corpus=self.tool_index.corpus
+        )
+        self.executive.add_pathways(organ_sources.pathways)
+        self.adapters = AdapterRegistry(
+            {
+                "http": HttpTools(self.http),
+                "builtin": builtin,
+                "organ": OrganAdapter(organ_sources.host),
+                "pathway": PathwayAdapter(self.executive),
+            }
+        )
 
         # State that lives in the database, when there is one.
         self.store = ContractStore(engine) if engine is not None else None
@@ -189,7 +213,11 @@ class Gateway:
         except BaseException:
             await engine.dispose()
             raise
-        gateway = cls(settings, engine=engine)
+        try:
+            gateway = cls(settings, engine=engine)
+        except BaseException:
+            await engine.dispose()
+            raise
         await gateway.feedback.load()
         await gateway.publish_files(settings.contracts)
         gateway.tool_index.reconcile()

@@ -16,8 +16,9 @@ __all__ = ["ApprovalGate", "needs_approval"]
 
 
 def needs_approval(call: Call) -> bool:
+    """Destructive tools, and tools whose record (a contract's llm block, an organ or pathway) asks for it."""
     tool = call.tool
-    requires = tool.llm is not None and tool.llm.requires_human_approval
+    requires = tool.requires_human_approval or (tool.llm is not None and tool.llm.requires_human_approval)
     return requires or tool.side_effects is SideEffects.DESTRUCTIVE
 
 

@@ -1,7 +1,11 @@
 """Network policy: the backend must be on the tool's allow-list and on the call's, when it gives one.
 
 A binding this stage cannot check (a kind it does not know where it reaches) is refused: an
-unknown reach is never assumed to be allowed. Built-in tools reach no network.
+unknown reach is never assumed to be allowed. Built-in tools reach no network. Organ functions
+and pathways run in the gateway's process: one whose card declares no `network` effect reaches
+no network by itself and passes like a built-in; one that declares it reaches hosts the gateway
+cannot see nor confine, so a call that restricts the network (`constraints.net_allowlist`) is
+refused with P-PRECOND-NET-UNCHECKED, and a call that does not is run as its card declares.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.manifest import host_port
 from colonnade.calls.pipeline import Next
-from colonnade.catalog.bindings import BuiltinBinding, HttpBinding
+from colonnade.catalog.bindings import BuiltinBinding, HttpBinding, OrganBinding, PathwayBinding
 
 __all__ = ["NetworkPolicy", "allowed"]
 
@@ -30,6 +34,8 @@ class NetworkPolicy:
         binding = call.tool.binding
         if isinstance(binding, BuiltinBinding):
             return await next(call)
+        if isinstance(binding, OrganBinding | PathwayBinding):
+            return await self._in_process(call, next, binding.network)
         if not isinstance(binding, HttpBinding):
             kind = binding.kind if binding is not None else "none"
             status, err = error(
@@ -52,4 +58,16 @@ class NetworkPolicy:
                     net_allowlist=allowlist,
                 )
                 return call.result(status, error=err)
+        return await next(call)
+
+    async def _in_process(self, call: Call, next: Next, network: bool) -> CallResult:
+        if network and call.request.constraints.net_allowlist is not None:
+            status, err = error(
+                "P-PRECOND-NET-UNCHECKED",
+                f"'{call.tool.canonical_name}' runs in the gateway's process and reaches the network (its "
+                "card says so), which the gateway cannot confine to constraints.net_allowlist; it was not "
+                "executed",
+                binding=call.tool.binding.kind if call.tool.binding is not None else "none",
+            )
+            return call.result(status, error=err)
         return await next(call)
