@@ -168,7 +168,7 @@ class FunctionOrgan:
         if function is None:
             head, _, rest = stimulus.op.partition(".")
             part = self._parts.get(head) if rest else None
-            if part is None:
+            if part is None or rest not in part.describe().operations():
                 return unsupported(self.name, stimulus.op, list(self.describe().operations()))
             return await part.stimulate(stimulus.model_copy(update={"op": rest}))
         meter = CpuMeter()
