@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -55,9 +56,7 @@ async def test_the_sidecar_serves_the_organ_over_stdio(tmp_path: Path, mode: str
     assert (tmp_path / "vault" / "vault.db").is_file()  # the organ's state, in its own folder
 
 
-async def test_the_sidecar_refuses_a_module_without_an_organ(tmp_path: Path) -> None:
-    import subprocess
-
+def test_the_sidecar_refuses_a_module_without_an_organ(tmp_path: Path) -> None:
     run = subprocess.run(
         [str(COLONNADE), "organ", "serve", "json"],
         cwd=tmp_path,

@@ -19,8 +19,8 @@ from colonnade.catalog.catalog import Catalog
 from colonnade.config import OrganSettings, Settings
 from colonnade.runtime.gateway import Gateway
 from colonnade.surfaces.mcp.render import RESULT_META_KEY
-from tests.surfaces.conftest import demo_contract
 from tests.support.repo import ROOT
+from tests.surfaces.conftest import demo_contract
 
 MODES = ["auto", "legacy"]
 
