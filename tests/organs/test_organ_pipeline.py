@@ -18,7 +18,7 @@ from colonnade.contracts.model import Determinism, SideEffects
 from colonnade.organs import OrganHost, Response, Stimulus
 from colonnade.organs.card_files import write_cards
 from colonnade.organs.functional import unsupported
-from colonnade.organs.organ_errors import OrganCardsInvalid
+from colonnade.organs.organ_errors import OrganCardsInvalid, OrganLoadError
 from colonnade.runtime.gateway import Gateway
 from examples.organs.vault import organ as vault
 from tests.support.organs import RECEIVED, lab, write_lab_cards
@@ -230,6 +230,15 @@ def test_an_invalid_card_stops_the_gateway_with_every_finding(tmp_path: Path) ->
     (cards / "organ.json").write_text(data, encoding="utf-8")
     with pytest.raises(OrganCardsInvalid, match="ORG008 /functions/0/idempotent"):
         Gateway(Settings(data_dir=tmp_path, organs=OrganSettings(cards=[cards])))
+
+
+def test_an_organ_that_runs_only_as_a_sidecar_is_not_embedded(tmp_path: Path) -> None:
+    card = lab.describe().model_copy(
+        update={"execution_modes": ["sidecar"], "entrypoint": "tests.support.organs:lab"}
+    )
+    write_cards(card, tmp_path / "cards")
+    with pytest.raises(OrganLoadError, match=r"organ .lab. runs only as sidecar .*`colonnade organ serve`"):
+        Gateway(Settings(data_dir=tmp_path, organs=OrganSettings(cards=[tmp_path / "cards"])))
 
 
 async def test_pathways_are_tools_as_strong_as_their_strongest_step(tmp_path: Path) -> None:

@@ -57,6 +57,9 @@ def serve(
         organ, _ = import_organ(module)
     except OrganLoadError as exc:
         fail(str(exc))
+    modes = organ.describe().execution_modes
+    if "sidecar" not in modes:
+        fail(f"the organ runs only as {', '.join(modes)} (its card's execution_modes), not as a sidecar")
     from colonnade.organs.sidecar import serve_stdio
 
     folder = data_dir if data_dir is not None else Path(".colonnade") / "organs"

@@ -15,6 +15,7 @@ from colonnade.config import OrganSettings
 from colonnade.organs.card_files import card_folders
 from colonnade.organs.card_loading import load_card
 from colonnade.organs.loading import OrganHost, add_import_paths
+from colonnade.organs.organ_errors import OrganLoadError
 from colonnade.organs.pathways import Pathway, load_pathways, pathway_tool
 from colonnade.organs.projection import organ_tools
 
@@ -38,6 +39,13 @@ def load_organ_sources(
     add_import_paths(settings.import_paths)
     if host is None:
         cards = [load_card(folder) for folder in card_folders(settings.cards)]
+        for card in cards:
+            if "embedded" not in card.execution_modes:
+                raise OrganLoadError(
+                    f"organ '{card.name}' runs only as {', '.join(card.execution_modes)} (its card's "
+                    "execution_modes), not embedded in the gateway; remove it from organs.cards and run "
+                    "it with `colonnade organ serve`"
+                )
         host = OrganHost(cards, data_dir=data_dir / "organs")
     pathways = load_pathways(settings.pathways, host)
     tools = [
