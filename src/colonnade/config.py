@@ -25,6 +25,7 @@ __all__ = [
     "IssuerSettings",
     "LocalPrincipalSettings",
     "McpServerSettings",
+    "OrganSettings",
     "RoutingSettings",
     "ServerSettings",
     "Settings",
@@ -335,6 +336,29 @@ class McpServerSettings(_Section):
         return self
 
 
+class OrganSettings(_Section):
+    """In-process organs served as tools: found by their cards, imported on their first call."""
+
+    cards: list[Path] = Field(
+        default_factory=list,
+        description="Card folders (organ.json / organ.toml), or folders of them; each organ's functions are"
+        " served as tools.",
+    )
+    tenant: str = Field(
+        default="local",
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$",
+        description="Tenant of the organ tools: their names are tenant:organ:function.",
+    )
+    import_paths: list[Path] = Field(
+        default_factory=list,
+        description="Folders put on the Python path before an organ's module is imported.",
+    )
+    pathways: list[Path] = Field(
+        default_factory=list,
+        description="YAML files of pathways (organ functions in a row), each served as a tool.",
+    )
+
+
 class Settings(_Section):
     """Everything that can be configured, with the embedded defaults."""
 
@@ -368,6 +392,7 @@ class Settings(_Section):
     servers: list[McpServerSettings] = Field(
         default_factory=list, description="Downstream MCP servers served behind the gateway."
     )
+    organs: OrganSettings = Field(default_factory=OrganSettings)
 
     @model_validator(mode="after")
     def _unique_server_names(self) -> Settings:

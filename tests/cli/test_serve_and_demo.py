@@ -173,7 +173,8 @@ def test_demo_follows_the_configured_port_and_reruns_with_another_backend_port(t
         proc = _demo(tmp_path, log, env, "--backend-port", str(backend_port))
         try:
             wait_http(f"http://127.0.0.1:{gateway_port}/readyz", proc, log=log)
-            assert httpx2.get(f"http://127.0.0.1:{gateway_port}/readyz").json()["tools"] == 11
+            # 11 contract tools, 4 functions of the vault organ and 2 pathways
+            assert httpx2.get(f"http://127.0.0.1:{gateway_port}/readyz").json()["tools"] == 17
             token = (tmp_path / "data" / "demo-token").read_text().strip()  # requests need a credential
             called = httpx2.post(
                 f"http://127.0.0.1:{gateway_port}/v1/calls",
@@ -181,6 +182,13 @@ def test_demo_follows_the_configured_port_and_reruns_with_another_backend_port(t
                 headers={"authorization": f"Bearer {token}"},
             ).json()
             assert called["status"] == "success", called
+            stored = httpx2.post(
+                f"http://127.0.0.1:{gateway_port}/v1/calls",
+                json={"tool_id": "acme:vault:store", "input": {"key": f"run-{run}.txt", "content": "hello"}},
+                headers={"authorization": f"Bearer {token}"},
+            ).json()
+            assert stored["status"] == "success", stored
+            assert stored["metrics"]["cpu_ms"] is not None
         finally:
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=30) == 0, log.read_text()

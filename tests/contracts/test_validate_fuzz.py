@@ -186,3 +186,12 @@ def test_yaml_specific_values_in_a_contract() -> None:
     findings = validate_data(doc)
     assert [(f.code, f.path) for f in findings] == [("UAC001", "/description")]
     assert "bytes value, which JSON cannot hold" in findings[0].message
+
+
+def test_a_schema_that_is_its_own_reference_is_a_finding_not_a_crash() -> None:
+    """Found by the property test above: `{"$ref": ""}` sends a validator round in circles."""
+    doc = copy.deepcopy(BASE)
+    doc["endpoints"][0]["input_schema"] = {"$ref": ""}
+    doc["endpoints"][0]["llm"]["examples"][0]["input"] = {}
+    findings = validate_data(doc)
+    assert any(f.code == "UAC001" and "refers to itself" in f.message for f in findings), findings

@@ -88,7 +88,7 @@ def test_the_demo_token_is_written_for_the_client_commands(demo: Demo) -> None:
     assert smoke.returncode == 0, smoke.stdout + smoke.stderr
     listed = demo.colonnade("tools", "list", "--url", demo.url, "--json")
     assert listed.returncode == 0, listed.stderr
-    assert len(json.loads(listed.stdout)) == 11
+    assert len(json.loads(listed.stdout)) == 17  # 11 contract tools, the vault organ and two pathways
     refused = demo.colonnade("tools", "list", "--url", demo.url, "--token", "col_aaaaaaaaaaaa_" + "b" * 43)
     assert refused.returncode != 0 and "A-AUTH-API-KEY" in refused.stderr
 

@@ -98,6 +98,8 @@ class AdapterOutcome:
     duration_ms: float = 0.0
     details: dict[str, Any] | None = None
     warnings: tuple[str, ...] = ()
+    cpu_ms: float | None = None
+    """CPU the tool spent, when the adapter can measure it (in-process organs); None otherwise."""
 
     @property
     def ok(self) -> bool:

@@ -91,8 +91,12 @@ class Call:
         error: CallError | None = None,
         warnings: list[str] | None = None,
         commit_token: str | None = None,
+        cpu_ms: float | None = None,
     ) -> CallResult:
-        """Close the call with an outcome; metrics are always filled, provenance once resolved."""
+        """Close the call with an outcome; metrics are always filled, provenance once resolved.
+
+        `cpu_ms` is the tool's CPU time when its adapter measured it (in-process organs).
+        """
         tool = self.resolved_tool
         return CallResult(
             call_id=self.request.call_id,
@@ -101,7 +105,10 @@ class Call:
             error=error,
             commit_token=commit_token,
             side_effects=self._effects(status),
-            metrics=CallMetrics(duration_ms=round((time.perf_counter() - self.started) * 1000, 3)),
+            metrics=CallMetrics(
+                duration_ms=round((time.perf_counter() - self.started) * 1000, 3),
+                cpu_ms=round(cpu_ms, 3) if cpu_ms is not None else None,
+            ),
             provenance=Provenance(tool_id=tool.canonical_name, tool_version=tool.version, digest=tool.digest)
             if tool is not None
             else None,

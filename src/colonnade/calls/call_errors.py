@@ -293,7 +293,8 @@ _SPECS = (
         "P-PRECOND-NET-UNCHECKED",
         _TERMINAL,
         "The gateway cannot tell which network the tool's binding reaches",
-        "Report to the gateway operator: the tool's source gives no address the network policy can check.",
+        "Report to the gateway operator: the tool's source gives no address the network policy can check. "
+        "An in-process organ that reaches the network runs only for calls without constraints.net_allowlist.",
     ),
     ErrorSpec(
         "P-PRECOND-COMMIT-TOKEN",
@@ -436,6 +437,26 @@ _SPECS = (
         _TERMINAL,
         "The gateway failed while running the call",
         "Report the call_id and trace_id to the gateway operator.",
+    ),
+    ErrorSpec(
+        "S-TOOL-ORGAN-LOAD",
+        _TERMINAL,
+        "The organ behind this tool cannot be loaded, or no longer fits its card",
+        "An operator must fix what error.message names: the module on the Python path (organs.import_paths), "
+        "or stale cards (re-export them with `colonnade cards export MODULE -o FOLDER` and restart).",
+    ),
+    ErrorSpec(
+        "S-TOOL-ORGAN-UNSUPPORTED",
+        _TERMINAL,
+        "The organ does not answer the operation its card lists",
+        "An operator must re-export the organ's cards (`colonnade cards export`) so they match its code.",
+    ),
+    ErrorSpec(
+        "S-TOOL-ORGAN-FAULT",
+        _TERMINAL,
+        "The organ failed while answering (a bug in the organ)",
+        "Report the call_id and trace_id to the organ's author (card: author, repository); the gateway log "
+        "has the exception's type and frames.",
     ),
     ErrorSpec(
         "S-TOOL-EFFECT-UNKNOWN",
@@ -589,6 +610,18 @@ _SPECS = (
         _TERMINAL,
         "A tool manifest file is unreadable or invalid",
         "Fix each problem listed for the manifest file, then restart the gateway.",
+    ),
+    ErrorSpec(
+        "S-TOOL-CONFIG-ORGAN",
+        _TERMINAL,
+        "An organ card is unreadable or invalid",
+        "Run `colonnade cards validate FOLDER` and fix every error finding (or export the cards again).",
+    ),
+    ErrorSpec(
+        "S-TOOL-CONFIG-PATHWAY",
+        _TERMINAL,
+        "A pathway file is unreadable or names an operation no served organ has",
+        "Fix the file and step the message names; each step is `organ.op` of an organ in organs.cards.",
     ),
     ErrorSpec(
         "S-TOOL-STORE",

@@ -1,8 +1,10 @@
 """Tool manifests: the runtime facts the pipeline enforces (limits, retries, circuit, network, health, SLO).
 
 Contract tools derive theirs from the contract (determinism from side effects and method, limits
-from `runtime`, the network allow-list from the backend URL); a `tools/<tool_id>/tool.yaml` file
-may override any part of it. Manifests are computed once per tool definition (by digest).
+from `runtime`, the network allow-list from the backend URL); organ functions from their cards
+(the queue cap is `runtime.concurrency_max`, the p95 latency and error rate are the SLO); a
+`tools/<tool_id>/tool.yaml` file may override any part of it. Manifests are computed once per
+tool definition (by digest).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from urllib.parse import urlsplit
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from colonnade.catalog.bindings import McpBinding
+from colonnade.catalog.bindings import McpBinding, OrganBinding
 from colonnade.catalog.http_binding import HttpBinding
 from colonnade.catalog.naming import to_wire
 from colonnade.catalog.tool import Tool
@@ -154,6 +156,7 @@ def derive_manifest(tool: Tool, override: ManifestOverride | None = None) -> Too
         determinism=tool.determinism,
         capabilities=Capabilities(net_allowlist=allow, env=env),
         limits=limits,
+        slo=_slo_of(tool),
         health=Health(readiness=tool.health_url),
         schema={"input": tool.input_schema, "output": tool.output_schema},
     )
@@ -168,6 +171,18 @@ def _mcp_reach(binding: McpBinding) -> list[str]:
     if binding.transport == "stdio":
         return [f"stdio:{binding.server}"]
     return [host_port(binding.url)] if binding.url else []
+
+
+def _slo_of(tool: Tool) -> Slo:
+    """An organ card's objectives; other tools get the default until a manifest file sets one."""
+    binding = tool.binding
+    if not isinstance(binding, OrganBinding):
+        return Slo()
+    rate = binding.max_error_rate
+    return Slo(
+        success_rate_min=1 - rate if rate is not None else Slo().success_rate_min,
+        p95_latency_ms_max=binding.p95_latency_ms,
+    )
 
 
 def host_port(url: str) -> str:

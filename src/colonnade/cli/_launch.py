@@ -30,6 +30,7 @@ from colonnade.config import ServerSettings, Settings
 from colonnade.contracts.load import ContractLoadError
 from colonnade.contracts.validate import ContractInvalid
 from colonnade.errors import ColonnadeError
+from colonnade.organs.organ_errors import OrganCardError, OrganCardsInvalid, OrganLoadError, PathwayError
 from colonnade.runtime.gateway import Gateway
 from colonnade.store.store_errors import StoreError
 from colonnade.surfaces.admission import AdmissionControl
@@ -37,6 +38,8 @@ from colonnade.surfaces.admission import AdmissionControl
 __all__ = ["open_gateway", "run", "run_http", "run_stdio"]
 
 logger = logging.getLogger("colonnade.gateway")
+
+ORGAN_ERRORS = (OrganCardError, OrganCardsInvalid, OrganLoadError, PathwayError)
 
 
 def run(main: Coroutine[Any, Any, None]) -> None:
@@ -59,6 +62,8 @@ async def open_gateway(settings: Settings) -> AsyncIterator[Gateway]:
         lines = [f"  {f.code} {f.path}: {f.message} (fix: {f.fix})" for f in exc.findings if f.is_error]
         fail("a configured contract is invalid:\n" + "\n".join(lines))
     except StoreError as exc:
+        fail(str(exc))
+    except ORGAN_ERRORS as exc:
         fail(str(exc))
     except DATABASE_ERRORS as exc:
         fail(database_problem(settings, exc))
@@ -249,6 +254,12 @@ def _print_banner(gateway: Gateway, url: str, snippet: bool, token: str | None =
     for entry in gateway.catalog.api_versions():
         if entry.active:
             err_console.print(f"  {entry.tenant}/{entry.api} {entry.version}: {entry.tools} tools")
+    tenant = gateway.settings.organs.tenant
+    for card in gateway.executive.host.cards:
+        count = len(card.operations())
+        err_console.print(f"  {tenant}/{card.name} {card.version}: {count} tools (organ, in-process)")
+    if gateway.executive.pathways:
+        err_console.print(f"  {tenant}/pathway: {len(gateway.executive.pathways)} tools (pathways of organs)")
     if snippet:
         server: dict[str, object] = {"type": "http", "url": url}
         if token is not None:

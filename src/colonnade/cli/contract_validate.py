@@ -30,7 +30,16 @@ from colonnade.contracts.load import ContractLoadError, load_document
 from colonnade.contracts.uac_json_schema import schema_text, write_schema
 from colonnade.contracts.validate import validate_document
 
-__all__ = ["CONTRACT_SUFFIXES", "LOAD_CODE", "FileReport", "OutputFormat", "check_paths", "exit_code"]
+__all__ = [
+    "CONTRACT_SUFFIXES",
+    "LOAD_CODE",
+    "FileReport",
+    "OutputFormat",
+    "check_paths",
+    "exit_code",
+    "print_reports",
+    "reports_json",
+]
 
 CONTRACT_SUFFIXES = (".yaml", ".yml", ".json")
 LOAD_CODE = "LOAD"
@@ -112,9 +121,9 @@ def validate(
     """
     reports = check_paths(paths)
     if output is OutputFormat.JSON:
-        print_json(_as_json(reports))
+        print_json(reports_json(reports))
     else:
-        _print_text(reports)
+        print_reports(reports)
     raise typer.Exit(exit_code(reports, strict))
 
 
@@ -136,7 +145,7 @@ def schema(
     err_console.print(f"wrote {written}", soft_wrap=True)
 
 
-def _as_json(reports: list[FileReport]) -> dict[str, Any]:
+def reports_json(reports: list[FileReport]) -> dict[str, Any]:
     return {
         "files": [{"path": r.path, "findings": [f.to_dict() for f in r.findings]} for r in reports],
         "errors": sum(r.count(Severity.ERROR) for r in reports),
@@ -147,7 +156,7 @@ def _as_json(reports: list[FileReport]) -> dict[str, Any]:
 _STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow"}
 
 
-def _print_text(reports: list[FileReport]) -> None:
+def print_reports(reports: list[FileReport]) -> None:
     for report in reports:
         if not report.findings:
             console.print(Text.assemble((report.path, "bold"), ": ", ("ok", "green")), soft_wrap=True)

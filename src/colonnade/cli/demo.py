@@ -1,5 +1,9 @@
 """`colonnade demo` (what `make run` does): the CRM + billing demo backend and a gateway serving it.
 
+Next to the HTTP-backed contracts the gateway serves the vault organ (examples/organs/vault: blobs
+in SQLite, imported on its first call) and the demo pathways, so a client sees HTTP-backed and
+in-process tools side by side, governed alike.
+
 The demo owns `<data_dir>/demo/` and starts its contract store afresh on every run: its contracts
 are regenerated for the chosen backend port, and a store kept from an earlier run would refuse
 them as a changed published version. The gateway's port follows the configuration like `serve`;
@@ -26,12 +30,15 @@ import yaml
 from colonnade.cli.common import DEMO_TOKEN_FILE, fail, settings_of
 from colonnade.cli.root import app
 from colonnade.cli.serve import PORT_HINT, require_free_port, with_overrides
-from colonnade.config import Settings
+from colonnade.config import OrganSettings, Settings
 
 __all__ = ["DEMO_BACKEND_PORT", "demo"]
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DEMO_CONTRACTS = REPO_ROOT / "examples" / "contracts"
+DEMO_ORGAN_CARDS = REPO_ROOT / "examples" / "organs" / "vault" / "cards"
+DEMO_PATHWAYS = REPO_ROOT / "examples" / "organs" / "pathways.yaml"
+DEMO_TENANT = "acme"
 DEMO_BACKEND_PORT = 8766
 _BACKEND_HINT = "choose another with --backend-port (make run BACKEND_PORT=...)"
 _DEMO_TOKEN_TTL_S = 12 * 3600
@@ -53,6 +60,7 @@ def demo(
 ) -> None:
     """Run the demo: the CRM + billing demo backend and the gateway with the demo contracts published.
 
+    The vault organ (blobs in SQLite) and two pathways are served next to them as acme tools.
     State lives in DATA_DIR/demo/ (the contract store starts afresh on each run). Stop with Ctrl-C.
     Example: colonnade demo --port 9765 --backend-port 9766   (make run PORT=9765 BACKEND_PORT=9766)
     """
@@ -71,6 +79,7 @@ def demo(
             "data_dir": demo_dir,
             "database_url": None,  # the demo's own embedded store, whatever the configured one
             "contracts": [*settings.contracts, _demo_contracts(demo_dir, backend_port)],
+            "organs": _demo_organs(settings),
         }
     )
     # Requests need a credential, as in production: the demo trusts a development issuer and mints
@@ -109,6 +118,19 @@ def _demo_token(settings: Settings, token_dir: Path) -> str:
     token_dir.mkdir(parents=True, exist_ok=True)
     write_secret(token_dir / DEMO_TOKEN_FILE, token)
     return token
+
+
+def _demo_organs(settings: Settings) -> OrganSettings:
+    """The configured organs plus the vault organ and the demo pathways, under the demo's tenant."""
+    organs = settings.organs
+    return organs.model_copy(
+        update={
+            "tenant": DEMO_TENANT,
+            "cards": [*organs.cards, DEMO_ORGAN_CARDS],
+            "import_paths": [*organs.import_paths, REPO_ROOT],
+            "pathways": [*organs.pathways, DEMO_PATHWAYS],
+        }
+    )
 
 
 def _fresh_demo_dir(demo_dir: Path) -> Path:

@@ -420,6 +420,15 @@ def _input_violations(
             "use only references inside the schema itself (e.g. #/$defs/Customer)",
         )
         return
+    except RecursionError:  # e.g. {"$ref": "#"} or {"$ref": ""}: the schema is its own definition
+        yield _finding(
+            "UAC001",
+            f"{endpoint.pointer}/input_schema",
+            f"input_schema of {endpoint.label} refers to itself without end (a $ref that leads back to "
+            "where it stands), so no input can be checked against it",
+            "make every $ref point at a definition that says something (e.g. #/$defs/Customer)",
+        )
+        return
     for tokens, message, hint in explain_all(errors, base, fix):
         yield _finding("UAC010", pointer_of(tokens), f"example input does not fit: {message}", hint)
 

@@ -35,17 +35,21 @@ UNRESOLVED_TOOL = "(unresolved)"
 class ToolMetrics:
     """The series of one tool; `record` is called once per finished call."""
 
-    __slots__ = ("_by_outcome", "_by_status", "_calls", "_durations", "_tool", "in_flight")
+    __slots__ = ("_by_outcome", "_by_status", "_calls", "_durations", "_slo", "_tool", "in_flight")
 
-    def __init__(self, tool: str, calls: Counter, durations: Histogram, in_flight: Gauge) -> None:
+    def __init__(
+        self, tool: str, calls: Counter, durations: Histogram, in_flight: Gauge, slo: _SloSeries | None = None
+    ) -> None:
         self._tool = tool
         self._calls = calls
         self._durations = durations
+        self._slo = slo
         self.in_flight = in_flight.labels(tool)
         self._by_outcome: dict[tuple[str, str], Counter] = {}
         self._by_status: dict[str, Histogram] = {}
 
-    def record(self, status: str, code: str, seconds: float) -> None:
+    def record(self, status: str, code: str, seconds: float, *, slo_p95_s: float | None = None) -> None:
+        """One finished call; with the tool's p95 objective, a call slower than it is counted too."""
         counter = self._by_outcome.get((status, code))
         if counter is None:
             counter = self._by_outcome[(status, code)] = self._calls.labels(self._tool, status, code)
@@ -54,6 +58,35 @@ class ToolMetrics:
         if histogram is None:
             histogram = self._by_status[status] = self._durations.labels(self._tool, status)
         histogram.observe(seconds)
+        if slo_p95_s is not None and self._slo is not None:
+            self._slo.observe(self._tool, seconds, slo_p95_s)
+
+
+class _SloSeries:
+    """The p95 objective per tool and the calls slower than it: 5 % over it breaks the objective."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.target = Gauge(
+            "colonnade_tool_slo_p95_seconds",
+            "A tool's p95 latency objective (organ cards, manifests); compare with the call duration's p95.",
+            ["tool"],
+            registry=registry,
+        )
+        self.over = Counter(
+            "colonnade_calls_over_slo",
+            "Finished calls slower than their tool's p95 objective (more than 5 % of calls breaks it).",
+            ["tool"],
+            registry=registry,
+        )
+        self._known: dict[str, float] = {}
+
+    def observe(self, tool: str, seconds: float, target_s: float) -> None:
+        if self._known.get(tool) != target_s:
+            self._known[tool] = target_s
+            self.target.labels(tool).set(target_s)
+            self.over.labels(tool)  # the series exists (at 0) once the tool has an objective
+        if seconds > target_s:
+            self.over.labels(tool).inc()
 
 
 class GatewayMetrics:
@@ -83,6 +116,7 @@ class GatewayMetrics:
         self.catalog_tools = Gauge(
             "colonnade_catalog_tools", "Tools the catalog serves.", registry=self.registry
         )
+        self.slo = _SloSeries(self.registry)
         self._tools: dict[str, ToolMetrics] = {}
 
     def for_tool(self, tool: str) -> ToolMetrics:
@@ -90,7 +124,7 @@ class GatewayMetrics:
         meters = self._tools.get(tool)
         if meters is None:
             meters = self._tools.setdefault(
-                tool, ToolMetrics(tool, self.calls, self.call_duration, self.calls_in_flight)
+                tool, ToolMetrics(tool, self.calls, self.call_duration, self.calls_in_flight, self.slo)
             )
         return meters
 

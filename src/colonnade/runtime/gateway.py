@@ -33,6 +33,8 @@ from colonnade.adapters.http import HttpAdapter
 from colonnade.adapters.http_tools import HttpTools
 from colonnade.adapters.mcp_tools import McpTools
 from colonnade.adapters.mcp_upstream import Upstream
+from colonnade.adapters.organ import OrganAdapter
+from colonnade.adapters.pathway import PathwayAdapter
 from colonnade.adapters.registry import AdapterRegistry
 from colonnade.calls.commit_tool import COMMIT_TOOL, CommitHandler
 from colonnade.calls.default_pipeline import PipelineParts, build_pipeline
@@ -50,10 +52,13 @@ from colonnade.governance.identity.exposure import refuse_unprotected_bind
 from colonnade.governance.principal import Principal
 from colonnade.observability.metrics import GatewayMetrics
 from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider
+from colonnade.organs.executive import Executive
+from colonnade.organs.loading import OrganHost
 from colonnade.routing.catalog_index import CatalogIndex
 from colonnade.routing.learning import CallFeedback, CoOccurrence
 from colonnade.routing.router import Router
 from colonnade.runtime.governance import Governance
+from colonnade.runtime.organ_sources import ORGAN_SOURCE, load_organ_sources
 from colonnade.runtime.servers import Servers
 from colonnade.runtime.sources import expand_contract_paths, load_for_publishing
 from colonnade.runtime.sync import CatalogSync
@@ -106,6 +111,7 @@ class Gateway:
         manifests: Manifests | None = None,
         tracer_provider: TracerProvider | None = None,
         audit_calls: bool = True,
+        organs: OrganHost | None = None,
     ) -> None:
         """`audit_calls=False` leaves the audit stage out of the pipeline: only for tests of other
         stages under store faults, where the audit log (rightly) fails every call closed."""
@@ -129,6 +135,12 @@ class Gateway:
         self.servers = Servers(self.catalog, profile=settings.wire_profile, tracer=servers_tracer)
         for server in settings.servers:
             self.servers.configure(server)
+        # Organs (in-process Python modules): served from their cards, imported on their first call.
+        organ_sources = load_organ_sources(
+            settings.organs, data_dir=settings.data_dir, profile=settings.wire_profile, host=organs
+        )
+        if organ_sources.tools:
+            self.catalog.add_tools(ORGAN_SOURCE, organ_sources.tools)
 
         # The router: the embedded default keeps its index under data_dir; co-occurrence is in the database.
         on_disk = engine is not None and settings.database_url is None
@@ -149,11 +161,17 @@ class Gateway:
             for tool, handler in zip(discovery.tools, (discovery.search, discovery.describe), strict=True):
                 self.builtins.add(tool)
                 builtin.register(tool.operation, handler)
+        self.executive = Executive(
+            organ_sources.host, tenant=settings.organs.tenant, corpus=self.tool_index.corpus
+        )
+        self.executive.add_pathways(organ_sources.pathways)
         self.adapters = AdapterRegistry(
             {
                 "http": HttpTools(self.http),
                 "builtin": builtin,
                 "mcp": McpTools(self.servers.pool, tracer=servers_tracer),
+                "organ": OrganAdapter(organ_sources.host),
+                "pathway": PathwayAdapter(self.executive),
             }
         )
 
@@ -234,7 +252,11 @@ class Gateway:
         except BaseException:
             await engine.dispose()
             raise
-        gateway = cls(settings, engine=engine)
+        try:
+            gateway = cls(settings, engine=engine)
+        except BaseException:
+            await engine.dispose()
+            raise
         await gateway.governance.refresh()
         await gateway.feedback.load()
         await gateway.publish_files(settings.contracts)

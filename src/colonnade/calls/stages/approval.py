@@ -16,9 +16,10 @@ __all__ = ["ApprovalGate", "needs_approval"]
 
 
 def needs_approval(call: Call) -> bool:
-    """The tool's own flag (from its contract's `llm` block or its server's overrides), or destructive."""
+    """Destructive tools, and tools whose record asks for it (contract llm block, overrides, card)."""
     tool = call.tool
-    return tool.requires_human_approval or tool.side_effects is SideEffects.DESTRUCTIVE
+    requires = tool.requires_human_approval or (tool.llm is not None and tool.llm.requires_human_approval)
+    return requires or tool.side_effects is SideEffects.DESTRUCTIVE
 
 
 class ApprovalGate:

@@ -47,9 +47,9 @@ def result_of(call: Call, outcome: AdapterOutcome) -> CallResult:
     """The call's result from what its adapter reported; the code's registry entry sets the status."""
     warnings = list(outcome.warnings)
     if outcome.kind is OutcomeKind.SUCCESS:
-        return call.result(CallStatus.SUCCESS, output=outcome.body, warnings=warnings)
+        return call.result(CallStatus.SUCCESS, output=outcome.body, warnings=warnings, cpu_ms=outcome.cpu_ms)
     status, err = error(outcome.error_code or "S-TOOL-INTERNAL", outcome.message, **_details(outcome))
-    return call.result(status, error=err, warnings=warnings)
+    return call.result(status, error=err, warnings=warnings, cpu_ms=outcome.cpu_ms)
 
 
 def _details(outcome: AdapterOutcome) -> dict[str, Any]:

@@ -6,6 +6,11 @@ server over HTTP is checked by its URL's `host:port`. A stdio server is a local 
 configured, whose own connections the gateway cannot see: it is named `stdio:<server>`, which its
 tools' manifests allow; a caller's `constraints.net_allowlist` must name it (or `stdio`, for every
 local server) to let such a call run.
+Organ functions
+and pathways run in the gateway's process: one whose card declares no `network` effect reaches
+no network by itself and passes like a built-in; one that declares it reaches hosts the gateway
+cannot see nor confine, so a call that restricts the network (`constraints.net_allowlist`) is
+refused with P-PRECOND-NET-UNCHECKED, and a call that does not is run as its card declares.
 """
 
 from __future__ import annotations
@@ -15,7 +20,14 @@ from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.manifest import host_port
 from colonnade.calls.pipeline import Next
-from colonnade.catalog.bindings import Binding, BuiltinBinding, HttpBinding, McpBinding
+from colonnade.catalog.bindings import (
+    Binding,
+    BuiltinBinding,
+    HttpBinding,
+    McpBinding,
+    OrganBinding,
+    PathwayBinding,
+)
 
 __all__ = ["NetworkPolicy", "allowed", "target_of"]
 
@@ -45,6 +57,8 @@ class NetworkPolicy:
         binding = call.tool.binding
         if isinstance(binding, BuiltinBinding):
             return await next(call)
+        if isinstance(binding, OrganBinding | PathwayBinding):
+            return await self._in_process(call, next, binding.network)
         target = target_of(binding)
         if target is None:
             kind = binding.kind if binding is not None else "none"
@@ -67,4 +81,16 @@ class NetworkPolicy:
                     net_allowlist=allowlist,
                 )
                 return call.result(status, error=err)
+        return await next(call)
+
+    async def _in_process(self, call: Call, next: Next, network: bool) -> CallResult:
+        if network and call.request.constraints.net_allowlist is not None:
+            status, err = error(
+                "P-PRECOND-NET-UNCHECKED",
+                f"'{call.tool.canonical_name}' runs in the gateway's process and reaches the network (its "
+                "card says so), which the gateway cannot confine to constraints.net_allowlist; it was not "
+                "executed",
+                binding=call.tool.binding.kind if call.tool.binding is not None else "none",
+            )
+            return call.result(status, error=err)
         return await next(call)

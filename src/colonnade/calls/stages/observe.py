@@ -48,8 +48,9 @@ _LEVEL = {
     CallStatus.RETRYABLE_ERROR: logging.WARNING,
     CallStatus.TERMINAL_ERROR: logging.WARNING,
 }
-_RESOLVED: ContextVar[Tool | None] = ContextVar("colonnade_resolved_tool", default=None)
-"""The tool the current call resolved to; set by `InFlight`, read and reset by `Observe`."""
+_RESOLVED: ContextVar[tuple[Tool, float | None] | None] = ContextVar("colonnade_resolved_tool", default=None)
+"""The tool the current call resolved to and its p95 objective in seconds; set by `InFlight`, read
+and reset by `Observe`."""
 _MAX_ECHO = 128  # caller-chosen strings (ids, unknown tool names) are clipped in log lines
 _MAX_FRAMES = 8
 
@@ -113,15 +114,16 @@ class Observe:
     def _finish(
         self,
         call: Call,
-        resolved: Tool | None,
+        resolution: tuple[Tool, float | None] | None,
         span: Span | None,
         result: CallResult | None,
         failure: BaseException | None,
     ) -> None:
         seconds = time.perf_counter() - call.started
         status, code = _outcome(result)
+        resolved, slo_p95_s = resolution if resolution is not None else (None, None)
         tool = resolved.canonical_name if resolved is not None else None
-        self.metrics.for_tool(tool or UNRESOLVED_TOOL).record(status, code, seconds)
+        self.metrics.for_tool(tool or UNRESOLVED_TOOL).record(status, code, seconds, slo_p95_s=slo_p95_s)
         if span is not None:
             if tool is not None and span.is_recording():
                 span.update_name(tool)
@@ -175,7 +177,8 @@ class InFlight:
         self.metrics = metrics
 
     async def __call__(self, call: Call, next: Next) -> CallResult:
-        _RESOLVED.set(call.tool)
+        p95_ms = call.manifest.slo.p95_latency_ms_max
+        _RESOLVED.set((call.tool, p95_ms / 1000 if p95_ms is not None else None))
         gauge = self.metrics.for_tool(call.tool.canonical_name).in_flight
         gauge.inc()
         try:
