@@ -115,12 +115,14 @@ class HttpAdapter:
         *,
         timeout_s: float | None = None,
         headers: Mapping[str, str] | None = None,
+        deduplicated: bool = False,
     ) -> AdapterOutcome:
         """Send the operation's request and classify the answer; never raises for backend trouble.
 
         `headers` are added as given (e.g. the call's `Idempotency-Key`), less those the HTTP
         client manages (`Connection`, `Content-Length`, ...); arguments mapped to headers and the
-        backend credential take precedence over them.
+        backend credential take precedence over them. `deduplicated` says that the backend runs a
+        request at most once per `Idempotency-Key` (the contract's word, never assumed).
         """
         started = time.perf_counter()
         timeout = self._timeout_for(binding, timeout_s)
@@ -144,7 +146,8 @@ class HttpAdapter:
         if task is not None:
             self._in_flight.add(task)
         try:
-            answer, content = await self._exchange(self.session_for(binding.base_url), parts, timeout)
+            session = self.session_for(binding.base_url)
+            answer, content = await self._exchange(session, parts, timeout, deduplicated)
         except ResponseTooLarge as exc:
             return AdapterOutcome(
                 OutcomeKind.TERMINAL_ERROR,
@@ -174,13 +177,13 @@ class HttpAdapter:
         return task.cancelling() == 0  # aiohttp cancelled its wait for a pooled connection
 
     async def _exchange(
-        self, session: aiohttp.ClientSession, parts: RequestParts, budget_s: float
+        self, session: aiohttp.ClientSession, parts: RequestParts, budget_s: float, deduplicated: bool
     ) -> tuple[BackendAnswer, bytes]:
         """One request and its whole body under one overall timeout (pool wait, connect, send, read)."""
         if budget_s <= 0:
             raise TimeoutError
         async with asyncio.timeout(budget_s):
-            response = await self._send(session, parts)
+            response = await self._send(session, parts, deduplicated)
             try:
                 content = await read_capped(response, self._max_response_bytes)
             except BaseException:
@@ -192,15 +195,19 @@ class HttpAdapter:
         answer = BackendAnswer(response.status, response.reason or "", response.headers, response.charset)
         return answer, content
 
-    async def _send(self, session: aiohttp.ClientSession, parts: RequestParts) -> aiohttp.ClientResponse:
+    async def _send(
+        self, session: aiohttp.ClientSession, parts: RequestParts, deduplicated: bool
+    ) -> aiohttp.ClientResponse:
         """Send the request and read its head.
 
         When the connection fails before an answer (typically a kept-alive one the server closed
         as the request went out), aiohttp itself sends an idempotent method once more (RFC 9112
         9.3.1) and any other method never; a request carrying an `Idempotency-Key` gets that one
-        second attempt here, since the backend will not repeat its effect.
+        second attempt here only when the backend deduplicates on it, so it will not repeat its
+        effect (a backend that ignores the key may have acted on the first request).
         """
-        resend = parts.method not in _IDEMPOTENT_METHODS and "idempotency-key" in parts.headers
+        keyed = "idempotency-key" in parts.headers
+        resend = parts.method not in _IDEMPOTENT_METHODS and keyed and deduplicated
         while True:
             try:
                 return await session.request(
