@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from colonnade.adapters.http import HttpAdapter
+from colonnade.adapters.http_tools import HttpTools
 from colonnade.adapters.outcome import (
     MALFORMED,
     TIMEOUT,
@@ -28,7 +29,6 @@ from colonnade.adapters.outcome import (
     AdapterOutcome,
     OutcomeKind,
 )
-from colonnade.adapters.http_tools import HttpTools
 from colonnade.adapters.registry import Invocation
 from colonnade.catalog.http_binding import HttpBinding, ParamLocation, ParamSpec
 from colonnade.catalog.projection import project_contract

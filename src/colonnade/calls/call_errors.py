@@ -270,6 +270,15 @@ _SPECS = (
         "with the backend's records), then call again with a new idempotency_key only if it did not.",
     ),
     ErrorSpec(
+        "S-TOOL-EFFECT-UNKNOWN-NO-KEY",
+        _TERMINAL,
+        "A call that is not idempotent failed after its backend may have acted, and it had no idempotency "
+        "key; whether it took effect is unknown",
+        "Do not repeat it as is: find out whether the effect happened (read the resource, or reconcile with "
+        "the backend's records; details.cause is the failure) and call again only if it did not, with a "
+        "constraints.idempotency_key, so that an interrupted call can be told from a new one.",
+    ),
+    ErrorSpec(
         "D-DATA-OUTPUT-SCHEMA",
         _TERMINAL,
         "The tool's output does not match its output schema",

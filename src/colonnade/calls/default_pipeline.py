@@ -31,6 +31,7 @@ from colonnade.calls.stages.observe import Observe
 from colonnade.calls.stages.resolve import Resolve
 from colonnade.calls.stages.retry import Retry
 from colonnade.calls.stages.two_phase import TwoPhase
+from colonnade.calls.stages.unkeyed_effects import UnkeyedEffects
 from colonnade.calls.stages.validate_input import InputValidation
 from colonnade.calls.stages.validate_output import OutputValidation
 from colonnade.calls.two_phase import TwoPhaseCoordinator
@@ -73,6 +74,7 @@ def build_pipeline(parts: PipelineParts) -> Pipeline:
         Idempotency(parts.idempotency, retention_s=parts.idempotency_retention_s)  # 7 idempotency
         if parts.idempotency
         else None,
+        UnkeyedEffects(),  # an unkeyed call that may have acted is not answered "retry"
         Capacity(),  # concurrency_max per tool
         TwoPhase(parts.two_phase) if parts.two_phase else None,  # 8 two-phase commit
         OutputValidation(),  # 9 validate output of the (retried) execution
