@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import httpx2
@@ -139,6 +140,26 @@ async def test_deadline_unix_ms_bounds_the_call(harness: Harness) -> None:
     )
     assert result.error is not None and result.error.code == "R-TIMEOUT-001"
     assert time.time() * 1000 <= deadline + 50
+
+
+@pytest.mark.parametrize("ago_ms", [None, 1_000, 3_600_000])
+async def test_a_deadline_already_past_is_refused_before_dispatch(
+    harness: Harness, ago_ms: int | None
+) -> None:
+    """0 (the epoch) or a time already gone: nothing is sent, and the answer says a resend cannot help."""
+    deadline = 0 if ago_ms is None else int(time.time() * 1000) - ago_ms
+    result = await harness.call(
+        "create_payment",
+        input={"note": f"late-{ago_ms}"},
+        constraints=CallConstraints(deadline_unix_ms=deadline),
+    )
+    assert result.status is CallStatus.INVALID_REQUEST
+    assert result.error is not None and result.error.code == "I-REQ-DEADLINE-PASSED"
+    assert "cannot help" in result.error.fix and "deadline_unix_ms" in result.error.fix
+    assert result.error.details["deadline_unix_ms"] == deadline
+    assert harness.fault_url.removeprefix("http://") not in result.error.message
+    assert "127.0.0.1" not in json.dumps(result.error.model_dump())
+    assert [e for e in harness.ledger() if e["kind"] == "payment"] == []
 
 
 def test_a_callers_policy_is_clamped_to_the_manifest() -> None:

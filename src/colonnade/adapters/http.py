@@ -4,12 +4,15 @@ A session (keep-alive pool; one TLS context shared by the process) is created th
 origin is called and reused for every later call, so one slow backend can hold only its own
 connections. Each call gets one overall timeout covering pool wait, connect, send and read, so a
 backend that trickles bytes cannot hold a call past it. The adapter reports what happened
-(AdapterOutcome); retries, idempotency and policy belong to the call pipeline.
+(AdapterOutcome); retries, idempotency and policy belong to the call pipeline. Outcome messages
+reach clients and never name the backend's address; a failure's origin (and a redirect's target)
+goes to the log, where the call's trace_id is bound.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -29,9 +32,14 @@ from colonnade.adapters.http_request import (
     caller_headers,
     request_parts,
 )
-from colonnade.adapters.http_response import BackendAnswer, outcome_from_exception, outcome_from_response
+from colonnade.adapters.http_response import (
+    BackendAnswer,
+    outcome_from_exception,
+    outcome_from_response,
+    redirect_target,
+)
 from colonnade.adapters.http_session import new_session
-from colonnade.adapters.outcome import MALFORMED, AdapterOutcome, OutcomeKind
+from colonnade.adapters.outcome import MALFORMED, MISCONFIGURED, AdapterOutcome, OutcomeKind
 from colonnade.adapters.secrets import EnvSecretResolver, SecretResolver
 from colonnade.catalog.http_binding import HttpBinding
 
@@ -42,6 +50,8 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "HttpAdapter",
 ]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
@@ -135,6 +145,8 @@ class HttpAdapter:
                     parts, headers=parts.headers | await auth_headers(binding.auth, self._secrets)
                 )
         except RequestBuildError as exc:
+            if exc.code == MISCONFIGURED:
+                logger.warning("request to backend %s not built: %s", binding.base_url, exc.message)
             return AdapterOutcome(
                 OutcomeKind.TERMINAL_ERROR,
                 error_code=exc.code,
@@ -149,22 +161,26 @@ class HttpAdapter:
             session = self.session_for(binding.base_url)
             answer, content = await self._exchange(session, parts, timeout, deduplicated)
         except ResponseTooLarge as exc:
+            logger.warning("backend %s: answer over %d bytes", origin, self._max_response_bytes)
             return AdapterOutcome(
                 OutcomeKind.TERMINAL_ERROR,
                 exc.status_code,
                 error_code=MALFORMED,
-                message=f"the answer from {origin} exceeds the limit of {self._max_response_bytes} bytes",
+                message=f"the backend's answer exceeds the limit of {self._max_response_bytes} bytes",
                 duration_ms=_since(started),
             )
         except asyncio.CancelledError:
             if not self._stopped_by_close(task):
                 raise
             closed = _AdapterClosed("the adapter was closed")
-            return outcome_from_exception(closed, origin, timeout, _since(started))
+            return _failed(closed, origin, timeout, _since(started))
         except (TimeoutError, aiohttp.ClientError, HttpProcessingError) as exc:
-            return outcome_from_exception(exc, origin, timeout, _since(started))
+            return _failed(exc, origin, timeout, _since(started))
         finally:
             self._in_flight.discard(task)
+        target = redirect_target(answer)
+        if target is not None:
+            logger.warning("backend %s redirected (%d) to %s", origin, answer.status, target)
         return outcome_from_response(answer, content, _since(started))
 
     def _stopped_by_close(self, task: asyncio.Task[Any] | None) -> bool:
@@ -257,6 +273,13 @@ class HttpAdapter:
         if binding.timeout_ms is not None:
             return binding.timeout_ms / 1000
         return self._default_timeout_s
+
+
+def _failed(exc: BaseException, origin: str, timeout_s: float, duration_ms: float) -> AdapterOutcome:
+    """The outcome of a failure without an answer; the log names the backend, the message does not."""
+    outcome = outcome_from_exception(exc, origin, timeout_s, duration_ms)
+    logger.warning("backend %s: %s (%s)", origin, outcome.message, type(exc).__name__)
+    return outcome
 
 
 def _since(started: float) -> float:

@@ -126,7 +126,8 @@ def backend_base(base_url: str) -> BackendBase:
 
 
 def _bad_base(base_url: str, why: str) -> str:
-    return f"the backend URL {base_url!r} is not usable ({why}); fix the contract's backend.base_url"
+    """Said to clients, so it names the setting, not the URL (the adapter logs that)."""
+    return f"the backend URL is not usable ({why}); fix the contract's backend.base_url (or backend_url)"
 
 
 async def auth_headers(auth: BackendAuth, secrets: SecretResolver) -> dict[str, str]:

@@ -66,6 +66,14 @@ _SPECS = (
         "Fix the parameter named in details.parameter as details.expected describes, then send it again.",
     ),
     ErrorSpec(
+        "I-REQ-DEADLINE-PASSED",
+        _INVALID,
+        "The call's deadline had already passed when the gateway received it",
+        "Retrying as is cannot help: set constraints.deadline_unix_ms to a time in the future "
+        "(milliseconds since the Unix epoch, e.g. now + 30000; 0 is the epoch itself), or leave it out "
+        "and give timeout_ms.",
+    ),
+    ErrorSpec(
         "A-AUTH-ORIGIN",
         _TERMINAL,
         "The request's Host or Origin header is not allowed",
@@ -201,7 +209,7 @@ _SPECS = (
         _RETRY,
         "The backend keeps failing; the gateway stopped calling it for a while",
         "Retry after details.retry_after_ms, when the gateway tries the backend again; if it persists an "
-        "operator must check the backend named in details.backend.",
+        "operator must check the tool's backend (the gateway's log names it when its circuit opens).",
     ),
     ErrorSpec(
         "R-CAP-OVERLOAD",

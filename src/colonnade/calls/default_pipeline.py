@@ -21,6 +21,7 @@ from colonnade.calls.stages.approval import ApprovalGate
 from colonnade.calls.stages.authorize import Authorize
 from colonnade.calls.stages.capacity import Capacity
 from colonnade.calls.stages.circuit import CircuitBreaker
+from colonnade.calls.stages.deadline import DeadlineCheck
 from colonnade.calls.stages.drain import Drain
 from colonnade.calls.stages.dry_run import DryRun
 from colonnade.calls.stages.execute import Execute
@@ -64,6 +65,7 @@ def build_pipeline(parts: PipelineParts) -> Pipeline:
         Resolve(parts.catalog, parts.manifests, builtins=parts.builtins, authorizer=parts.authorizer),
         observe.in_flight() if observe is not None else None,  # calls in flight, per resolved tool
         Authorize(parts.authorizer),  # 2-4 persona, scopes, tenant, agent allow-list
+        DeadlineCheck(),  # a deadline already past is refused before anything is spent on the call
         Drain(),  # a stopping gateway ends calls still running at the drain limit, retryable
         Admission(),  # overload: refuse at once what would miss the tool's deadline or exceed the bound
         ApprovalGate(),  # 5 approval gate (fail-closed until the approval workflow lands)

@@ -1,7 +1,9 @@
 """Network policy: the backend must be on the tool's allow-list and on the call's, when it gives one.
 
 A binding this stage cannot check (a kind it does not know where it reaches) is refused: an
-unknown reach is never assumed to be allowed. Built-in tools reach no network.
+unknown reach is never assumed to be allowed. Built-in tools reach no network. A refusal's message
+does not name the backend; `details.target` does, since the caller's own `net_allowlist` takes
+`host:port` entries and fixing it needs the one that was refused.
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ class NetworkPolicy:
             if allowlist is not None and not allowed(target, allowlist):
                 status, err = error(
                     "P-PRECOND-NET-DENIED",
-                    f"'{call.tool.canonical_name}' calls {target}, which {source} does not allow",
+                    f"'{call.tool.canonical_name}' calls a backend that {source} does not allow "
+                    "(its host:port is details.target)",
                     target=target,
                     net_allowlist=allowlist,
                 )
