@@ -150,7 +150,7 @@ class McpSurface:
             and self.routing.after_call(ctx, routing, self.catalog.get(params.name), result.ok)
         ):
             await self._announce_to(ctx)
-        return render_result(result, legacy=legacy)
+        return render_result(result, legacy=legacy, dry_run=request.dry_run)
 
     async def _on_catalog_change(self, change: CatalogChange) -> None:
         await self.announce_tools_changed()
