@@ -42,6 +42,13 @@ _SPECS = (
         "List the tools (tools/list or GET /v1/tools) and use a name exactly as listed.",
     ),
     ErrorSpec(
+        "I-REQ-AMBIGUOUS-TOOL",
+        _INVALID,
+        "The bare tool name is borne by several tools this caller may call",
+        "Call one of details.candidates by its canonical name (tenant:api:tool) or wire name; a bare "
+        "llm.tool_name works only while it is unique among the tools you may call.",
+    ),
+    ErrorSpec(
         "I-REQ-ENVELOPE",
         _INVALID,
         "The call envelope is malformed",

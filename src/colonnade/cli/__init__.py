@@ -12,6 +12,7 @@ from colonnade.cli import (
     serve,  # noqa: F401
     smoke,  # noqa: F401
     tools,  # noqa: F401
+    tools_describe,  # noqa: F401
 )
 from colonnade.cli.root import app, main
 

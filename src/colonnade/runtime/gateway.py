@@ -223,7 +223,11 @@ class Gateway:
     def http_app(self) -> Starlette:
         server = self.settings.server
         rest = RestSurface(
-            self.catalog, self.calls, page_size=server.page_size, max_body_bytes=server.max_request_bytes
+            self.catalog,
+            self.calls,
+            page_size=server.page_size,
+            max_body_bytes=server.max_request_bytes,
+            authorizer=self.authorizer,
         )
         pages = page_routes(self.catalog, self.router, self.metrics, manifests=self.manifests)
         surfaces = HttpSurfaces(

@@ -24,10 +24,17 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colonnade import __version__
 from colonnade.calls.commit_tool import COMMIT_TOOL
-from colonnade.calls.envelope import DRY_RUN_META_KEY, REQUEST_META_KEY, CallContext, CallRequest
+from colonnade.calls.envelope import (
+    DRY_RUN_META_KEY,
+    REQUEST_META_KEY,
+    CallContext,
+    CallRequest,
+    CallResult,
+)
 from colonnade.calls.service import CallService
 from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog, CatalogChange
+from colonnade.catalog.tool import Tool
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection, validate_envelope
 from colonnade.surfaces.mcp.caller import principal_of
@@ -105,8 +112,14 @@ class McpSurface:
         return await call_next(ctx)
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
-        """For the SDK's Mcp-Param header check: a catalog lookup, not a full tools/list."""
+        """For the SDK's Mcp-Param header check: a catalog lookup, not a full tools/list.
+
+        A bare tool name counts when one tool in the whole catalog bears it (the SDK asks without
+        saying who calls); the pipeline decides the rest.
+        """
         tool = self.builtins.get(name) or self.catalog.get(name)
+        if tool is None and len(bearers := self.catalog.aliased(name)) == 1:
+            tool = bearers[0]
         return tool.input_schema if tool is not None else None
 
     def _meta_tools(self) -> list[types.Tool]:
@@ -147,10 +160,15 @@ class McpSurface:
         if (
             self.routing is not None
             and not builtin
-            and self.routing.after_call(ctx, routing, self.catalog.get(params.name), result.ok)
+            and self.routing.after_call(ctx, routing, self._called(result), result.ok)
         ):
             await self._announce_to(ctx)
         return render_result(result, legacy=legacy, dry_run=request.dry_run)
+
+    def _called(self, result: CallResult) -> Tool | None:
+        """The catalog tool a call resolved to (its name may have been an alias), if it resolved."""
+        provenance = result.provenance
+        return self.catalog.get(provenance.tool_id) if provenance is not None else None
 
     async def _on_catalog_change(self, change: CatalogChange) -> None:
         await self.announce_tools_changed()

@@ -13,6 +13,10 @@ from starlette.routing import BaseRoute, Route
 
 from colonnade.calls.manifest import Manifests
 from colonnade.catalog.catalog import Catalog
+from colonnade.catalog.tool import Tool
+from colonnade.governance.authorization import AllowAll
+from colonnade.governance.principal import ANONYMOUS_LOOPBACK
+from colonnade.governance.tool_lookup import find_tool
 from colonnade.observability.metrics import GatewayMetrics
 from colonnade.routing.router import Router
 from colonnade.surfaces.pages.catalog_page import catalog_page
@@ -63,8 +67,8 @@ class Pages:
 
     async def tool_view(self, request: Request) -> Response:
         name = request.path_params["name"]
-        tool = self.catalog.get(name)
-        if tool is None:
+        tool = find_tool(self.catalog, name, AllowAll(), ANONYMOUS_LOOPBACK)  # the pages show every tool
+        if not isinstance(tool, Tool):
             return page_response(await run_in_threadpool(unknown_tool_page, self.catalog, name), 404)
         page = await run_in_threadpool(lambda: tool_page(self.catalog, tool, self.manifests.for_tool(tool)))
         return page_response(page)

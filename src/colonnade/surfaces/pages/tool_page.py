@@ -1,7 +1,8 @@
 """`/ui/tools/{name}`: one tool in full, and the 404 page that suggests the names meant.
 
-It shows what REST's `GET /v1/tools/{name}` returns (same name resolution: canonical or wire
-name) plus the limits the pipeline enforces (the tool's manifest). Backend addresses and
+It shows what REST's `GET /v1/tools/{name}` returns (same name resolution: canonical, wire or
+unique bare name; a bare name several tools bear is answered with them as the suggestions) plus
+the limits the pipeline enforces (the tool's manifest). Backend addresses and
 credential names stay out, as in REST: they are the operators' business, not callers'.
 """
 
@@ -14,6 +15,9 @@ from typing import Any
 from colonnade.calls.manifest import ToolManifest
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
+from colonnade.governance.authorization import AllowAll
+from colonnade.governance.principal import ANONYMOUS_LOOPBACK
+from colonnade.governance.tool_lookup import near_names
 from colonnade.surfaces.pages.badges import governance_badges, side_effects_badge
 from colonnade.surfaces.pages.catalog_page import api_of
 from colonnade.surfaces.pages.html import Child, Html, join, separated, tag
@@ -63,7 +67,7 @@ def tool_page(catalog: Catalog, tool: Tool, manifest: ToolManifest) -> Html:
 
 
 def unknown_tool_page(catalog: Catalog, name: str) -> Html:
-    near = catalog.near(name)
+    near = near_names(catalog, name, AllowAll(), ANONYMOUS_LOOPBACK)
     suggestion: Child = (
         tag("p", "Did you mean ", separated(tool_link(n) for n in near), "?", id="did-you-mean")
         if near

@@ -29,6 +29,8 @@ from colonnade.calls.envelope_schemas import CALL_REQUEST, CALL_RESULT, Envelope
 from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.catalog_errors import InvalidCursor
+from colonnade.governance.authorization import AllowAll, Authorizer
+from colonnade.governance.tool_lookup import AMBIGUOUS_TOOL, AmbiguousName, find_tool, near_names
 from colonnade.surfaces.edge import EdgeRefusal, principal_of_scope
 from colonnade.surfaces.envelope_parsing import (
     DEFAULT_MAX_BODY_BYTES,
@@ -62,6 +64,7 @@ class RestSurface:
         *,
         page_size: int = DEFAULT_PAGE_SIZE,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        authorizer: Authorizer | None = None,
     ) -> None:
         if not 1 <= page_size <= MAX_PAGE_SIZE:
             raise ValueError(f"page_size must be between 1 and {MAX_PAGE_SIZE}, got {page_size}")
@@ -71,6 +74,7 @@ class RestSurface:
         self.calls = calls
         self.page_size = page_size
         self.max_body_bytes = max_body_bytes
+        self.authorizer: Authorizer = authorizer if authorizer is not None else AllowAll()
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -133,11 +137,14 @@ class RestSurface:
         return json_response({"tools": [tool_summary(t) for t in tools], "next_cursor": next_cursor})
 
     async def get_tool(self, request: Request) -> Response:
-        """`GET /v1/tools/{name}`: one tool's full definition, by canonical or wire name."""
+        """`GET /v1/tools/{name}`: one tool's full definition, by canonical, wire or unambiguous bare name."""
         name = request.path_params["name"]
-        tool = self.catalog.get(name)
+        principal = principal_of_scope(request.scope)
+        tool = find_tool(self.catalog, name, self.authorizer, principal)
+        if isinstance(tool, AmbiguousName):
+            return error_response(AMBIGUOUS_TOOL, tool.message, 400, **tool.details)
         if tool is None:
-            near = self.catalog.near(name)
+            near = near_names(self.catalog, name, self.authorizer, principal)
             message = f"no tool named {name!r}"
             return error_response("I-REQ-UNKNOWN-TOOL", message, 404, name=name, did_you_mean=near)
         return json_response(tool_detail(tool))
