@@ -225,13 +225,10 @@ class HttpAdapter:
         keyed = "idempotency-key" in parts.headers
         resend = parts.method not in _IDEMPOTENT_METHODS and keyed and deduplicated
         while True:
+            data, headers = _body_of(parts)
             try:
                 return await session.request(
-                    parts.method,
-                    parts.url,
-                    headers=parts.headers,
-                    data=parts.content,
-                    allow_redirects=False,
+                    parts.method, parts.url, headers=headers, data=data, allow_redirects=False
                 )
             except aiohttp.ClientConnectorError:
                 raise
@@ -273,6 +270,18 @@ class HttpAdapter:
         if binding.timeout_ms is not None:
             return binding.timeout_ms / 1000
         return self._default_timeout_s
+
+
+def _body_of(parts: RequestParts) -> tuple[bytes | aiohttp.Payload | None, dict[str, str]]:
+    """The body to send and its headers; a multipart body is built afresh for each send (aiohttp
+    consumes it), and its Content-Type names its boundary (the sessions set no Content-Type)."""
+    if parts.form is None:
+        return parts.content, parts.headers
+    form = aiohttp.FormData(default_to_multipart=True)
+    for part in parts.form:
+        form.add_field(part.name, part.value, content_type=part.content_type, filename=part.filename)
+    payload = form()
+    return payload, {**parts.headers, "content-type": payload.content_type}
 
 
 def _failed(exc: BaseException, origin: str, timeout_s: float, duration_ms: float) -> AdapterOutcome:
