@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
-__all__ = ["FormEncodingError", "FormPart", "multipart_parts", "urlencoded_body"]
+__all__ = ["BodyField", "FormEncodingError", "FormPart", "multipart_parts", "urlencoded_body"]
 
 
 class FormEncodingError(ValueError):
@@ -43,17 +43,17 @@ class FormPart:
     filename: str | None = None
 
 
-Field = tuple[str, Any, str | None]
+BodyField = tuple[str, Any, str | None]
 """A body argument: its wire name, its value, and its file media type (None: not a file)."""
 
 
-def urlencoded_body(fields: Iterable[Field]) -> bytes:
+def urlencoded_body(fields: Iterable[BodyField]) -> bytes:
     """`a=1&b=x&meta%5Bk%5D=v`: every field in order, spaces as %20."""
     pairs = [pair for name, value, _ in fields for pair in _pairs(name, value, nested=False)]
     return urlencode(pairs, quote_via=quote).encode("ascii")
 
 
-def multipart_parts(fields: Iterable[Field]) -> tuple[FormPart, ...]:
+def multipart_parts(fields: Iterable[BodyField]) -> tuple[FormPart, ...]:
     """The parts of a multipart body, in field order (repeated fields stay together)."""
     return tuple(part for name, value, media in fields for part in _parts(name, value, media))
 

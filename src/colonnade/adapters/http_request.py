@@ -21,7 +21,13 @@ from urllib.parse import quote, urlencode
 
 from yarl import URL
 
-from colonnade.adapters.http_form import Field, FormEncodingError, FormPart, multipart_parts, urlencoded_body
+from colonnade.adapters.http_form import (
+    BodyField,
+    FormEncodingError,
+    FormPart,
+    multipart_parts,
+    urlencoded_body,
+)
 from colonnade.adapters.outcome import MISCONFIGURED, SCHEMA
 from colonnade.adapters.secrets import SecretResolver
 from colonnade.catalog.http_binding import HttpBinding, ParamLocation
@@ -91,7 +97,7 @@ def request_parts(binding: HttpBinding, arguments: dict[str, Any]) -> RequestPar
     query: list[tuple[str, str]] = []
     headers: dict[str, str] = {"accept": "application/json"}
     path_values: dict[str, Any] = {}
-    body: list[Field] = []
+    body: list[BodyField] = []
     raw_body: Any = _ABSENT
     for spec in binding.params:
         if spec.name not in arguments:
@@ -227,10 +233,10 @@ def _set_header(headers: dict[str, str], name: str, value: str) -> None:
     headers[name.lower()] = value
 
 
-Body = tuple[bytes | None, tuple[FormPart, ...] | None]
+_Body = tuple[bytes | None, tuple[FormPart, ...] | None]
 
 
-def _body(media_type: str, raw_body: Any, body: list[Field]) -> Body:
+def _body(media_type: str, raw_body: Any, body: list[BodyField]) -> _Body:
     """The body as bytes (JSON, urlencoded) or multipart parts; no arguments, no body.
 
     A raw-body argument is the whole body and wins over body arguments; in a form it must be an
