@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from tests.support.form_echo import form_echo
 from tests.support.loopback import serve_in_thread
 
 T = TypeVar("T")
@@ -121,6 +122,7 @@ def backend_app() -> Starlette:
     return Starlette(
         routes=[
             Route("/echo/{rest:path}", _echo, methods=every),
+            Route("/form-echo", form_echo, methods=every),
             Route("/respond/{code:int}", _respond, methods=every),
             Route("/slow", _slow),
             Route("/trickle", _trickle),

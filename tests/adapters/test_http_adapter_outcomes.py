@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import TYPE_CHECKING, Any
@@ -32,7 +33,7 @@ from colonnade.calls.call_errors import REGISTRY
 from colonnade.catalog.http_binding import HttpBinding, ParamLocation, ParamSpec
 
 if TYPE_CHECKING:
-    from conftest import RudeServer
+    from tests.adapters.conftest import RudeServer
 
 RESPOND = HttpBinding(
     base_url="http://placeholder",
@@ -217,14 +218,16 @@ async def test_request_timeout_status_is_retryable(adapter: HttpAdapter, backend
     assert outcome.error_code == UNAVAILABLE
 
 
-async def test_redirect_is_a_configuration_error_naming_the_target(
-    adapter: HttpAdapter, backend_url: str
+async def test_redirect_is_a_configuration_error_whose_target_is_logged(
+    adapter: HttpAdapter, backend_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    outcome = await respond(adapter, backend_url, 301, "", "location:https://api.example.test/v2")
+    with caplog.at_level(logging.WARNING, logger="colonnade.adapters"):
+        outcome = await respond(adapter, backend_url, 301, "", "location:https://api.example.test/v2")
 
     assert outcome.kind is OutcomeKind.TERMINAL_ERROR
     assert outcome.error_code == MISCONFIGURED
-    assert "https://api.example.test/v2" in (outcome.message or "")
+    assert "redirected (301)" in (outcome.message or "") and "base_url" in (outcome.message or "")
+    assert "https://api.example.test/v2" in caplog.text
 
 
 async def test_slow_backend_ends_with_a_timeout_outcome(adapter: HttpAdapter, backend_url: str) -> None:
@@ -287,7 +290,7 @@ async def test_refused_connection_is_retryable(adapter: HttpAdapter, refused_url
     assert outcome.kind is OutcomeKind.RETRYABLE_ERROR
     assert outcome.error_code == UNREACHABLE
     assert outcome.status_code is None
-    assert refused_url.removeprefix("http://") in (outcome.message or "")
+    assert "cannot connect to the backend" in (outcome.message or "")
 
 
 async def test_connection_reset_without_an_answer_is_retryable(
@@ -362,3 +365,80 @@ def test_every_adapter_code_is_registered_with_a_matching_status() -> None:
         status = REGISTRY[code].status.value
         expected = "retryable_error" if code.startswith("R-") else {"terminal_error", "invalid_request"}
         assert status in expected if isinstance(expected, set) else status == expected, code
+
+
+Got = tuple[AdapterOutcome, str]
+"""What a failure scenario produced, and the backend address it must not reveal."""
+Scenario = Callable[[HttpAdapter, str, str, "RudeServer"], Awaitable[Got]]
+
+
+async def _timed_out(adapter: HttpAdapter, url: str, refused: str, rude: RudeServer) -> Got:
+    return await adapter.execute(get(url, "/slow"), {"seconds": 10}, timeout_s=0.2), url
+
+
+async def _spent(adapter: HttpAdapter, url: str, refused: str, rude: RudeServer) -> Got:
+    return await adapter.execute(get(url, "/echo/x"), {}, timeout_s=0), url
+
+
+async def _refused(adapter: HttpAdapter, url: str, refused: str, rude: RudeServer) -> Got:
+    return await adapter.execute(get(refused, "/x"), {}), refused
+
+
+async def _reset(adapter: HttpAdapter, url: str, refused: str, rude: RudeServer) -> Got:
+    return await adapter.execute(get(rude.url, "/x"), {}), rude.url
+
+
+async def _cut(adapter: HttpAdapter, url: str, refused: str, rude: RudeServer) -> Got:
+    return await adapter.execute(get(url, "/truncated"), {}), url
+
+
+async def _unresolvable(adapter: HttpAdapter, url: str, refused: str, rude: RudeServer) -> Got:
+    target = "http://no-such-host.invalid"
+    return await adapter.execute(get(target, "/x"), {}, timeout_s=5), target
+
+
+async def _tls(adapter: HttpAdapter, url: str, refused: str, rude: RudeServer) -> Got:
+    target = url.replace("http://", "https://")
+    return await adapter.execute(get(target, "/echo/x"), {}), target
+
+
+async def _redirect(adapter: HttpAdapter, url: str, refused: str, rude: RudeServer) -> Got:
+    outcome = await respond(adapter, url, 302, "", "location:https://api.example.test:8443/v2")
+    return outcome, "https://api.example.test:8443"
+
+
+async def _too_large(adapter: HttpAdapter, url: str, refused: str, rude: RudeServer) -> Got:
+    async with HttpAdapter(max_response_bytes=1_000) as small:
+        return await small.execute(get(url, "/big"), {"bytes": 4096}), url
+
+
+async def _bad_base(adapter: HttpAdapter, url: str, refused: str, rude: RudeServer) -> Got:
+    target = "ftp://files.example.test:2121"
+    return await adapter.execute(get(target, "/x"), {}), target
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [_timed_out, _spent, _refused, _reset, _cut, _unresolvable, _tls, _redirect, _too_large, _bad_base],
+    ids=lambda s: s.__name__.strip("_"),
+)
+async def test_backend_addresses_stay_out_of_messages_and_go_to_the_log(
+    adapter: HttpAdapter,
+    backend_url: str,
+    refused_url: str,
+    rude_server: RudeServer,
+    caplog: pytest.LogCaptureFixture,
+    scenario: Scenario,
+) -> None:
+    """A client sees what failed and what to do, never where the backend lives; the operator's log does."""
+    with caplog.at_level(logging.INFO, logger="colonnade.adapters"):
+        outcome, target = await scenario(adapter, backend_url, refused_url, rude_server)
+
+    assert outcome.kind is not OutcomeKind.SUCCESS
+    address = target.split("://", 1)[1]
+    host, _, port = address.partition(":")
+    message = outcome.message or ""
+    assert host not in message and target not in message
+    assert not port or port not in message
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    assert host in logged

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from colonnade.adapters.http import HttpAdapter
+from colonnade.adapters.http_tools import HttpTools
 from colonnade.adapters.outcome import (
     MALFORMED,
     TIMEOUT,
@@ -28,7 +29,12 @@ from colonnade.adapters.outcome import (
     AdapterOutcome,
     OutcomeKind,
 )
+from colonnade.adapters.registry import Invocation
 from colonnade.catalog.http_binding import HttpBinding, ParamLocation, ParamSpec
+from colonnade.catalog.projection import project_contract
+from colonnade.catalog.tool import Tool
+from colonnade.contracts.model import Contract
+from colonnade.governance.principal import ANONYMOUS_LOOPBACK
 from tests.adapters.conftest import Run
 from tests.adapters.raw_server import OK, Answer, Exchange, RawServer, reply
 
@@ -46,9 +52,13 @@ async def call(
     path: str = "/",
     method: str = "GET",
     headers: dict[str, str] | None = None,
+    *,
+    deduplicated: bool = False,
     **arguments: Any,
 ) -> AdapterOutcome:
-    return await adapter.execute(operation(url, method, path), arguments, headers=headers)
+    return await adapter.execute(
+        operation(url, method, path), arguments, headers=headers, deduplicated=deduplicated
+    )
 
 
 # -- keep-alive, and what is sent again when a kept-alive connection fails
@@ -85,19 +95,21 @@ def test_idle_connection_the_server_closed_is_not_used_again(run: Run[Any], meth
 
 
 @pytest.mark.parametrize(
-    ("method", "headers", "sent_again"),
+    ("method", "headers", "deduplicated", "sent_again"),
     [
-        ("GET", {}, True),
-        ("PUT", {}, True),
-        ("DELETE", {}, True),
-        ("POST", {"Idempotency-Key": "k-1"}, True),
-        ("PATCH", {"Idempotency-Key": "k-2"}, True),
-        ("POST", {}, False),  # the server may have acted on it: the pipeline's retry stage decides
-        ("PATCH", {}, False),
+        ("GET", {}, False, True),
+        ("PUT", {}, False, True),
+        ("DELETE", {}, False, True),
+        ("POST", {"Idempotency-Key": "k-1"}, True, True),
+        ("PATCH", {"Idempotency-Key": "k-2"}, True, True),
+        # a key alone proves nothing: a backend that ignores it would run the request twice
+        ("POST", {"Idempotency-Key": "k-3"}, False, False),
+        ("POST", {}, True, False),  # the server may have acted on it: the pipeline's retry stage decides
+        ("PATCH", {}, False, False),
     ],
 )
 def test_request_on_a_connection_the_server_closed_under_it_is_sent_again_only_when_safe(
-    run: Run[Any], method: str, headers: dict[str, str], sent_again: bool
+    run: Run[Any], method: str, headers: dict[str, str], deduplicated: bool, sent_again: bool
 ) -> None:
     """The server reads the request on a kept-alive connection, then closes it without a byte of
     answer, as a server timing out an idle connection at that very moment does."""
@@ -114,7 +126,9 @@ def test_request_on_a_connection_the_server_closed_under_it_is_sent_again_only_w
     async def main() -> tuple[AdapterOutcome, list[tuple[int, bytes, bytes]]]:
         async with server, HttpAdapter() as adapter:
             await call(adapter, server.url, "/one")
-            outcome = await call(adapter, server.url, "/two", method, headers, n=2)
+            outcome = await call(
+                adapter, server.url, "/two", method, headers, deduplicated=deduplicated, n=2
+            )
             return outcome, [(e.connection, e.target, e.body) for e in server.exchanges]
 
     outcome, exchanges = run(main)
@@ -131,7 +145,12 @@ def test_request_on_a_connection_the_server_closed_under_it_is_sent_again_only_w
 
 @pytest.mark.parametrize(
     ("method", "headers", "attempts"),
-    [("GET", {}, 2), ("POST", {"Idempotency-Key": "k-1"}, 2), ("POST", {}, 1), ("PATCH", {}, 1)],
+    [
+        ("GET", {}, 2),
+        ("POST", {"Idempotency-Key": "k-1"}, 2),  # sent as the backend deduplicates (see below)
+        ("POST", {}, 1),
+        ("PATCH", {}, 1),
+    ],
 )
 @pytest.mark.parametrize(
     "answer", [b"", b"HTTP/1.1 200 OK\r\nContent-Le"], ids=["no-answer", "half-a-head"]
@@ -144,7 +163,7 @@ def test_a_request_is_sent_at_most_twice_and_a_post_without_a_key_once(
 
     async def main() -> tuple[AdapterOutcome, int]:
         async with RawServer(reply(answer, keep_open=False)) as server, HttpAdapter() as adapter:
-            outcome = await call(adapter, server.url, "/x", method, headers, n=1)
+            outcome = await call(adapter, server.url, "/x", method, headers, deduplicated=True, n=1)
             await asyncio.sleep(0.05)
             return outcome, len(server.exchanges)
 
@@ -565,3 +584,59 @@ def test_closing_the_adapter_fails_calls_in_flight_without_sending_them_again(
     expected = {"tls-handshake": [], "mid-body": [b"/unframed"]}
     assert targets == expected.get(stage, [b"/held"])
     assert connections == 1
+
+
+@pytest.mark.parametrize(("deduplicates", "requests"), [(True, 2), (False, 1)])
+def test_a_keyed_call_is_sent_again_only_to_a_backend_its_contract_says_deduplicates(
+    run: Run[Any], deduplicates: bool, requests: int
+) -> None:
+    """The HTTP tools adapter takes `runtime.deduplicates_idempotency_key` from the tool's contract:
+    a payment backend that ignores the key must not see the request twice."""
+
+    async def close_without_answer(exchange: Exchange, writer: asyncio.StreamWriter) -> bool:
+        return False
+
+    async def main() -> tuple[AdapterOutcome, int]:
+        async with RawServer(close_without_answer) as server, HttpAdapter() as adapter:
+            tool = _payment_tool(server.url, deduplicates)
+            invocation = Invocation(
+                tool=tool,
+                arguments={"note": "n"},
+                timeout_s=5.0,
+                principal=ANONYMOUS_LOOPBACK,
+                call_id="c-1",
+                trace_id="t-1",
+                idempotency_key="cln-k-1",
+            )
+            outcome = await HttpTools(adapter).execute(invocation)
+            await asyncio.sleep(0.05)
+            return outcome, len(server.exchanges)
+
+    outcome, sent = run(main)
+
+    assert sent == requests
+    assert outcome.error_code == UNREACHABLE
+
+
+def _payment_tool(url: str, deduplicates: bool) -> Tool:
+    contract = Contract.model_validate(
+        {
+            "name": "pay",
+            "version": "1.0.0",
+            "tenant": "t",
+            "display_name": "Pay",
+            "description": "Payments",
+            "status": "published",
+            "backend": {"base_url": url},
+            "endpoints": [
+                {
+                    "path": "/payments",
+                    "methods": ["POST"],
+                    "operation_id": "pay",
+                    "input_schema": {"type": "object", "properties": {"note": {"type": "string"}}},
+                    "runtime": {"deduplicates_idempotency_key": deduplicates},
+                }
+            ],
+        }
+    )
+    return project_contract(contract)[0]

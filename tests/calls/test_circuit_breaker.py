@@ -58,7 +58,7 @@ async def test_a_failing_backend_opens_and_then_fails_fast_without_being_called(
     assert called == []
     assert refused.status is CallStatus.RETRYABLE_ERROR
     assert refused.error is not None and refused.error.code == CIRCUIT_OPEN
-    assert refused.error.details["backend"] == BACKEND
+    assert "backend" not in refused.error.details and BACKEND not in refused.error.message
     assert refused.error.details["retry_after_ms"] == 600
     assert breaker.states() == {BACKEND: (CircuitState.OPEN, 1)}
 

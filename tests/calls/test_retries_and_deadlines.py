@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import httpx2
@@ -9,7 +10,7 @@ import pytest
 
 from colonnade.calls.envelope import CallConstraints, CallResult, CallStatus, RetryPolicy
 from colonnade.calls.manifest import ManifestOverride, RetryLimits
-from colonnade.calls.stages.retry import Retry, backoff_ms, clamp_policy
+from colonnade.calls.stages.retry import Retry, backoff_ms, clamp_policy, may_retry
 from tests.calls.conftest import Harness, quick_retries
 from tests.support.stage_calls import failure, stage_call
 
@@ -70,6 +71,30 @@ async def test_side_effectful_call_with_key_is_retried_and_runs_once(harness: Ha
     assert len(effects) == 1 and str(effects[0]["key"]).startswith("cln-")
 
 
+async def test_a_keyed_payment_cut_after_its_effect_is_not_retried_and_pays_once(harness: Harness) -> None:
+    """The backend does not deduplicate: a retry inside the pipeline would pay a second time."""
+    result = await harness.call(
+        "create_payment",
+        "flaky:1:cut_after_effect",
+        input={"note": "retry-once", "attempt_key": "pay-retry"},
+        constraints=CallConstraints(idempotency_key="k-pay-retry", retry_policy=quick_retries(3)),
+    )
+    payments = [e for e in harness.ledger() if e["kind"] == "payment" and e["note"] == "retry-once"]
+    assert len(payments) == 1
+    assert result.status is CallStatus.TERMINAL_ERROR and result.error is not None
+    assert result.error.code == "S-TOOL-EFFECT-UNKNOWN"
+    assert "attempts" not in result.error.details
+
+
+def test_only_calls_that_cannot_add_a_second_effect_may_be_retried() -> None:
+    assert may_retry(stage_call("get_item"))  # pure read
+    assert may_retry(stage_call("put_item"))  # PUT: idempotent
+    assert not may_retry(stage_call("create_payment"))
+    assert not may_retry(stage_call("create_payment", idempotency_key="k-1"))  # no deduplication
+    assert may_retry(stage_call("create_effect", idempotency_key="k-1"))  # the backend deduplicates
+    assert not may_retry(stage_call("create_effect"))  # ... but only with a key to deduplicate on
+
+
 async def test_retry_after_is_honoured(harness: Harness) -> None:
     started = time.perf_counter()
     result = await harness.call(
@@ -115,6 +140,26 @@ async def test_deadline_unix_ms_bounds_the_call(harness: Harness) -> None:
     )
     assert result.error is not None and result.error.code == "R-TIMEOUT-001"
     assert time.time() * 1000 <= deadline + 50
+
+
+@pytest.mark.parametrize("ago_ms", [None, 1_000, 3_600_000])
+async def test_a_deadline_already_past_is_refused_before_dispatch(
+    harness: Harness, ago_ms: int | None
+) -> None:
+    """0 (the epoch) or a time already gone: nothing is sent, and the answer says a resend cannot help."""
+    deadline = 0 if ago_ms is None else int(time.time() * 1000) - ago_ms
+    result = await harness.call(
+        "create_payment",
+        input={"note": f"late-{ago_ms}"},
+        constraints=CallConstraints(deadline_unix_ms=deadline),
+    )
+    assert result.status is CallStatus.INVALID_REQUEST
+    assert result.error is not None and result.error.code == "I-REQ-DEADLINE-PASSED"
+    assert "cannot help" in result.error.fix and "deadline_unix_ms" in result.error.fix
+    assert result.error.details["deadline_unix_ms"] == deadline
+    assert harness.fault_url.removeprefix("http://") not in result.error.message
+    assert "127.0.0.1" not in json.dumps(result.error.model_dump())
+    assert [e for e in harness.ledger() if e["kind"] == "payment"] == []
 
 
 def test_a_callers_policy_is_clamped_to_the_manifest() -> None:

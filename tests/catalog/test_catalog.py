@@ -46,6 +46,31 @@ def test_publish_serves_tools_sorted_and_resolves_both_names(crm: Contract) -> N
     assert catalog.active_version("acme", "crm") == "1.0.0"
 
 
+def test_bare_tool_names_are_indexed_with_each_view(crm: Contract, crm_data: dict[str, Any]) -> None:
+    catalog = Catalog()
+    catalog.publish(crm)
+    assert names(catalog.aliased("search_customers")) == ["acme:crm:search_customers"]
+    assert catalog.aliased("acme:crm:search_customers") == () and catalog.aliased("nope") == ()
+    assert names(catalog.aliased("note_get")) == ["acme:crm:note_get"]  # one endpoint, two methods
+    twin = contract(crm_data, name="crm-eu")
+    catalog.publish(twin)
+    both = ["acme:crm-eu:search_customers", "acme:crm:search_customers"]
+    assert names(catalog.aliased("search_customers")) == both
+    catalog.remove("acme", "crm-eu")
+    assert names(catalog.aliased("search_customers")) == ["acme:crm:search_customers"]
+    assert "search_customers" not in catalog  # an alias is not a name the catalog serves by itself
+
+
+def test_an_llm_tool_name_shared_by_several_methods_is_borne_by_each(crm_data: dict[str, Any]) -> None:
+    endpoints = [dict(e) for e in crm_data["endpoints"]]
+    note = next(e for e in endpoints if e["operation_id"] == "note")
+    note["llm"] = {**endpoints[0]["llm"], "tool_name": "notes", "side_effects": "write"}
+    catalog = Catalog()
+    catalog.publish(contract(crm_data, endpoints=endpoints))
+    assert names(catalog.aliased("notes")) == ["acme:crm:notes_get", "acme:crm:notes_put"]
+    assert names(catalog.aliased("notes_put")) == ["acme:crm:notes_put"]
+
+
 def test_republishing_the_same_contract_changes_nothing(crm: Contract) -> None:
     catalog = Catalog()
     catalog.publish(crm)

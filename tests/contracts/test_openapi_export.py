@@ -22,6 +22,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openapi"
 RELATIVE_SERVERS = {"petstore_public.yaml": "https://petstore3.example.com/api/v3"}  # like the public one
 ADR_EXAMPLE = ROOT / "tests" / "fixtures" / "contracts" / "adr_customer.json"
 LOCATION_KEYWORDS = ("x-in", "x-name")
+STRING = {"type": "string"}
+PDF_FILE = {"type": "string", "contentEncoding": "base64", "contentMediaType": "application/pdf"}
 
 
 def _llm(tool_name: str, side_effects: str = "read", **extra: Any) -> dict[str, Any]:
@@ -113,6 +115,67 @@ BUILT: dict[str, dict[str, Any]] = {
             },
         ],
     },
+    "forms": {
+        "name": "forms",
+        "version": "1.0.0",
+        "tenant": "lab",
+        "display_name": "Form and multipart bodies",
+        "description": "Urlencoded fields, a urlencoded raw body, multipart text, JSON and file parts.",
+        "status": "published",
+        "backend": {"base_url": "https://forms.example.com"},
+        "endpoints": [
+            {
+                "path": "/2010-04-01/Accounts/{account}/Messages.json",
+                "methods": ["POST"],
+                "operation_id": "create_message",
+                "body_media_type": "application/x-www-form-urlencoded",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {
+                        "account": {"type": "string"},
+                        "to": {"x-name": "To", "type": "string"},
+                        "events": {"x-name": "StatusCallbackEvent", "type": "array", "items": STRING},
+                        "metadata": {"type": "object", "additionalProperties": {"type": "string"}},
+                    },
+                    "required": ["account", "to"],
+                    "additionalProperties": False,
+                },
+                "llm": _llm("create_message", "write"),
+            },
+            {
+                "path": "/v1/settings",
+                "methods": ["PUT"],
+                "operation_id": "replace_settings",
+                "body_media_type": "application/x-www-form-urlencoded",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {
+                        "settings": {"x-in": "raw-body", "type": "object", "additionalProperties": STRING}
+                    },
+                    "required": ["settings"],
+                },
+                "llm": _llm("replace_settings", "write"),
+            },
+            {
+                "path": "/v1/files",
+                "methods": ["POST"],
+                "operation_id": "upload_file",
+                "body_media_type": "multipart/form-data",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {
+                        "purpose": {"type": "string", "enum": ["dispute_evidence", "identity_document"]},
+                        "file": {**PDF_FILE, "contentMediaType": "image/png"},
+                        "pages": {"type": "array", "items": PDF_FILE},
+                        "link": {"type": "object", "properties": {"create": {"type": "boolean"}}},
+                    },
+                    "required": ["purpose", "file"],
+                    "additionalProperties": False,
+                },
+                "llm": _llm("upload_file", "write"),
+            },
+        ],
+    },
     "minimal": {
         "name": "minimal",
         "version": "1.0.0",
@@ -151,9 +214,12 @@ def _view(op: Operation) -> dict[str, Any]:
         "mcp": endpoint.mcp,
         "llm": endpoint.llm.model_dump(exclude={"tool_name"}) if endpoint.llm else None,
         "input": _stripped(endpoint.effective_input_schema()),
-        "bindings": sorted((p.name, p.location.value, p.wire_name) for p in binding_for(op).params),
+        "bindings": sorted(
+            (p.name, p.location.value, p.wire_name, p.file_media_type) for p in binding_for(op).params
+        ),
         "output": endpoint.output_schema,
         "backend_url": endpoint.backend_url,
+        "body_media_type": binding_for(op).body_media_type,
     }
 
 
@@ -209,6 +275,37 @@ def test_a_per_endpoint_backend_url_round_trips_as_operation_servers() -> None:
     back = _round_trip(contract)
     assert_equivalent(contract, back)
     assert back.endpoints[0].backend_url == "https://backend.example.com/customers"
+
+
+def test_form_bodies_are_exported_under_their_media_type() -> None:
+    spec = export_openapi(Contract.model_validate(BUILT["forms"]))
+    message = spec["paths"]["/2010-04-01/Accounts/{account}/Messages.json"]["post"]["requestBody"]["content"]
+    assert list(message) == ["application/x-www-form-urlencoded"]
+    form = message["application/x-www-form-urlencoded"]
+    assert set(form["schema"]["properties"]) == {"To", "StatusCallbackEvent", "metadata"}
+    assert form["encoding"] == {"metadata": {"style": "deepObject", "explode": True}}
+    upload = spec["paths"]["/v1/files"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]
+    assert upload["properties"]["file"] == {
+        "type": "string", "contentEncoding": "base64", "contentMediaType": "image/png"
+    }
+
+
+def test_a_multipart_binary_property_imports_as_a_base64_file() -> None:
+    spec = export_openapi(Contract.model_validate(BUILT["forms"]))
+    upload = spec["paths"]["/v1/files"]["post"]["requestBody"]["content"]["multipart/form-data"]
+    upload["schema"]["properties"]["file"] = {"type": "string", "format": "binary"}
+    upload["schema"]["properties"]["pages"]["items"] = {**STRING, "contentMediaType": "application/pdf"}
+    upload["encoding"] = {"file": {"contentType": "image/png, image/jpeg"}}
+    result = import_openapi(spec, tenant="lab")
+    [endpoint] = [e for e in result.contract_data["endpoints"] if e["path"] == "/v1/files"]
+    assert endpoint["body_media_type"] == "multipart/form-data"
+    properties = endpoint["input_schema"]["properties"]
+    assert properties["file"] == {
+        "x-in": "body", "type": "string", "contentEncoding": "base64", "contentMediaType": "image/png"
+    }
+    assert properties["pages"]["items"] == {
+        "type": "string", "contentMediaType": "application/pdf", "contentEncoding": "base64"
+    }
 
 
 def test_the_example_contracts_exist() -> None:

@@ -187,7 +187,8 @@ class TestPetstore:
             "uploadFile",
         )
         assert skip.reason.startswith(
-            "request body is application/octet-stream; only JSON bodies can be mapped"
+            "request body is application/octet-stream; only JSON, form (application/x-www-form-urlencoded) "
+            "and multipart/form-data bodies can be mapped"
         )
         assert skip.pointer == "/paths/~1pet~1{petId}~1uploadImage/post"
 
@@ -346,7 +347,7 @@ class TestGitHub:
 
 
 class TestStripe:
-    """Form-encoded v1 writes (skipped), JSON v2 endpoints, a date as version, HTML prose."""
+    """Form-encoded v1 writes and a multipart upload, JSON v2 endpoints, a date as version, HTML prose."""
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -361,40 +362,41 @@ class TestStripe:
             "auth": {"type": "bearer", "secret": "STRIPE_API_BEARER_AUTH"},
         }
 
-    def test_form_and_multipart_bodies_are_skipped_with_the_reason(self, result: ImportResult) -> None:
-        assert _skipped(result) == {
-            "POST /v1/customers": (
-                "request body is application/x-www-form-urlencoded; only JSON bodies can be mapped "
-                "(form, multipart, binary and XML bodies are not supported)"
-            ),
-            "POST /v1/customers/{customer}": (
-                "request body is application/x-www-form-urlencoded; only JSON bodies can be mapped "
-                "(form, multipart, binary and XML bodies are not supported)"
-            ),
-            "POST /v1/files": (
-                "request body is multipart/form-data; only JSON bodies can be mapped "
-                "(form, multipart, binary and XML bodies are not supported)"
-            ),
+    def test_form_and_multipart_bodies_are_imported_with_their_media_type(
+        self, result: ImportResult
+    ) -> None:
+        assert result.skipped == []
+        create = _endpoint(result, "POST", "/v1/customers")
+        assert create["body_media_type"] == "application/x-www-form-urlencoded"
+        assert _properties(create) == {
+            "email": {"x-in": "body", "type": "string"},
+            "name": {"x-in": "body", "type": "string"},
         }
-        assert [s.operation_id for s in result.skipped] == [
-            "PostCustomers",
-            "PostCustomersCustomer",
-            "PostFiles",
-        ]
+        update = _endpoint(result, "POST", "/v1/customers/{customer}")
+        assert update["body_media_type"] == "application/x-www-form-urlencoded"
+        assert list(_properties(update)) == ["customer", "description"]
+        upload = _endpoint(result, "POST", "/v1/files")
+        assert upload["body_media_type"] == "multipart/form-data"
+        assert _properties(upload)["file"] == {
+            "x-in": "body",
+            "type": "string",
+            "contentEncoding": "base64",
+            "contentMediaType": "application/octet-stream",
+        }
+        assert "required" not in upload["input_schema"]  # the fixture's schema lists none
 
     def test_json_operations_are_imported(self, result: ImportResult) -> None:
         assert [o.operation_id for o in result.imported] == [
             "GetCustomers",
+            "PostCustomers",
             "GetCustomersCustomer",
+            "PostCustomersCustomer",
             "DeleteCustomersCustomer",
+            "PostFiles",
             "PostV2BillingMeterEvents",
         ]
-        assert [o.tool_name for o in result.imported] == [
-            "get_customers",
-            "get_customers_customer",
-            "delete_customers_customer",
-            "post_v2_billing_meter_events",
-        ]
+        assert "body_media_type" not in _endpoint(result, "POST", "/v2/billing/meter_events")
+        assert "body_media_type" not in _endpoint(result, "DELETE", "/v1/customers/{customer}")
 
     def test_query_parameter_with_brackets_keeps_its_wire_name(self, result: ImportResult) -> None:
         customer = _endpoint(result, "GET", "/v1/customers/{customer}")

@@ -722,3 +722,31 @@ def test_raw_body_conflicting_with_body_arguments() -> None:
         ("UAC001", "/endpoints/1/input_schema/properties/payload/x-in")
     ]
     assert "'subject'" in findings[0].message
+
+
+@pytest.mark.parametrize("media", ["application/x-www-form-urlencoded", "multipart/form-data"])
+def test_a_form_body_is_valid_and_its_raw_body_must_be_an_object(media: str) -> None:
+    form = mutated(_set("endpoints/1/body_media_type", media))
+    assert [f for f in validate_data(form) if f.is_error] == []
+
+    def raw(kind: str) -> Mutation:
+        def apply(doc: Doc) -> None:
+            ep(doc, 1)["body_media_type"] = media
+            ep(doc, 1)["input_schema"]["properties"] = {"payload": {"type": kind, "x-in": "raw-body"}}
+            ep(doc, 1)["input_schema"]["required"] = ["payload"]
+            ep(doc, 1)["llm"]["examples"] = []
+
+        return apply
+
+    assert [f for f in validate_data(mutated(raw("object"))) if f.is_error] == []
+    findings = [f for f in validate_data(mutated(raw("array"))) if f.is_error]
+    assert [(f.code, f.path) for f in findings] == [
+        ("UAC001", "/endpoints/1/input_schema/properties/payload/type")
+    ]
+    assert media in findings[0].message and "type: object" in findings[0].fix
+
+
+def test_an_unknown_body_media_type_is_refused_with_the_choices() -> None:
+    findings = validate_data(mutated(_set("endpoints/1/body_media_type", "text/xml")))
+    assert [(f.code, f.path) for f in findings if f.is_error] == [("UAC001", "/endpoints/1/body_media_type")]
+    assert "multipart/form-data" in findings[0].message + findings[0].fix

@@ -58,6 +58,12 @@ def code_of(result: types.CallToolResult) -> str | None:
     return error["code"] if error else None
 
 
+def cause_of(result: types.CallToolResult) -> str | None:
+    """What ended a write the server may have acted on (its code becomes "effect unknown")."""
+    error = dict((result.meta or {})[RESULT_META_KEY]).get("error") or {}
+    return error.get("details", {}).get("cause")
+
+
 async def call(
     federation: Federation, tool: str, arguments: dict[str, Any] | None = None
 ) -> types.CallToolResult:
@@ -84,7 +90,9 @@ async def test_a_server_killed_mid_call_fails_the_call_fast_and_comes_back(feder
         started = time.monotonic()
         os.kill(pid, signal.SIGKILL)
     assert time.monotonic() - started < 3
-    assert code_of(outcome["slow"]) == "R-UPSTREAM-CONNECT"
+    # an unkeyed tool that may have acted is never answered "retry": the cut is the cause
+    assert code_of(outcome["slow"]) == "S-TOOL-EFFECT-UNKNOWN-NO-KEY"
+    assert cause_of(outcome["slow"]) == "R-UPSTREAM-CONNECT"
 
     started = time.monotonic()
     meanwhile = await call(federation, "default__fault__echo")
@@ -104,7 +112,8 @@ async def test_a_hanging_server_meets_the_call_deadline_and_hears_of_it(federati
     started = time.monotonic()
     result = await call(federation, "default__fault__hang")
     elapsed = time.monotonic() - started
-    assert code_of(result) == "R-TIMEOUT-001" and 1.5 < elapsed < 6
+    assert code_of(result) == "S-TOOL-EFFECT-UNKNOWN-NO-KEY" and cause_of(result) == "R-TIMEOUT-001"
+    assert 1.5 < elapsed < 6
     await anyio.sleep(0.5)
     after = (await call(federation, "default__fault__cancelled")).structured_content["cancelled"]  # type: ignore[index]
     assert after == cancelled + 1  # the server was told the call is abandoned

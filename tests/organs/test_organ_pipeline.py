@@ -104,10 +104,11 @@ async def test_organ_failures_map_onto_the_call_taxonomy(gateway: Gateway) -> No
 
 async def test_the_deadline_holds_for_an_organ(gateway: Gateway) -> None:
     result = await _call(gateway, "acme:lab:wait", CallConstraints(timeout_ms=100), seconds=5)
-    assert (
-        result.error is not None
-        and result.error.code == "R-TIMEOUT-001"
-        and result.status == "retryable_error"
+    # `wait` is not idempotent and was sent without a key: a timeout leaves its effect unknown
+    assert result.error is not None and result.status == "terminal_error"
+    assert (result.error.code, result.error.details["cause"]) == (
+        "S-TOOL-EFFECT-UNKNOWN-NO-KEY",
+        "R-TIMEOUT-001",
     )
     assert result.metrics.duration_ms < 3000
 

@@ -6,6 +6,7 @@ Faults are chosen per request with the `X-Fault` header (the contract maps a `fa
                          (GET /attempts/<key> tells how many requests of that key arrived)
 Effects honour `Idempotency-Key` (a repeated key replays the first response, as payment APIs do);
 payments do not (every request pays again), so the ledger shows every repeat the gateway sends.
+`POST /echo` answers with the body it received (media type, form fields, files): see `form_echo`.
 Run: python -m tests.support.fault_backend --port P
 """
 
@@ -26,6 +27,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from tests.support.form_echo import form_echo
 
 __all__ = ["FaultBackend", "create_app"]
 
@@ -187,6 +190,7 @@ def create_app(state: FaultBackend | None = None) -> Starlette:
             Route(
                 "/reservations/{reservation_id}/cancel", _transition("cancel", "cancelled"), methods=["POST"]
             ),
+            Route("/echo", form_echo, methods=["POST", "PUT", "PATCH"]),
             Route("/ledger", ledger, methods=["GET"]),
             Route("/attempts/{key}", attempts, methods=["GET"]),
             Route("/reset", reset, methods=["POST"]),

@@ -140,17 +140,41 @@ async def test_output_that_breaks_its_schema_is_a_data_error(gateway: Gateway, b
     assert envelope["provenance"]["tool_version"] == "1.1.0"
 
 
-async def test_dry_run_validates_without_executing(gateway: Gateway, backend_url: str) -> None:
+@pytest.mark.parametrize("mode", MODES)
+async def test_dry_run_validates_without_executing(gateway: Gateway, backend_url: str, mode: str) -> None:
     before = httpx2.get(f"{backend_url}/customers", params={"q": "Dry Run"}).json()
-    async with Client(gateway.surface.server) as client:
+    async with Client(gateway.surface.server, mode=mode) as client:  # type: ignore[arg-type]
         result = await client.call_tool(
             "acme__crm__create_customer",
             {"name": "Dry Run Example", "email": "dry.run@example.com"},
             meta={"colonnade/dry_run": True},
         )
-    assert result.is_error is False, result.content
-    assert "dry run" in " ".join(result_of(result)["warnings"])
+    envelope = result_of(result)
+    assert envelope["status"] == "success" and "dry run" in " ".join(envelope["warnings"])
     assert httpx2.get(f"{backend_url}/customers", params={"q": "Dry Run"}).json() == before
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_dry_run_of_a_tool_with_an_output_schema_is_accepted_by_the_sdk_client(
+    gateway: Gateway, mode: str
+) -> None:
+    """The client checks a non-error result against the listed output schema, and a dry run has no
+    output: it is a tool result flagged isError whose text says the call passed, never an exception."""
+    async with Client(gateway.surface.server, mode=mode) as client:  # type: ignore[arg-type]
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        assert listed["acme__billing__get_invoice"].output_schema is not None
+        result = await client.call_tool(
+            "acme__billing__get_invoice", {"invoice_id": "INV-2001"}, meta={"colonnade/dry_run": True}
+        )
+        refused = await client.call_tool(
+            "acme__billing__get_invoice", {"invoice_id": 7}, meta={"colonnade/dry_run": True}
+        )
+    assert result.is_error is True and result.structured_content is None
+    text = result.content[0]
+    assert isinstance(text, types.TextContent) and text.text.startswith("dry run passed")
+    envelope = result_of(result)
+    assert envelope["status"] == "success" and envelope["provenance"]["tool_id"] == "acme:billing:get_invoice"
+    assert result_of(refused)["error"]["code"] == "I-REQ-SCHEMA"  # a dry run still validates
 
 
 async def test_legacy_clients_hear_list_changes(gateway: Gateway, backend_url: str) -> None:

@@ -160,6 +160,7 @@ def test_tool_page_by_canonical_or_wire_name(
 ) -> None:
     body = page(client, "/ui/tools/acme:billing:refund_invoice")
     assert page(client, "/ui/tools/acme__billing__refund_invoice") == body
+    assert page(client, "/ui/tools/refund_invoice") == body  # the contract's bare llm.tool_name
     assert "<title>Refund invoice · Colonnade</title>" in body
     assert 'data-argument="invoice_id"' in body and 'data-argument="reason"' in body
     schema = re.search(r'<pre id="input-schema"><code>(.*?)</code></pre>', body, re.DOTALL)

@@ -125,6 +125,10 @@ CASES = (
         200, "terminal_error", "I-REQ-UPSTREAM-REJECTED",
     ),
     Case(
+        "i-req-deadline-passed", _fault("ok", constraints={"deadline_unix_ms": 0}), 200, "invalid_request",
+        "I-REQ-DEADLINE-PASSED", masked=("/error/message", "/error/details/now_unix_ms"),
+    ),
+    Case(
         "i-req-idempotency-mismatch", _email("b@example.com", "golden-key"), 200, "invalid_request",
         "I-REQ-IDEMPOTENCY-MISMATCH", before=(_email("a@example.com", "golden-key"),),
     ),
@@ -318,6 +322,9 @@ def test_golden(backends: Backends, case: Case) -> None:
     assert response.status_code == case.http_status, response.text
     result = assert_typed_result(response)
     assert result["status"] == case.status, result
+    message = (result["error"] or {}).get("message", "")
+    addresses = [*backends.replacements, OFFLINE_URL.removeprefix("http://")]
+    assert not [a for a in addresses if a in message], f"a client message names a backend: {message}"
     assert (result["error"] or {}).get("code") == case.code, result["error"]
     actual = {
         "request": _request_record(case),

@@ -16,6 +16,7 @@ from colonnade.catalog.builtins import builtin_tool
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
 from colonnade.governance.authorization import Authorizer, permits
+from colonnade.governance.tool_lookup import AMBIGUOUS_TOOL, AmbiguousName, find_tool, near_names
 from colonnade.routing.router import Router
 
 __all__ = ["DESCRIBE_TOOL", "MAX_K", "SEARCH_TOOLS", "DiscoveryTools", "summary_of"]
@@ -78,7 +79,11 @@ _SEARCH_OUTPUT = {
 _DESCRIBE_INPUT = {
     "type": "object",
     "properties": {
-        "name": {"type": "string", "minLength": 1, "description": "Wire name or canonical name of the tool."}
+        "name": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Wire name, canonical name, or bare tool name (e.g. get_invoice) when unique.",
+        }
     },
     "required": ["name"],
     "additionalProperties": False,
@@ -121,7 +126,9 @@ DESCRIBE_TOOL_TOOL = builtin_tool(
     DESCRIBE_TOOL,
     wire_name=DESCRIBE_TOOL,
     title="Describe a tool",
-    description="One tool in full (by wire or canonical name): schemas, side effects, approval.",
+    description=(
+        "One tool in full (by wire, canonical or unique bare name): schemas, side effects, approval."
+    ),
     input_schema=_DESCRIBE_INPUT,
     output_schema=_DESCRIBE_OUTPUT,
 )
@@ -166,15 +173,24 @@ class DiscoveryTools:
 
     async def describe(self, invocation: Invocation) -> AdapterOutcome:
         name = str(invocation.arguments["name"])
-        tool = self.catalog.get(name)
-        allowed = self.authorizer.visible(invocation.principal)
-        if tool is None or not permits(allowed, tool.canonical_name):
+        principal = invocation.principal
+        tool = find_tool(self.catalog, name, self.authorizer, principal)
+        if isinstance(tool, AmbiguousName):
+            return AdapterOutcome(
+                OutcomeKind.TERMINAL_ERROR,
+                error_code=AMBIGUOUS_TOOL,
+                message=tool.message,
+                details=tool.details,
+            )
+        if tool is None or not permits(self.authorizer.visible(principal), tool.canonical_name):
             # A tool the caller may not call is described exactly like one that does not exist.
+            near = near_names(self.catalog, name, self.authorizer, principal)
+            hint = f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
             return AdapterOutcome(
                 OutcomeKind.TERMINAL_ERROR,
                 error_code="I-REQ-UNKNOWN-TOOL",
-                message=f"no tool named '{name}' (use {SEARCH_TOOLS} to find tools by what they do)",
-                details={"tool_id": name},
+                message=f"no tool named '{name}'{hint} (use {SEARCH_TOOLS} to find tools by what they do)",
+                details={"tool_id": name, "did_you_mean": near},
             )
         output = {
             **_card(tool),

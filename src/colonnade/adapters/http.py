@@ -4,12 +4,15 @@ A session (keep-alive pool; one TLS context shared by the process) is created th
 origin is called and reused for every later call, so one slow backend can hold only its own
 connections. Each call gets one overall timeout covering pool wait, connect, send and read, so a
 backend that trickles bytes cannot hold a call past it. The adapter reports what happened
-(AdapterOutcome); retries, idempotency and policy belong to the call pipeline.
+(AdapterOutcome); retries, idempotency and policy belong to the call pipeline. Outcome messages
+reach clients and never name the backend's address; a failure's origin (and a redirect's target)
+goes to the log, where the call's trace_id is bound.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -29,9 +32,14 @@ from colonnade.adapters.http_request import (
     caller_headers,
     request_parts,
 )
-from colonnade.adapters.http_response import BackendAnswer, outcome_from_exception, outcome_from_response
+from colonnade.adapters.http_response import (
+    BackendAnswer,
+    outcome_from_exception,
+    outcome_from_response,
+    redirect_target,
+)
 from colonnade.adapters.http_session import new_session
-from colonnade.adapters.outcome import MALFORMED, AdapterOutcome, OutcomeKind
+from colonnade.adapters.outcome import MALFORMED, MISCONFIGURED, AdapterOutcome, OutcomeKind
 from colonnade.adapters.secrets import EnvSecretResolver, SecretResolver
 from colonnade.catalog.http_binding import HttpBinding
 
@@ -42,6 +50,8 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "HttpAdapter",
 ]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
@@ -115,12 +125,14 @@ class HttpAdapter:
         *,
         timeout_s: float | None = None,
         headers: Mapping[str, str] | None = None,
+        deduplicated: bool = False,
     ) -> AdapterOutcome:
         """Send the operation's request and classify the answer; never raises for backend trouble.
 
         `headers` are added as given (e.g. the call's `Idempotency-Key`), less those the HTTP
         client manages (`Connection`, `Content-Length`, ...); arguments mapped to headers and the
-        backend credential take precedence over them.
+        backend credential take precedence over them. `deduplicated` says that the backend runs a
+        request at most once per `Idempotency-Key` (the contract's word, never assumed).
         """
         started = time.perf_counter()
         timeout = self._timeout_for(binding, timeout_s)
@@ -133,6 +145,8 @@ class HttpAdapter:
                     parts, headers=parts.headers | await auth_headers(binding.auth, self._secrets)
                 )
         except RequestBuildError as exc:
+            if exc.code == MISCONFIGURED:
+                logger.warning("request to backend %s not built: %s", binding.base_url, exc.message)
             return AdapterOutcome(
                 OutcomeKind.TERMINAL_ERROR,
                 error_code=exc.code,
@@ -144,24 +158,29 @@ class HttpAdapter:
         if task is not None:
             self._in_flight.add(task)
         try:
-            answer, content = await self._exchange(self.session_for(binding.base_url), parts, timeout)
+            session = self.session_for(binding.base_url)
+            answer, content = await self._exchange(session, parts, timeout, deduplicated)
         except ResponseTooLarge as exc:
+            logger.warning("backend %s: answer over %d bytes", origin, self._max_response_bytes)
             return AdapterOutcome(
                 OutcomeKind.TERMINAL_ERROR,
                 exc.status_code,
                 error_code=MALFORMED,
-                message=f"the answer from {origin} exceeds the limit of {self._max_response_bytes} bytes",
+                message=f"the backend's answer exceeds the limit of {self._max_response_bytes} bytes",
                 duration_ms=_since(started),
             )
         except asyncio.CancelledError:
             if not self._stopped_by_close(task):
                 raise
             closed = _AdapterClosed("the adapter was closed")
-            return outcome_from_exception(closed, origin, timeout, _since(started))
+            return _failed(closed, origin, timeout, _since(started))
         except (TimeoutError, aiohttp.ClientError, HttpProcessingError) as exc:
-            return outcome_from_exception(exc, origin, timeout, _since(started))
+            return _failed(exc, origin, timeout, _since(started))
         finally:
             self._in_flight.discard(task)
+        target = redirect_target(answer)
+        if target is not None:
+            logger.warning("backend %s redirected (%d) to %s", origin, answer.status, target)
         return outcome_from_response(answer, content, _since(started))
 
     def _stopped_by_close(self, task: asyncio.Task[Any] | None) -> bool:
@@ -174,13 +193,13 @@ class HttpAdapter:
         return task.cancelling() == 0  # aiohttp cancelled its wait for a pooled connection
 
     async def _exchange(
-        self, session: aiohttp.ClientSession, parts: RequestParts, budget_s: float
+        self, session: aiohttp.ClientSession, parts: RequestParts, budget_s: float, deduplicated: bool
     ) -> tuple[BackendAnswer, bytes]:
         """One request and its whole body under one overall timeout (pool wait, connect, send, read)."""
         if budget_s <= 0:
             raise TimeoutError
         async with asyncio.timeout(budget_s):
-            response = await self._send(session, parts)
+            response = await self._send(session, parts, deduplicated)
             try:
                 content = await read_capped(response, self._max_response_bytes)
             except BaseException:
@@ -192,23 +211,24 @@ class HttpAdapter:
         answer = BackendAnswer(response.status, response.reason or "", response.headers, response.charset)
         return answer, content
 
-    async def _send(self, session: aiohttp.ClientSession, parts: RequestParts) -> aiohttp.ClientResponse:
+    async def _send(
+        self, session: aiohttp.ClientSession, parts: RequestParts, deduplicated: bool
+    ) -> aiohttp.ClientResponse:
         """Send the request and read its head.
 
         When the connection fails before an answer (typically a kept-alive one the server closed
         as the request went out), aiohttp itself sends an idempotent method once more (RFC 9112
         9.3.1) and any other method never; a request carrying an `Idempotency-Key` gets that one
-        second attempt here, since the backend will not repeat its effect.
+        second attempt here only when the backend deduplicates on it, so it will not repeat its
+        effect (a backend that ignores the key may have acted on the first request).
         """
-        resend = parts.method not in _IDEMPOTENT_METHODS and "idempotency-key" in parts.headers
+        keyed = "idempotency-key" in parts.headers
+        resend = parts.method not in _IDEMPOTENT_METHODS and keyed and deduplicated
         while True:
+            data, headers = _body_of(parts)
             try:
                 return await session.request(
-                    parts.method,
-                    parts.url,
-                    headers=parts.headers,
-                    data=parts.content,
-                    allow_redirects=False,
+                    parts.method, parts.url, headers=headers, data=data, allow_redirects=False
                 )
             except aiohttp.ClientConnectorError:
                 raise
@@ -250,6 +270,25 @@ class HttpAdapter:
         if binding.timeout_ms is not None:
             return binding.timeout_ms / 1000
         return self._default_timeout_s
+
+
+def _body_of(parts: RequestParts) -> tuple[bytes | aiohttp.Payload | None, dict[str, str]]:
+    """The body to send and its headers; a multipart body is built afresh for each send (aiohttp
+    consumes it), and its Content-Type names its boundary (the sessions set no Content-Type)."""
+    if parts.form is None:
+        return parts.content, parts.headers
+    form = aiohttp.FormData(default_to_multipart=True)
+    for part in parts.form:
+        form.add_field(part.name, part.value, content_type=part.content_type, filename=part.filename)
+    payload = form()
+    return payload, {**parts.headers, "content-type": payload.content_type}
+
+
+def _failed(exc: BaseException, origin: str, timeout_s: float, duration_ms: float) -> AdapterOutcome:
+    """The outcome of a failure without an answer; the log names the backend, the message does not."""
+    outcome = outcome_from_exception(exc, origin, timeout_s, duration_ms)
+    logger.warning("backend %s: %s (%s)", origin, outcome.message, type(exc).__name__)
+    return outcome
 
 
 def _since(started: float) -> float:

@@ -2,7 +2,8 @@
 
 Path values are percent-encoded as a single segment (a `/`, `?`, `#` or `..` in a value can
 never change which resource is addressed); query and header values are rendered as text
-(`true`/`false` for booleans, JSON for objects); body arguments form one JSON object.
+(`true`/`false` for booleans, JSON for objects); body arguments form one JSON object, or form
+fields or multipart parts when the binding's `body_media_type` says so (`http_form.py`).
 Arguments the binding does not describe are ignored: the caller validated them already.
 The URL is built here, already encoded, so no client normalises a `%2E%2E` segment away.
 """
@@ -20,10 +21,17 @@ from urllib.parse import quote, urlencode
 
 from yarl import URL
 
+from colonnade.adapters.http_form import (
+    BodyField,
+    FormEncodingError,
+    FormPart,
+    multipart_parts,
+    urlencoded_body,
+)
 from colonnade.adapters.outcome import MISCONFIGURED, SCHEMA
 from colonnade.adapters.secrets import SecretResolver
 from colonnade.catalog.http_binding import HttpBinding, ParamLocation
-from colonnade.contracts.model import AuthType, BackendAuth
+from colonnade.contracts.model import AuthType, BackendAuth, BodyMediaType
 
 __all__ = [
     "CLIENT_HEADERS",
@@ -38,6 +46,8 @@ __all__ = [
 ]
 
 DEFAULT_API_KEY_HEADER = "X-API-Key"
+JSON_MEDIA_TYPE = BodyMediaType.JSON.value
+MULTIPART_MEDIA_TYPE = BodyMediaType.MULTIPART.value
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _DOT_SEGMENTS = frozenset({".", ".."})
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
@@ -73,10 +83,13 @@ class BackendBase:
 
 @dataclass(frozen=True, slots=True)
 class RequestParts:
+    """What one request sends; a multipart body is `form` (its parts), any other body `content`."""
+
     method: str
     url: URL
     headers: dict[str, str]
     content: bytes | None
+    form: tuple[FormPart, ...] | None = None
 
 
 def request_parts(binding: HttpBinding, arguments: dict[str, Any]) -> RequestParts:
@@ -84,7 +97,7 @@ def request_parts(binding: HttpBinding, arguments: dict[str, Any]) -> RequestPar
     query: list[tuple[str, str]] = []
     headers: dict[str, str] = {"accept": "application/json"}
     path_values: dict[str, Any] = {}
-    body: dict[str, Any] = {}
+    body: list[BodyField] = []
     raw_body: Any = _ABSENT
     for spec in binding.params:
         if spec.name not in arguments:
@@ -98,16 +111,16 @@ def request_parts(binding: HttpBinding, arguments: dict[str, Any]) -> RequestPar
             if value is not None:
                 _set_header(headers, spec.wire_name, _text(value))
         elif spec.location is ParamLocation.BODY:
-            body[spec.wire_name] = value
+            body.append((spec.wire_name, value, spec.file_media_type))
         else:
             raw_body = value
-    content = _content(raw_body, body)
+    content, form = _body(binding.body_media_type, raw_body, body)
     if content is not None:
-        headers["content-type"] = "application/json"
+        headers["content-type"] = binding.body_media_type
     target = backend_base(binding.base_url).prefix + _fill_path(binding.path, path_values)
     if query:
         target += "?" + urlencode(query, quote_via=quote)
-    return RequestParts(binding.method, URL(target, encoded=True), headers, content)
+    return RequestParts(binding.method, URL(target, encoded=True), headers, content, form)
 
 
 @lru_cache(maxsize=1024)
@@ -126,7 +139,8 @@ def backend_base(base_url: str) -> BackendBase:
 
 
 def _bad_base(base_url: str, why: str) -> str:
-    return f"the backend URL {base_url!r} is not usable ({why}); fix the contract's backend.base_url"
+    """Said to clients, so it names the setting, not the URL (the adapter logs that)."""
+    return f"the backend URL is not usable ({why}); fix the contract's backend.base_url (or backend_url)"
 
 
 async def auth_headers(auth: BackendAuth, secrets: SecretResolver) -> dict[str, str]:
@@ -219,11 +233,33 @@ def _set_header(headers: dict[str, str], name: str, value: str) -> None:
     headers[name.lower()] = value
 
 
-def _content(raw_body: Any, body: dict[str, Any]) -> bytes | None:
-    """A raw-body argument is the whole body and wins over body arguments; no arguments, no body."""
+_Body = tuple[bytes | None, tuple[FormPart, ...] | None]
+
+
+def _body(media_type: str, raw_body: Any, body: list[BodyField]) -> _Body:
+    """The body as bytes (JSON, urlencoded) or multipart parts; no arguments, no body.
+
+    A raw-body argument is the whole body and wins over body arguments; in a form it must be an
+    object, whose members are the fields.
+    """
+    if media_type == JSON_MEDIA_TYPE:
+        if raw_body is not _ABSENT:
+            return _json_body(raw_body), None
+        return (_json_body({name: value for name, value, _ in body}), None) if body else (None, None)
     if raw_body is not _ABSENT:
-        return _json_body(raw_body)
-    return _json_body(body) if body else None
+        if not isinstance(raw_body, dict):
+            raise RequestBuildError(
+                SCHEMA, f"a {media_type} body is a set of fields: the raw body must be an object"
+            )
+        body = [(str(name), value, None) for name, value in raw_body.items()]
+    if not body:
+        return None, None
+    try:
+        if media_type == MULTIPART_MEDIA_TYPE:
+            return None, multipart_parts(body)
+        return urlencoded_body(body), None
+    except (FormEncodingError, TypeError, ValueError) as exc:
+        raise RequestBuildError(SCHEMA, f"the {media_type} body cannot be encoded: {exc}") from None
 
 
 def _text(value: Any) -> str:

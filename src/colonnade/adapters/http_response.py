@@ -3,6 +3,10 @@
 Only connection-level failures, timeouts and 408/429/502/503/504 are retryable: the adapter
 does not know whether the operation is idempotent, so a 500 (the backend may have acted) is
 terminal and the pipeline's retry policy decides the rest.
+
+Messages reach clients (REST and MCP answers), so they say what failed and never where the
+backend lives: no origin, host, port or URL (a redirect's target included). The adapter logs
+those for operators (`where_to_log`).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ __all__ = [
     "backend_message",
     "outcome_from_exception",
     "outcome_from_response",
+    "redirect_target",
     "retry_after_ms",
 ]
 
@@ -126,8 +131,12 @@ def outcome_from_response(response: BackendAnswer, content: bytes, duration_ms: 
 def outcome_from_exception(
     exc: BaseException, origin: str, timeout_s: float, duration_ms: float
 ) -> AdapterOutcome:
-    """Map a failure without a complete answer; messages name the origin, never the full URL."""
-    code, message = _failure(exc, origin, timeout_s)
+    """Map a failure without a complete answer; the message never names the backend's address.
+
+    `origin` is only used to scrub the address out of the HTTP stack's own words.
+    """
+    code, message = _failure(exc, timeout_s)
+    message = _scrubbed(message, origin)
     retryable = code in (TIMEOUT, UNREACHABLE)
     return AdapterOutcome(
         OutcomeKind.RETRYABLE_ERROR if retryable else OutcomeKind.TERMINAL_ERROR,
@@ -183,42 +192,67 @@ def _terminal_code(status: int) -> str:
     return MISCONFIGURED
 
 
+def redirect_target(response: BackendAnswer) -> str | None:
+    """Where a 3xx answer points (for the operator's log; never part of a message)."""
+    if 300 <= response.status < 400:
+        return response.headers.get("location")
+    return None
+
+
 def _error_message(response: BackendAnswer, body: Any) -> str:
     status = response.status
     if 300 <= status < 400:
-        location = response.headers.get("location", "another URL")
-        return f"the backend redirected ({status}) to {location}; point the contract's base_url there"
+        return (
+            f"the backend redirected ({status}); point the contract's base_url (or the endpoint's "
+            "backend_url) at the address it redirects to, which the gateway's log names"
+        )
     media = response.headers.get("content-type", "").split(";")[0].strip().lower()
     own = None if media == "text/html" else backend_message(body)
     return own or f"the backend answered {status} {response.reason}".rstrip()
 
 
-def _failure(exc: BaseException, origin: str, timeout_s: float) -> tuple[str, str]:
+def _failure(exc: BaseException, timeout_s: float) -> tuple[str, str]:
     if isinstance(exc, TimeoutError):
-        return TIMEOUT, f"no answer from {origin} within {timeout_s:g} s"
+        return TIMEOUT, f"no answer from the backend within {timeout_s:g} s"
     if isinstance(exc, aiohttp.ClientConnectorError):
-        return _connect_failure(exc, origin)
+        return _connect_failure(exc)
     if isinstance(exc, aiohttp.InvalidURL | aiohttp.NonHttpUrlClientError | ValueError):
-        return MISCONFIGURED, f"the backend URL is not usable: {exc}; fix the contract's backend.base_url"
+        return MISCONFIGURED, (
+            f"the backend URL is not usable ({type(exc).__name__}); fix the contract's backend.base_url"
+        )
     if isinstance(exc, aiohttp.ClientPayloadError):
         if any(isinstance(cause, ContentEncodingError) for cause in _chain(exc)):
-            return MALFORMED, f"the body from {origin} cannot be decoded: {_reason(exc)}"
-        return UNREACHABLE, f"the connection to {origin} was closed before a complete answer ({_reason(exc)})"
+            return MALFORMED, f"the backend's body cannot be decoded: {_reason(exc)}"
+        return UNREACHABLE, _closed_early(exc)
     if isinstance(exc, HttpProcessingError | aiohttp.ClientResponseError):  # the parser's, as raised
-        return UNREACHABLE, f"the server at {origin} sent a malformed HTTP answer ({_first_line(exc)})"
+        return UNREACHABLE, f"the backend sent a malformed HTTP answer ({_first_line(exc)})"
     if isinstance(exc, aiohttp.ClientConnectionError):
-        return UNREACHABLE, f"the connection to {origin} was closed before a complete answer ({_reason(exc)})"
-    return MISCONFIGURED, f"the request to {origin} could not be sent: {_reason(exc)}"
+        return UNREACHABLE, _closed_early(exc)
+    return MISCONFIGURED, f"the request to the backend could not be sent: {_reason(exc)}"
 
 
-def _connect_failure(exc: aiohttp.ClientConnectorError, origin: str) -> tuple[str, str]:
+def _closed_early(exc: BaseException) -> str:
+    return f"the connection to the backend was closed before a complete answer ({_reason(exc)})"
+
+
+def _connect_failure(exc: aiohttp.ClientConnectorError) -> tuple[str, str]:
     for cause in (exc.os_error, *_chain(exc)):
         if isinstance(cause, ssl.SSLError):
             reason = cause.reason or _reason(cause)
-            return MISCONFIGURED, f"TLS with {origin} failed ({reason}); check the backend's TLS set-up"
+            return MISCONFIGURED, f"TLS with the backend failed ({reason}); check the backend's TLS set-up"
         if isinstance(cause, socket.gaierror):
-            return UNREACHABLE, f"the host of {origin} cannot be resolved ({cause.strerror})"
-    return UNREACHABLE, f"cannot connect to {origin} ({_CONNECT_FAILED})"
+            return UNREACHABLE, f"the backend's host name cannot be resolved ({cause.strerror})"
+    return UNREACHABLE, f"cannot connect to the backend ({_CONNECT_FAILED})"
+
+
+def _scrubbed(message: str, origin: str) -> str:
+    """The message without the backend's address, should the HTTP stack's words carry it."""
+    address = origin.split("://", 1)[-1]
+    host = address.rsplit(":", 1)[0].strip("[]")
+    for text in (origin, address, host):
+        if text:
+            message = message.replace(text, "the backend")
+    return message
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:

@@ -2,7 +2,8 @@
 
 `HttpAdapter` speaks HTTP (a binding, arguments, headers); this adapts an `Invocation` to it,
 forwarding the caller's scoped idempotency key as `Idempotency-Key` so that a backend can
-recognise a retry of a call it may already have executed.
+recognise a retry of a call it may already have executed. Whether it does is the contract's
+word (`runtime.deduplicates_idempotency_key`); only then may a keyed request be sent again.
 """
 
 from __future__ import annotations
@@ -32,7 +33,11 @@ class HttpTools:
         key = invocation.idempotency_key
         headers = {IDEMPOTENCY_HEADER: key} if key is not None else None
         return await self.http.execute(
-            binding, invocation.arguments, timeout_s=invocation.timeout_s, headers=headers
+            binding,
+            invocation.arguments,
+            timeout_s=invocation.timeout_s,
+            headers=headers,
+            deduplicated=invocation.tool.runtime.deduplicates_idempotency_key,
         )
 
     async def aclose(self) -> None:

@@ -42,6 +42,13 @@ _SPECS = (
         "List the tools (tools/list or GET /v1/tools) and use a name exactly as listed.",
     ),
     ErrorSpec(
+        "I-REQ-AMBIGUOUS-TOOL",
+        _INVALID,
+        "The bare tool name is borne by several tools this caller may call",
+        "Call one of details.candidates by its canonical name (tenant:api:tool) or wire name; a bare "
+        "llm.tool_name works only while it is unique among the tools you may call.",
+    ),
+    ErrorSpec(
         "I-REQ-ENVELOPE",
         _INVALID,
         "The call envelope is malformed",
@@ -78,6 +85,14 @@ _SPECS = (
         "A request to change keys, agents or subscriptions is invalid",
         "Fix the field the message names (a known persona, Colonnade scopes, an API 'tenant:api' that the "
         "catalog serves, a public JWK) and send it again.",
+    ),
+    ErrorSpec(
+        "I-REQ-DEADLINE-PASSED",
+        _INVALID,
+        "The call's deadline had already passed when the gateway received it",
+        "Retrying as is cannot help: set constraints.deadline_unix_ms to a time in the future "
+        "(milliseconds since the Unix epoch, e.g. now + 30000; 0 is the epoch itself), or leave it out "
+        "and give timeout_ms.",
     ),
     ErrorSpec(
         "A-AUTH-ORIGIN",
@@ -377,7 +392,7 @@ _SPECS = (
         _RETRY,
         "The backend keeps failing; the gateway stopped calling it for a while",
         "Retry after details.retry_after_ms, when the gateway tries the backend again; if it persists an "
-        "operator must check the backend named in details.backend.",
+        "operator must check the tool's backend (the gateway's log names it when its circuit opens).",
     ),
     ErrorSpec(
         "R-CAP-OVERLOAD",
@@ -464,6 +479,15 @@ _SPECS = (
         "An earlier attempt with this idempotency key was interrupted; whether it took effect is unknown",
         "Do not resend with this key: find out whether the effect happened (read the resource, or reconcile "
         "with the backend's records), then call again with a new idempotency_key only if it did not.",
+    ),
+    ErrorSpec(
+        "S-TOOL-EFFECT-UNKNOWN-NO-KEY",
+        _TERMINAL,
+        "A call that is not idempotent failed after its backend may have acted, and it had no idempotency "
+        "key; whether it took effect is unknown",
+        "Do not repeat it as is: find out whether the effect happened (read the resource, or reconcile with "
+        "the backend's records; details.cause is the failure) and call again only if it did not, with a "
+        "constraints.idempotency_key, so that an interrupted call can be told from a new one.",
     ),
     ErrorSpec(
         "D-DATA-OUTPUT-SCHEMA",

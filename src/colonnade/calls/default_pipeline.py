@@ -24,6 +24,7 @@ from colonnade.calls.stages.audit import Audit
 from colonnade.calls.stages.authorize import Authorize
 from colonnade.calls.stages.capacity import Capacity
 from colonnade.calls.stages.circuit import CircuitBreaker
+from colonnade.calls.stages.deadline import DeadlineCheck
 from colonnade.calls.stages.drain import Drain
 from colonnade.calls.stages.dry_run import DryRun
 from colonnade.calls.stages.execute import Execute
@@ -34,6 +35,7 @@ from colonnade.calls.stages.observe import Observe
 from colonnade.calls.stages.resolve import Resolve
 from colonnade.calls.stages.retry import Retry
 from colonnade.calls.stages.two_phase import TwoPhase
+from colonnade.calls.stages.unkeyed_effects import UnkeyedEffects
 from colonnade.calls.stages.validate_input import InputValidation
 from colonnade.calls.stages.validate_output import OutputValidation
 from colonnade.calls.two_phase import TwoPhaseCoordinator
@@ -69,6 +71,7 @@ def build_pipeline(parts: PipelineParts) -> Pipeline:
         Resolve(parts.catalog, parts.manifests, builtins=parts.builtins, authorizer=parts.authorizer),
         observe.in_flight() if observe is not None else None,  # calls in flight, per resolved tool
         Authorize(parts.authorizer),  # 2-4 persona, scopes, tenant, agent allow-list
+        DeadlineCheck(),  # a deadline already past is refused before anything is spent on the call
         Drain(),  # a stopping gateway ends calls still running at the drain limit, retryable
         Admission(),  # overload: refuse at once what would miss the tool's deadline or exceed the bound
         ApprovalGate(),  # 5 approval gate (fail-closed until the approval workflow lands)
@@ -79,6 +82,7 @@ def build_pipeline(parts: PipelineParts) -> Pipeline:
         Idempotency(parts.idempotency, retention_s=parts.idempotency_retention_s)  # 7 idempotency
         if parts.idempotency
         else None,
+        UnkeyedEffects(),  # an unkeyed call that may have acted is not answered "retry"
         Capacity(),  # concurrency_max per tool
         TwoPhase(parts.two_phase) if parts.two_phase else None,  # 8 two-phase commit
         OutputValidation(),  # 9 validate output of the (retried) execution

@@ -80,7 +80,7 @@ class CallConstraints(_Model):
 
 
 class CallRequest(_Model):
-    """One call of one tool; `tool_id` is a canonical or wire name."""
+    """One call of one tool; `tool_id` is a canonical or wire name, or an unambiguous bare tool name."""
 
     call_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
     tool_id: str = Field(min_length=1, max_length=512)

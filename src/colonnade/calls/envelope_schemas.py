@@ -100,7 +100,8 @@ CALL_REQUEST = EnvelopeSchema(
     title="Colonnade CallRequest",
     description=(
         "One call of one tool, as sent to POST /v1/calls. tool_id is a canonical name "
-        "(tenant:api:tool) or a wire name; every other field is optional."
+        "(tenant:api:tool), a wire name, or a bare tool name (llm.tool_name) that only one tool the "
+        "caller may call bears; every other field is optional."
     ),
 )
 CALL_RESULT = EnvelopeSchema(

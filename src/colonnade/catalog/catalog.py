@@ -6,6 +6,9 @@ other sources (downstream MCP servers, organs, built-ins) enter through `add_too
 
 Reads never take the lock: each change builds a new immutable view and swaps it in whole, so a
 reader sees either the old tool set or the new one. Listeners run after the swap, outside the lock.
+Each view also indexes tools by their bare name (the operation segment of the canonical name, i.e.
+the contract's `llm.tool_name`), so a caller may use it as an alias in O(1) (`aliased`); whether
+the alias is unique is for the caller's view of the catalog (`governance/tool_lookup.py`) to say.
 """
 
 from __future__ import annotations
@@ -84,9 +87,10 @@ class _View:
     names: tuple[str, ...]
     by_name: dict[str, Tool]
     by_wire: dict[str, Tool]
+    by_alias: dict[str, tuple[Tool, ...]]
 
 
-_EMPTY_VIEW = _View((), (), {}, {})
+_EMPTY_VIEW = _View((), (), {}, {}, {})
 
 
 @dataclass(slots=True)
@@ -125,9 +129,18 @@ class Catalog:
         view = self._view
         return view.by_name.get(name) or view.by_wire.get(name)
 
+    def aliased(self, name: str) -> tuple[Tool, ...]:
+        """Served tools whose bare name (`llm.tool_name`, the canonical name's last segment) is `name`.
+
+        In canonical-name order; one tool when the bare name is unique in the catalog.
+        """
+        return self._view.by_alias.get(name, ())
+
     def near(self, name: str, limit: int = 3) -> list[str]:
-        """Canonical or wire names close to `name`, closest first: the "did you mean" of a typo."""
-        names = [n for tool in self.tools() for n in (tool.canonical_name, tool.wire_name)]
+        """Canonical, wire or bare names close to `name`, closest first: the "did you mean" of a typo."""
+        view = self._view
+        names = [n for tool in view.tools for n in (tool.canonical_name, tool.wire_name)]
+        names.extend(a for a in view.by_alias if a not in view.by_name and a not in view.by_wire)
         return list(dict.fromkeys(difflib.get_close_matches(name, names, n=limit)))
 
     def tool_versions(self, name: str) -> dict[str, Tool]:
@@ -343,7 +356,19 @@ def _build_view(apis: dict[_ApiKey, dict[str, _Published]], sources: dict[str, t
             by_name[tool.canonical_name] = tool
             by_wire[tool.wire_name] = tool
     names = tuple(sorted(by_name))
-    return _View(tuple(by_name[n] for n in names), names, by_name, by_wire)
+    tools = tuple(by_name[n] for n in names)
+    return _View(tools, names, by_name, by_wire, _aliases(tools))
+
+
+def _aliases(tools: tuple[Tool, ...]) -> dict[str, tuple[Tool, ...]]:
+    """Bare names -> the tools that bear them: the operation segment, and `llm.tool_name` when it
+    differs (an endpoint serving several methods suffixes each tool's segment with its method)."""
+    found: dict[str, list[Tool]] = {}
+    for tool in tools:
+        bare = split_canonical(tool.canonical_name)[2]
+        for alias in dict.fromkeys((bare, tool.llm.tool_name if tool.llm is not None else bare)):
+            found.setdefault(alias, []).append(tool)
+    return {alias: tuple(owners) for alias, owners in found.items()}
 
 
 def _served(

@@ -1,7 +1,8 @@
 """How a contract operation maps onto an HTTP request; built once at projection time.
 
 Where each argument goes is the contract's business (`contracts/param_location.py`); the binding
-adds what the HTTP adapter needs besides: the backend's base URL, auth and timeout.
+adds what the HTTP adapter needs besides: the backend's base URL, auth, timeout and how the body is
+encoded (`body_media_type`: JSON, form fields or multipart parts).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from colonnade.contracts.model import BackendAuth, Operation
+from colonnade.contracts.model import BackendAuth, BodyMediaType, Operation
 from colonnade.contracts.param_location import ParamLocation, ParamSpec, placements
 
 __all__ = ["HttpBinding", "ParamLocation", "ParamSpec", "binding_for"]
@@ -25,6 +26,7 @@ class HttpBinding:
     params: tuple[ParamSpec, ...] = ()
     auth: BackendAuth | None = None
     timeout_ms: int | None = None
+    body_media_type: str = BodyMediaType.JSON.value
     extra: dict[str, Any] = field(default_factory=dict)
     kind: Literal["http"] = "http"
 
@@ -48,4 +50,5 @@ def binding_for(operation: Operation) -> HttpBinding:
         params=placements(operation),
         auth=backend.auth,
         timeout_ms=backend.timeout_ms,
+        body_media_type=operation.endpoint.effective_body_media_type.value,
     )

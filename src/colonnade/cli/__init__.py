@@ -20,6 +20,7 @@ from colonnade.cli import (
     subscriptions,  # noqa: F401
     token,  # noqa: F401
     tools,  # noqa: F401
+    tools_describe,  # noqa: F401
 )
 from colonnade.cli.root import app, main
 

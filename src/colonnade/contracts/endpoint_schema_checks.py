@@ -3,7 +3,8 @@
 The contract schema only says `input_schema` is a mapping. These checks make sure it is a real
 JSON Schema 2020-12 of an object, and that `catalog/http_binding.py` can place every argument on
 the HTTP request: `x-in` values are known, each `{param}` of the path has a required property,
-a property sent to the path has a `{param}` to fill, and a raw body is the only body.
+a property sent to the path has a `{param}` to fill, and a raw body is the only body (and an
+object when the body is form fields or multipart parts: `body_media_type`).
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from jsonschema import Draft202012Validator
 from referencing import Registry
 
 from colonnade.contracts.findings import Finding, Severity
-from colonnade.contracts.model import path_parameters
+from colonnade.contracts.model import BodyMediaType, path_parameters
 from colonnade.contracts.param_location import BODYLESS_METHODS, ParamLocation
 from colonnade.contracts.violations import describe_value, dotted, pointer_of, shorten
 
 __all__ = ["PARAM_LOCATIONS", "EndpointRef", "binding_problems", "schema_problems"]
 
 PARAM_LOCATIONS = tuple(location.value for location in ParamLocation)
+_FIELD_BODIES = (BodyMediaType.FORM.value, BodyMediaType.MULTIPART.value)
 _META_VALIDATOR = Draft202012Validator(
     Draft202012Validator.META_SCHEMA,
     format_checker=Draft202012Validator.FORMAT_CHECKER,
@@ -38,6 +40,7 @@ class EndpointRef:
     path: str | None
     methods: tuple[str, ...]
     label: str
+    body_media_type: object = None
 
 
 def _error(pointer: str, message: str, fix: str) -> Finding:
@@ -163,4 +166,13 @@ class _Placement:
                 f"argument '{raw[0]}' of {label} is the whole raw body, but "
                 f"{', '.join(repr(n) for n in self.body_args)} also go(es) to the JSON body",
                 "move the other arguments to the path, query or headers (x-in), or drop x-in: raw-body",
+            )
+        media = self.endpoint.body_media_type
+        prop = self.properties.get(raw[0]) if raw else None
+        if media in _FIELD_BODIES and isinstance(prop, dict) and prop.get("type") != "object":
+            yield _error(
+                properties + pointer_of([raw[0], "type"]),
+                f"argument '{raw[0]}' of {label} is the whole {media} body, which is a set of fields; "
+                f"its type is {describe_value(prop.get('type'))}",
+                "give it `type: object` (its members are the fields), or drop body_media_type to send JSON",
             )

@@ -18,6 +18,7 @@ __all__ = [
     "HTTP_METHODS",
     "Backend",
     "BackendAuth",
+    "BodyMediaType",
     "Classification",
     "Contract",
     "ContractStatus",
@@ -98,6 +99,14 @@ class AuthType(StrEnum):
     BEARER = "bearer"
     API_KEY_HEADER = "api_key_header"
     BASIC = "basic"
+
+
+class BodyMediaType(StrEnum):
+    """How an endpoint's body arguments travel: one JSON object, form fields, or multipart parts."""
+
+    JSON = "application/json"
+    FORM = "application/x-www-form-urlencoded"
+    MULTIPART = "multipart/form-data"
 
 
 class _Strict(BaseModel):
@@ -207,12 +216,25 @@ class Endpoint(_Strict):
         description="JSON Schema 2020-12 of the arguments; derived from path parameters when absent.",
     )
     output_schema: dict[str, Any] | None = Field(default=None, description="JSON Schema of the result.")
+    body_media_type: BodyMediaType | None = Field(
+        default=None,
+        description=(
+            "How body arguments are sent: application/json (the default: one JSON object), "
+            "application/x-www-form-urlencoded (form fields; objects as name[key], arrays repeated) or "
+            "multipart/form-data (one part per field; a string with contentEncoding: base64 is sent as "
+            "a file of its decoded bytes, an object as a JSON part)."
+        ),
+    )
     mcp: bool = Field(default=True, description="Expose this endpoint as an MCP tool.")
     llm: LlmBlock | None = Field(default=None, description="Agent-facing metadata for the operation.")
     runtime: RuntimeSpec | None = Field(default=None, description="Limits and guarantees for calls.")
 
     def effective_input_schema(self) -> dict[str, Any]:
         return self.input_schema if self.input_schema is not None else derive_input_schema(self.path)
+
+    @property
+    def effective_body_media_type(self) -> BodyMediaType:
+        return self.body_media_type or BodyMediaType.JSON
 
 
 class Contract(_Strict):

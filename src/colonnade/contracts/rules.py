@@ -131,7 +131,8 @@ class RawEndpoint:
 
     @property
     def ref(self) -> EndpointRef:
-        return EndpointRef(self.pointer, self.path, tuple(m for _, m in self.methods), self.label)
+        methods = tuple(m for _, m in self.methods)
+        return EndpointRef(self.pointer, self.path, methods, self.label, self.data.get("body_media_type"))
 
     @property
     def label(self) -> str:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
+
+import yaml
+
 from colonnade.calls.call import Call
 from colonnade.calls.envelope import CallRequest, CallStatus
 from colonnade.calls.stages.resolve import Resolve
 from colonnade.catalog.builtins import BuiltinTools, builtin_tool
 from colonnade.catalog.catalog import Catalog
-from tests.calls.stages.conftest import Reached
+from colonnade.contracts.model import Contract
+from tests.calls.stages.conftest import ROOT, Reached
 from tests.support.authorizers import OnlyPrefix
 
 
@@ -77,3 +82,46 @@ async def test_builtin_tools_resolve_before_the_catalog(catalog: Catalog, reache
     for name in ("echo", "colonnade:gateway:echo"):
         assert (await stage(Call.start(CallRequest(tool_id=name)), reached)).status is CallStatus.SUCCESS
     assert [call.tool for call in reached.calls] == [echo, echo]
+
+
+def _crm_twin(catalog: Catalog) -> None:
+    """A second API serving the same bare names as the CRM (`get_customer`, ...)."""
+    data = yaml.safe_load((ROOT / "examples" / "contracts" / "crm.yaml").read_text())
+    catalog.publish(Contract.model_validate({**data, "name": "crm-eu"}))
+
+
+async def test_a_bare_tool_name_resolves_when_it_is_unique(catalog: Catalog, reached: Reached) -> None:
+    result = await Resolve(catalog)(Call.start(CallRequest(tool_id="get_customer")), reached)
+    assert result.status is CallStatus.SUCCESS
+    assert result.provenance is not None and result.provenance.tool_id == "acme:crm:get_customer"
+    versioned = await Resolve(catalog)(
+        Call.start(CallRequest(tool_id="get_invoice", tool_version="^1")), reached
+    )
+    assert versioned.provenance is not None and versioned.provenance.tool_id == "acme:billing:get_invoice"
+
+
+async def test_a_bare_name_several_visible_tools_bear_lists_the_candidates(
+    catalog: Catalog, reached: Reached
+) -> None:
+    _crm_twin(catalog)
+    result = await Resolve(catalog)(Call.start(CallRequest(tool_id="get_customer")), reached)
+    assert result.status is CallStatus.INVALID_REQUEST and result.error is not None
+    assert result.error.code == "I-REQ-AMBIGUOUS-TOOL"
+    assert result.error.details["candidates"] == [
+        {"canonical_name": "acme:crm-eu:get_customer", "wire_name": "acme__crm-eu__get_customer"},
+        {"canonical_name": "acme:crm:get_customer", "wire_name": "acme__crm__get_customer"},
+    ]
+    assert "'acme:crm:get_customer'" in result.error.message and reached.calls == []
+
+
+async def test_a_bare_name_counts_only_the_tools_the_caller_may_see(
+    catalog: Catalog, reached: Reached
+) -> None:
+    _crm_twin(catalog)
+    eu_only = Resolve(catalog, authorizer=OnlyPrefix("acme:crm-eu:"))
+    result = await eu_only(Call.start(CallRequest(tool_id="get_customer")), reached)
+    assert result.provenance is not None and result.provenance.tool_id == "acme:crm-eu:get_customer"
+    billing_only = Resolve(catalog, authorizer=OnlyPrefix("acme:billing:"))
+    hidden = await billing_only(Call.start(CallRequest(tool_id="get_customer")), reached)
+    assert hidden.error is not None and hidden.error.code == "I-REQ-UNKNOWN-TOOL"
+    assert "acme:crm" not in json.dumps(hidden.error.model_dump())  # the alias reveals nothing

@@ -9,10 +9,13 @@ circuit, its failure opens it again. A failure is an answer that says the backen
 broken (unreachable, 502/503/504, 5xx) or a timeout of an attempt that had (90 % of) the tool's
 whole default timeout; a 4xx or a 429 is a backend that answers. A timeout of a caller's own
 short deadline says nothing about the backend, so a caller cannot open the circuit for everyone.
+The refusal does not name the backend's address (clients never see where backends live); the
+log line of an opening circuit and the `colonnade_backend_circuit_*` metrics do, for operators.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import deque
 from collections.abc import Callable
@@ -28,6 +31,8 @@ from colonnade.calls.pipeline import Next
 from colonnade.catalog.http_binding import HttpBinding
 
 __all__ = ["CIRCUIT_OPEN", "CircuitBreaker", "CircuitState"]
+
+logger = logging.getLogger(__name__)
 
 CIRCUIT_OPEN = "R-UPSTREAM-CIRCUIT-OPEN"
 PROBE_RETRY_AFTER_MS = 200
@@ -99,12 +104,12 @@ class CircuitBreaker:
         if backend.state is CircuitState.OPEN:
             reopens_in_s = backend.opened_at + circuit.open_ms / 1000 - now
             if reopens_in_s > 0:
-                return _refused(call, key, max(1, round(reopens_in_s * 1000)))
+                return _refused(call, max(1, round(reopens_in_s * 1000)))
             backend.state = CircuitState.HALF_OPEN
         probe = backend.state is CircuitState.HALF_OPEN
         if probe:
             if backend.probing:
-                return _refused(call, key, PROBE_RETRY_AFTER_MS)
+                return _refused(call, PROBE_RETRY_AFTER_MS)
             backend.probing = True
         budget_ms = call.remaining_s * 1000
         failed: bool | None = None
@@ -112,7 +117,10 @@ class CircuitBreaker:
             result = await next(call)
             failed = _failed(result, budget_ms, call.manifest.limits.timeout_ms_default)
         finally:
+            opened = backend.opened_total
             self._settle(backend, probe, failed, circuit)
+            if backend.opened_total > opened:
+                logger.warning("the circuit of backend %s opened for %d ms", key, circuit.open_ms)
         return result
 
     def _settle(self, backend: _Backend, probe: bool, failed: bool | None, circuit: Circuit) -> None:
@@ -139,11 +147,10 @@ def _failed(result: CallResult, budget_ms: float, default_timeout_ms: int) -> bo
     return None if code in _NEUTRAL or code == CIRCUIT_OPEN else False
 
 
-def _refused(call: Call, backend: str, retry_after_ms: int) -> CallResult:
+def _refused(call: Call, retry_after_ms: int) -> CallResult:
     status, err = error(
         CIRCUIT_OPEN,
-        f"the backend {backend} of '{call.tool.canonical_name}' keeps failing; it is not called for now",
-        backend=backend,
+        f"the backend of '{call.tool.canonical_name}' keeps failing; it is not called for now",
         retry_after_ms=retry_after_ms,
     )
     return call.result(status, error=err)

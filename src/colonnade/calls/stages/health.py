@@ -1,4 +1,8 @@
-"""Health gate: a tool whose backend is known to be unhealthy fails fast, without calling it."""
+"""Health gate: a tool whose backend is known to be unhealthy fails fast, without calling it.
+
+The answer does not name the readiness URL (clients never see where backends live); the health
+monitor logs it when the probe starts failing.
+"""
 
 from __future__ import annotations
 
@@ -20,8 +24,7 @@ class HealthGate:
         if url is not None and not self.monitor.healthy(url):
             status, err = error(
                 "S-TOOL-UNAVAILABLE",
-                f"'{call.tool.canonical_name}' is unavailable: its readiness check {url} is failing",
-                readiness=url,
+                f"'{call.tool.canonical_name}' is unavailable: its backend's readiness check is failing",
                 since=self.monitor.failing_since(url),
             )
             return call.result(status, error=err)

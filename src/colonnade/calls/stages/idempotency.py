@@ -38,11 +38,12 @@ from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult, CallStatus
 from colonnade.calls.keys import scope_of
 from colonnade.calls.pipeline import Next
+from colonnade.calls.stages.circuit import CIRCUIT_OPEN
 from colonnade.contracts.model import Determinism
 from colonnade.store.idempotency_repo import Claim, IdempotencyStore, held_here, new_holder
 from colonnade.store.store_errors import StoreUnavailable
 
-__all__ = ["Idempotency", "input_hash", "may_repeat"]
+__all__ = ["Idempotency", "input_hash", "may_have_acted", "may_repeat"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ WRITE_ATTEMPT_S = 5.0  # one write to the database that takes longer is abandone
 DRAIN_S = 10.0  # at shutdown, how long outcomes still being written are waited for
 _BACKOFF_S = (0.01, 1.0)  # first and largest wait between tries of a write that failed
 _SAFE = (Determinism.PURE, Determinism.IDEMPOTENT)
+_RATE_LIMITED = "R-UPSTREAM-429"
 
 Write = Callable[[], Awaitable[Any]]
 
@@ -231,7 +233,7 @@ class Idempotency:
             return unknown, None
         outcome = result
         if result.status is CallStatus.RETRYABLE_ERROR:
-            if safe or not _may_have_acted(result):
+            if safe or not may_have_acted(result):
                 attempt.outcome.set_result(result)
                 return result, lambda: self.store.release(scope, key, attempt.holder)
             outcome = self._effect_unknown(call, key, _failure_note(result), **_cause(result))
@@ -369,7 +371,7 @@ class Idempotency:
         return call.result(status, error=err)
 
 
-def _may_have_acted(result: CallResult) -> bool:
+def may_have_acted(result: CallResult) -> bool:
     """Whether the backend may have acted before this retryable failure (unknown: assume it did)."""
     err = result.error
     if err is None:
@@ -377,7 +379,7 @@ def _may_have_acted(result: CallResult) -> bool:
     attempts = err.details.get("attempts", 1)
     if isinstance(attempts, int) and attempts > 1:
         return True  # only the last attempt's failure is known
-    if err.code.startswith("R-CAP-") or err.code == "R-UPSTREAM-429":
+    if err.code.startswith("R-CAP-") or err.code in (_RATE_LIMITED, CIRCUIT_OPEN):
         return False  # refused before reaching the backend, or by it before acting
     if err.code == "R-UPSTREAM-UNAVAILABLE":
         return err.details.get("upstream_status") not in (408, 503)  # 502/504: a proxy lost the answer

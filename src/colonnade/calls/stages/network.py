@@ -5,12 +5,13 @@ unknown reach is never assumed to be allowed. Built-in tools reach no network. A
 server over HTTP is checked by its URL's `host:port`. A stdio server is a local process the operator
 configured, whose own connections the gateway cannot see: it is named `stdio:<server>`, which its
 tools' manifests allow; a caller's `constraints.net_allowlist` must name it (or `stdio`, for every
-local server) to let such a call run.
-Organ functions
-and pathways run in the gateway's process: one whose card declares no `network` effect reaches
-no network by itself and passes like a built-in; one that declares it reaches hosts the gateway
-cannot see nor confine, so a call that restricts the network (`constraints.net_allowlist`) is
-refused with P-PRECOND-NET-UNCHECKED, and a call that does not is run as its card declares.
+local server) to let such a call run. Organ functions and pathways run in the gateway's process:
+one whose card declares no `network` effect reaches no network by itself and passes like a
+built-in; one that declares it reaches hosts the gateway cannot see nor confine, so a call that
+restricts the network (`constraints.net_allowlist`) is refused with P-PRECOND-NET-UNCHECKED, and a
+call that does not is run as its card declares. A refusal's message does not name the backend;
+`details.target` does, since the caller's own `net_allowlist` takes `host:port` entries and fixing
+it needs the one that was refused.
 """
 
 from __future__ import annotations
@@ -76,7 +77,8 @@ class NetworkPolicy:
             if allowlist is not None and not allowed(target, allowlist):
                 status, err = error(
                     "P-PRECOND-NET-DENIED",
-                    f"'{call.tool.canonical_name}' calls {target}, which {source} does not allow",
+                    f"'{call.tool.canonical_name}' calls a backend that {source} does not allow "
+                    "(its host:port is details.target)",
                     target=target,
                     net_allowlist=allowlist,
                 )

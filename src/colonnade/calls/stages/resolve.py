@@ -1,10 +1,12 @@
 """Resolve: the first stage after observe. The requested name, version and digest become one tool.
 
 A name resolves among the gateway's built-in tools first, then the catalog (canonical or wire
-name). A version range picks the highest published version within one major version; a digest
-the caller pinned must match. An unknown name is answered with the closest names the caller may
-see ("did you mean"), never with names of tools it may not see; and a tool the caller may not see
-is unknown here too, so a version or digest refusal never confirms that another tenant serves it.
+name), then as a bare `llm.tool_name` that exactly one tool the caller may see bears
+(`governance/tool_lookup.py`; several: `I-REQ-AMBIGUOUS-TOOL` with the candidates). A version
+range picks the highest published version within one major version; a digest the caller pinned
+must match. An unknown name is answered with the closest names the caller may see ("did you
+mean"), never with names of tools it may not see; and a tool the caller may not see is unknown
+here too, so a version or digest refusal never confirms that another tenant serves it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
 from colonnade.governance.authorization import AllowAll, Authorizer, permits
+from colonnade.governance.tool_lookup import AMBIGUOUS_TOOL, AmbiguousName, find_tool, near_names
 
 __all__ = ["Resolve"]
 
@@ -40,11 +43,10 @@ class Resolve:
     async def __call__(self, call: Call, next: Next) -> CallResult:
         request = call.request
         builtin = self.builtins.get(request.tool_id) if request.tool_version is None else None
-        resolved: Tool | Refusal = builtin or resolve_tool(
-            self.catalog, request.tool_id, request.tool_version
-        )
+        resolved: Tool | Refusal = builtin or self._from_catalog(call)
         if isinstance(resolved, Refusal):
-            if resolved.error.code != "I-REQ-UNKNOWN-TOOL" and not self._sees(call, request.tool_id):
+            shown = resolved.error.code in ("I-REQ-UNKNOWN-TOOL", AMBIGUOUS_TOOL)  # name visible tools only
+            if not shown and not self._sees(call, request.tool_id):
                 return self._refused(call, unknown_tool(request.tool_id))
             return self._refused(call, resolved)
         expected = (request.provenance or {}).get("digest")
@@ -59,6 +61,15 @@ class Resolve:
             )
             return call.result(status, error=err)
         return await next(call.resolve(resolved, self.manifests.for_tool(resolved)))
+
+    def _from_catalog(self, call: Call) -> Tool | Refusal:
+        """The tool (at the asked version) of a canonical, wire or unambiguous bare name."""
+        request = call.request
+        found = find_tool(self.catalog, request.tool_id, self.authorizer, call.principal)
+        if isinstance(found, AmbiguousName):
+            return Refusal(*error(AMBIGUOUS_TOOL, found.message, **found.details))
+        name = found.canonical_name if found is not None else request.tool_id
+        return resolve_tool(self.catalog, name, request.tool_version)
 
     def _refused(self, call: Call, refusal: Refusal) -> CallResult:
         err = refusal.error
@@ -81,8 +92,4 @@ class Resolve:
 
     def near(self, call: Call, name: str) -> list[str]:
         """Close names of tools this caller may call."""
-        allowed = self.authorizer.visible(call.principal)
-        names = self.catalog.near(name, limit=6)
-        return [n for n in names if (tool := self.catalog.get(n)) and permits(allowed, tool.canonical_name)][
-            :3
-        ]
+        return near_names(self.catalog, name, self.authorizer, call.principal)

@@ -1,8 +1,11 @@
 """Retries: only retryable outcomes, only when repeating is safe, backoff with jitter, within the deadline.
 
 Repeating is safe when the tool is pure or idempotent, or when the call carries an idempotency key
-(which the execute stage forwards to the backend as `Idempotency-Key`, so the backend can tell a
-retry from a new request after an ambiguous failure such as a reset connection).
+*and* the tool's contract declares that its backend deduplicates on it
+(`runtime.deduplicates_idempotency_key`): the execute stage forwards the key as `Idempotency-Key`,
+but a backend that ignores it would run a retry after an ambiguous failure (a cut connection after
+the effect) as a second request, and pay twice. The rule is the idempotency stage's `may_repeat`,
+so the two stages never disagree about what may run again.
 
 The caller's `retry_policy` is a wish, clamped to the tool's manifest (`retry`): never more
 attempts than `max_attempts`, never a wait shorter than `min_backoff_ms`, so no caller can turn
@@ -21,6 +24,7 @@ from colonnade.calls.envelope import CallResult, CallStatus, RetryPolicy
 from colonnade.calls.manifest import RetryLimits
 from colonnade.calls.pipeline import Next
 from colonnade.calls.stages.circuit import CIRCUIT_OPEN
+from colonnade.calls.stages.idempotency import may_repeat
 from colonnade.contracts.model import Determinism
 
 __all__ = ["DEFAULT_POLICY", "Retry", "backoff_ms", "clamp_policy", "may_retry"]
@@ -29,8 +33,10 @@ DEFAULT_POLICY = RetryPolicy(max_attempts=3, base_ms=100, cap_ms=2_000, jitter="
 
 
 def may_retry(call: Call) -> bool:
-    safe = call.manifest.determinism in (Determinism.PURE, Determinism.IDEMPOTENT)
-    return safe or call.request.constraints.idempotency_key is not None
+    """Whether another attempt cannot add a second effect (a backend deduplicates only with a key)."""
+    if call.request.constraints.idempotency_key is None:
+        return call.manifest.determinism in (Determinism.PURE, Determinism.IDEMPOTENT)
+    return may_repeat(call)
 
 
 def clamp_policy(policy: RetryPolicy, limits: RetryLimits) -> tuple[RetryPolicy, str | None]:

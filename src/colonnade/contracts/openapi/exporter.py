@@ -1,13 +1,15 @@
 """A contract -> an OpenAPI 3.1 document that imports back into the same contract.
 
 Arguments go where `colonnade.catalog.http_binding` sends them: path, query and header
-properties become parameters, body properties one JSON object body, a `raw-body` property
-the whole body. Each operation's `llm` block is written as `x-llm`. What OpenAPI has no
-field for travels in extensions the importer reads back: `x-colonnade` (contract name,
-classification, backend timeout), `x-colonnade-name` (a property name that differs from
-the wire name), `x-colonnade-secret` (the backend secret's name) and `x-colonnade-mcp`.
-Recursive schemas keep their `$defs`, moved to `components.schemas`; an endpoint without
-an `llm` block gets `x-llm: null` so that the import does not seed one.
+properties become parameters, body properties one object body, a `raw-body` property the whole
+body, under the endpoint's `body_media_type` (JSON, form or multipart; the object properties of
+a form are declared `deepObject`, as the gateway sends them). Each operation's `llm` block is
+written as `x-llm`. What OpenAPI has no field for travels in extensions the importer reads
+back: `x-colonnade` (contract name, classification, backend timeout), `x-colonnade-name` (a
+property name that differs from the wire name), `x-colonnade-secret` (the backend secret's
+name) and `x-colonnade-mcp`. Recursive schemas keep their `$defs`, moved to
+`components.schemas`; an endpoint without an `llm` block gets `x-llm: null` so that the import
+does not seed one.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from colonnade.contracts.model import AuthType, Backend, Contract, Operation
+from colonnade.contracts.model import AuthType, Backend, BodyMediaType, Contract, Operation
 from colonnade.contracts.openapi.importer import LLM_EXTENSION, MCP_EXTENSION
 from colonnade.contracts.openapi.inputs import NAME_EXTENSION, property_name
 from colonnade.contracts.openapi.metadata import CONTRACT_EXTENSION
@@ -115,6 +117,7 @@ def _parameter(operation: Operation, spec: ParamSpec, schema: Any, required: boo
 def _request_body(
     operation: Operation, body: dict[str, Any], required: list[str], raw: tuple[ParamSpec, Any, bool] | None
 ) -> dict[str, Any] | None:
+    media = operation.endpoint.effective_body_media_type.value
     if raw is not None and body:
         raise OpenApiError(
             f"{operation.method} {operation.endpoint.path} has both `body` and `raw-body` properties",
@@ -123,7 +126,7 @@ def _request_body(
     if raw is not None:
         spec, schema, raw_required = raw
         request: dict[str, Any] = {"required": raw_required}
-        request["content"] = {"application/json": {"schema": schema}}
+        request["content"] = {media: {"schema": schema}}
         if spec.name != "body":
             request[NAME_EXTENSION] = spec.name
         return request
@@ -134,7 +137,15 @@ def _request_body(
         obj["required"] = required
     if operation.endpoint.effective_input_schema().get("additionalProperties") is False:
         obj["additionalProperties"] = False
-    return {"required": bool(required), "content": {"application/json": {"schema": obj}}}
+    content: dict[str, Any] = {"schema": obj}
+    objects = [name for name, prop in body.items() if _is_object(prop)]
+    if media == BodyMediaType.FORM.value and objects:
+        content["encoding"] = {name: {"style": "deepObject", "explode": True} for name in objects}
+    return {"required": bool(required), "content": {media: content}}
+
+
+def _is_object(schema: Any) -> bool:
+    return isinstance(schema, Mapping) and schema.get("type") == "object"
 
 
 def _arguments(operation: Operation, components: _Components) -> dict[str, Any]:

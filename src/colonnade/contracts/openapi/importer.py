@@ -214,6 +214,8 @@ def _endpoint(item: _Mapped, llm: dict[str, Any] | None) -> dict[str, Any]:
     tags = item.operation.get("tags")
     if isinstance(tags, list) and tags:
         endpoint["tags"] = [str(t) for t in tags]
+    if item.draft.body_media_type is not None:
+        endpoint["body_media_type"] = item.draft.body_media_type
     endpoint["input_schema"] = item.draft.input_schema
     if item.draft.output_schema is not None:
         endpoint["output_schema"] = item.draft.output_schema

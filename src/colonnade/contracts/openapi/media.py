@@ -1,11 +1,14 @@
-"""Which media types carry JSON, and picking the JSON one out of an OpenAPI `content` map."""
+"""Which media types carry JSON or form fields, and picking one out of an OpenAPI `content` map."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["json_media", "media_types"]
+__all__ = ["FORM_MEDIA_TYPES", "base_media", "form_media", "json_media", "media_types"]
+
+FORM_MEDIA_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+"""Request bodies of form fields a contract can declare (`body_media_type`), preferred first."""
 
 
 def _base(media_type: str) -> str:
@@ -35,3 +38,17 @@ def json_media(content: Mapping[str, Any]) -> tuple[str, Any] | None:
         return None
     _, key = min(ranked, key=lambda pair: pair[0])
     return str(key), content[key]
+
+
+def form_media(content: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """The form entry of a `content` map (urlencoded before multipart), as (media type, object)."""
+    for media in FORM_MEDIA_TYPES:
+        for key in content:
+            if base_media(str(key)) == media:
+                return str(key), content[key]
+    return None
+
+
+def base_media(media_type: str) -> str:
+    """`Multipart/Form-Data; charset=utf-8` -> `multipart/form-data`."""
+    return _base(media_type)

@@ -1,8 +1,11 @@
 """One OpenAPI operation -> the schemas and fields of one UAC endpoint.
 
-Problems confined to one operation (a form-encoded body, a required cookie, a malformed
+Problems confined to one operation (an XML or binary body, a required cookie, a malformed
 parameter) raise `Unmappable` with the reason, so the importer can skip that operation and
-say why; losses worth knowing that still allow the import are returned as notes.
+say why; losses worth knowing that still allow the import are returned as notes. A JSON body is
+preferred; else a form (`application/x-www-form-urlencoded`, then `multipart/form-data`) becomes
+the endpoint's `body_media_type`, a multipart file (`format: binary`, or a `contentMediaType`
+without `contentEncoding`) a base64 string property (`contentEncoding: base64`).
 """
 
 from __future__ import annotations
@@ -14,12 +17,18 @@ from typing import Any
 
 from colonnade.contracts.model import BASE_URL
 from colonnade.contracts.openapi.inputs import NAME_EXTENSION, TEMPLATE_PARAM, InputField, assemble_input
-from colonnade.contracts.openapi.media import json_media, media_types
+from colonnade.contracts.openapi.media import (
+    FORM_MEDIA_TYPES,
+    base_media,
+    form_media,
+    json_media,
+    media_types,
+)
 from colonnade.contracts.openapi.refs import join_pointer
 from colonnade.contracts.openapi.schema_conversion import SchemaConverter, SchemaScope, without_flagged
 from colonnade.contracts.openapi.security import Credentials
 from colonnade.contracts.output_shape import OutputShape, output_shape
-from colonnade.contracts.param_location import ParamLocation
+from colonnade.contracts.param_location import DEFAULT_FILE_MEDIA_TYPE, ParamLocation
 
 __all__ = ["EndpointDraft", "Unmappable", "draft_endpoint"]
 
@@ -46,6 +55,8 @@ class EndpointDraft:
     output_schema: dict[str, Any] | None
     notes: list[str] = field(default_factory=list)
     backend_url: str | None = None
+    body_media_type: str | None = None
+    """A form media type when the body is form fields or multipart parts; None for JSON."""
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
@@ -64,6 +75,7 @@ class _Context:
     scope: SchemaScope
     notes: list[str]
     credentials: Credentials | None = None
+    body_media_type: str | None = None
 
 
 def _parameters(
@@ -205,32 +217,66 @@ def _body_fields(ctx: _Context, operation: Mapping[str, Any], op_ptr: str) -> li
     content = _mapping(_mapping(body).get("content"))
     if not content:
         return []
-    picked = json_media(content)
+    picked = json_media(content) or form_media(content)
     if picked is None:
         kinds = ", ".join(media_types(content))
         if all(_is_empty_object(_mapping(media_obj).get("schema")) for media_obj in content.values()):
             ctx.notes.append(f"request body ({kinds}) declares no fields; not imported")
             return []
         raise Unmappable(
-            f"request body is {kinds}; only JSON bodies can be mapped "
-            "(form, multipart, binary and XML bodies are not supported)"
+            f"request body is {kinds}; only JSON, form (application/x-www-form-urlencoded) and "
+            "multipart/form-data bodies can be mapped (binary and XML bodies are not supported)"
         )
     media, media_obj = picked
+    form = base_media(media) if base_media(media) in FORM_MEDIA_TYPES else None
     others = [m for m in media_types(content) if m != media]
+    raw = _mapping(media_obj).get("schema", {})
+    if form is not None and _is_empty_object(raw):
+        ctx.notes.append(f"request body ({media}) declares no fields; not imported")
+        return []
     if others:
         ctx.notes.append(f"request body also accepts {', '.join(others)}; only {media} imported")
-    raw = _mapping(media_obj).get("schema", {})
     converted = ctx.scope.convert(raw, join_pointer(body_ptr, "content", media, "schema"))
     schema = without_flagged(converted, "readOnly")
     body_required = _mapping(body).get("required") is True
+    ctx.body_media_type = form
     flat = _object_fields(schema)
     if flat is None:
+        if form is not None and (not isinstance(schema, Mapping) or schema.get("type") != "object"):
+            raise Unmappable(f"request body ({media}) is not an object of fields")
         return [InputField("body", ParamLocation.RAW_BODY, schema, body_required, _preferred(body))]
     properties, required = flat
+    encoding = _mapping(_mapping(media_obj).get("encoding"))
+    if form == FORM_MEDIA_TYPES[1]:
+        properties = {name: _as_file(sub, _mapping(encoding.get(name))) for name, sub in properties.items()}
     return [
         InputField(name, ParamLocation.BODY, sub, name in required, _preferred(sub))
         for name, sub in properties.items()
     ]
+
+
+def _as_file(schema: Any, encoding: Mapping[str, Any]) -> Any:
+    """A multipart file property as the gateway takes it: base64 text of the file's bytes.
+
+    OpenAPI says "binary" with `format: binary` (3.0) or a `contentMediaType` without
+    `contentEncoding` (3.1); the part's media type comes from the schema, else the encoding's
+    `contentType`, else application/octet-stream. An array of files keeps its array.
+    """
+    if not isinstance(schema, Mapping):
+        return schema
+    if schema.get("type") == "array" and isinstance(schema.get("items"), Mapping):
+        return {**schema, "items": _as_file(schema["items"], encoding)}
+    binary = schema.get("format") == "binary" or (
+        "contentMediaType" in schema and "contentEncoding" not in schema
+    )
+    if schema.get("type") != "string" or not binary:
+        return schema
+    declared = encoding.get("contentType")
+    media = schema.get("contentMediaType") or (
+        declared.split(",")[0].strip() if isinstance(declared, str) and declared.strip() else None
+    )
+    file = {k: v for k, v in schema.items() if k != "format"}
+    return {**file, "contentEncoding": "base64", "contentMediaType": media or DEFAULT_FILE_MEDIA_TYPE}
 
 
 def _as_mapping(schema: Any) -> dict[str, Any]:
@@ -290,7 +336,8 @@ def draft_endpoint(
     output_schema = _output_schema(ctx, operation, op_pointer)
     _note_output_shape(ctx, output_schema)
     backend_url = _own_server(ctx, operation, path_item)
-    return EndpointDraft(renamed_path, input_schema, output_schema, ctx.notes, backend_url)
+    body_media_type = ctx.body_media_type
+    return EndpointDraft(renamed_path, input_schema, output_schema, ctx.notes, backend_url, body_media_type)
 
 
 def _note_output_shape(ctx: _Context, schema: dict[str, Any] | None) -> None:

@@ -16,19 +16,35 @@ from colonnade.adapters.outcome import TOOL_ERROR
 from colonnade.calls.envelope import CallResult
 from colonnade.contracts.output_shape import wrap_result
 
-__all__ = ["RESULT_META_KEY", "as_served", "render_answer", "render_result"]
+__all__ = ["DRY_RUN_TEXT", "RESULT_META_KEY", "as_served", "render_answer", "render_result"]
 
 RESULT_META_KEY = "colonnade/result"
 
 
-def render_result(result: CallResult, *, legacy: bool) -> types.CallToolResult:
+DRY_RUN_TEXT = (
+    "dry run passed: the call is valid and authorized, and was not executed (call again without "
+    '_meta["colonnade/dry_run"] to run it)'
+)
+
+
+def render_result(result: CallResult, *, legacy: bool, dry_run: bool = False) -> types.CallToolResult:
     """Success carries the output; any other status is `is_error` with code, message and fix.
 
     Structured content is an object in both eras (`legacy` no longer changes it): an array or a
     scalar travels as `{"result": ...}`, as the tool's listed output schema says.
+
+    A dry run that passed has no output. MCP clients check a non-error result against the tool's
+    listed output schema (the SDK raises on missing, null or partial structured content, in both
+    eras), and no value fits every schema, so it is rendered like a parked call: a tool result
+    flagged `is_error`, without structured content, whose text says that the call passed;
+    `_meta["colonnade/result"]` carries `status: success`.
     """
     envelope = result.model_dump(mode="json", exclude={"output"}, exclude_none=True)
     meta = {RESULT_META_KEY: envelope}
+    if result.ok and dry_run:
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=DRY_RUN_TEXT)], is_error=True, _meta=meta
+        )
     if result.ok:
         structured = wrap_result(result.output)
         text = json.dumps(result.output, ensure_ascii=False, separators=(",", ":"))

@@ -24,10 +24,17 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from colonnade import __version__
 from colonnade.adapters.mcp_relay import Relay, relaying
 from colonnade.calls.commit_tool import COMMIT_TOOL
-from colonnade.calls.envelope import DRY_RUN_META_KEY, REQUEST_META_KEY, CallContext, CallRequest
+from colonnade.calls.envelope import (
+    DRY_RUN_META_KEY,
+    REQUEST_META_KEY,
+    CallContext,
+    CallRequest,
+    CallResult,
+)
 from colonnade.calls.service import CallService
 from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog, CatalogChange
+from colonnade.catalog.tool import Tool
 from colonnade.governance.authorization import AllowAll, Authorizer, permits, tool_filter
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
 from colonnade.surfaces.edge import current_caller
@@ -103,10 +110,13 @@ class McpSurface:
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         """For the SDK's Mcp-Param header check: a catalog lookup, not a full tools/list; a tool the
-        caller may not see has no schema here either, so the check cannot tell that it exists."""
+        caller may not see has no schema here either, so the check cannot tell that it exists. A bare
+        tool name counts when it names exactly one tool; the pipeline decides the rest."""
         tool = self.builtins.get(name)
         if tool is None:
             tool = self.catalog.get(name)
+            if tool is None and len(bearers := self.catalog.aliased(name)) == 1:
+                tool = bearers[0]
             caller = current_caller() or self.principal
             if tool is not None and not permits(self.authorizer.visible(caller), tool.canonical_name):
                 return None
@@ -152,13 +162,20 @@ class McpSurface:
         if (
             self.routing is not None
             and not builtin
-            and self.routing.after_call(ctx, routing, self.catalog.get(params.name), result.ok)
+            and self.routing.after_call(ctx, routing, self._called(result), result.ok)
         ):
             await self._announce_to(ctx)
+        if request.dry_run:
+            return render_result(result, legacy=legacy, dry_run=True)
         rendered = render_answer(result, relay.answer.result, legacy=legacy)
         if isinstance(rendered, types.CallToolResult):
             return rendered
         return types.CallToolResult.model_validate(rendered, by_name=False)
+
+    def _called(self, result: CallResult) -> Tool | None:
+        """The catalog tool a call resolved to (its name may have been an alias), if it resolved."""
+        provenance = result.provenance
+        return self.catalog.get(provenance.tool_id) if provenance is not None else None
 
     async def _on_catalog_change(self, change: CatalogChange) -> None:
         await self.announce_tools_changed()

@@ -16,6 +16,7 @@ from colonnade.calls.manifest import Manifests
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
 from colonnade.governance.authorization import AllowAll, Authorizer, tool_filter
+from colonnade.governance.tool_lookup import find_tool
 from colonnade.observability.metrics import GatewayMetrics
 from colonnade.routing.router import Router
 from colonnade.surfaces.edge import principal_of_scope
@@ -76,8 +77,9 @@ class Pages:
     async def tool_view(self, request: Request) -> Response:
         name = request.path_params["name"]
         visible = self._visible(request)
-        tool = self.catalog.get(name)
-        if tool is None or not visible(tool):
+        found = find_tool(self.catalog, name, self.authorizer, principal_of_scope(request.scope))
+        tool = found if isinstance(found, Tool) and visible(found) else None
+        if tool is None:
             page = await run_in_threadpool(unknown_tool_page, self.catalog, name, visible)
             return page_response(page, 404)
         page = await run_in_threadpool(lambda: tool_page(self.catalog, tool, self.manifests.for_tool(tool)))

@@ -1,7 +1,8 @@
 """`/ui/tools/{name}`: one tool in full, and the 404 page that suggests the names meant.
 
-It shows what REST's `GET /v1/tools/{name}` returns (same name resolution: canonical or wire
-name) plus the limits the pipeline enforces (the tool's manifest). Backend addresses and
+It shows what REST's `GET /v1/tools/{name}` returns (same name resolution: canonical, wire or
+unique bare name; a bare name several tools bear is answered with them as the suggestions) plus
+the limits the pipeline enforces (the tool's manifest). Backend addresses and
 credential names stay out, as in REST: they are the operators' business, not callers'.
 """
 

@@ -33,6 +33,7 @@ from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.catalog_errors import InvalidCursor
 from colonnade.catalog.tool import Tool
 from colonnade.governance.authorization import AllowAll, Authorizer, permits, tool_filter
+from colonnade.governance.tool_lookup import AMBIGUOUS_TOOL, AmbiguousName, find_tool, near_names
 from colonnade.routing.router import CallerAllowed
 from colonnade.surfaces.edge import EdgeRefusal, principal_of_scope
 from colonnade.surfaces.envelope_parsing import (
@@ -141,12 +142,15 @@ class RestSurface:
         return json_response({"tools": [tool_summary(t) for t in tools], "next_cursor": next_cursor})
 
     async def get_tool(self, request: Request) -> Response:
-        """`GET /v1/tools/{name}`: one tool's full definition, by canonical or wire name."""
+        """`GET /v1/tools/{name}`: one tool's full definition, by canonical, wire or unambiguous bare name."""
         name = request.path_params["name"]
-        allowed = self.authorizer.visible(principal_of_scope(request.scope))
-        tool = _seen(self.catalog.get(name), allowed)
+        principal = principal_of_scope(request.scope)
+        found = find_tool(self.catalog, name, self.authorizer, principal)
+        if isinstance(found, AmbiguousName):
+            return error_response(AMBIGUOUS_TOOL, found.message, 400, **found.details)
+        tool = _seen(found, self.authorizer.visible(principal))  # an exact name of a hidden tool, too
         if tool is None:
-            near = [n for n in self.catalog.near(name, limit=6) if _seen(self.catalog.get(n), allowed)][:3]
+            near = near_names(self.catalog, name, self.authorizer, principal)
             message = f"no tool named {name!r}"
             return error_response("I-REQ-UNKNOWN-TOOL", message, 404, name=name, did_you_mean=near)
         return json_response(tool_detail(tool))
