@@ -13,10 +13,12 @@ from typing import Any
 
 from colonnade.catalog.naming import split_canonical
 from colonnade.catalog.tool import Tool
+from colonnade.routing.tokenize import split_identifier
 
 __all__ = [
     "FIELDS",
     "ToolDoc",
+    "dense_text",
     "doc_from_benchmark",
     "doc_from_tool",
     "field_texts",
@@ -67,6 +69,16 @@ def field_texts(doc: ToolDoc) -> tuple[str, ...]:
         server,
         " ".join(doc.tags),
     )
+
+
+def dense_text(doc: ToolDoc) -> str:
+    """What a tool's embedding is computed from: its name as words and its prose.
+
+    Parameters and the API's description are left out: shared by many tools, they would pull
+    every vector of an API towards the same point.
+    """
+    name = " ".join(split_identifier(doc.name))
+    return " ".join(part for part in (name, doc.summary, doc.intent, doc.description) if part)
 
 
 def doc_from_tool(tool: Tool) -> ToolDoc:

@@ -13,7 +13,14 @@ from __future__ import annotations
 
 from colonnade.routing.fusion import FusionWeights
 
-__all__ = ["TUNED_B", "TUNED_FIELD_WEIGHTS", "TUNED_FUSION", "TUNED_K1", "TUNED_SYNONYM_WEIGHT"]
+__all__ = [
+    "TUNED_B",
+    "TUNED_FIELD_WEIGHTS",
+    "TUNED_FUSION",
+    "TUNED_K1",
+    "TUNED_SYNONYM_WEIGHT",
+    "TUNED_WRITE_RULE",
+]
 
 TUNED_K1 = 2.0
 # Per field of `documents.FIELDS`: name, summary+intent, description, params, server, tags.
@@ -21,3 +28,4 @@ TUNED_FIELD_WEIGHTS: tuple[float, ...] = (3.0, 1.5, 1.0, 0.5, 1.0, 0.3)
 TUNED_B: tuple[float, ...] = (0.5, 0.75, 0.75, 0.75, 0.5, 0.5)
 TUNED_FUSION = FusionWeights(query=1.0, clause=2.0)
 TUNED_SYNONYM_WEIGHT = 0.3
+TUNED_WRITE_RULE = True
