@@ -154,8 +154,8 @@ LEXICAL_GRID: dict[str, tuple[Any, ...]] = {
 }
 FUSION_GRID: dict[str, tuple[float, ...]] = {
     "clause": (1.0, 2.0, 3.0),
-    "dense": (0.0, 0.5, 1.0, 2.0),
-    "domain": (0.0, 0.25, 0.5, 1.0),
+    "dense": (0.0, 0.25, 0.5, 1.0, 1.5),
+    "domain": (0.0, 0.25, 0.5),
 }
 PARAMETERS = (*LEXICAL_GRID, *FUSION_GRID)
 # The value that switches each rule or signal off (or, for plain weights, a neutral one).
@@ -188,14 +188,44 @@ def _config(base: IndexConfig, point: dict[str, Any]) -> IndexConfig:
     )
 
 
-def _per_query(queries: list[BenchmarkQuery], ids: list[str], scores: np.ndarray) -> np.ndarray:
-    """Recall@5, Recall@10 and nDCG@10 of each query (rows of `scores`), as a (queries, 3) array."""
-    top = np.argsort(-scores, axis=1, kind="stable")[:, :10]
+def _per_query(queries: list[BenchmarkQuery], gold: list[np.ndarray], scores: np.ndarray) -> np.ndarray:
+    """Recall@5, Recall@10 and nDCG@10 of each query (rows of `scores`), as a (queries, 3) array.
+
+    `gold[q]` numbers each row by the gold group of query q it belongs to (-1: none). Ties are
+    broken by row, where the index breaks them by id: a difference only between equal scores.
+    """
+    n = scores.shape[1]
+    top = np.argpartition(-scores, min(10, n - 1), axis=1)[:, :10]
+    order = np.argsort(-np.take_along_axis(scores, top, axis=1), axis=1, kind="stable")
+    top = np.take_along_axis(top, order, axis=1)
+    discount = 1.0 / np.log2(np.arange(2, 12))
     out = np.zeros((len(queries), 3))
     for q, query in enumerate(queries):
-        s = score_rankings([query], {query.id: [ids[row] for row in top[q]]})
-        out[q] = (s.recall_at_5, s.recall_at_10, s.ndcg_at_10)
+        groups = gold[q][top[q]]
+        seen: set[int] = set()
+        r5 = r10 = dcg = 0.0
+        for position, group in enumerate(groups.tolist()):
+            if group >= 0 and group not in seen:
+                seen.add(group)
+                r10 += 1
+                r5 += position < 5
+                dcg += discount[position]
+        size = len(query.groups)
+        out[q] = (r5 / size, r10 / size, dcg / discount[: min(size, 10)].sum())
     return out
+
+
+def _gold_rows(queries: list[BenchmarkQuery], ids: list[str]) -> list[np.ndarray]:
+    row_of = {tool_id: row for row, tool_id in enumerate(ids)}
+    gold = []
+    for query in queries:
+        numbers = np.full(len(ids), -1, dtype=np.int64)
+        for g, group in enumerate(query.groups):
+            for tool_id in group:
+                if tool_id in row_of and numbers[row_of[tool_id]] < 0:
+                    numbers[row_of[tool_id]] = g
+        gold.append(numbers)
+    return gold
 
 
 def grid_scores(
@@ -212,7 +242,7 @@ def grid_scores(
             status.update(f"tuning: lexical point {i}/{len(lexical_points)}, {name}")
             loaded.index.configure(config)
             rows = [loaded.index.signals(q.query) for q in loaded.queries]
-            ids = rows[0][0]
+            gold = _gold_rows(loaded.queries, rows[0][0])
             stacked = {
                 field: np.stack([_signal(getattr(sig, field), sig.lexical) for _, sig in rows])
                 for field in ("lexical", "clause", "dense", "domain")
@@ -226,7 +256,7 @@ def grid_scores(
                     total = total + dense * stacked["dense"]
                 if domain:
                     total = total + domain * stacked["domain"]
-                results.setdefault((*lexical, *fusion), {})[name] = _per_query(loaded.queries, ids, total)
+                results.setdefault((*lexical, *fusion), {})[name] = _per_query(loaded.queries, gold, total)
     return list(results), results
 
 
@@ -320,6 +350,11 @@ def tune(root: Path, names: list[str], top: int, synthetic: int, folds: int, rep
     for parameter in PARAMETERS:
         held = _restricted(points, {parameter: (NEUTRAL[parameter],)})
         variants.append((f"{parameter} held at {NEUTRAL[parameter]}", held))
+    for parameter in ("dense", "domain"):  # the signals of issue 17: their whole curve
+        for value in FUSION_GRID[parameter]:
+            if value != NEUTRAL[parameter]:
+                held = _restricted(points, {parameter: (value,)})
+                variants.append((f"{parameter} held at {value}", held))
     reference = None
     extra = " + synthetic" if always else ""
     table = Table(

@@ -16,7 +16,7 @@ from colonnade.routing.bundles import Bundles
 from colonnade.routing.context import ConversationTurn, Message
 from colonnade.routing.corpus import ToolCorpus
 from colonnade.routing.documents import ToolDoc
-from colonnade.routing.router import Router
+from colonnade.routing.router import Boosts, Router
 from tests.support.tool_docs import BILLING, CRM, NOTIFY, sample_corpus, sample_docs
 
 ALL_IDS = sorted(doc.id for doc in sample_docs())
@@ -103,6 +103,14 @@ def test_cap_does_not_apply_when_the_query_names_the_api(corpus: ToolCorpus) -> 
     decision = Router(corpus, per_server_cap=3).route("merge or update customer records in the crm")
     crm = [t for t in decision.selected if server_of(t) == CRM]
     assert len(crm) == 6
+
+
+def test_an_api_detected_in_the_request_may_lift_the_cap(corpus: ToolCorpus) -> None:
+    request = "update the customer email address"
+    lifted = Router(corpus, per_server_cap=3, boosts=Boosts(detected=1.0)).route(request)
+    crm = [t for t in lifted.selected if server_of(t) == CRM]
+    assert len(crm) > 3
+    assert any(f"about API {CRM}" in r for t in crm for r in lifted.reasons[t])
 
 
 def test_strong_matches_are_not_held_back_by_the_cap(corpus: ToolCorpus) -> None:

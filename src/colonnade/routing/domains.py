@@ -31,8 +31,7 @@ DOMAIN_BM25 = Bm25Params(k1=1.2, field_weights=(2.0, 1.0), field_b=(0.5, 0.75))
 
 @dataclass(slots=True)
 class _Api:
-    labels: list[str] = field(default_factory=list)
-    tools: dict[str, list[str]] = field(default_factory=dict)  # tool id -> its name's terms
+    tools: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)  # id -> (labels, name)
     row: int | None = None
 
 
@@ -56,13 +55,11 @@ class DomainIndex:
         return self._api_of_tool.get(tool_id)
 
     def add(self, tool_id: str, api: str, labels: list[str], name: list[str]) -> None:
-        """Count a tool (its name's terms) in its API's document; `labels` are the API's name,
-        description and tags as terms (the API's first tool gives them)."""
+        """Count a tool in its API's document: `labels` are the API's name, description and the
+        tool's tags as terms (each distinct label of any tool counts once), `name` its name's terms."""
         self.remove((tool_id,))
-        entry = self._apis.setdefault(api, _Api())
-        if not entry.tools:
-            entry.labels = labels
-        entry.tools[tool_id] = name
+        self._store.vocabulary.add([*labels, *name])  # known to queries at once, indexed lazily
+        self._apis.setdefault(api, _Api()).tools[tool_id] = (labels, name)
         self._api_of_tool[tool_id] = api
         self._dirty.add(api)
 
@@ -113,4 +110,7 @@ class DomainIndex:
 
     @staticmethod
     def _fields(api: _Api) -> list[list[str]]:
-        return [api.labels, [term for terms in api.tools.values() for term in terms]]
+        """Distinct labels (sorted, so the document never depends on the order tools came in),
+        and every tool's name terms."""
+        labels = sorted({term for labels, _ in api.tools.values() for term in labels})
+        return [labels, [term for _, name in api.tools.values() for term in name]]

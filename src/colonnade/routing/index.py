@@ -166,6 +166,8 @@ class ToolIndex:
         self._ids: list[str] = []
         self._row_of: dict[str, int] = {}
         self._apis: list[str] = []  # the API (server) of each row
+        self._row_api: npt.NDArray[np.int64] | None = None  # `_apis` as numbers, built when needed
+        self._api_numbers: dict[str, int] = {}
         self.embedder: Embedder | None = embedder if embedder is not None else (
             load_embedder() if self.config.dense else None
         )
@@ -224,6 +226,7 @@ class ToolIndex:
         old_rows = self._lexical.compact()
         self._ids = [self._ids[row] for row in old_rows]
         self._apis = [self._apis[row] for row in old_rows]
+        self._row_api = None
         self._row_of = {tool_id: row for row, tool_id in enumerate(self._ids)}
         if self.embedder is not None:
             self._vectors = self._vectors[old_rows]
@@ -372,12 +375,10 @@ class ToolIndex:
         clauses = [self._analyse(c) for c in clause_texts] if config.fusion.clause else []
         clause_scores = [self._lexical.accumulate(matches, whole.weights_of(c)) for c in clauses]
         dense = self._dense(query, clause_texts) if self.dense_active else None
-        domains: dict[str, float] = {}
+        domains = self._domains.scores(whole.term_ids, whole.weights)
         domain: FloatArray | None = None
         if config.fusion.domain:
-            domains = self._domains.scores(whole.term_ids, whole.weights)
-            domain = np.fromiter((domains.get(api, 0.0) for api in self._apis), np.float64, len(self._apis))
-            domain[~self._lexical.alive] = 0.0
+            domain = self._domain_signal(domains)
         if allowed is not None:
             excluded = ~self._allowed_mask(allowed)
             for scores in (lexical, *clause_scores, dense, domain):
@@ -388,20 +389,19 @@ class ToolIndex:
         return _Scored(whole, lexical, fused, dense, domains, Signals(scaled(lexical), clause, dense, domain))
 
     def _dense(self, query: str, clauses: list[str]) -> FloatArray:
-        """Mean of the scaled similarity to the whole query and to its best-fitting clause.
+        """Scaled similarity of each tool to the clause of the request it fits best (to the
+        whole request when it has one clause); all clauses are embedded in one batch.
 
-        The query and its clauses are embedded in one batch.
+        The best clause, not the whole request: averaged over a long multi-step request, token
+        vectors blur into its common words, while each step names one tool's job. (On the dev
+        splits the whole-request similarity, alone or averaged in, lost to this.)
         """
         assert self.embedder is not None
-        vectors = self.embedder.embed([query, *clauses])
-        similarity = (self._vectors[: self._n_vectors] @ vectors.T).astype(np.float64)
-        alive = self._lexical.alive
-        similarity[~alive] = 0.0
-        whole = similarity[:, 0]
-        best_clause = similarity[:, 1:].max(axis=1) if clauses else whole
-        live = np.flatnonzero(alive)
-        dense = np.zeros(len(whole), dtype=np.float64)
-        dense[live] = (normalized_similarity(whole[live]) + normalized_similarity(best_clause[live])) / 2
+        vectors = self.embedder.embed(clauses or [query])
+        similarity = (self._vectors[: self._n_vectors] @ vectors.T).astype(np.float64).max(axis=1)
+        live = np.flatnonzero(self._lexical.alive)
+        dense = np.zeros(len(similarity), dtype=np.float64)
+        dense[live] = normalized_similarity(similarity[live])
         return dense
 
     def _analyse(self, text: str) -> _Query:
@@ -435,6 +435,23 @@ class ToolIndex:
         if len(clauses) > limit:
             clauses = [*clauses[: limit - 1], " ".join(clauses[limit - 1 :])]
         return clauses
+
+    def _domain_signal(self, domains: dict[str, float]) -> FloatArray:
+        """Each row's API score, gathered through a per-row API number (no loop over rows)."""
+        if self._row_api is None or len(self._row_api) != len(self._apis):
+            numbers: dict[str, int] = {}
+            self._row_api = np.fromiter(
+                (numbers.setdefault(api, len(numbers)) for api in self._apis), np.int64, len(self._apis)
+            )
+            self._api_numbers = numbers
+        per_api = np.zeros(len(self._api_numbers) + 1, dtype=np.float64)
+        for api, value in domains.items():
+            number = self._api_numbers.get(api)
+            if number is not None:
+                per_api[number] = value
+        domain: FloatArray = per_api[self._row_api]
+        domain[~self._lexical.alive] = 0.0
+        return domain
 
     def _append_vectors(self, vectors: npt.NDArray[np.float32]) -> None:
         needed = self._n_vectors + len(vectors)

@@ -113,7 +113,7 @@ class LexicalStore:
 
     def __init__(self, params: Bm25Params, vocabulary: Vocabulary | None = None) -> None:
         self.params = params
-        self.vocabulary = vocabulary or Vocabulary()
+        self.vocabulary = vocabulary if vocabulary is not None else Vocabulary()
         f = params.n_fields
         self._main = Segment.from_docs(0, [], f)
         self._delta: list[DocTerms] = []
