@@ -165,6 +165,16 @@ NEUTRAL: dict[str, Any] = {
 }  # fmt: skip
 # The procedure before issue 17: lexical parameters and the clause weight, the write rule on.
 BEFORE: dict[str, tuple[Any, ...]] = {"write_rule": (True,), "dense": (0.0,), "domain": (0.0,)}
+# The procedure behind routing/tuned.py: what did not cross-validate better than a fixed value is
+# fixed (k1 and the name weight at their earlier values, the thesaurus and the domain signal off),
+# the write rule kept, the dense weight fixed at the best of its cross-validated curve, and only
+# the clause weight tuned.
+SHIPPED: dict[str, tuple[Any, ...]] = {
+    "k1": (2.0,), "name_weight": (3.0,), "synonym_weight": (0.0,), "write_rule": (True,),
+    "dense": (0.25,), "domain": (0.0,),
+}  # fmt: skip
+# The same with the dense and domain weights left free: their curves are printed from it.
+SHIPPED_FREE = {k: v for k, v in SHIPPED.items() if k not in ("dense", "domain")}
 METRICS = ("recall_at_5", "recall_at_10", "ndcg_at_10")
 Point = tuple[Any, ...]
 
@@ -343,18 +353,21 @@ def tune(root: Path, names: list[str], top: int, synthetic: int, folds: int, rep
     console.print(f"in-sample best: {dict(zip(PARAMETERS, best, strict=True))}  (routing/tuned.py)")
 
     dev = list(names)
+    free = _restricted(points, SHIPPED_FREE)
     variants: list[tuple[str, list[Point]]] = [
         ("all parameters tuned", points),
         ("before issue 17 (no dense, no domain, write rule on)", _restricted(points, BEFORE)),
-    ]
-    for parameter in PARAMETERS:
-        held = _restricted(points, {parameter: (NEUTRAL[parameter],)})
-        variants.append((f"{parameter} held at {NEUTRAL[parameter]}", held))
+        ("shipped (k1 2, name 3, synonyms 0, write rule on, dense 0.25, domain 0; clause tuned)",
+         _restricted(points, SHIPPED)),
+        ("shipped but dense and domain tuned too", free),
+    ]  # fmt: skip
     for parameter in ("dense", "domain"):  # the signals of issue 17: their whole curve
         for value in FUSION_GRID[parameter]:
-            if value != NEUTRAL[parameter]:
-                held = _restricted(points, {parameter: (value,)})
-                variants.append((f"{parameter} held at {value}", held))
+            held = _restricted(free, {parameter: (value,)})
+            variants.append((f"shipped but {parameter} held at {value} (other weight tuned)", held))
+    for parameter in PARAMETERS:
+        held = _restricted(points, {parameter: (NEUTRAL[parameter],)})
+        variants.append((f"all tuned but {parameter} held at {NEUTRAL[parameter]}", held))
     reference = None
     extra = " + synthetic" if always else ""
     table = Table(
@@ -365,6 +378,7 @@ def tune(root: Path, names: list[str], top: int, synthetic: int, folds: int, rep
     for name in dev:
         for metric in ("R@5", "R@10", "nDCG@10"):
             table.add_column(f"{name} {metric}", justify="right")
+    table.add_column("mean nDCG@10", justify="right")
     for name in dev:
         table.add_column(f"{name} nDCG@10 change vs all tuned", justify="right")
     for label, subset in variants:
@@ -383,7 +397,8 @@ def tune(root: Path, names: list[str], top: int, synthetic: int, folds: int, rep
                 diff = per_query[name][:, 2] - reference[name][:, 2]
                 low, high = interval(diff)
                 changes.append(f"{100 * diff.mean():+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]")
-        table.add_row(label, *cells, *changes)
+        mean = statistics.fmean(float(per_query[name][:, 2].mean()) for name in dev)
+        table.add_row(label, *cells, f"{100 * mean:.2f}", *changes)
     console.print(table)
     console.print(
         "A parameter is worth tuning when holding it at its neutral value lowers the cross-validated "

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from colonnade.routing import IndexConfig, ToolDoc, ToolIndex
-from colonnade.routing.dense import StaticEmbedder, load_embedder, normalized_similarity
+from colonnade.routing.dense import SIMILARITY_SCALE, StaticEmbedder, load_embedder, normalized_similarity
 from colonnade.routing.fusion import FusionWeights
 from colonnade.routing.index import IndexLoadError
 
@@ -57,9 +57,10 @@ def _index(
     return index
 
 
-def test_scaled_similarity_measures_from_the_mean_to_the_best() -> None:
-    scaled = normalized_similarity(np.array([0.2, 0.4, 0.6, 0.4]))
-    assert scaled.tolist() == pytest.approx([0.0, 0.0, 1.0, 0.0])
+def test_scaled_similarity_measures_from_the_mean_in_fixed_units() -> None:
+    scaled = normalized_similarity(np.array([0.2, 0.4, 0.6, 0.4]))  # mean 0.4
+    assert scaled.tolist() == pytest.approx([0.0, 0.0, 0.2 / SIMILARITY_SCALE, 0.0])
+    assert normalized_similarity(np.array([-0.9, 0.9])).tolist() == [0.0, 1.0]  # at most 1
     assert normalized_similarity(np.array([0.5, 0.5])).tolist() == [0.0, 0.0]
     assert normalized_similarity(np.zeros(0)).shape == (0,)
 
@@ -87,7 +88,7 @@ def test_dense_finds_a_tool_that_shares_no_word_with_the_request() -> None:
     assert ToolIndex(IndexConfig(dense=False)).search(request) == []
     hit = _index().search(request, k=1)[0]
     assert hit.id == "w:forecast"
-    assert hit.dense == pytest.approx(1.0) and hit.lexical == 0.0
+    assert hit.dense is not None and hit.dense > 0 and hit.lexical == 0.0
 
 
 def test_the_query_and_all_its_clauses_are_embedded_in_one_call() -> None:

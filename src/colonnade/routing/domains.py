@@ -56,8 +56,11 @@ class DomainIndex:
 
     def add(self, tool_id: str, api: str, labels: list[str], name: list[str]) -> None:
         """Count a tool in its API's document: `labels` are the API's name, description and the
-        tool's tags as terms (each distinct label of any tool counts once), `name` its name's terms."""
+        tool's tags as terms (each distinct label of any tool counts once), `name` its name's terms.
+        A tool without an API ("") is left out."""
         self.remove((tool_id,))
+        if not api:
+            return  # a tool of no known API belongs to no domain
         self._store.vocabulary.add([*labels, *name])  # known to queries at once, indexed lazily
         self._apis.setdefault(api, _Api()).tools[tool_id] = (labels, name)
         self._api_of_tool[tool_id] = api

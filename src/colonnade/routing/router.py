@@ -69,10 +69,11 @@ class Boosts:
     and is not held back by the per-API cap (the query asks for exactly that API's tools)."""
     detected: float | None = None
     """When set, an API whose tools as a whole fit the request at least this share as well as the
-    best API's (`Hit.domain`, `domains.py`) is detected: the request is about it, so the per-API
-    cap does not hold its tools back, as if the request had named it. Off by default: on the dev
-    splits it lowered LiveMCPBench Recall@10 (61.6 -> 61.0 with 1.0, the best API only), since a
-    task that needs several APIs then loses the places the cap keeps for the others."""
+    best API's (`Hit.domain`, `domains.py`; needs a domain fusion weight above 0) is detected: the
+    request is about it, so the per-API cap does not hold its tools back, as if the request had
+    named it. Off by default: on the dev splits it lowered LiveMCPBench Recall@10 (61.6 -> 61.0
+    with 1.0, the best API only), since a task that needs several APIs then loses the places the
+    cap keeps for the others."""
 
 
 @dataclass(slots=True)
