@@ -71,8 +71,13 @@ def test_a_static_embedder_averages_token_vectors_to_unit_length() -> None:
             self.ids = ids
 
     class Tokenizer:
-        def encode_batch(self, input: list[str], is_pretokenized: bool = False, add_special_tokens: bool = True) -> list[Tokens]:  # noqa: E501
-            return [Tokens([{"a": 0, "b": 1}[w] for w in text.split() if w in "ab"]) for text in input]
+        def encode(self, sequence: str, pair: None = None, is_pretokenized: bool = False,
+                   add_special_tokens: bool = True) -> Tokens:  # fmt: skip
+            return Tokens([{"a": 0, "b": 1}[w] for w in sequence.split() if w in "ab"])
+
+        def encode_batch(self, input: list[str], is_pretokenized: bool = False,
+                         add_special_tokens: bool = True) -> list[Tokens]:  # fmt: skip
+            return [self.encode(text) for text in input]
 
     table = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
     embedder = StaticEmbedder(table, Tokenizer(), "test")
@@ -81,6 +86,8 @@ def test_a_static_embedder_averages_token_vectors_to_unit_length() -> None:
     assert vectors[1].tolist() == pytest.approx([2**-0.5, 2**-0.5])
     assert vectors[2].tolist() == [0.0, 0.0]  # nothing known: a zero vector, not NaN
     assert embedder.embed([]).shape == (0, 2)
+    many = [f"a b {i}" for i in range(100)]  # a catalog-sized batch goes through encode_batch
+    assert embedder.embed(many).tolist() == [vectors[1].tolist()] * 100
 
 
 def test_dense_finds_a_tool_that_shares_no_word_with_the_request() -> None:

@@ -36,6 +36,8 @@ _PACKAGE = "wordllama"
 _WEIGHTS = ("weights", "l2_supercat_256.safetensors")
 _TOKENIZER = ("tokenizers", "l2_supercat_tokenizer_config.json")
 _TENSOR = "embedding.weight"
+# Batches at least this large are tokenised on the tokenizer's thread pool (indexing a catalog).
+_PARALLEL_BATCH = 64
 
 
 class Embedder(Protocol):
@@ -67,7 +69,10 @@ class StaticEmbedder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        encodings = self.tokenizer.encode_batch(texts, add_special_tokens=False)
+        if len(texts) >= _PARALLEL_BATCH:
+            encodings = self.tokenizer.encode_batch(texts, add_special_tokens=False)
+        else:  # a query's few clauses: one thread, no pool to wait for on busy cores
+            encodings = [self.tokenizer.encode(text, add_special_tokens=False) for text in texts]
         lengths = [len(e.ids) for e in encodings]
         flat = np.fromiter((t for e in encodings for t in e.ids), dtype=np.int64, count=sum(lengths))
         if len(flat):
@@ -80,6 +85,10 @@ class StaticEmbedder:
 
 
 class _Tokenizer(Protocol):  # the part of `tokenizers.Tokenizer` used here
+    def encode(
+        self, sequence: Any, pair: Any = ..., is_pretokenized: bool = ..., add_special_tokens: bool = ...
+    ) -> _Encoding: ...
+
     def encode_batch(
         self, input: Sequence[Any], is_pretokenized: bool = ..., add_special_tokens: bool = ...
     ) -> Sequence[_Encoding]: ...

@@ -171,9 +171,8 @@ class ToolIndex:
         self.embedder: Embedder | None = embedder if embedder is not None else (
             load_embedder() if self.config.dense else None
         )
-        # Tool vectors at float16 precision (what is saved), held as float64 so that every tool's
-        # similarity is the same to the bit wherever its row lies (see `_dense`).
-        self._vectors = np.zeros((0, self.embedder.dim if self.embedder else 0), dtype=np.float64)
+        # Tool vectors at float16 precision (what is saved, so a loaded index scores the same).
+        self._vectors = np.zeros((0, self.embedder.dim if self.embedder else 0), dtype=np.float32)
         self._n_vectors = 0  # rows of `_vectors` in use (it grows by doubling)
 
     def configure(self, config: IndexConfig) -> None:
@@ -299,7 +298,7 @@ class ToolIndex:
             vectors = arrays.get("dense_vectors")
             if vectors is None or vectors.shape != (len(ids), index.embedder.dim):
                 raise IndexLoadError(path, "the stored tool vectors do not match the stored rows")
-            index._vectors = vectors.astype(np.float64)
+            index._vectors = vectors.astype(np.float32)
             index._n_vectors = len(ids)
         index._ids = ids
         index._apis = apis
@@ -402,15 +401,14 @@ class ToolIndex:
         assert self.embedder is not None
         vectors = _half_precision(self.embedder.embed(clauses or [query]))
         tools = self._vectors[: self._n_vectors]
-        # One matrix-vector product per clause, not one matrix product: a multi-threaded BLAS
-        # matrix product on two busy shared cores waits for its threads (p90 23 ms against 1 ms
-        # at 4,000 tools), a product with one vector does not. Products of half-precision values
-        # summed in float64 and put on a 2^-24 grid do not depend on where a row lies, so an
-        # index updated in place ranks exactly like one rebuilt, and the mean below is exact.
-        best = tools @ vectors[0]
+        # `einsum`, not a BLAS product: single-threaded (a multi-threaded BLAS product on two busy
+        # shared cores waits for its threads: median 12 ms against 3 ms a Seal-Tools request),
+        # and it computes every row the same way wherever the row lies. On a 2^-24 grid the
+        # similarities then sum exactly, so an index updated in place ranks like one rebuilt.
+        best = np.einsum("ij,j->i", tools, vectors[0])
         for vector in vectors[1:]:
-            np.maximum(best, tools @ vector, out=best)
-        similarity = np.round(best * _GRID) / _GRID
+            np.maximum(best, np.einsum("ij,j->i", tools, vector), out=best)
+        similarity = np.round(best.astype(np.float64) * _GRID) / _GRID
         live = np.flatnonzero(self._lexical.alive)
         dense = np.zeros(len(similarity), dtype=np.float64)
         dense[live] = normalized_similarity(similarity[live])
@@ -469,7 +467,7 @@ class ToolIndex:
         vectors = _half_precision(embedded)
         needed = self._n_vectors + len(vectors)
         if needed > len(self._vectors):
-            grown = np.zeros((max(needed, 2 * len(self._vectors)), vectors.shape[1]), dtype=np.float64)
+            grown = np.zeros((max(needed, 2 * len(self._vectors)), vectors.shape[1]), dtype=np.float32)
             grown[: self._n_vectors] = self._vectors[: self._n_vectors]
             self._vectors = grown
         self._vectors[self._n_vectors : needed] = vectors
@@ -528,9 +526,9 @@ def _read_header(path: Path, raw: npt.NDArray[np.generic] | None) -> dict[str, A
 _GRID = float(2**24)
 
 
-def _half_precision(vectors: npt.NDArray[np.float32]) -> FloatArray:
-    """Vectors rounded to float16 precision, as float64 (what `save` stores, exactly)."""
-    rounded: FloatArray = vectors.astype(np.float16).astype(np.float64)
+def _half_precision(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Vectors rounded to float16 precision (what `save` stores, exactly)."""
+    rounded: npt.NDArray[np.float32] = vectors.astype(np.float16).astype(np.float32)
     return rounded
 
 
