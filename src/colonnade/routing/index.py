@@ -147,7 +147,13 @@ class _Scored:
     fused: FloatArray
     dense: FloatArray | None
     domains: dict[str, float]
-    signals: Signals
+    clause_scores: list[FloatArray]
+    domain: FloatArray | None
+
+    def signals(self) -> Signals:
+        clauses = self.clause_scores
+        clause = best_of(clauses, len(self.lexical)) if clauses else None
+        return Signals(scaled(self.lexical), clause, self.dense, self.domain)
 
 
 class ToolIndex:
@@ -312,7 +318,8 @@ class ToolIndex:
         """The `k` best documents for `query`, best first, ties broken by id.
 
         `allowed` restricts candidates to those ids (e.g. what the caller may call); documents
-        that match nothing in the query are never returned.
+        that score 0 (no query word, no dense similarity above the catalog's mean) are never
+        returned.
         """
         if k <= 0 or not self._row_of:
             return []
@@ -358,7 +365,7 @@ class ToolIndex:
                                                 domain=config.fusion.domain or 1.0))  # fmt: skip
         self.config = probe
         try:
-            signals = self._score(query, None).signals
+            signals = self._score(query, None).signals()
         finally:
             self.config = config
         return list(self._ids), signals
@@ -387,8 +394,7 @@ class ToolIndex:
                 if scores is not None:
                     scores[excluded] = 0.0
         fused = fuse(config.fusion, lexical, clause_scores, dense, domain)
-        clause = best_of(clause_scores, len(lexical)) if clause_scores else None
-        return _Scored(whole, lexical, fused, dense, domains, Signals(scaled(lexical), clause, dense, domain))
+        return _Scored(whole, lexical, fused, dense, domains, clause_scores, domain)
 
     def _dense(self, query: str, clauses: list[str]) -> FloatArray:
         """Scaled similarity of each tool to the clause of the request it fits best (to the
