@@ -91,11 +91,21 @@ def test_a_static_embedder_averages_token_vectors_to_unit_length() -> None:
 
 
 def test_dense_finds_a_tool_that_shares_no_word_with_the_request() -> None:
-    request = "Will I need an umbrella tomorrow?"
-    assert ToolIndex(IndexConfig(dense=False)).search(request) == []
-    hit = _index().search(request, k=1)[0]
-    assert hit.id == "w:forecast"
-    assert hit.dense is not None and hit.dense > 0 and hit.lexical == 0.0
+    request = "umbrella or disk"  # "disk" is a word of the file writer; nothing names the forecast
+    assert [h.id for h in _index(config=IndexConfig(dense=False)).search(request)] == ["f:write"]
+    by_id = {h.id: h for h in _index().search(request)}
+    assert set(by_id) == {"f:write", "w:forecast"}
+    assert by_id["w:forecast"].lexical == 0.0
+    assert by_id["w:forecast"].dense is not None and by_id["w:forecast"].dense > 0
+
+
+def test_a_request_sharing_no_word_with_the_catalog_finds_nothing() -> None:
+    """Every string has subword vectors; dense similarity alone would rank noise."""
+    embedder = ToyEmbedder()
+    index = _index(embedder=embedder)
+    embedder.calls.clear()
+    assert index.search("zzqxv umbrella wwyk") == []
+    assert embedder.calls == []
 
 
 def test_the_query_and_all_its_clauses_are_embedded_in_one_call() -> None:

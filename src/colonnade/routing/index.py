@@ -382,7 +382,9 @@ class ToolIndex:
         clause_texts = self._clause_texts(query)
         clauses = [self._analyse(c) for c in clause_texts] if config.fusion.clause else []
         clause_scores = [self._lexical.accumulate(matches, whole.weights_of(c)) for c in clauses]
-        dense = self._dense(query, clause_texts) if self.dense_active else None
+        # A request that shares no word with the catalog is not understood: dense similarity
+        # alone would rank noise (every string has subword vectors), so it returns nothing.
+        dense = self._dense(query, clause_texts) if self.dense_active and len(whole.term_ids) else None
         domains: dict[str, float] = {}
         domain: FloatArray | None = None
         if config.fusion.domain:
