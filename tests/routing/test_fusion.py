@@ -23,7 +23,15 @@ def test_fuse_weights_each_signal() -> None:
     query = np.array([10.0, 5.0, 0.0])
     clauses = [np.array([0.0, 1.0, 2.0])]
     fused = fuse(FusionWeights(query=1.0, clause=2.0), query, clauses)
-    assert fused.tolist() == pytest.approx([1.0, 0.5 + 2 * 0.5, 2 * 1.0])
+    assert fused.tolist() == pytest.approx([1.0 / 3, (0.5 + 2 * 0.5) / 3, 2 * 1.0 / 3])
+
+
+def test_dense_and_domain_signals_count_only_when_given_and_weighted() -> None:
+    query = np.array([2.0, 1.0])
+    weights = FusionWeights(query=1.0, clause=0.0, dense=1.0, domain=2.0)
+    assert fuse(weights, query).tolist() == pytest.approx([1.0, 0.5])
+    fused = fuse(weights, query, dense=np.array([0.0, 1.0]), domain=np.array([0.5, 1.0]))
+    assert fused.tolist() == pytest.approx([(1.0 + 0.0 + 1.0) / 4, (0.5 + 1.0 + 2.0) / 4])
 
 
 def test_a_clause_signal_lets_a_tool_for_a_short_part_of_the_request_rise() -> None:

@@ -44,7 +44,12 @@ TOOLS = [
 ]  # fmt: skip
 
 
-def _index(docs: list[ToolDoc] = TOOLS, config: IndexConfig | None = None) -> ToolIndex:
+# Most tests here are about the words: the dense signal is off unless a test turns it on
+# (tests/routing/test_dense.py covers it).
+LEXICAL = IndexConfig(dense=False)
+
+
+def _index(docs: list[ToolDoc] = TOOLS, config: IndexConfig = LEXICAL) -> ToolIndex:
     index = ToolIndex(config)
     index.upsert(docs)
     return index
@@ -183,7 +188,7 @@ def test_incremental_updates_rank_exactly_like_a_full_rebuild() -> None:
             for i in range(12)
         ),
     ]
-    live = _index([], IndexConfig(delta_limit=3, delta_ratio=0.0))
+    live = _index([], IndexConfig(delta_limit=3, delta_ratio=0.0, dense=False))
     current: dict[str, ToolDoc] = {}
     for step in range(60):
         doc = rng.choice(pool)
@@ -207,7 +212,7 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     index.upsert([ToolDoc("new:tool", "translate_text", description="Translate text into another language")])
     path = tmp_path / "index" / "tools.npz"
     index.save(path)
-    loaded = ToolIndex.load(path)
+    loaded = ToolIndex.load(path, LEXICAL)
     assert len(loaded) == len(index) and "new:tool" in loaded and "fs:read_file" not in loaded
     assert _results(loaded) == _results(index)
     assert loaded.search("translate this text to French", k=1)[0].id == "new:tool"
@@ -216,7 +221,7 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
 def test_a_loaded_index_keeps_updating(tmp_path: Path) -> None:
     path = tmp_path / "tools.npz"
     _index(TOOLS[:4]).save(path)
-    loaded = ToolIndex.load(path)
+    loaded = ToolIndex.load(path, LEXICAL)
     loaded.upsert(TOOLS[4:])
     assert _results(loaded) == _results(_index())
 
@@ -247,29 +252,29 @@ def test_catalog_tools_are_indexed_under_their_canonical_names(repo_root: Path) 
 
 
 def test_thesaurus_synonyms_bridge_different_words_for_one_action() -> None:
-    plain = _index(config=IndexConfig(synonym_weight=0.0))
+    plain = _index(config=IndexConfig(synonym_weight=0.0, dense=False))
     assert all(h.id != "fs:write_file" for h in plain.search("save my notes", k=3))
-    hit = _index().search("save my notes", k=1)[0]
+    hit = _index(config=IndexConfig(synonym_weight=0.3, dense=False)).search("save my notes", k=1)[0]
     assert hit.id == "fs:write_file"
     assert hit.matched_terms == ("write",)
 
 
 def test_configure_changes_parameters_without_reindexing() -> None:
-    index = _index()
+    index = _index(config=IndexConfig(synonym_weight=0.3, dense=False))
     before = index.search("save my notes", k=1)
-    index.configure(IndexConfig(synonym_weight=0.0))
+    index.configure(IndexConfig(synonym_weight=0.0, dense=False))
     assert index.search("save my notes", k=1) != before
     assert len(index) == len(TOOLS)
 
 
 def test_an_emptied_index_saves_loads_and_fills_again(tmp_path: Path) -> None:
-    config = IndexConfig(delta_limit=1, delta_ratio=0.0)
+    config = IndexConfig(delta_limit=1, delta_ratio=0.0, dense=False)
     index = _index([ToolDoc("a", "the"), ToolDoc("b", "weather")], config)
     assert [h.id for h in index.search("the weather")] == ["b"]  # "a" has no searchable word
     index.remove(["a", "b"])
     assert len(index) == 0 and index.search("weather") == []
     index.save(tmp_path / "empty.npz")
-    loaded = ToolIndex.load(tmp_path / "empty.npz")
+    loaded = ToolIndex.load(tmp_path / "empty.npz", config)
     assert len(loaded) == 0
     loaded.upsert([ToolDoc("c", "weather_now")])
     assert [h.id for h in loaded.search("weather")] == ["c"]
@@ -285,7 +290,7 @@ _operation = st.tuples(
 @settings(max_examples=40, deadline=None)
 @given(st.lists(_operation, min_size=1, max_size=25))
 def test_any_sequence_of_changes_ranks_like_a_rebuild(operations: list[tuple[str, str | None]]) -> None:
-    live = ToolIndex(IndexConfig(delta_limit=2, delta_ratio=0.0))
+    live = ToolIndex(IndexConfig(delta_limit=2, delta_ratio=0.0, dense=False))
     current: dict[str, ToolDoc] = {}
     for tool_id, text in operations:
         if text is None:

@@ -12,19 +12,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from colonnade.config import RoutingSettings
+from colonnade.routing import FusionWeights, IndexConfig
 from colonnade.routing.bundles import Bundles
 from colonnade.routing.context import ConversationTurn, Message
 from colonnade.routing.corpus import ToolCorpus
 from colonnade.routing.documents import ToolDoc
-from colonnade.routing.router import Router
-from tests.support.tool_docs import BILLING, CRM, NOTIFY, sample_corpus, sample_docs
+from colonnade.routing.router import Boosts, Router
+from tests.support.tool_docs import BILLING, CRM, NOTIFY, sample_docs
 
 ALL_IDS = sorted(doc.id for doc in sample_docs())
+# Retrieval on words alone (no dense or domain signal), so scores here follow from the text.
+WORDS = IndexConfig(dense=False, fusion=FusionWeights(query=1.0, clause=2.0))
 
 
 @pytest.fixture(scope="module")
 def corpus() -> ToolCorpus:
-    return sample_corpus()
+    """The sample catalog on words alone: these tests are about re-ranking and selection."""
+    return ToolCorpus.from_docs(sample_docs(), WORDS)
 
 
 def server_of(tool_id: str) -> str:
@@ -79,7 +83,7 @@ def test_only_tools_the_caller_may_call_are_candidates(corpus: ToolCorpus) -> No
 )
 def test_no_boost_ever_brings_in_a_disallowed_tool(allowed: set[str], query: str, session: list[str]) -> None:
     router = Router(
-        sample_corpus(),
+        ToolCorpus.from_docs(sample_docs(), WORDS),
         fallback=[f"{NOTIFY}:send_email", f"{CRM}:search_customers"],
         confidence_threshold=0.5,
         bundles=Bundles.from_mapping({"refunds": [f"{BILLING}:refund_invoice", f"{NOTIFY}:send_email"]}),
@@ -103,6 +107,17 @@ def test_cap_does_not_apply_when_the_query_names_the_api(corpus: ToolCorpus) -> 
     decision = Router(corpus, per_server_cap=3).route("merge or update customer records in the crm")
     crm = [t for t in decision.selected if server_of(t) == CRM]
     assert len(crm) == 6
+
+
+def test_an_api_detected_in_the_request_may_lift_the_cap() -> None:
+    domains = ToolCorpus.from_docs(sample_docs(), IndexConfig(dense=False, fusion=FusionWeights(domain=0.5)))
+    request = "update the customer email address"
+    capped = Router(domains, per_server_cap=3).route(request)
+    assert len([t for t in capped.selected if server_of(t) == CRM]) == 3
+    lifted = Router(domains, per_server_cap=3, boosts=Boosts(detected=1.0)).route(request)
+    crm = [t for t in lifted.selected if server_of(t) == CRM]
+    assert len(crm) > 3
+    assert any(f"about API {CRM}" in r for t in crm for r in lifted.reasons[t])
 
 
 def test_strong_matches_are_not_held_back_by_the_cap(corpus: ToolCorpus) -> None:
@@ -157,7 +172,7 @@ def vague_corpus() -> ToolCorpus:
         )
         for i, f in enumerate(fruit * 4)
     ]
-    return ToolCorpus.from_docs([*docs, *sample_docs()])
+    return ToolCorpus.from_docs([*docs, *sample_docs()], WORDS)
 
 
 def test_confidence_is_low_for_vague_queries_and_zero_without_matches() -> None:

@@ -113,7 +113,7 @@ class LexicalStore:
 
     def __init__(self, params: Bm25Params, vocabulary: Vocabulary | None = None) -> None:
         self.params = params
-        self.vocabulary = vocabulary or Vocabulary()
+        self.vocabulary = vocabulary if vocabulary is not None else Vocabulary()
         f = params.n_fields
         self._main = Segment.from_docs(0, [], f)
         self._delta: list[DocTerms] = []
@@ -212,10 +212,23 @@ class LexicalStore:
         self._queried_since_change = False
 
     # -- queries ------------------------------------------------------------------------------
+    @property
+    def alive(self) -> npt.NDArray[np.bool_]:
+        """Per row, whether it is still indexed (not removed)."""
+        return self._alive
+
     def row_terms(self, row: int) -> IntArray:
         if row < self._main.n_rows:
             return self._main.row_terms(row)
         return self._delta[row - self._main.n_rows].terms
+
+    def row_postings(self, row: int) -> tuple[IntArray, CountArray]:
+        """A row's distinct term ids and their count in each field (shape terms x fields)."""
+        if row < self._main.n_rows:
+            start, end = self._main.row_ptr[row], self._main.row_ptr[row + 1]
+            return self._main.terms[start:end], self._main.counts[start:end]
+        doc = self._delta[row - self._main.n_rows]
+        return doc.terms, doc.counts
 
     def idf(self, term_ids: IntArray) -> FloatArray:
         df = self._df[term_ids].astype(np.float64)

@@ -36,17 +36,18 @@ _DOMAIN = re.compile(
 _EXTENSION = re.compile(r"\.(\w{1,5})$")
 
 
-def normalize_references(query: str) -> str:
+def normalize_references(query: str, *, write_rule: bool = True) -> str:
     """Rewrite URLs, e-mail addresses, file paths and domain names as words that match tools.
 
     "/root/notes/today.md" becomes "today md file", "https://www.youtube.com/watch?v=x" becomes
     "youtube url", "bob@example.com" becomes "email", "amaz0n.com" becomes "amaz0n domain":
     the parts that say what is referred to stay, opaque directories and ids go. A file the request
-    saves its result to also brings the word "write" ("save it to /tmp/a.md": "a md file write").
+    saves its result to also brings the word "write" ("save it to /tmp/a.md": "a md file write")
+    unless `write_rule` is off.
     """
     query = _URL.sub(lambda m: f" {_host_words(m.group(1))} url ", query)
     query = _EMAIL.sub(" email ", query)
-    query = _FILE_PATH.sub(_path_words_in_context, query)
+    query = _FILE_PATH.sub(_path_words_in_context if write_rule else _path_words, query)
     return _DOMAIN.sub(lambda m: f" {_host_words(m.group(0))} domain ", query)
 
 
