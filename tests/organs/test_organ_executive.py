@@ -47,7 +47,9 @@ def test_list_functions_and_tags(executive: Executive) -> None:
 def test_search_functions_by_meaning(executive: Executive, query: str, best: str) -> None:
     found = executive.search_functions(query, k=3)
     assert found and found[0].function.op == best
-    assert found[0].score == 1.0 and found[0].matched_terms
+    # Scores are fused signals in [0, 1]; the dense signal (colonnade[dense]) has a fixed scale, so
+    # the best need not score exactly 1.0, but it must score clearly above nothing.
+    assert 0.5 < found[0].score <= 1.0 and found[0].matched_terms
     assert [m.score for m in found] == sorted((m.score for m in found), reverse=True)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from colonnade.calls.envelope import CallError, CallMetrics, CallRequest, CallResult, CallStatus, Provenance
 from colonnade.calls.manifest import ToolManifest
 from colonnade.catalog.tool import Tool
+from colonnade.governance.obligations import NO_OBLIGATIONS, Obligations
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
 
 __all__ = ["DEFAULT_TIMEOUT_S", "Call", "TraceContext", "effective_timeout_ms"]
@@ -39,6 +40,8 @@ class Call:
     resolved_manifest: ToolManifest | None = None
     started: float = field(default_factory=time.perf_counter)
     deadline: float = 0.0
+    obligations: Obligations = NO_OBLIGATIONS
+    """What the policy decision that allowed the call asks of the stages after it."""
 
     @classmethod
     def start(
