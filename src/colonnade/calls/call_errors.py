@@ -410,6 +410,14 @@ _SPECS = (
         "requests instead of opening one per request.",
     ),
     ErrorSpec(
+        "R-CAP-SESSIONS",
+        _RETRY,
+        "Every MCP session this caller (or the gateway) may hold has a request in flight",
+        "Retry after details.retry_after_ms (Retry-After says it in seconds), or end sessions you no longer "
+        "use (HTTP DELETE with their Mcp-Session-Id); details.reason says whose bound (per_caller or total) "
+        "was reached.",
+    ),
+    ErrorSpec(
         "R-CAP-SHUTTING-DOWN",
         _RETRY,
         "The gateway is stopping and ended the call before it finished",
@@ -651,7 +659,7 @@ _SPECS = (
         "S-TOOL-STORE",
         _TERMINAL,
         "The gateway's database refused an operation",
-        "Check that the database is reachable and migrated (`colonnade serve` migrates it)."
+        "Check that the database is reachable and migrated (`colonnade serve` migrates it).",
     ),
     ErrorSpec(
         "S-TOOL-STORE-URL",

@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -32,6 +33,7 @@ from colonnade.surfaces.edge import (
 )
 from colonnade.surfaces.header_whitespace import StripHeaderWhitespace
 from colonnade.surfaces.mcp.server import McpSurface
+from colonnade.surfaces.mcp.sessions import BoundedSessionManager, SessionLedger
 from colonnade.surfaces.pages import guard as pages_guard
 from colonnade.surfaces.rest import routes as rest_routes
 
@@ -79,8 +81,15 @@ def build_http_app(
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     authenticate: Authenticator | None = None,
     open_paths: frozenset[str] = OPEN_PATHS,
+    sessions: SessionLedger | None = None,
 ) -> Starlette:
-    mcp_app = surfaces.mcp.server.streamable_http_app(json_response=True, transport_security=_NO_SDK_CHECK)
+    """`sessions` bounds the MCP sessions of `/mcp` (share it with the `/servers/...` endpoints' managers)."""
+    session_manager = BoundedSessionManager(
+        surfaces.mcp.server,
+        sessions if sessions is not None else SessionLedger(),
+        json_response=True,
+        security_settings=_NO_SDK_CHECK,
+    )
     readiness = surfaces.readiness
 
     async def healthz(_: Request) -> JSONResponse:
@@ -101,11 +110,11 @@ def build_http_app(
         async with contextlib.AsyncExitStack() as stack:
             if surfaces.lifespan is not None:
                 await stack.enter_async_context(surfaces.lifespan())
-            await stack.enter_async_context(surfaces.mcp.server.session_manager.run())
+            await stack.enter_async_context(session_manager.run())
             yield
 
     routes: list[BaseRoute] = [
-        *mcp_app.routes,
+        Route("/mcp", StreamableHTTPASGIApp(session_manager)),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         *surfaces.routes,
