@@ -226,6 +226,7 @@ class Gateway:
             idle_s=edge.mcp_session_idle_s,
         )
         self.sessions = SessionLedger(limits)
+        self.metrics.track_sessions(self.sessions)
         self.endpoints = UpstreamEndpoints(self.servers.get, self._endpoint_for)
         self.servers.listeners.append(self.endpoints.announce)
 

@@ -94,6 +94,10 @@ class SessionLedger:
             return len(self._held)
         return len(self._by_owner.get(owner, ()))
 
+    @property
+    def callers(self) -> int:
+        return len(self._by_owner)
+
     def principal_of(self, session_id: str) -> str | None:
         held = self._held.get(session_id)
         return held.principal if held is not None else None
