@@ -52,6 +52,7 @@ async def _bearer(headers: Headers, scope: Scope) -> Principal | EdgeRefusal:
 class Served:
     url: str
     ledger: SessionLedger
+    gateway: Gateway
 
     def http(self, who: str | None = None, *, local_address: str | None = None) -> httpx2.AsyncClient:
         headers = {"authorization": f"Bearer {who}"} if who else {}
@@ -77,7 +78,7 @@ def serve(limits: SessionLimits) -> Iterator[Served]:
         sessions=ledger,
     )
     with serve_in_thread(app, lifespan="on") as url:
-        yield Served(url, ledger)
+        yield Served(url, ledger, gateway)
 
 
 @pytest.fixture
@@ -118,6 +119,10 @@ async def test_a_flood_of_initialize_by_one_principal_does_not_stop_another(serv
         assert served.ledger.held("agent:bob") == 1
     assert served.ledger.evicted == 36
     assert served.ledger.refused == 0
+    # nothing is kept for a closed session: only the flooder's 4 remain known to the announcer
+    served.wait_until(
+        "the evicted sessions are forgotten", lambda: served.gateway.mcp.announcer.remembered == 4
+    )
 
 
 async def test_past_its_bound_a_caller_loses_its_own_least_recently_used_idle_session(served: Served) -> None:

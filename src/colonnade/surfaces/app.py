@@ -87,6 +87,7 @@ def build_http_app(
     session_manager = BoundedSessionManager(
         surfaces.mcp.server,
         sessions if sessions is not None else SessionLedger(),
+        on_end=surfaces.mcp.announcer.forget,
         json_response=True,
         security_settings=_NO_SDK_CHECK,
     )

@@ -157,9 +157,18 @@ class SessionLedger:
 class BoundedSessionManager(StreamableHTTPSessionManager):
     """The SDK's session manager, with each session counted against its caller in a shared ledger."""
 
-    def __init__(self, app: Server[Any], ledger: SessionLedger, **options: Any) -> None:
+    def __init__(
+        self,
+        app: Server[Any],
+        ledger: SessionLedger,
+        *,
+        on_end: Callable[[str], None] | None = None,
+        **options: Any,
+    ) -> None:
+        """`on_end` hears each session id once the session is gone, to drop what was kept for it."""
         super().__init__(app, session_idle_timeout=ledger.limits.idle_s, max_sessions=None, **options)
         self.ledger = ledger
+        self.on_end = on_end
 
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         session_id = Headers(scope=scope).get(MCP_SESSION_ID_HEADER)
@@ -210,6 +219,8 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
 
     async def _discard_session(self, session_id: str, transport: Any) -> None:
         self.ledger.release(session_id)
+        if self.on_end is not None:
+            self.on_end(session_id)
         await super()._discard_session(session_id, transport)
 
     async def _refuse(self, send: Send, owner: str) -> None:

@@ -228,6 +228,7 @@ class UpstreamEndpoint:
         self.manager = BoundedSessionManager(
             self.server,
             sessions if sessions is not None else SessionLedger(),
+            on_end=self.announcer.forget,
             event_store=MemoryEventStore(),
             retry_interval=RETRY_INTERVAL_MS,
             security_settings=_NO_SDK_CHECK,
