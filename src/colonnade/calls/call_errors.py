@@ -425,6 +425,27 @@ _SPECS = (
         "details.interrupted is true the call was cut mid-flight and may have reached the backend.",
     ),
     ErrorSpec(
+        "I-REQ-MEDIA-TYPE",
+        _INVALID,
+        "The request body is not declared as JSON",
+        "Send the body with Content-Type: application/json (a charset, if any, must be utf-8); the same "
+        "rule holds on REST and MCP.",
+    ),
+    ErrorSpec(
+        "I-REQ-ENCODING",
+        _INVALID,
+        "The request body is not UTF-8",
+        "Encode the JSON body as UTF-8 (not UTF-16 or UTF-32; details.offset names the first bad byte); a "
+        "leading UTF-8 byte-order mark is accepted and dropped.",
+    ),
+    ErrorSpec(
+        "I-REQ-DUPLICATE-KEY",
+        _INVALID,
+        "A JSON object in the request has the same key twice",
+        "Send each key once per object (details.key names the repeated one): parsers disagree on which "
+        "value wins, so the gateway refuses to guess.",
+    ),
+    ErrorSpec(
         "I-REQ-READ-TIMEOUT",
         _INVALID,
         "The request's headers or body did not arrive in time",

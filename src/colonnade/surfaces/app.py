@@ -22,6 +22,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Scope
 
 from colonnade import __version__
+from colonnade.calls.call_errors import error
 from colonnade.surfaces.edge import (
     DEFAULT_MAX_REQUEST_BYTES,
     OPEN_PATHS,
@@ -41,18 +42,35 @@ __all__ = ["HttpSurfaces", "build_http_app"]
 
 Readiness = Callable[[], Awaitable[dict[str, Any]]]
 Lifespan = Callable[[], contextlib.AbstractAsyncContextManager[None]]
+# The edge's refusals of a request body, as JSON-RPC errors: invalid request, or parse error.
+_JSON_RPC_CODES = {
+    "I-REQ-TOO-LARGE": -32600,
+    "I-REQ-MEDIA-TYPE": -32600,
+    "I-REQ-DUPLICATE-KEY": -32600,
+    "I-REQ-ENVELOPE": -32600,
+    "I-REQ-ENCODING": -32700,
+}
+# The JSON APIs, where the edge applies one rule to request bodies (`json_input.py`).
+JSON_PREFIXES = ("/mcp", "/servers", "/v1")
 # The edge checks Host and Origin for every route, /mcp included; the SDK's own copy stays off.
 _NO_SDK_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 def _mcp_refusal(refusal: EdgeRefusal, scope: Scope) -> Response:
-    """Refusals at /mcp read as the MCP SDK's own (clients and the conformance suite know them);
-    an authentication refusal says its code and why (its `WWW-Authenticate` header says where next)."""
-    text = {
-        ("A-AUTH-ORIGIN", 421): "Invalid Host header",
-        ("A-AUTH-ORIGIN", 403): "Invalid Origin header",
-        ("I-REQ-TOO-LARGE", 413): "Request body too large",
-    }
+    """A refused request body at /mcp gets a JSON-RPC error whose `data` is the gateway's typed error
+    (the same code as on REST); Host/Origin refusals read as the MCP SDK's own (clients and the
+    conformance suite know them); an authentication refusal says its code and why (its
+    `WWW-Authenticate` header says where next)."""
+    rpc_code = _JSON_RPC_CODES.get(refusal.code)
+    if rpc_code is not None:
+        _, err = error(refusal.code, refusal.message, **refusal.details)
+        body = {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": rpc_code, "message": err.message, "data": err.model_dump()},
+        }
+        return JSONResponse(body, status_code=refusal.http_status)
+    text = {("A-AUTH-ORIGIN", 421): "Invalid Host header", ("A-AUTH-ORIGIN", 403): "Invalid Origin header"}
     shown = text.get((refusal.code, refusal.http_status), f"{refusal.code}: {refusal.message}")
     return PlainTextResponse(shown, status_code=refusal.http_status)
 
@@ -134,6 +152,7 @@ def build_http_app(
         "renderers": renderers,
         "max_request_bytes": max_request_bytes,
         "open_paths": open_paths,
+        "json_prefixes": JSON_PREFIXES,
     }
     if authenticate is not None:
         edge_options["authenticate"] = authenticate
