@@ -8,8 +8,8 @@ body:
   preflight this gateway never grants);
 - the body is at most `server.max_request_bytes` (413 `I-REQ-TOO-LARGE`, from the edge);
 - the body is UTF-8 (RFC 8259): a leading UTF-8 byte-order mark is dropped, as RFC 8259 allows a
-  parser to do; UTF-16/32 (a NUL byte or their byte-order marks) and invalid bytes are 400
-  `I-REQ-ENCODING`;
+  parser to do; UTF-16/32 (their byte-order marks, or a NUL among the first four bytes) and invalid
+  bytes are 400 `I-REQ-ENCODING`;
 - no object has the same key twice: 400 `I-REQ-DUPLICATE-KEY` naming the key. Parsers disagree on
   which value wins, so the gateway and a backend could otherwise read two different requests.
 
@@ -55,7 +55,7 @@ def checked_body(body: bytes) -> tuple[bytes, EdgeRefusal | None]:
     """The body as the surfaces get it (a UTF-8 byte-order mark dropped), or why it is refused."""
     if body.startswith(UTF8_BOM):
         body = body[len(UTF8_BOM) :]
-    if body.startswith(_OTHER_BOMS) or b"\x00" in body:
+    if body.startswith(_OTHER_BOMS) or b"\x00" in body[:4]:  # RFC 4627's test: JSON starts with ASCII
         return body, _encoding("the body looks like UTF-16 or UTF-32; send JSON as UTF-8")
     try:
         text = body.decode("utf-8")
