@@ -165,7 +165,7 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         on_end: Callable[[str], None] | None = None,
         **options: Any,
     ) -> None:
-        """`on_end` hears each session id once the session is gone, to drop what was kept for it."""
+        """`on_end` hears a session's id once it is gone (maybe twice), to drop what was kept for it."""
         super().__init__(app, session_idle_timeout=ledger.limits.idle_s, max_sessions=None, **options)
         self.ledger = ledger
         self.on_end = on_end
@@ -188,8 +188,6 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
             self.ledger.leave(session_id)
 
     async def _open(self, scope: Scope, receive: Receive, send: Send, principal: str) -> None:
-        if self._task_group is None:
-            raise RuntimeError("the session manager is not running")
         owner = caller_key(scope)
         if not self.ledger.make_room(owner):
             self.ledger.refused += 1
@@ -228,10 +226,10 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         at_own_bound = self.ledger.held(owner) >= limits.per_caller
         reason = "per_caller" if at_own_bound else "total"
         bound = limits.per_caller if at_own_bound else limits.total
-        whose = "this caller" if at_own_bound else "all callers"
+        whose = "this caller holds its" if at_own_bound else "all callers together hold the gateway's"
         _, err = error(
             "R-CAP-SESSIONS",
-            f"{whose} already hold {bound} MCP sessions, each with a request in flight",
+            f"{whose} bound of {bound} MCP sessions, each with a request in flight",
             reason=reason,
             limit=bound,
             retry_after_ms=limits.retry_after_ms,
