@@ -195,3 +195,20 @@ async def test_idle_sessions_expire() -> None:
                 running.wait_until, "the idle session closed", lambda: running.ledger.held() == 0
             )
             assert await ping(alice, session_id) == 404
+
+
+def test_the_ledger_closes_the_least_recently_used_idle_session_and_never_a_busy_one() -> None:
+    closed: list[str] = []
+    ledger = SessionLedger(SessionLimits(per_caller=2, total=3))
+    for session_id in ("a1", "a2"):
+        ledger.hold(session_id, "alice", "agent:alice", lambda sid=session_id: closed.append(sid))
+    ledger.leave("a2")  # a1 is still being served, a2 is idle
+    assert ledger.make_room("alice") and closed == ["a2"]
+    ledger.hold("a3", "alice", "agent:alice", lambda: closed.append("a3"))
+    assert not ledger.make_room("alice")  # a1 and a3 are both in flight
+    ledger.leave("a1")
+    ledger.hold("b1", "bob", "agent:bob", lambda: closed.append("b1"))
+    ledger.leave("b1")
+    assert ledger.held() == 3
+    assert ledger.make_room("carol") and closed == ["a2", "a1"]  # the biggest holder gives way
+    assert (ledger.held("alice"), ledger.held("bob"), ledger.callers) == (1, 1, 2)
