@@ -58,11 +58,14 @@ def client_from(address: str, timeout: float = 30.0) -> httpx2.AsyncClient:
     return httpx2.AsyncClient(transport=transport, timeout=timeout)
 
 
-async def sessions_held(mcp_url: str) -> int:
+async def session_metrics(mcp_url: str) -> dict[str, int]:
+    """The gateway's session gauges and counters from /metrics (name without `colonnade_mcp_`)."""
     async with httpx2.AsyncClient() as http:
         text = (await http.get(mcp_url.removesuffix("/mcp") + "/metrics")).text
-    match = re.search(r"^colonnade_mcp_sessions (\S+)$", text, re.MULTILINE)
-    return int(float(match.group(1))) if match else -1
+    found = re.findall(
+        r"^colonnade_mcp_(sessions|sessions_evicted_total|sessions_refused_total) (\S+)$", text, re.M
+    )
+    return {name: int(float(value)) for name, value in found}
 
 
 async def flood(mcp_url: str, n: int, concurrency: int) -> tuple[Counter[int], float]:
@@ -139,7 +142,7 @@ async def run(n: int, concurrency: int, unbounded: bool) -> None:
         statuses, flood_s = await flood(url, n, concurrency)
         stop.set()
         await listing
-        held = await sessions_held(url)
+        sessions = await session_metrics(url)
         rss_after = rss_mb(stack.gateway_pid)
         other_ok, other_s, other_tools = await fresh_client(url, OTHER)
         same_ok, same_s, _ = await fresh_client(url, FLOODER)
@@ -151,7 +154,11 @@ async def run(n: int, concurrency: int, unbounded: bool) -> None:
         ("bounds", "10,000 total (old SDK-like)" if unbounded else "defaults (32 per caller, 1000 total)"),
         ("flood answers", ", ".join(f"{code}: {count}" for code, count in sorted(statuses.items()))),
         ("flood time", f"{flood_s:.1f} s ({n / flood_s:.0f} initialize/s)"),
-        ("sessions held after the flood", str(held)),
+        ("sessions held after the flood", str(sessions.get("sessions", -1))),
+        (
+            "sessions closed for room / refused",
+            f"{sessions.get('sessions_evicted_total', -1)} / {sessions.get('sessions_refused_total', -1)}",
+        ),
         ("gateway RSS before", f"{rss_before:.1f} MB"),
         ("gateway RSS after", f"{rss_after:.1f} MB (+{rss_after - rss_before:.1f})"),
         ("other caller during flood: tools/list ok", str(during.ok)),
