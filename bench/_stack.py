@@ -150,4 +150,8 @@ def demo_stack(settings: dict[str, str] | None = None) -> Iterator[Stack]:
         finally:
             for proc in reversed(procs):
                 proc.terminate()
-                proc.wait(timeout=10)
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:  # still stopping (e.g. thousands of sessions): no leftovers
+                    proc.kill()
+                    proc.wait(timeout=10)

@@ -98,6 +98,24 @@ class ServerSettings(_Section):
         description="Refuse at once (R-CAP-OVERLOAD) a call that the work in front of it would make miss"
         " its deadline.",
     )
+    max_mcp_sessions_per_caller: int = Field(
+        default=32,
+        ge=1,
+        description="MCP sessions (2025-11-25 and older clients) one caller may hold: its principal, or an"
+        " anonymous caller's address. One more closes its own least recently used idle session.",
+    )
+    max_mcp_sessions: int = Field(
+        default=1000,
+        ge=1,
+        description="MCP sessions all callers together may hold; one more closes an idle session of the"
+        " caller holding the most. Refused R-CAP-SESSIONS only when none is idle.",
+    )
+    mcp_session_idle_s: float = Field(
+        default=300.0,
+        gt=0,
+        le=24 * 3600,
+        description="Seconds an MCP session may go without a request in flight before it is closed.",
+    )
     max_request_bytes: int = Field(
         default=1024 * 1024,
         ge=1024,

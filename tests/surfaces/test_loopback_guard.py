@@ -36,7 +36,9 @@ def test_a_loopback_address_actually_bound_is_a_valid_host() -> None:
 
 
 def test_public_names_are_served_only_when_configured() -> None:
-    policy = OriginPolicy.for_bind("0.0.0.0", ["gw.example.com", "gw.example.com:*"], ["https://gw.example.com"])
+    policy = OriginPolicy.for_bind(
+        "0.0.0.0", ["gw.example.com", "gw.example.com:*"], ["https://gw.example.com"]
+    )
     assert policy.refusal(Headers({"host": "gw.example.com"})) is None
     assert policy.refusal(Headers({"host": "gw.example.com:443", "origin": "https://gw.example.com"})) is None
     assert policy.refusal(Headers({"host": "gw.example.com", "origin": "https://evil.example"})) is not None

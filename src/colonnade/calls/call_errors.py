@@ -410,11 +410,40 @@ _SPECS = (
         "requests instead of opening one per request.",
     ),
     ErrorSpec(
+        "R-CAP-SESSIONS",
+        _RETRY,
+        "Every MCP session this caller (or the gateway) may hold has a request in flight",
+        "Retry after details.retry_after_ms (Retry-After says it in seconds), or end sessions you no longer "
+        "use (HTTP DELETE with their Mcp-Session-Id); details.reason says whose bound (per_caller or total) "
+        "was reached.",
+    ),
+    ErrorSpec(
         "R-CAP-SHUTTING-DOWN",
         _RETRY,
         "The gateway is stopping and ended the call before it finished",
         "Retry after details.retry_after_ms, with the same idempotency_key for a write: when "
         "details.interrupted is true the call was cut mid-flight and may have reached the backend.",
+    ),
+    ErrorSpec(
+        "I-REQ-MEDIA-TYPE",
+        _INVALID,
+        "The request body is not declared as JSON",
+        "Send the body with Content-Type: application/json (a charset, if any, must be utf-8); the same "
+        "rule holds on REST and MCP.",
+    ),
+    ErrorSpec(
+        "I-REQ-ENCODING",
+        _INVALID,
+        "The request body is not UTF-8",
+        "Encode the JSON body as UTF-8 (not UTF-16 or UTF-32; details.offset names the first bad byte); a "
+        "leading UTF-8 byte-order mark is accepted and dropped.",
+    ),
+    ErrorSpec(
+        "I-REQ-DUPLICATE-KEY",
+        _INVALID,
+        "A JSON object in the request has the same key twice",
+        "Send each key once per object (details.key names the repeated one): parsers disagree on which "
+        "value wins, so the gateway refuses to guess.",
     ),
     ErrorSpec(
         "I-REQ-READ-TIMEOUT",
@@ -651,7 +680,7 @@ _SPECS = (
         "S-TOOL-STORE",
         _TERMINAL,
         "The gateway's database refused an operation",
-        "Check that the database is reachable and migrated (`colonnade serve` migrates it)."
+        "Check that the database is reachable and migrated (`colonnade serve` migrates it).",
     ),
     ErrorSpec(
         "S-TOOL-STORE-URL",

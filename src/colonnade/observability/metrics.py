@@ -23,11 +23,26 @@ __all__ = [
     "CircuitView",
     "GatewayMetrics",
     "LoadView",
+    "SessionView",
     "ToolMetrics",
 ]
 
 DURATION_BUCKETS_S = (
-    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
 )
 UNRESOLVED_TOOL = "(unresolved)"
 
@@ -136,9 +151,25 @@ class GatewayMetrics:
         """Report admission control's measurements at every scrape (read, never pushed)."""
         self.registry.register(_LoadCollector(load))
 
+    def track_sessions(self, sessions: SessionView) -> None:
+        """Report the MCP sessions held and closed for room at every scrape."""
+        self.registry.register(_SessionCollector(sessions))
+
     def track_circuits(self, circuits: CircuitView) -> None:
         """Report each backend's circuit at every scrape."""
         self.registry.register(_CircuitCollector(circuits))
+
+
+class SessionView(Protocol):
+    """The MCP session ledger (`surfaces/mcp/sessions.py`): held, callers, closed for room, refused."""
+
+    evicted: int
+    refused: int
+
+    @property
+    def callers(self) -> int: ...
+
+    def held(self, owner: str | None = None) -> int: ...
 
 
 class LoadView(Protocol):
@@ -238,3 +269,31 @@ class _CircuitCollector(Collector):
             opened.add_metric([backend], times)
         yield state
         yield opened
+
+
+class _SessionCollector(Collector):
+    def __init__(self, sessions: SessionView) -> None:
+        self._sessions = sessions
+
+    def collect(self) -> Iterator[Metric]:
+        sessions = self._sessions
+        yield GaugeMetricFamily(
+            "colonnade_mcp_sessions",
+            "MCP sessions held (2025-11-25 and older clients).",
+            value=sessions.held(),
+        )
+        yield GaugeMetricFamily(
+            "colonnade_mcp_session_callers",
+            "Callers holding at least one MCP session.",
+            value=sessions.callers,
+        )
+        yield CounterMetricFamily(
+            "colonnade_mcp_sessions_evicted",
+            "Idle MCP sessions closed to make room for a new one (the caller's own or the biggest holder's).",
+            value=sessions.evicted,
+        )
+        yield CounterMetricFamily(
+            "colonnade_mcp_sessions_refused",
+            "New MCP sessions refused with R-CAP-SESSIONS (no idle session could make room).",
+            value=sessions.refused,
+        )

@@ -74,6 +74,7 @@ from colonnade.surfaces.edge_auth import edge_authenticator
 from colonnade.surfaces.mcp.caller import caller_scope
 from colonnade.surfaces.mcp.routing import DynamicToolList
 from colonnade.surfaces.mcp.server import McpSurface
+from colonnade.surfaces.mcp.sessions import SessionLedger, SessionLimits
 from colonnade.surfaces.mcp.upstream_endpoint import UpstreamEndpoint
 from colonnade.surfaces.mcp.upstream_endpoints import UpstreamEndpoints
 from colonnade.surfaces.metrics_route import metrics_route
@@ -218,6 +219,14 @@ class Gateway:
             else None
         )
         self.mcp = self.mcp_surface(self.local_principal, routing=routing)
+        edge = settings.server
+        limits = SessionLimits(
+            per_caller=edge.max_mcp_sessions_per_caller,
+            total=edge.max_mcp_sessions,
+            idle_s=edge.mcp_session_idle_s,
+        )
+        self.sessions = SessionLedger(limits)
+        self.metrics.track_sessions(self.sessions)
         self.endpoints = UpstreamEndpoints(self.servers.get, self._endpoint_for)
         self.servers.listeners.append(self.endpoints.announce)
 
@@ -229,6 +238,7 @@ class Gateway:
             self.calls,
             authorizer=self.authorizer,
             principal=self.local_principal,
+            sessions=self.sessions,
         )
 
     def mcp_surface(self, principal: Principal, *, routing: DynamicToolList | None = None) -> McpSurface:
@@ -357,6 +367,7 @@ class Gateway:
             max_request_bytes=server.max_request_bytes,
             authenticate=authenticate,
             open_paths=open_paths,
+            sessions=self.sessions,
         )
 
     @contextlib.asynccontextmanager

@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -21,6 +22,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Scope
 
 from colonnade import __version__
+from colonnade.calls.call_errors import error
 from colonnade.surfaces.edge import (
     DEFAULT_MAX_REQUEST_BYTES,
     OPEN_PATHS,
@@ -32,6 +34,7 @@ from colonnade.surfaces.edge import (
 )
 from colonnade.surfaces.header_whitespace import StripHeaderWhitespace
 from colonnade.surfaces.mcp.server import McpSurface
+from colonnade.surfaces.mcp.sessions import BoundedSessionManager, SessionLedger
 from colonnade.surfaces.pages import guard as pages_guard
 from colonnade.surfaces.rest import routes as rest_routes
 
@@ -39,18 +42,35 @@ __all__ = ["HttpSurfaces", "build_http_app"]
 
 Readiness = Callable[[], Awaitable[dict[str, Any]]]
 Lifespan = Callable[[], contextlib.AbstractAsyncContextManager[None]]
+# The edge's refusals of a request body, as JSON-RPC errors: invalid request, or parse error.
+_JSON_RPC_CODES = {
+    "I-REQ-TOO-LARGE": -32600,
+    "I-REQ-MEDIA-TYPE": -32600,
+    "I-REQ-DUPLICATE-KEY": -32600,
+    "I-REQ-ENVELOPE": -32600,
+    "I-REQ-ENCODING": -32700,
+}
+# The JSON APIs, where the edge applies one rule to request bodies (`json_input.py`).
+JSON_PREFIXES = ("/mcp", "/servers", "/v1")
 # The edge checks Host and Origin for every route, /mcp included; the SDK's own copy stays off.
 _NO_SDK_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 def _mcp_refusal(refusal: EdgeRefusal, scope: Scope) -> Response:
-    """Refusals at /mcp read as the MCP SDK's own (clients and the conformance suite know them);
-    an authentication refusal says its code and why (its `WWW-Authenticate` header says where next)."""
-    text = {
-        ("A-AUTH-ORIGIN", 421): "Invalid Host header",
-        ("A-AUTH-ORIGIN", 403): "Invalid Origin header",
-        ("I-REQ-TOO-LARGE", 413): "Request body too large",
-    }
+    """A refused request body at /mcp gets a JSON-RPC error whose `data` is the gateway's typed error
+    (the same code as on REST); Host/Origin refusals read as the MCP SDK's own (clients and the
+    conformance suite know them); an authentication refusal says its code and why (its
+    `WWW-Authenticate` header says where next)."""
+    rpc_code = _JSON_RPC_CODES.get(refusal.code)
+    if rpc_code is not None:
+        _, err = error(refusal.code, refusal.message, **refusal.details)
+        body = {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": rpc_code, "message": err.message, "data": err.model_dump()},
+        }
+        return JSONResponse(body, status_code=refusal.http_status)
+    text = {("A-AUTH-ORIGIN", 421): "Invalid Host header", ("A-AUTH-ORIGIN", 403): "Invalid Origin header"}
     shown = text.get((refusal.code, refusal.http_status), f"{refusal.code}: {refusal.message}")
     return PlainTextResponse(shown, status_code=refusal.http_status)
 
@@ -79,8 +99,16 @@ def build_http_app(
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     authenticate: Authenticator | None = None,
     open_paths: frozenset[str] = OPEN_PATHS,
+    sessions: SessionLedger | None = None,
 ) -> Starlette:
-    mcp_app = surfaces.mcp.server.streamable_http_app(json_response=True, transport_security=_NO_SDK_CHECK)
+    """`sessions` bounds the MCP sessions of `/mcp` (share it with the `/servers/...` endpoints' managers)."""
+    session_manager = BoundedSessionManager(
+        surfaces.mcp.server,
+        sessions if sessions is not None else SessionLedger(),
+        on_end=surfaces.mcp.announcer.forget,
+        json_response=True,
+        security_settings=_NO_SDK_CHECK,
+    )
     readiness = surfaces.readiness
 
     async def healthz(_: Request) -> JSONResponse:
@@ -101,11 +129,11 @@ def build_http_app(
         async with contextlib.AsyncExitStack() as stack:
             if surfaces.lifespan is not None:
                 await stack.enter_async_context(surfaces.lifespan())
-            await stack.enter_async_context(surfaces.mcp.server.session_manager.run())
+            await stack.enter_async_context(session_manager.run())
             yield
 
     routes: list[BaseRoute] = [
-        *mcp_app.routes,
+        Route("/mcp", StreamableHTTPASGIApp(session_manager)),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         *surfaces.routes,
@@ -124,6 +152,7 @@ def build_http_app(
         "renderers": renderers,
         "max_request_bytes": max_request_bytes,
         "open_paths": open_paths,
+        "json_prefixes": JSON_PREFIXES,
     }
     if authenticate is not None:
         edge_options["authenticate"] = authenticate

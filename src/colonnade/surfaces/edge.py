@@ -18,7 +18,6 @@ import contextlib
 import ipaddress
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.datastructures import Headers
@@ -26,6 +25,8 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
+from colonnade.surfaces.edge_refusal import EdgeRefusal
+from colonnade.surfaces.json_input import checked_body, media_type_refusal
 
 __all__ = [
     "DEFAULT_MAX_REQUEST_BYTES",
@@ -44,17 +45,7 @@ OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 PRINCIPAL_KEY = "colonnade.principal"
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 _DRAIN_CAP_BYTES = 16 * 1024 * 1024
-
-
-@dataclass(frozen=True, slots=True)
-class EdgeRefusal:
-    """Why the edge refused a request: a registry code, a message, the HTTP status, and details."""
-
-    code: str
-    message: str
-    http_status: int
-    details: dict[str, Any] = field(default_factory=dict)
-    headers: dict[str, str] = field(default_factory=dict)
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
 RefusalRenderer = Callable[[EdgeRefusal, Scope], Response]
@@ -134,6 +125,7 @@ class HttpEdge:
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
         authenticate: Authenticator = _anonymous,
         open_paths: frozenset[str] = OPEN_PATHS,
+        json_prefixes: Sequence[str] = (),
     ) -> None:
         self.app = app
         self.origins = origins
@@ -142,6 +134,7 @@ class HttpEdge:
         self.max_request_bytes = max_request_bytes
         self.authenticate = authenticate
         self.open_paths = open_paths
+        self.json_prefixes = tuple(json_prefixes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in self.open_paths:
@@ -162,12 +155,47 @@ class HttpEdge:
             return
         caller = _CALLER.set(principal_of_scope(scope))
         try:
-            if headers.get("content-length") is None and scope.get("method") in ("POST", "PUT", "PATCH"):
+            if scope.get("method") not in _BODY_METHODS:
+                await self.app(scope, receive, send)
+            elif _under(scope["path"], self.json_prefixes):
+                await self._json_request(scope, headers, receive, send)
+            elif headers.get("content-length") is None:
                 await _BodyLimit(self, scope, receive, send).run()
-                return
-            await self.app(scope, receive, send)
+            else:
+                await self.app(scope, receive, send)
         finally:
             _CALLER.reset(caller)
+
+    async def _json_request(self, scope: Scope, headers: Headers, receive: Receive, send: Send) -> None:
+        """A JSON API request: its media type, size and body checked once here (`json_input.py`),
+        then the app reads the (possibly normalised) body as if from the client."""
+        declared = headers.get("content-length")
+        has_body = declared not in (None, "0") or "transfer-encoding" in headers
+        refusal = media_type_refusal(headers.get("content-type")) if has_body else None
+        if refusal is not None:
+            await _drain(receive)
+            await self._render(scope, refusal)(scope, _disconnected, send)
+            return
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away mid-body: nobody is left to answer
+            body += message.get("body", b"")
+            if len(body) > self.max_request_bytes:
+                if message.get("more_body", False):
+                    await _drain(receive)
+                await self._render(scope, self.too_large())(scope, _disconnected, send)
+                return
+            if not message.get("more_body", False):
+                break
+        checked, refusal = checked_body(bytes(body))
+        if refusal is not None:
+            await self._render(scope, refusal)(scope, _disconnected, send)
+            return
+        if len(checked) != len(body):
+            scope = _with_content_length(scope, len(checked))
+        await self.app(scope, _replay(checked, receive), send)
 
     def _declared_too_large(self, headers: Headers) -> EdgeRefusal | None:
         declared = headers.get("content-length")
@@ -194,7 +222,7 @@ class HttpEdge:
     def _render(self, scope: Scope, refusal: EdgeRefusal) -> Response:
         path: str = scope["path"]
         for prefix, render in self.renderers:
-            if path == prefix or path.startswith(prefix.rstrip("/") + "/"):
+            if _under(path, (prefix,)):
                 response = render(refusal, scope)
                 break
         else:
@@ -267,6 +295,25 @@ async def _drain(receive: Receive, cap: int = _DRAIN_CAP_BYTES) -> None:
         drained += len(message.get("body", b""))
         if not message.get("more_body", False):
             return
+
+
+def _under(path: str, prefixes: Sequence[str]) -> bool:
+    return any(path == prefix or path.startswith(prefix.rstrip("/") + "/") for prefix in prefixes)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """The body the edge read, once; then the client's own messages (e.g. its disconnect)."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replayed() -> Message:
+        return pending.pop() if pending else await receive()
+
+    return replayed
+
+
+def _with_content_length(scope: Scope, length: int) -> Scope:
+    headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
+    return {**scope, "headers": [*headers, (b"content-length", str(length).encode())]}
 
 
 def _matches(value: str, allowed: Sequence[str]) -> bool:

@@ -29,7 +29,6 @@ __all__ = [
     "MAX_VIOLATIONS",
     "CommitRequest",
     "EnvelopeRejection",
-    "media_type_rejection",
     "parse_envelope",
     "read_body",
     "validate_envelope",
@@ -74,15 +73,6 @@ class EnvelopeRejection:
             error=err,
             metrics=CallMetrics(duration_ms=duration_ms),
         )
-
-
-def media_type_rejection(content_type: str | None) -> EnvelopeRejection | None:
-    """JSON only: a browser cannot send it cross-origin without a CORS preflight this API never grants."""
-    media = (content_type or "").split(";", 1)[0].strip().lower()
-    if media == "application/json" or media.endswith("+json"):
-        return None
-    shown = repr(content_type) if content_type else "no Content-Type"
-    return _malformed(f"send the envelope with Content-Type: application/json (got {shown})", http_status=415)
 
 
 async def read_body(request: Request, limit: int) -> bytes | EnvelopeRejection:

@@ -3,7 +3,9 @@
 2026-07-28 clients learn it over `subscriptions/listen` (the announcer's bus feeds the SDK's
 `ListenHandler`); handshake-era clients get a `notifications/*/list_changed` on the connections the
 endpoint has seen, which its `remember` middleware records. A resource update goes to the
-handshake-era connections that subscribed to that resource.
+handshake-era connections that subscribed to that resource. A remembered session holds its
+connection, so the weak keys alone never let go of one: the session manager calls `forget` when
+a session ends (closed, expired or evicted).
 """
 
 from __future__ import annotations
@@ -41,12 +43,29 @@ class Announcer:
         # Sessions are per request; the connection behind them lives as long as the client does.
         self._legacy: weakref.WeakKeyDictionary[object, ServerSession] = weakref.WeakKeyDictionary()
         self._subscribed: weakref.WeakKeyDictionary[object, set[str]] = weakref.WeakKeyDictionary()
+        self._by_session_id: dict[str, object] = {}
 
     async def remember(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         """Server middleware: note each handshake-era connection, to reach it later."""
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS and ctx.session is not None:
-            self._legacy[connection_of(ctx.session)] = ctx.session
+            connection = connection_of(ctx.session)
+            self._legacy[connection] = ctx.session
+            session_id = getattr(connection, "session_id", None)
+            if isinstance(session_id, str):
+                self._by_session_id[session_id] = connection
         return await call_next(ctx)
+
+    @property
+    def remembered(self) -> int:
+        """Handshake-era connections this announcer would notify."""
+        return len(self._legacy)
+
+    def forget(self, session_id: str) -> None:
+        """An HTTP session ended: stop holding its connection."""
+        connection = self._by_session_id.pop(session_id, None)
+        if connection is not None:
+            self._legacy.pop(connection, None)
+            self._subscribed.pop(connection, None)
 
     def subscribe(self, session: ServerSession, uri: str, *, on: bool = True) -> None:
         """A handshake-era connection (un)subscribes to updates of one resource."""

@@ -24,7 +24,6 @@ from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.subscriptions import ListenHandler, ServerEvent
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
@@ -52,6 +51,7 @@ from colonnade.surfaces.mcp.caller import principal_of
 from colonnade.surfaces.mcp.event_store import MemoryEventStore
 from colonnade.surfaces.mcp.render import as_served, render_answer, render_result
 from colonnade.surfaces.mcp.server import call_request
+from colonnade.surfaces.mcp.sessions import BoundedSessionManager, SessionLedger
 
 __all__ = ["EndpointRelay", "UpstreamEndpoint"]
 
@@ -199,6 +199,7 @@ class UpstreamEndpoint:
         *,
         authorizer: Authorizer,
         principal: Principal = ANONYMOUS_LOOPBACK,
+        sessions: SessionLedger | None = None,
     ) -> None:
         self.upstream = upstream
         self.pool = pool
@@ -224,8 +225,10 @@ class UpstreamEndpoint:
             on_subscriptions_listen=ListenHandler(self.announcer.bus),
         )
         self.server.middleware.append(self.announcer.remember)
-        self.manager = StreamableHTTPSessionManager(
-            app=self.server,
+        self.manager = BoundedSessionManager(
+            self.server,
+            sessions if sessions is not None else SessionLedger(),
+            on_end=self.announcer.forget,
             event_store=MemoryEventStore(),
             retry_interval=RETRY_INTERVAL_MS,
             security_settings=_NO_SDK_CHECK,

@@ -40,7 +40,6 @@ from colonnade.surfaces.envelope_parsing import (
     DEFAULT_MAX_BODY_BYTES,
     CommitRequest,
     EnvelopeRejection,
-    media_type_rejection,
     parse_envelope,
     read_body,
 )
@@ -112,10 +111,8 @@ class RestSurface:
         return await _settled(committed, envelope.call_id or str(uuid.uuid4()), started)
 
     async def _envelope(self, request: Request, model: type[M]) -> M | EnvelopeRejection:
-        """Media type, size, JSON, model: the first check that fails ends the request."""
-        wrong_type = media_type_rejection(request.headers.get("content-type"))
-        if wrong_type is not None:
-            return wrong_type
+        """Size, JSON, model: the first check that fails ends the request (the HTTP edge has checked
+        the media type, encoding and duplicate keys, the same way as for MCP)."""
         body = await read_body(request, self.max_body_bytes)
         if isinstance(body, EnvelopeRejection):
             return body

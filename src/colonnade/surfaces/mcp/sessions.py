@@ -1,0 +1,251 @@
+"""Bounded MCP sessions: one caller cannot fill the session table and lock the others out.
+
+Handshake-era clients (2025-11-25 and older) hold a session between requests. The SDK's session
+manager bounds only the total, first come first served: 10,000 `initialize` calls from one
+caller filled it, and everyone else got 503 until those sessions expired half an hour later.
+Here every session belongs to a caller (the edge's principal; an anonymous caller by its
+address), and all session managers of the app (the gateway's `/mcp` and each server's own)
+share one `SessionLedger`. A caller opening a session past its bound closes its own least
+recently used idle session; at the total bound, the idle session closed is the least recently
+used one of the caller holding the most. A session with a request in flight (an open GET stream
+included) is never closed to make room: when no idle session can go, the new one is refused with
+the retryable `R-CAP-SESSIONS`, `Retry-After` and `retry_after_ms`. Idle sessions expire after
+`idle_s` (the SDK's idle timer). A session answers only the principal that opened it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
+from mcp.server.lowlevel.server import Server
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.datastructures import Headers
+from starlette.types import Receive, Scope, Send
+
+from colonnade.calls.call_errors import error
+from colonnade.governance.principal import PrincipalKind
+from colonnade.surfaces.admission import retry_after_header
+from colonnade.surfaces.edge import principal_of_scope
+
+__all__ = [
+    "DEFAULT_SESSION_LIMITS",
+    "BoundedSessionManager",
+    "SessionLedger",
+    "SessionLimits",
+    "caller_key",
+]
+
+logger = logging.getLogger(__name__)
+_NOT_FOUND = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Session not found"}}'
+
+
+@dataclass(frozen=True, slots=True)
+class SessionLimits:
+    """How many sessions one caller and all callers may hold, and how long an idle one lives."""
+
+    per_caller: int = 32
+    total: int = 1000
+    idle_s: float = 300.0
+    retry_after_ms: int = 1000
+    """What a refused caller is told to wait: its sessions in flight hold the room until they end."""
+
+
+DEFAULT_SESSION_LIMITS = SessionLimits()
+
+
+def caller_key(scope: Mapping[str, Any]) -> str:
+    """Whose sessions these are: the principal, or for anonymous callers (one principal) also the address."""
+    principal = principal_of_scope(scope)
+    if principal.kind is not PrincipalKind.ANONYMOUS:
+        return principal.key
+    client = scope.get("client")
+    return f"{principal.key}@{client[0] if client else 'unknown'}"
+
+
+@dataclass(slots=True)
+class _Held:
+    owner: str
+    principal: str
+    close: Callable[[], None]
+    last_used: float
+    in_flight: int = 0
+
+
+class SessionLedger:
+    """Who holds which session, across every session manager of the app; decides what to close for room."""
+
+    def __init__(self, limits: SessionLimits = DEFAULT_SESSION_LIMITS) -> None:
+        self.limits = limits
+        self._held: dict[str, _Held] = {}
+        self._by_owner: dict[str, dict[str, _Held]] = {}
+        self.evicted = 0
+        self.refused = 0
+
+    def held(self, owner: str | None = None) -> int:
+        """Sessions held by `owner`, or by everyone."""
+        if owner is None:
+            return len(self._held)
+        return len(self._by_owner.get(owner, ()))
+
+    @property
+    def callers(self) -> int:
+        return len(self._by_owner)
+
+    def principal_of(self, session_id: str) -> str | None:
+        held = self._held.get(session_id)
+        return held.principal if held is not None else None
+
+    def make_room(self, owner: str) -> bool:
+        """Close what must go for `owner` to open one more session; False if nothing idle may go."""
+        if self.held(owner) >= self.limits.per_caller:
+            return self._close_oldest_idle(owner)
+        if len(self._held) >= self.limits.total:
+            by_size = sorted(self._by_owner, key=lambda name: -len(self._by_owner[name]))
+            return any(self._close_oldest_idle(name) for name in by_size)
+        return True
+
+    def hold(self, session_id: str, owner: str, principal: str, close: Callable[[], None]) -> None:
+        """Record a new session, in flight (its opening request is being served)."""
+        held = _Held(owner, principal, close, time.monotonic(), in_flight=1)
+        self._held[session_id] = held
+        self._by_owner.setdefault(owner, {})[session_id] = held
+
+    def enter(self, session_id: str) -> None:
+        held = self._held.get(session_id)
+        if held is not None:
+            held.in_flight += 1
+            held.last_used = time.monotonic()
+
+    def leave(self, session_id: str) -> None:
+        held = self._held.get(session_id)
+        if held is not None:
+            held.in_flight -= 1
+            held.last_used = time.monotonic()
+
+    def release(self, session_id: str) -> None:
+        """Forget a session that ended (closed by its client, expired, evicted or never established)."""
+        held = self._held.pop(session_id, None)
+        if held is None:
+            return
+        mine = self._by_owner.get(held.owner)
+        if mine is not None:
+            mine.pop(session_id, None)
+            if not mine:
+                del self._by_owner[held.owner]
+
+    def _close_oldest_idle(self, owner: str) -> bool:
+        idle = [
+            (held.last_used, sid) for sid, held in self._by_owner.get(owner, {}).items() if not held.in_flight
+        ]
+        if not idle:
+            return False
+        _, session_id = min(idle)
+        held = self._held[session_id]
+        self.release(session_id)
+        self.evicted += 1
+        held.close()
+        return True
+
+
+class BoundedSessionManager(StreamableHTTPSessionManager):
+    """The SDK's session manager, with each session counted against its caller in a shared ledger."""
+
+    def __init__(
+        self,
+        app: Server[Any],
+        ledger: SessionLedger,
+        *,
+        on_end: Callable[[str], None] | None = None,
+        **options: Any,
+    ) -> None:
+        """`on_end` hears a session's id once it is gone (maybe twice), to drop what was kept for it."""
+        super().__init__(app, session_idle_timeout=ledger.limits.idle_s, max_sessions=None, **options)
+        self.ledger = ledger
+        self.on_end = on_end
+
+    async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        session_id = Headers(scope=scope).get(MCP_SESSION_ID_HEADER)
+        principal = principal_of_scope(scope).key
+        if session_id is None:
+            await self._open(scope, receive, send, principal)
+            return
+        opener = self.ledger.principal_of(session_id)
+        if opener is not None and opener != principal:
+            logger.warning("refusing a request for session %s: another principal opened it", session_id[:64])
+            await _answer(send, 404, _NOT_FOUND)
+            return
+        self.ledger.enter(session_id)
+        try:
+            await super()._handle_stateful_request(scope, receive, send)
+        finally:
+            self.ledger.leave(session_id)
+
+    async def _open(self, scope: Scope, receive: Receive, send: Send, principal: str) -> None:
+        owner = caller_key(scope)
+        if not self.ledger.make_room(owner):
+            self.ledger.refused += 1
+            await self._refuse(send, owner)
+            return
+        user = scope.get("user")
+        transport = self._admit_session(
+            authorization_context(user) if isinstance(user, AuthenticatedUser) else None
+        )
+        if transport is None:  # the SDK's own bound is off (max_sessions=None); kept for safety
+            await self._refuse(send, owner)
+            return
+        session_id = transport.mcp_session_id
+        assert session_id is not None
+        self.ledger.hold(session_id, owner, principal, lambda: self._close(session_id))
+        try:
+            await self._serve_opening_request(transport, scope, receive, send)
+        finally:
+            self.ledger.leave(session_id)
+
+    def _close(self, session_id: str) -> None:
+        """Evicted for room: forgotten at once (its id answers 404), its transport ended in the background."""
+        transport = self._server_instances.pop(session_id, None)
+        self._session_owners.pop(session_id, None)
+        if transport is not None and self._task_group is not None:
+            self._task_group.start_soon(self._discard_session, session_id, transport)
+
+    async def _discard_session(self, session_id: str, transport: Any) -> None:
+        self.ledger.release(session_id)
+        if self.on_end is not None:
+            self.on_end(session_id)
+        await super()._discard_session(session_id, transport)
+
+    async def _refuse(self, send: Send, owner: str) -> None:
+        limits = self.ledger.limits
+        at_own_bound = self.ledger.held(owner) >= limits.per_caller
+        reason = "per_caller" if at_own_bound else "total"
+        bound = limits.per_caller if at_own_bound else limits.total
+        whose = "this caller holds its" if at_own_bound else "all callers together hold the gateway's"
+        _, err = error(
+            "R-CAP-SESSIONS",
+            f"{whose} bound of {bound} MCP sessions, each with a request in flight",
+            reason=reason,
+            limit=bound,
+            retry_after_ms=limits.retry_after_ms,
+        )
+        body = {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32000, "message": err.message, "data": err.model_dump()},
+        }
+        content = json.dumps(body, separators=(",", ":")).encode()
+        await _answer(send, 503, content, retry_after_header(limits.retry_after_ms))
+
+
+async def _answer(send: Send, status: int, content: bytes, retry_after: bytes | None = None) -> None:
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(content)).encode())]
+    if retry_after is not None:
+        headers.append((b"retry-after", retry_after))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": content})
