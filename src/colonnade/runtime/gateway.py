@@ -36,6 +36,7 @@ from colonnade.adapters.mcp_upstream import Upstream
 from colonnade.adapters.organ import OrganAdapter
 from colonnade.adapters.pathway import PathwayAdapter
 from colonnade.adapters.registry import AdapterRegistry
+from colonnade.calls.approvals import ApprovalCoordinator
 from colonnade.calls.commit_tool import COMMIT_TOOL, CommitHandler
 from colonnade.calls.default_pipeline import PipelineParts, build_pipeline
 from colonnade.calls.manifest import Manifests
@@ -183,6 +184,12 @@ class Gateway:
         if self.two_phase is not None:
             self.builtins.add(COMMIT_TOOL)
             builtin.register(COMMIT_TOOL.operation, CommitHandler(self.two_phase))
+        desk = self.governance.approvals
+        self.approvals = (
+            ApprovalCoordinator(desk, self.parked, request_ttl_s=settings.approvals.request_ttl_s)
+            if self.parked is not None and desk is not None
+            else None
+        )
         self.sync = (
             CatalogSync(self.store, self.catalog, interval_s=settings.catalog_poll_s) if self.store else None
         )
@@ -201,11 +208,14 @@ class Gateway:
                 two_phase=self.two_phase,
                 health=self.health,
                 audit=self.governance.audit if audit_calls else None,
+                approvals=self.approvals,
             )
         )
         self.calls = CallService(self.pipeline)
         if self.two_phase is not None:
             self.two_phase.bind(self.calls.call)
+        if self.approvals is not None:
+            self.approvals.bind(self.calls.call)
         routing = (
             DynamicToolList(
                 self.catalog,
