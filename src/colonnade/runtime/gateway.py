@@ -80,6 +80,7 @@ from colonnade.surfaces.mcp.upstream_endpoints import UpstreamEndpoints
 from colonnade.surfaces.metrics_route import metrics_route
 from colonnade.surfaces.oauth_routes import metadata_paths, oauth_routes
 from colonnade.surfaces.pages import routes as page_routes
+from colonnade.surfaces.rest.approval_routes import ApprovalRoutes
 from colonnade.surfaces.rest.governance_routes import GovernanceRoutes
 from colonnade.surfaces.rest.routes import RestSurface
 from colonnade.surfaces.rest.servers import ServersApi
@@ -342,6 +343,7 @@ class Gateway:
         routes = [
             *rest.routes(),
             *admin.routes(),
+            *(ApprovalRoutes(self.approvals).routes() if self.approvals is not None else ()),
             *servers.routes(),
             *self.endpoints.routes(),
             metrics_route(self.metrics),

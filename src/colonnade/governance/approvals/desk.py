@@ -191,7 +191,10 @@ class ApprovalDesk:
         return await self._decide(actor, record, "denied", comment)
 
     async def _decidable(self, actor: Principal, approval_id: str) -> ApprovalRecord:
-        record = await self._get(actor, approval_id)
+        """An approval of the actor's tenant it may decide on; in its tenant, refusals say why."""
+        record = await self.store.get(approval_id)
+        if record is None or not (in_reach(actor, record.tenant) or actor.key == record.requester):
+            raise UnknownResource(f"no approval {approval_id!r}")
         try:
             if actor.key == record.requester:
                 raise SelfApproval(f"{actor.key} asked for this call and cannot decide on it (four-eyes)")
