@@ -704,7 +704,7 @@ _SPECS = (
         "S-TOOL-STORE",
         _TERMINAL,
         "The gateway's database refused an operation",
-        "Check that the database is reachable and migrated (`colonnade serve` migrates it)."
+        "Check that the database is reachable and migrated (`colonnade serve` migrates it).",
     ),
     ErrorSpec(
         "S-TOOL-STORE-URL",

@@ -252,6 +252,7 @@ class Gateway:
             routing=routing,
             principal=principal,
             authorizer=self.authorizer,
+            approvals=self.governance.approvals,
         )
 
     @classmethod
