@@ -67,4 +67,4 @@ def test_inspector_lists_and_calls(stack: Stack, inspector: list[str], era: str)
         exit_code=5,  # the Inspector's exit code for a result with isError: true
     )
     assert refused.get("isError") is True
-    assert "P-PRECOND-APPROVAL-REQUIRED" in json.dumps(refused["content"])
+    assert "pending (awaiting_approval)" in json.dumps(refused["content"])  # waits for an approver

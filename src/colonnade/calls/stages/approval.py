@@ -35,11 +35,14 @@ class ApprovalGate:
 
 
 def _refused(call: Call) -> CallResult:
-    why = "a dry run is not executed" if call.request.dry_run else "this gateway has no approval workflow"
+    why = (
+        "a dry run does not ask for one (call without dry_run to ask an approver)"
+        if call.request.dry_run
+        else "this gateway has no database to park the call for an approver, so it was not executed"
+    )
     status, err = error(
         "P-PRECOND-APPROVAL-REQUIRED",
-        f"'{call.tool.canonical_name}' is {call.tool.side_effects.value} and needs a human's approval; "
-        f"it was not executed ({why})",
+        f"'{call.tool.canonical_name}' is {call.tool.side_effects.value} and needs a human's approval: {why}",
         tool=call.tool.canonical_name,
     )
     return call.result(status, error=err)
