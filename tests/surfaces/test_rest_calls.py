@@ -171,12 +171,12 @@ def test_missing_tool_id_is_named(client: httpx2.Client) -> None:
     ("content", "fragment"),
     [
         (b"", "the body is empty"),
-        (b'{"tool_id": ', "not valid JSON"),
+        (b"{\"tool_id\": ", "not valid JSON"),
         (b"[1, 2]", "not array"),
-        (b'"acme:crm:get_customer"', "not string"),
-        (b'{"tool_id": "x", "input": {"n": NaN}}', "not valid JSON"),
-        (b'{"tool_id": "\\ud800"}', "not valid JSON"),
-        (b'{"tool_id": "\xff\xfe"}', "not valid JSON"),
+        (b"\"acme:crm:get_customer\"", "not string"),
+        (b"{\"tool_id\": \"x\", \"input\": {\"n\": NaN}}", "not valid JSON"),
+        (b"{\"tool_id\": \"\\ud800\"}", "not valid JSON"),
+        (b"{\"tool_id\": \"\xff\xfe\"}", "not valid JSON"),
         (b"[" * 300 + b"]" * 300, "recursion limit"),
     ],
     ids=["empty", "truncated", "array", "string", "nan", "lone-surrogate", "invalid-utf8", "deep"],
@@ -207,10 +207,10 @@ def test_body_over_the_limit_is_refused_before_it_is_read(client: httpx2.Client)
     assert result["error"]["details"]["limit_bytes"] == LIMIT
 
     def chunks() -> Iterator[bytes]:
-        yield b'{"tool_id": "acme:crm:search_customers", "input": {"q": "'
+        yield b"{\"tool_id\": \"acme:crm:search_customers\", \"input\": {\"q\": \""
         for _ in range(LIMIT // 1024 + 1):
             yield b"x" * 1024
-        yield b'"}}'
+        yield b"\"}}"
 
     streamed = client.post("/v1/calls", content=chunks(), headers={"content-type": "application/json"})
     assert streamed.status_code == 413
@@ -221,7 +221,7 @@ def test_body_over_the_limit_is_refused_before_it_is_read(client: httpx2.Client)
 
 
 def test_only_json_bodies_are_accepted(client: httpx2.Client) -> None:
-    body = b'{"tool_id": "acme:crm:search_customers"}'
+    body = b"{\"tool_id\": \"acme:crm:search_customers\"}"
     for content_type in ("text/plain", "application/x-www-form-urlencoded"):
         response = client.post("/v1/calls", content=body, headers={"content-type": content_type})
         assert response.status_code == 415
