@@ -140,13 +140,13 @@ CASES = (
     # P-PRECOND: well formed, cannot run now
     Case(
         "p-precond-approval-required",
-        {"tool_id": "acme:billing:void_invoice", "input": {"invoice_id": "INV-2001"}, "dry_run": True},
+        {"tool_id": "acme:billing:void_invoice", "input": {"invoice_id": "INV-2001", "reason": "Issued in error"}, "dry_run": True},
         200, "terminal_error", "P-PRECOND-APPROVAL-REQUIRED",
     ),
     # pending: parked until an approver decides; nothing ran
     Case(
         "pending-awaiting-approval",
-        {"tool_id": "acme:billing:void_invoice", "input": {"invoice_id": "INV-2001"}},
+        {"tool_id": "acme:billing:void_invoice", "input": {"invoice_id": "INV-2001", "reason": "Issued in error"}},
         200, "pending", None, masked=("/pending/token", "/pending/next_action"),
     ),
     Case(

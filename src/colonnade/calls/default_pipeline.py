@@ -5,8 +5,7 @@ line. Audit comes next, so every call that observe sees also leaves an audit rec
 before the answer goes back. Resolution follows: nothing before it knows the tool. A stage that
 wraps execution comes before what it wraps: output validation checks the final result of the
 retried execution; two-phase turns a validated success into `success_prep`; idempotency stores
-whatever comes back. Input validation comes before the approval gate: no approver is asked about
-a call whose arguments its tool refuses.
+whatever comes back.
 Stages whose dependency is not given are left out (unit tests build small pipelines); the
 gateway always passes them all.
 """
@@ -77,8 +76,8 @@ def build_pipeline(parts: PipelineParts) -> Pipeline:
         DeadlineCheck(),  # a deadline already past is refused before anything is spent on the call
         Drain(),  # a stopping gateway ends calls still running at the drain limit, retryable
         Admission(),  # overload: refuse at once what would miss the tool's deadline or exceed the bound
-        InputValidation(),  # 6 validate input, every violation listed (before anyone is asked to approve)
         ApprovalGate(parts.approvals),  # 5 approval gate: parks the call, or spends its approval token
+        InputValidation(),  # 6 validate input, every violation listed
         NetworkPolicy(),  # precondition: the backend is on the allow-lists
         HealthGate(parts.health) if parts.health else None,  # precondition: the backend is ready
         DryRun(),  # dry runs stop here: validated and authorized, not executed

@@ -1,9 +1,9 @@
 """Approval gate: a call that needs a human's approval runs only with a valid approval token.
 
-Without a token the call is parked and answered `pending` with its approval id (nothing runs);
-with one, the token must be this gateway's, unexpired, unused, and bound to exactly this call
-(tool, version, arguments, tenant, requester, policy version); it is spent before the call goes
-on. A gateway without a database cannot park calls: it refuses them (fail-closed), as it refuses
+Without a token a call with valid arguments is parked and answered `pending` with its approval
+id (nothing runs); with one, the token must be this gateway's, unexpired, unused, and bound to
+exactly this call (tool, version, arguments, tenant, requester, policy version); it is spent
+before the call goes on. A gateway without a database cannot park calls: it refuses them (fail-closed), as it refuses
 dry runs of such tools (a dry run never asks anyone for anything).
 """
 
@@ -14,6 +14,7 @@ from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.pipeline import Next
+from colonnade.calls.stages.validate_input import schema_refusal
 
 __all__ = ["ApprovalGate", "needs_approval"]
 
@@ -29,7 +30,8 @@ class ApprovalGate:
             return _refused(call)
         token = call.request.approval_token
         if token is None:
-            return await self.approvals.park(call)
+            # No approver is asked about a call its tool would refuse anyway.
+            return schema_refusal(call) or await self.approvals.park(call)
         refusal = await self.approvals.redeem(call, token)
         return refusal if refusal is not None else await next(call)
 
