@@ -41,6 +41,7 @@ MISSING_SECRET = "golden-missing-token"
 DRIFTED_OUTPUT = {"type": "object", "required": ["tier"]}  # the backend's customers have no tier
 _DIGEST = re.compile(r"\b(?!0{64})[0-9a-f]{64}\b")  # tool digests depend on the backends' ports
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d:\d\d|Z)?")
+_VOID = {"invoice_id": "INV-2001", "reason": "Issued in error"}
 _ONCE = {"max_attempts": 1}  # retryable cases answer at once instead of backing off
 
 
@@ -84,191 +85,123 @@ CASES = (
     Case(
         "success-dry-run",
         {"tool_id": "acme:crm:create_customer", "input": _NEW_CUSTOMER, "dry_run": True},
-        200,
-        "success",
-        None,
+        200, "success", None,
     ),
     Case(
-        "success-prep-two-phase",
-        _fault("ok", tool="reserve"),
-        200,
-        "success_prep",
-        None,
+        "success-prep-two-phase", _fault("ok", tool="reserve"), 200, "success_prep", None,
         masked=("/output/reservation_id",),
     ),
     # I-REQ: the request is wrong
     Case(
         "i-req-envelope-fields",
         {"tool_id": 7, "input": [], "dry_run": "yes", "constraints": {"timeout_ms": 0}, "colour": "red"},
-        400,
-        "invalid_request",
-        _ENVELOPE,
+        400, "invalid_request", _ENVELOPE,
     ),
     Case("i-req-envelope-missing-tool", {"input": {}}, 400, "invalid_request", _ENVELOPE),
     Case("i-req-envelope-not-json", b'{"tool_id": ', 400, "invalid_request", _ENVELOPE),
     Case("i-req-envelope-not-object", b'["acme:crm:get_customer"]', 400, "invalid_request", _ENVELOPE),
     Case(
-        "i-req-media-type",
-        b'{"tool_id": "acme:crm:get_customer"}',
-        415,
-        "invalid_request",
-        "I-REQ-MEDIA-TYPE",
-        headers={"content-type": "text/plain"},
+        "i-req-media-type", b'{"tool_id": "acme:crm:get_customer"}', 415, "invalid_request",
+        "I-REQ-MEDIA-TYPE", headers={"content-type": "text/plain"},
     ),
     Case(
-        "i-req-envelope-version-range",
-        _get_customer("C-1001", tool_version="one"),
-        200,
-        "invalid_request",
+        "i-req-envelope-version-range", _get_customer("C-1001", tool_version="one"), 200, "invalid_request",
         _ENVELOPE,
     ),
     Case("i-req-too-large", b" " * (DEFAULT_MAX_BODY_BYTES + 1), 413, "invalid_request", "I-REQ-TOO-LARGE"),
     Case(
         "i-req-schema",
         {"tool_id": "acme:crm:search_customers", "input": {"q": 5, "limit": "many", "colour": "red"}},
-        200,
-        "invalid_request",
-        "I-REQ-SCHEMA",
+        200, "invalid_request", "I-REQ-SCHEMA",
     ),
     Case(
-        "i-req-unknown-tool",
-        {"tool_id": "acme:crm:get_customers"},
-        200,
-        "invalid_request",
+        "i-req-unknown-tool", {"tool_id": "acme:crm:get_customers"}, 200, "invalid_request",
         "I-REQ-UNKNOWN-TOOL",
     ),
     Case(
         "i-req-upstream-not-found", _get_customer("C-9999"), 200, "terminal_error", "I-REQ-UPSTREAM-NOT-FOUND"
     ),
     Case(
-        "i-req-upstream-rejected",
-        {"tool_id": "acme:crm:create_customer", "input": _NEW_CUSTOMER},
-        200,
-        "terminal_error",
-        "I-REQ-UPSTREAM-REJECTED",
+        "i-req-upstream-rejected", {"tool_id": "acme:crm:create_customer", "input": _NEW_CUSTOMER},
+        200, "terminal_error", "I-REQ-UPSTREAM-REJECTED",
     ),
     Case(
-        "i-req-deadline-passed",
-        _fault("ok", constraints={"deadline_unix_ms": 0}),
-        200,
-        "invalid_request",
-        "I-REQ-DEADLINE-PASSED",
-        masked=("/error/message", "/error/details/now_unix_ms"),
+        "i-req-deadline-passed", _fault("ok", constraints={"deadline_unix_ms": 0}), 200, "invalid_request",
+        "I-REQ-DEADLINE-PASSED", masked=("/error/message", "/error/details/now_unix_ms"),
     ),
     Case(
-        "i-req-idempotency-mismatch",
-        _email("b@example.com", "golden-key"),
-        200,
-        "invalid_request",
-        "I-REQ-IDEMPOTENCY-MISMATCH",
-        before=(_email("a@example.com", "golden-key"),),
+        "i-req-idempotency-mismatch", _email("b@example.com", "golden-key"), 200, "invalid_request",
+        "I-REQ-IDEMPOTENCY-MISMATCH", before=(_email("a@example.com", "golden-key"),),
     ),
     # A-AUTH: an origin or credential is refused
     Case(
-        "a-auth-origin",
-        _get_customer("C-1001"),
-        403,
-        "terminal_error",
-        "A-AUTH-ORIGIN",
+        "a-auth-origin", _get_customer("C-1001"), 403, "terminal_error", "A-AUTH-ORIGIN",
         headers={"origin": "http://attacker.example"},
     ),
     # P-PRECOND: well formed, cannot run now
     Case(
         "p-precond-approval-required",
-        {"tool_id": "acme:billing:void_invoice", "input": {"invoice_id": "INV-2001"}},
-        200,
-        "terminal_error",
-        "P-PRECOND-APPROVAL-REQUIRED",
+        {"tool_id": "acme:billing:void_invoice", "input": _VOID, "dry_run": True},
+        200, "terminal_error", "P-PRECOND-APPROVAL-REQUIRED",
+    ),
+    # pending: parked until an approver decides; nothing ran
+    Case(
+        "pending-awaiting-approval",
+        {"tool_id": "acme:billing:void_invoice", "input": _VOID},
+        200, "pending", None, masked=("/pending/token", "/pending/next_action"),
     ),
     Case(
-        "p-precond-conflict",
-        {"tool_id": "acme:crm:create_customer", "input": _ADA_AGAIN},
-        200,
-        "terminal_error",
-        "P-PRECOND-CONFLICT",
+        "p-precond-conflict", {"tool_id": "acme:crm:create_customer", "input": _ADA_AGAIN},
+        200, "terminal_error", "P-PRECOND-CONFLICT",
     ),
     Case(
-        "p-precond-net-denied",
-        _get_customer("C-1001", constraints={"net_allowlist": ["api.example.com"]}),
-        200,
-        "terminal_error",
-        "P-PRECOND-NET-DENIED",
+        "p-precond-net-denied", _get_customer("C-1001", constraints={"net_allowlist": ["api.example.com"]}),
+        200, "terminal_error", "P-PRECOND-NET-DENIED",
     ),
     Case(
-        "p-precond-commit-token",
-        {"commit_token": "ct_never-handed-out", "call_id": "golden-commit"},
-        200,
-        "terminal_error",
-        "P-PRECOND-COMMIT-TOKEN",
-        path="/v1/calls/commit",
+        "p-precond-commit-token", {"commit_token": "ct_never-handed-out", "call_id": "golden-commit"},
+        200, "terminal_error", "P-PRECOND-COMMIT-TOKEN", path="/v1/calls/commit",
     ),
     # C-CONTRACT: the asked version cannot be served
     Case(
-        "c-contract-version-mismatch",
-        _fault("ok", tool_version="^3"),
-        200,
-        "terminal_error",
+        "c-contract-version-mismatch", _fault("ok", tool_version="^3"), 200, "terminal_error",
         "C-CONTRACT-VERSION-MISMATCH",
     ),
     Case(
-        "c-contract-ambiguous-version",
-        _fault("ok", tool_version=">=1.0.0"),
-        200,
-        "terminal_error",
+        "c-contract-ambiguous-version", _fault("ok", tool_version=">=1.0.0"), 200, "terminal_error",
         "C-CONTRACT-AMBIGUOUS-VERSION",
     ),
     Case(
-        "c-contract-digest-mismatch",
-        _get_customer("C-1001", provenance={"digest": "0" * 64}),
-        200,
-        "terminal_error",
-        "C-CONTRACT-DIGEST-MISMATCH",
+        "c-contract-digest-mismatch", _get_customer("C-1001", provenance={"digest": "0" * 64}),
+        200, "terminal_error", "C-CONTRACT-DIGEST-MISMATCH",
     ),
     # R-*: retryable
     Case(
-        "r-timeout",
-        _fault("slow:800", constraints={"timeout_ms": 200, "retry_policy": _ONCE}),
-        200,
-        "retryable_error",
-        "R-TIMEOUT-001",
+        "r-timeout", _fault("slow:800", constraints={"timeout_ms": 200, "retry_policy": _ONCE}),
+        200, "retryable_error", "R-TIMEOUT-001",
         masked=("/error/message",),  # it names the measured time that was left
     ),
     Case(
-        "r-upstream-429",
-        _fault("429:2000", constraints={"retry_policy": _ONCE}),
-        200,
-        "retryable_error",
-        "R-UPSTREAM-429",
+        "r-upstream-429", _fault("429:2000", constraints={"retry_policy": _ONCE}),
+        200, "retryable_error", "R-UPSTREAM-429",
     ),
     Case(
-        "r-upstream-unavailable",
-        _fault("503", constraints={"retry_policy": _ONCE}),
-        200,
-        "retryable_error",
-        "R-UPSTREAM-UNAVAILABLE",
+        "r-upstream-unavailable", _fault("503", constraints={"retry_policy": _ONCE}),
+        200, "retryable_error", "R-UPSTREAM-UNAVAILABLE",
     ),
     Case(
-        "r-upstream-connect",
-        _get_customer("C-1001", api="crm-offline", constraints={"retry_policy": _ONCE}),
-        200,
-        "retryable_error",
-        "R-UPSTREAM-CONNECT",
+        "r-upstream-connect", _get_customer("C-1001", api="crm-offline", constraints={"retry_policy": _ONCE}),
+        200, "retryable_error", "R-UPSTREAM-CONNECT",
     ),
     # S-TOOL: the tool or its configuration failed
     Case("s-tool-upstream-fault", _fault("500"), 200, "terminal_error", "S-TOOL-UPSTREAM-FAULT"),
     Case(
-        "s-tool-config-missing-secret",
-        _get_customer("C-1001", api="crm-locked"),
-        200,
-        "terminal_error",
+        "s-tool-config-missing-secret", _get_customer("C-1001", api="crm-locked"), 200, "terminal_error",
         "S-TOOL-CONFIG",
     ),
     # D-DATA: the answer cannot be trusted
     Case(
-        "d-data-output-schema",
-        _get_customer("C-1001", api="crm-drifted"),
-        200,
-        "terminal_error",
+        "d-data-output-schema", _get_customer("C-1001", api="crm-drifted"), 200, "terminal_error",
         "D-DATA-OUTPUT-SCHEMA",
     ),
     Case("d-data-malformed", _fault("malformed"), 200, "terminal_error", "D-DATA-MALFORMED"),
@@ -383,11 +316,7 @@ def test_every_outcome_class_has_a_golden_case() -> None:
     produced_only_under_load = {"R-CAP"}  # concurrency limits: covered by the pipeline's own tests
     assert covered == {c.prefix for c in ERROR_CLASSES} - produced_only_under_load
     assert {c.status for c in CASES} == {
-        "success",
-        "success_prep",
-        "invalid_request",
-        "terminal_error",
-        "retryable_error",
+        "success", "success_prep", "pending", "invalid_request", "terminal_error", "retryable_error"
     }
     assert len({c.name for c in CASES}) == len(CASES)
 
