@@ -26,6 +26,7 @@ __all__ = [
     "LocalPrincipalSettings",
     "McpServerSettings",
     "OrganSettings",
+    "PolicySettings",
     "RoutingSettings",
     "ServerSettings",
     "Settings",
@@ -258,6 +259,55 @@ class AuditSettings(_Section):
     )
 
 
+class PolicySettings(_Section):
+    """The Rego policy gate: which policy files decide, and how often they are re-read."""
+
+    enabled: bool = Field(default=True, description="Evaluate the policies on every call of a served tool.")
+    builtin: bool = Field(
+        default=True,
+        description="Load the policies shipped with Colonnade (destructive tools need a human's approval).",
+    )
+    directories: list[Path] = Field(
+        default_factory=list,
+        description="Folders of your own .rego files (their *_test.rego files are tests, not policies).",
+    )
+    reload_interval_s: float = Field(
+        default=2.0,
+        ge=0,
+        le=3600,
+        description="How often the policy files are checked for changes and reloaded; 0: only on request.",
+    )
+    isolate_compilation: bool = Field(
+        default=True,
+        description="Compile a new policy set in a child process first, so that a policy the Rego engine"
+        " cannot compile never takes the gateway down.",
+    )
+    time_zones: dict[str, str] = Field(
+        default_factory=dict,
+        description="IANA time zone of each tenant (e.g. acme: Europe/Paris), for input.time.local.",
+    )
+    data: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Settings your policies read as data.colonnade.settings (e.g. business hours).",
+    )
+    attestation_window_s: int = Field(
+        default=60, ge=5, le=600, description="How far an attestation's iat may be from now, either way."
+    )
+
+    @model_validator(mode="after")
+    def _known_time_zones(self) -> PolicySettings:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        for tenant, zone in self.time_zones.items():
+            try:
+                ZoneInfo(zone)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(
+                    f"time_zones.{tenant}: {zone!r} is not an IANA time zone (e.g. Europe/Paris, UTC)"
+                ) from None
+        return self
+
+
 _SECRET_NAME = r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$"
 
 
@@ -389,6 +439,7 @@ class Settings(_Section):
     local_principal: LocalPrincipalSettings = Field(default_factory=LocalPrincipalSettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
     audit: AuditSettings = Field(default_factory=AuditSettings)
+    policy: PolicySettings = Field(default_factory=PolicySettings)
     servers: list[McpServerSettings] = Field(
         default_factory=list, description="Downstream MCP servers served behind the gateway."
     )
