@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -296,8 +297,6 @@ class PolicySettings(_Section):
 
     @model_validator(mode="after")
     def _known_time_zones(self) -> PolicySettings:
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
         for tenant, zone in self.time_zones.items():
             try:
                 ZoneInfo(zone)

@@ -91,6 +91,12 @@ class CallRequest(_Model):
     constraints: CallConstraints = Field(default_factory=CallConstraints)
     provenance: dict[str, Any] | None = None
     dry_run: bool = False
+    attestation: str | None = Field(
+        default=None,
+        max_length=16_384,
+        description="A compact JWS by the calling agent's key over this call, for tools a policy "
+        "marks sensitive (docs/policy.md).",
+    )
 
 
 class CallError(_Model):

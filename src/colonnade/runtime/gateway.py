@@ -80,6 +80,7 @@ from colonnade.surfaces.metrics_route import metrics_route
 from colonnade.surfaces.oauth_routes import metadata_paths, oauth_routes
 from colonnade.surfaces.pages import routes as page_routes
 from colonnade.surfaces.rest.governance_routes import GovernanceRoutes
+from colonnade.surfaces.rest.policy_routes import PolicyRoutes
 from colonnade.surfaces.rest.routes import RestSurface
 from colonnade.surfaces.rest.servers import ServersApi
 
@@ -201,6 +202,8 @@ class Gateway:
                 two_phase=self.two_phase,
                 health=self.health,
                 audit=self.governance.audit if audit_calls else None,
+                policy=self.governance.policy,
+                attestation=self.governance.attestation,
             )
         )
         self.calls = CallService(self.pipeline)
@@ -307,6 +310,7 @@ class Gateway:
                 "enabled": self.settings.routing.enabled,
                 "tools_with_learned_co_occurrence": len(self.feedback.learned),
             },
+            "policy": self.governance.policy.status() if self.governance.policy is not None else None,
             "checks": await self.readiness(),
         }
 
@@ -332,6 +336,7 @@ class Gateway:
         routes = [
             *rest.routes(),
             *admin.routes(),
+            *PolicyRoutes(governance.policy).routes(),
             *servers.routes(),
             *self.endpoints.routes(),
             metrics_route(self.metrics),
@@ -370,6 +375,8 @@ class Gateway:
         ]
         if self.sync is not None:
             tasks.append(asyncio.create_task(self.sync.run(), name="colonnade-catalog-sync"))
+        if self.governance.policy is not None:
+            tasks.append(asyncio.create_task(self.governance.policy.run(), name="colonnade-policy-reload"))
         if self.parked is not None:
             tasks.append(asyncio.create_task(self.parked.run(), name="colonnade-parked-calls-sweep"))
         if self.idempotency is not None:

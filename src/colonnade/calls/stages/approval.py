@@ -16,10 +16,11 @@ __all__ = ["ApprovalGate", "needs_approval"]
 
 
 def needs_approval(call: Call) -> bool:
-    """Destructive tools, and tools whose record asks for it (contract llm block, overrides, card)."""
+    """Destructive tools, tools whose record asks for it (contract llm block, overrides, card), and
+    calls whose policy decision set the `require_approval` obligation."""
     tool = call.tool
     requires = tool.requires_human_approval or (tool.llm is not None and tool.llm.requires_human_approval)
-    return requires or tool.side_effects is SideEffects.DESTRUCTIVE
+    return requires or tool.side_effects is SideEffects.DESTRUCTIVE or call.obligations.require_approval
 
 
 class ApprovalGate:

@@ -154,5 +154,3 @@ class PolicyGate:
         self.problem, self.problem_at = problem, datetime.now(UTC)
         kept = f"policy set {self.version} keeps serving" if self._loaded else "every call is refused"
         logger.error("policy set not loaded (%s): %s", kept, problem)
-
-

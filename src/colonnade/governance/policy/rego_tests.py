@@ -44,7 +44,9 @@ def run_rego_tests(policy_set: PolicySet, settings: Mapping[str, Any] | None = N
     for file in policy_set.tests:
         package = _package(file)
         for name in dict.fromkeys(_TEST_RULE.findall(file.text)):
-            results.append(RegoTestResult(str(file.path), name, _outcome(rego.query(f"data.{package}.{name}"))))
+            results.append(
+                RegoTestResult(str(file.path), name, _outcome(rego.query(f"data.{package}.{name}")))
+            )
     return results
 
 
