@@ -49,7 +49,7 @@ def test_policies(
     Example: colonnade policy test src/colonnade/policies/examples
     """
     from colonnade.governance.policy.engine import PolicyError
-    from colonnade.governance.policy.rego_tests import TestOutcome, run_rego_tests
+    from colonnade.governance.policy.rego_tests import RegoTestOutcome, run_rego_tests
 
     settings = settings_of(ctx)
     policy_set = _policy_set(settings, directory)
@@ -57,7 +57,7 @@ def test_policies(
         results = run_rego_tests(policy_set, settings.policy.data)
     except PolicyError as exc:
         fail(str(exc))
-    passed = sum(result.outcome is TestOutcome.PASS for result in results)
+    passed = sum(result.outcome is RegoTestOutcome.PASS for result in results)
     if output is OutputFormat.JSON:
         print_json(
             {
@@ -69,7 +69,7 @@ def test_policies(
         )
     else:
         table = Table("file", "test", "result")
-        colours = {TestOutcome.PASS: "green", TestOutcome.FAIL: "red", TestOutcome.ERROR: "red"}
+        colours = {RegoTestOutcome.PASS: "green", RegoTestOutcome.FAIL: "red", RegoTestOutcome.ERROR: "red"}
         for result in results:
             shown = f"[{colours[result.outcome]}]{result.outcome.value.upper()}[/]"
             table.add_row(Path(result.file).name, result.name, shown)

@@ -3,6 +3,8 @@
 A test passes when its rule is true, fails when it is false or undefined, and errs when the
 engine cannot evaluate it (regopy gives no message then; the usual cause is a `with input as`
 that replaces the whole input of a rule calling a built-in, which rego-cpp does not support).
+Each test file is evaluated with the policies in an interpreter of its own, because such a
+construct spoils every query of the interpreter that holds it: one bad file errs alone.
 """
 
 from __future__ import annotations
@@ -18,13 +20,13 @@ from regopy import RegoError
 from colonnade.governance.policy.engine import PolicyError, interpreter_with
 from colonnade.governance.policy.sources import PolicyFile, PolicySet
 
-__all__ = ["RegoTestResult", "TestOutcome", "run_rego_tests"]
+__all__ = ["RegoTestResult", "RegoTestOutcome", "run_rego_tests"]
 
 _PACKAGE = re.compile(r"^package\s+([A-Za-z_][\w.]*)", re.MULTILINE)
 _TEST_RULE = re.compile(r"^(test_\w+)\b", re.MULTILINE)
 
 
-class TestOutcome(StrEnum):
+class RegoTestOutcome(StrEnum):
     PASS = "pass"
     FAIL = "fail"
     ERROR = "error"
@@ -34,15 +36,15 @@ class TestOutcome(StrEnum):
 class RegoTestResult:
     file: str
     name: str
-    outcome: TestOutcome
+    outcome: RegoTestOutcome
 
 
 def run_rego_tests(policy_set: PolicySet, settings: Mapping[str, Any] | None = None) -> list[RegoTestResult]:
     """Every test of the set, in file order; raises PolicyError when a file does not compile."""
-    rego = interpreter_with(policy_set.files, settings or {})
     results = []
     for file in policy_set.tests:
         package = _package(file)
+        rego = interpreter_with((*policy_set.policies, file), settings or {})
         for name in dict.fromkeys(_TEST_RULE.findall(file.text)):
             results.append(
                 RegoTestResult(str(file.path), name, _outcome(rego.query(f"data.{package}.{name}")))
@@ -57,12 +59,12 @@ def _package(file: PolicyFile) -> str:
     return found.group(1)
 
 
-def _outcome(output: Any) -> TestOutcome:
+def _outcome(output: Any) -> RegoTestOutcome:
     try:
         if not output.ok():
-            return TestOutcome.ERROR
+            return RegoTestOutcome.ERROR
     except RegoError:
-        return TestOutcome.ERROR
+        return RegoTestOutcome.ERROR
     results = output.results
     passed = bool(results) and bool(results[0].expressions) and results[0].expressions[0] is True
-    return TestOutcome.PASS if passed else TestOutcome.FAIL
+    return RegoTestOutcome.PASS if passed else RegoTestOutcome.FAIL

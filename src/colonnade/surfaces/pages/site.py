@@ -30,7 +30,6 @@ from colonnade.surfaces.pages.tool_page import tool_page, unknown_tool_page
 __all__ = ["Pages", "routes"]
 
 
-
 class Pages:
     """The read-only pages of one gateway, over the parts it already owns."""
 
@@ -91,7 +90,6 @@ class Pages:
     async def metrics_view(self, _: Request) -> Response:
         page: Html = await run_in_threadpool(lambda: metrics_page(read_stats(self.metrics)))
         return page_response(page)
-
 
 
 def _everything(tool: Tool) -> bool:
