@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from colonnade.catalog.catalog import Catalog
+from colonnade.governance.policy.decision import PolicyDecision
 from colonnade.governance.policy.engine import CompiledPolicy, PolicyError
 from colonnade.governance.policy.gate import PolicyGate, PolicyUnavailable
 from colonnade.governance.policy.input_document import policy_input, time_document
 from colonnade.governance.policy.sources import SHIPPED_POLICIES, PolicySet
 from colonnade.governance.principal import Principal, PrincipalKind
-from tests.calls.stages.conftest import catalog  # noqa: F401  (the fixture)
 
 AGENT = Principal(PrincipalKind.AGENT, "invoice-bot", tenant="acme", persona="agent")
 USER = Principal(PrincipalKind.USER, "alice", tenant="acme", persona="developer")
@@ -63,13 +63,15 @@ def _write(directory: Path, **files: str) -> Path:
     return directory
 
 
-def _decide(policy: CompiledPolicy, catalog: Catalog, tool: str, principal: Principal = USER, **args: object):  # type: ignore[no-untyped-def]
+def _decide(
+    policy: CompiledPolicy, catalog: Catalog, tool: str, principal: Principal = USER, **args: object
+) -> PolicyDecision:
     found = catalog.get(tool)
     assert found is not None
     return policy.evaluate(policy_input(principal, found, args))
 
 
-def test_shipped_policies_ask_approval_for_destructive_tools_only(catalog: Catalog) -> None:  # noqa: F811
+def test_shipped_policies_ask_approval_for_destructive_tools_only(catalog: Catalog) -> None:
     policy = CompiledPolicy(PolicySet.read([SHIPPED_POLICIES]))
     void = _decide(policy, catalog, "acme:billing:void_invoice", invoice_id="inv_1")
     assert void.allowed and void.require_approval == (
@@ -85,7 +87,7 @@ def test_shipped_policies_ask_approval_for_destructive_tools_only(catalog: Catal
 
 def test_user_policies_deny_with_reasons_and_name_fields_to_redact(
     tmp_path: Path,
-    catalog: Catalog,  # noqa: F811
+    catalog: Catalog,
 ) -> None:
     mine = _write(tmp_path / "mine", refunds=DENY_BIG_REFUNDS, attest=ATTEST_AGENT_WRITES)
     policy = CompiledPolicy(PolicySet.read([SHIPPED_POLICIES, mine]))
@@ -115,7 +117,7 @@ def test_a_policy_that_does_not_compile_is_named(tmp_path: Path) -> None:
         CompiledPolicy(PolicySet.read([broken]))
 
 
-def test_a_rule_holding_anything_but_strings_fails_evaluation(tmp_path: Path, catalog: Catalog) -> None:  # noqa: F811
+def test_a_rule_holding_anything_but_strings_fails_evaluation(tmp_path: Path, catalog: Catalog) -> None:
     numbers = _write(
         tmp_path / "n", numbers="package colonnade.policy\n\nimport rego.v1\n\ndeny contains 7 if true\n"
     )
@@ -124,7 +126,7 @@ def test_a_rule_holding_anything_but_strings_fails_evaluation(tmp_path: Path, ca
         _decide(policy, catalog, "acme:billing:list_invoices")
 
 
-def test_a_bad_new_set_keeps_the_old_one_serving(tmp_path: Path, catalog: Catalog) -> None:  # noqa: F811
+def test_a_bad_new_set_keeps_the_old_one_serving(tmp_path: Path, catalog: Catalog) -> None:
     mine = _write(tmp_path / "g", refunds=DENY_BIG_REFUNDS)
     gate = PolicyGate((SHIPPED_POLICIES, mine))
     assert gate.load() and gate.problem is None
@@ -151,7 +153,7 @@ def test_a_set_that_crashes_the_rego_engine_is_caught_in_a_child_process(tmp_pat
     assert gate.status()["serving"] is True  # and this process is still alive to say so
 
 
-def test_with_no_set_loaded_every_decision_is_unavailable(tmp_path: Path, catalog: Catalog) -> None:  # noqa: F811
+def test_with_no_set_loaded_every_decision_is_unavailable(tmp_path: Path, catalog: Catalog) -> None:
     gate = PolicyGate((tmp_path / "missing",))
     assert not gate.load()
     tool = catalog.get("acme:billing:list_invoices")

@@ -12,7 +12,7 @@ POLICY = """package colonnade.policy
 
 import rego.v1
 
-deny contains sprintf("no %s", [input.tool.name]) if input.tool.side_effects == "destructive"
+deny contains sprintf("no %s", [input.tool.name]) if input.tool.side_effects in {"destructive", "write"}
 """
 
 TESTS = """package colonnade.mine_test
@@ -25,7 +25,7 @@ test_destructive_is_denied if {
 }
 
 test_a_wrong_expectation if {
-	tool := {"name": "a:b:c", "side_effects": "read"}
+	tool := {"name": "a:b:c", "side_effects": "none"}
 	count(data.colonnade.decision.deny) == 1 with input.tool as tool
 }
 """
@@ -35,7 +35,7 @@ WHOLE_INPUT = """package colonnade.whole_test
 import rego.v1
 
 test_whole_input_replacement if {
-	count(data.colonnade.decision.deny) == 1 with input as {"tool": {"name": "a:b:c", "side_effects": "destructive"}}
+	count(data.colonnade.decision.deny) == 1 with input as {"tool": {"name": "a", "side_effects": "write"}}
 }
 """
 

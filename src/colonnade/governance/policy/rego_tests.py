@@ -20,7 +20,7 @@ from regopy import RegoError
 from colonnade.governance.policy.engine import PolicyError, interpreter_with
 from colonnade.governance.policy.sources import PolicyFile, PolicySet
 
-__all__ = ["RegoTestResult", "RegoTestOutcome", "run_rego_tests"]
+__all__ = ["RegoTestOutcome", "RegoTestResult", "run_rego_tests"]
 
 _PACKAGE = re.compile(r"^package\s+([A-Za-z_][\w.]*)", re.MULTILINE)
 _TEST_RULE = re.compile(r"^(test_\w+)\b", re.MULTILINE)
