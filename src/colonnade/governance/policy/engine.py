@@ -8,7 +8,11 @@ is reused across calls; it is not thread-safe, so one engine serves one event lo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+import re
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from regopy import Bundle, Input, Interpreter, RegoError
@@ -22,7 +26,17 @@ from colonnade.governance.policy.framing import (
 )
 from colonnade.governance.policy.sources import PolicyFile, PolicySet
 
-__all__ = ["CompiledPolicy", "PolicyError", "interpreter_with"]
+__all__ = ["SAMPLE_INPUT", "CompiledPolicy", "PolicyError", "interpreter_with"]
+
+SAMPLE_INPUT: dict[str, Any] = {
+    "principal": {"kind": "agent", "id": "probe", "tenant": "probe", "persona": "agent", "scopes": []},
+    "tool": {"name": "probe:probe:probe", "tenant": "probe", "side_effects": "write", "tags": []},
+    "arguments": {},
+    "time": {"utc": "2026-01-05T10:00:00Z", "time_zone": "UTC", "local": {"hour": 10, "weekday": "Monday"}},
+}
+"""One call every new set decides at load: a set that compiles but cannot evaluate is refused then."""
+
+_ERROR_ITEM = re.compile(r"\(error \d+:[^|]*\|(\d+)\|\d+\s*\(errormsg \d+:([^)]*)\)")
 
 
 class PolicyError(Exception):
@@ -35,9 +49,10 @@ def interpreter_with(files: tuple[PolicyFile, ...], settings: Mapping[str, Any])
     rego.add_module(DECISION_MODULE_NAME, DECISION_MODULE)
     for file in files:
         try:
-            rego.add_module(file.module_name, file.text)
+            with _native_output_to_stderr():
+                rego.add_module(file.module_name, file.text)
         except RegoError as exc:
-            raise PolicyError(f"{file.path}: does not compile: {_first_line(exc)}") from None
+            raise PolicyError(f"{file.path}: does not compile: {_compile_problem(exc, file.text)}") from None
     rego.add_data({"colonnade": {"settings": dict(settings)}})
     return rego
 
@@ -56,6 +71,7 @@ class CompiledPolicy:
         if not bundle.ok():
             raise PolicyError("the policy set does not compile into a bundle")
         self._bundle = bundle
+        self.evaluate(SAMPLE_INPUT)
 
     def evaluate(self, document: Mapping[str, Any]) -> PolicyDecision:
         try:
@@ -82,6 +98,30 @@ def _decision(value: Any, version: str) -> PolicyDecision:
             raise PolicyError(f"data.colonnade.policy.{rule} must hold strings only")
         fields[rule] = tuple(sorted(items))
     return PolicyDecision(version, **fields)
+
+
+@contextmanager
+def _native_output_to_stderr() -> Iterator[None]:
+    """rego-cpp prints compile errors on the process's stdout, which may be an MCP stdio stream or
+    a `--format json` report: send them to stderr while it compiles (the message is raised too)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _compile_problem(exc: RegoError, source: str) -> str:
+    """rego-cpp's error sequence as `line N: message` items (its offsets are into the source)."""
+    text = str(exc)
+    found = [
+        f"line {source[: int(offset)].count(chr(10)) + 1}: {message}"
+        for offset, message in _ERROR_ITEM.findall(text)
+    ]
+    return "; ".join(dict.fromkeys(found)) or _first_line(exc)
 
 
 def _first_line(exc: BaseException) -> str:
