@@ -37,7 +37,7 @@ class PolicyCheck:
                 f"no policy could decide on '{tool.canonical_name}', so it was not run: {exc}",
             )
             return call.result(status, error=err)
-        note_policy(decision.to_dict())
+        note_policy(decision.to_audit())
         if not decision.allowed:
             note_decision(tool, Decision.refuse("A-AUTH-POLICY-DENIED", *decision.deny))
             status, err = error(

@@ -32,6 +32,19 @@ class PolicyDecision:
             policy_version=self.version,
         )
 
+    def to_audit(self) -> dict[str, object]:
+        """What the call's audit record keeps: the version, and only the rules that fired."""
+        fired = {rule: list(values) for rule, values in self._rules() if values}
+        return {"policy_version": self.version, **fired}
+
+    def _rules(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        return (
+            ("deny", self.deny),
+            ("require_approval", self.require_approval),
+            ("require_attestation", self.require_attestation),
+            ("redact_output_fields", self.redact_output_fields),
+        )
+
     def to_dict(self) -> dict[str, object]:
         """The decision as `colonnade policy eval`, the status route and audit records show it."""
         return {
