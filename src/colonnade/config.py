@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -27,6 +28,7 @@ __all__ = [
     "LocalPrincipalSettings",
     "McpServerSettings",
     "OrganSettings",
+    "PolicySettings",
     "RoutingSettings",
     "ServerSettings",
     "Settings",
@@ -302,6 +304,52 @@ class ApprovalSettings(_Section):
         "first use. Give every replica the same file.",
     )
 
+class PolicySettings(_Section):
+    """The Rego policy gate: which policy files decide, and how often they are re-read."""
+
+    enabled: bool = Field(default=True, description="Evaluate the policies on every call of a served tool.")
+    builtin: bool = Field(
+        default=True,
+        description="Load the policies shipped with Colonnade (destructive tools need a human's approval).",
+    )
+    directories: list[Path] = Field(
+        default_factory=list,
+        description="Folders of your own .rego files (their *_test.rego files are tests, not policies).",
+    )
+    reload_interval_s: float = Field(
+        default=2.0,
+        ge=0,
+        le=3600,
+        description="How often the policy files are checked for changes and reloaded; 0: only on request.",
+    )
+    isolate_compilation: bool = Field(
+        default=True,
+        description="Compile a new policy set in a child process first, so that a policy the Rego engine"
+        " cannot compile never takes the gateway down.",
+    )
+    time_zones: dict[str, str] = Field(
+        default_factory=dict,
+        description="IANA time zone of each tenant (e.g. acme: Europe/Paris), for input.time.local.",
+    )
+    data: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Settings your policies read as data.colonnade.settings (e.g. business hours).",
+    )
+    attestation_window_s: int = Field(
+        default=60, ge=5, le=600, description="How far an attestation's iat may be from now, either way."
+    )
+
+    @model_validator(mode="after")
+    def _known_time_zones(self) -> PolicySettings:
+        for tenant, zone in self.time_zones.items():
+            try:
+                ZoneInfo(zone)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(
+                    f"time_zones.{tenant}: {zone!r} is not an IANA time zone (e.g. Europe/Paris, UTC)"
+                ) from None
+        return self
+
 
 _SECRET_NAME = r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$"
 
@@ -435,6 +483,7 @@ class Settings(_Section):
     auth: AuthSettings = Field(default_factory=AuthSettings)
     audit: AuditSettings = Field(default_factory=AuditSettings)
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
+    policy: PolicySettings = Field(default_factory=PolicySettings)
     servers: list[McpServerSettings] = Field(
         default_factory=list, description="Downstream MCP servers served behind the gateway."
     )

@@ -20,7 +20,14 @@ import yaml
 from mcp import Client
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from colonnade.config import AuthSettings, IssuerSettings, RoutingSettings, ServerSettings, Settings
+from colonnade.config import (
+    AuthSettings,
+    IssuerSettings,
+    PolicySettings,
+    RoutingSettings,
+    ServerSettings,
+    Settings,
+)
 from colonnade.governance.personas import PERSONA_SCOPES, Persona
 from colonnade.smoke.connect import connect
 from tests.support.fault_backend import FaultBackend, create_app
@@ -123,7 +130,9 @@ def _contract_files(directory: Path, backend_url: str) -> list[Path]:
 
 
 @contextlib.contextmanager
-def governed_gateway(tmp: Path, *, database_url: str | None = None, **auth: Any) -> Iterator[Governed]:
+def governed_gateway(
+    tmp: Path, *, database_url: str | None = None, policy: PolicySettings | None = None, **auth: Any
+) -> Iterator[Governed]:
     """Issuer, backend and gateway, all on loopback; `auth` overrides AuthSettings fields."""
     backend, hits = FaultBackend(), []
     with running_issuer() as issuer, serve_in_thread(_Hits(create_app(backend), hits)) as backend_url:
@@ -140,6 +149,7 @@ def governed_gateway(tmp: Path, *, database_url: str | None = None, **auth: Any)
             routing=RoutingSettings(enabled=True),
             server=ServerSettings(host="127.0.0.1", port=port, page_size=3),
             auth=AuthSettings(**{"issuers": [issuer_settings], "resource": resource, **auth}),
+            policy=policy or PolicySettings(),
         )
         with serve_gateway(settings) as running:
             yield Governed(running, issuer, backend, hits, resource, tmp / "data")

@@ -242,6 +242,40 @@ _SPECS = (
         "for its product owner's approval when the API requires one.",
     ),
     ErrorSpec(
+        "A-AUTH-POLICY-DENIED",
+        _TERMINAL,
+        "A policy denied the call",
+        "Read the policies' reasons in details.reasons; ask the operator who owns the policy (see "
+        "`colonnade policy eval`) if the call should be allowed.",
+    ),
+    ErrorSpec(
+        "A-AUTH-POLICY-UNAVAILABLE",
+        _RETRY,
+        "No policy set can decide, so the call was refused (fail-closed)",
+        "An operator must fix the policy files (`colonnade policy test`; GET /v1/policy shows the "
+        "problem); the call can be retried once a policy set loads.",
+    ),
+    ErrorSpec(
+        "A-AUTH-ATTESTATION-REQUIRED",
+        _TERMINAL,
+        "A policy requires this call to carry an attestation signed by the calling agent's key",
+        "Call as a registered agent with a public key and send `attestation`: a compact JWS signed by "
+        "that key over {tool, args_hash, call_id, iat} (see docs/policy.md).",
+    ),
+    ErrorSpec(
+        "A-AUTH-ATTESTATION-INVALID",
+        _TERMINAL,
+        "The attestation does not verify, is stale, or does not match this call",
+        "Sign a fresh attestation (iat within the window) with the agent's registered key over exactly "
+        "this call: the tool's canonical name, the SHA-256 of its canonical JSON arguments, its call_id.",
+    ),
+    ErrorSpec(
+        "A-AUTH-ATTESTATION-REPLAY",
+        _TERMINAL,
+        "This attestation was used before",
+        "Sign a new attestation, with a new call_id, for every call; one attestation is good for one call.",
+    ),
+    ErrorSpec(
         "A-AUTH-NOT-CONFIGURED",
         _TERMINAL,
         "The gateway would listen beyond loopback without authentication",

@@ -2,7 +2,9 @@
 
 Observe wraps everything, so every call (refused ones included) gets its span, metrics and log
 line. Audit comes next, so every call that observe sees also leaves an audit record, written
-before the answer goes back. Resolution follows: nothing before it knows the tool. A stage that
+before the answer goes back. Resolution follows: nothing before it knows the tool. The policy
+stage follows authorization and sets the obligations the approval gate, the attestation check
+and output redaction read; redaction wraps everything that can produce an output. A stage that
 wraps execution comes before what it wraps: output validation checks the final result of the
 retried execution; two-phase turns a validated success into `success_prep`; idempotency stores
 whatever comes back.
@@ -21,6 +23,7 @@ from colonnade.calls.manifest import Manifests
 from colonnade.calls.pipeline import Pipeline, Stage
 from colonnade.calls.stages.admission import Admission
 from colonnade.calls.stages.approval import ApprovalGate
+from colonnade.calls.stages.attestation import AttestationCheck
 from colonnade.calls.stages.audit import Audit
 from colonnade.calls.stages.authorize import Authorize
 from colonnade.calls.stages.capacity import Capacity
@@ -33,6 +36,8 @@ from colonnade.calls.stages.health import HealthGate
 from colonnade.calls.stages.idempotency import Idempotency
 from colonnade.calls.stages.network import NetworkPolicy
 from colonnade.calls.stages.observe import Observe
+from colonnade.calls.stages.policy import PolicyCheck
+from colonnade.calls.stages.redact_output import RedactOutput
 from colonnade.calls.stages.resolve import Resolve
 from colonnade.calls.stages.retry import Retry
 from colonnade.calls.stages.two_phase import TwoPhase
@@ -42,8 +47,10 @@ from colonnade.calls.stages.validate_output import OutputValidation
 from colonnade.calls.two_phase import TwoPhaseCoordinator
 from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog
+from colonnade.governance.attestation import AttestationVerifier
 from colonnade.governance.audit import AuditLog
 from colonnade.governance.authorization import Authorizer
+from colonnade.governance.policy.gate import PolicyGate
 from colonnade.store.idempotency_repo import IdempotencyStore
 
 __all__ = ["PipelineParts", "build_pipeline"]
@@ -63,6 +70,8 @@ class PipelineParts:
     health: HealthMonitor | None = None
     audit: AuditLog | None = None
     approvals: ApprovalCoordinator | None = None
+    policy: PolicyGate | None = None
+    attestation: AttestationVerifier | None = None
 
 
 def build_pipeline(parts: PipelineParts) -> Pipeline:
@@ -73,6 +82,7 @@ def build_pipeline(parts: PipelineParts) -> Pipeline:
         Resolve(parts.catalog, parts.manifests, builtins=parts.builtins, authorizer=parts.authorizer),
         observe.in_flight() if observe is not None else None,  # calls in flight, per resolved tool
         Authorize(parts.authorizer),  # 2-4 persona, scopes, tenant, agent allow-list
+        *_policy_stages(parts),  # Rego policy -> obligations; output redaction; attestation
         DeadlineCheck(),  # a deadline already past is refused before anything is spent on the call
         Drain(),  # a stopping gateway ends calls still running at the drain limit, retryable
         Admission(),  # overload: refuse at once what would miss the tool's deadline or exceed the bound
@@ -93,3 +103,9 @@ def build_pipeline(parts: PipelineParts) -> Pipeline:
         Execute(parts.adapters),  # 8 execute within the deadline
     ]
     return Pipeline([stage for stage in stages if stage is not None])
+
+
+def _policy_stages(parts: PipelineParts) -> list[Stage]:
+    if parts.policy is None:
+        return []
+    return [PolicyCheck(parts.policy), RedactOutput(), AttestationCheck(parts.attestation)]

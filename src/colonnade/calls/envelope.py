@@ -98,6 +98,12 @@ class CallRequest(_Model):
         max_length=8192,
         description="The signed token of an approval of exactly this call (tool, arguments, caller).",
     )
+    attestation: str | None = Field(
+        default=None,
+        max_length=16_384,
+        description="A compact JWS by the calling agent's key over this call, for tools a policy "
+        "marks sensitive (docs/policy.md).",
+    )
 
 
 class CallError(_Model):

@@ -14,6 +14,7 @@ from colonnade.cli import (
     errors_command,  # noqa: F401
     keys,  # noqa: F401
     organ,  # noqa: F401
+    policy,  # noqa: F401
     route,  # noqa: F401
     serve,  # noqa: F401
     servers,  # noqa: F401

@@ -1,4 +1,7 @@
-"""Shared CLI plumbing: consoles, output formats, settings loading, and clean failure messages."""
+"""Shared CLI plumbing: consoles, output formats, settings loading, and clean failure messages.
+
+The consoles never turn `:name:` into an emoji: canonical tool names (`acme:b:c`) are printed as given.
+"""
 
 from __future__ import annotations
 
@@ -75,8 +78,8 @@ class _Console(Console):
         self._width, self._height = new_size
 
 
-console: Console = _Console(highlight=False)
-err_console: Console = _Console(stderr=True, highlight=False)
+console: Console = _Console(highlight=False, emoji=False)
+err_console: Console = _Console(stderr=True, highlight=False, emoji=False)
 
 
 def print_json(data: object, *, err: bool = False) -> None:

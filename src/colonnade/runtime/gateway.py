@@ -83,6 +83,7 @@ from colonnade.surfaces.oauth_routes import metadata_paths, oauth_routes
 from colonnade.surfaces.pages import routes as page_routes
 from colonnade.surfaces.rest.approval_routes import ApprovalRoutes
 from colonnade.surfaces.rest.governance_routes import GovernanceRoutes
+from colonnade.surfaces.rest.policy_routes import PolicyRoutes
 from colonnade.surfaces.rest.routes import RestSurface
 from colonnade.surfaces.rest.servers import ServersApi
 
@@ -211,6 +212,8 @@ class Gateway:
                 health=self.health,
                 audit=self.governance.audit if audit_calls else None,
                 approvals=self.approvals,
+                policy=self.governance.policy,
+                attestation=self.governance.attestation,
             )
         )
         self.calls = CallService(self.pipeline)
@@ -329,6 +332,7 @@ class Gateway:
                 "enabled": self.settings.routing.enabled,
                 "tools_with_learned_co_occurrence": len(self.feedback.learned),
             },
+            "policy": self.governance.policy.status() if self.governance.policy is not None else None,
             "checks": await self.readiness(),
         }
 
@@ -355,6 +359,7 @@ class Gateway:
             *rest.routes(),
             *admin.routes(),
             *(ApprovalRoutes(self.approvals).routes() if self.approvals is not None else ()),
+            *PolicyRoutes(governance.policy).routes(),
             *servers.routes(),
             *self.endpoints.routes(),
             metrics_route(self.metrics),
@@ -394,6 +399,8 @@ class Gateway:
         ]
         if self.sync is not None:
             tasks.append(asyncio.create_task(self.sync.run(), name="colonnade-catalog-sync"))
+        if self.governance.policy is not None:
+            tasks.append(asyncio.create_task(self.governance.policy.run(), name="colonnade-policy-reload"))
         if self.parked is not None:
             tasks.append(asyncio.create_task(self.parked.run(), name="colonnade-parked-calls-sweep"))
         if self.idempotency is not None:

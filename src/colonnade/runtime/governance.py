@@ -1,5 +1,5 @@
 """The gateway's governance parts, built from the settings in one place: who calls, what they may
-do, and the audit log that records both.
+do (authorization, then the Rego policy gate), and the audit log that records both.
 
 Without a database there is no audit log and no keys, agents or subscriptions (stateless parts
 only, as in surface tests); without `auth` configured the authorizer allows everything and the
@@ -23,6 +23,7 @@ from colonnade.config import IssuerSettings, Settings
 from colonnade.governance.agent_admin import AgentAdmin
 from colonnade.governance.approvals import ApprovalDesk, ApprovalSigner
 from colonnade.governance.approvals.signing import KEY_FILE as APPROVAL_KEY_FILE
+from colonnade.governance.attestation import AttestationVerifier
 from colonnade.governance.audit import AuditLog
 from colonnade.governance.authorization import AllowAll, Authorizer
 from colonnade.governance.identity import Authenticator, RouteScopes
@@ -36,6 +37,7 @@ from colonnade.governance.identity.issuer_keys import IssuerKeys, jwks_url_probl
 from colonnade.governance.identity.tokens import TokenVerifier, TrustedIssuer
 from colonnade.governance.key_admin import KeyAdmin
 from colonnade.governance.personas import Scope
+from colonnade.governance.policy.gate import PolicyGate
 from colonnade.governance.subscriptions import SubscriptionAdmin, SubscriptionBook
 from colonnade.governance.tool_access import ToolAccess
 from colonnade.store.agents_repo import AgentStore
@@ -58,6 +60,7 @@ ROUTE_SCOPES: RouteScopes = (
     ("/v1/agents", Scope.SECURITY_READ),
     ("/v1/subscriptions", Scope.SUBSCRIPTIONS_READ),
     ("/v1/approvals", Scope.CATALOG_READ),
+    ("/v1/policy", Scope.SECURITY_READ),
     ("/register", Scope.SECURITY_WRITE),
 )
 """What each route needs beyond a valid credential (finer checks live in the services)."""
@@ -125,6 +128,11 @@ class Governance:
             self.authorizer = ToolAccess(catalog, self.subscription_book.active)
         else:
             self.authorizer = AllowAll()
+        self.proofs_seen: FirstUse = self.replay.first_use if self.replay is not None else ProofsSeen()
+        self.policy = PolicyGate.from_settings(settings.policy) if settings.policy.enabled else None
+        self.attestation = AttestationVerifier(
+            self.agents, self.proofs_seen, window_s=settings.policy.attestation_window_s
+        )
         self.authenticator = self._authenticator() if auth.configured else None
 
     def _authenticator(self) -> Authenticator:
@@ -135,12 +143,11 @@ class Governance:
             dev = DevIssuer.load_or_create(self.settings.data_dir)
             keys = IssuerKeys(keys=dev.public_jwks())
             issuers.append(TrustedIssuer(DEV_ISSUER, keys, frozenset({DEV_ALGORITHM}), self.resource))
-        first_use: FirstUse = self.replay.first_use if self.replay is not None else ProofsSeen()
         return Authenticator(
             ClaimMapping(auth.claims, self.agents, agent_token_max_s=auth.agent_token_max_s),
             tokens=TokenVerifier(issuers, leeway_s=auth.leeway_s) if issuers else None,
             api_keys=self.api_keys,
-            dpop=DpopVerifier(first_use, window_s=auth.dpop_window_s),
+            dpop=DpopVerifier(self.proofs_seen, window_s=auth.dpop_window_s),
             route_scopes=ROUTE_SCOPES,
             audit=self.audit,
         )

@@ -55,6 +55,10 @@ class Audit:
             details["version"] = tool.version
         if fault is not None:
             details["fault"] = fault
+        if note.policy is not None:
+            details["policy"] = note.policy
+        if note.attestation is not None:
+            details["attestation"] = note.attestation
         return AuditEvent.by(
             call.principal,
             EventKind.CALL,

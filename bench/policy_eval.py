@@ -1,0 +1,236 @@
+"""What the Rego policy gate costs: one decision, and the whole governance path of a call.
+
+Part 1 times one decision of the same policy set (the shipped policies, the business-hours
+example and a user rule) three ways regopy offers: an interpreted query, a compiled bundle fed
+JSON text, and a compiled bundle fed an `Input` object (what the gateway uses), plus the full
+`PolicyGate.decide` (input document built from the principal and the tool, then evaluated).
+
+Part 2 calls a read tool of the demo backend (a child process on loopback) through gateways built
+the production way (`Gateway.open`: SQLite, audit log, full pipeline): without the policy gate,
+with its stages but a fixed decision (the control: what the stages cost without Rego), with the
+shipped policy, and with the shipped policy, the business-hours example and a user rule. They
+take turns call by call, so that all see the same machine; the difference of the medians is
+what the policy gate adds to a call. The decisions the last gateway takes are timed where they
+run, too.
+
+Run: .venv/bin/python bench/policy_eval.py [--decisions 5000] [--calls 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from regopy import Input
+from rich.console import Console
+from rich.table import Table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _stack import ROOT, free_port, wait_http
+
+from colonnade.calls.envelope import CallRequest
+from colonnade.config import PolicySettings, Settings
+from colonnade.governance.policy.decision import PolicyDecision
+from colonnade.governance.policy.engine import CompiledPolicy, interpreter_with
+from colonnade.governance.policy.framing import DECISION_QUERY
+from colonnade.governance.policy.gate import PolicyGate
+from colonnade.governance.policy.input_document import policy_input
+from colonnade.governance.policy.sources import SHIPPED_POLICIES, PolicySet
+from colonnade.governance.principal import Principal, PrincipalKind
+from colonnade.observability.logging import configure_logging
+from colonnade.runtime.gateway import Gateway
+
+TOOL = "acme:crm:get_customer"
+AGENT = Principal(PrincipalKind.AGENT, "bench-bot", tenant="acme", persona="agent")
+USER_RULE = """package colonnade.policy
+
+import rego.v1
+
+deny contains "refunds above 1000 need a ticket" if {
+	input.tool.operation == "refund_invoice"
+	input.arguments.amount > 1000
+}
+
+redact_output_fields contains "email" if input.tool.operation == "get_customer"
+"""
+
+
+def _timed(work: Callable[[], object], n: int) -> list[float]:
+    samples = []
+    for _ in range(n):
+        started = time.perf_counter()
+        work()
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def _row(table: Table, label: str, samples: list[float]) -> None:
+    ordered = sorted(samples)
+    p95 = ordered[int(len(ordered) * 0.95) - 1]
+    table.add_row(label, f"{statistics.median(ordered):.3f}", f"{p95:.3f}", str(len(ordered)))
+
+
+def _decisions(n: int, user_dir: Path, console: Console) -> None:
+    directories = (SHIPPED_POLICIES, SHIPPED_POLICIES / "examples", user_dir)
+    policy_set = PolicySet.read(directories)
+    gate = PolicyGate(directories, time_zones={"acme": "Europe/Paris"}, isolate=False)
+    assert gate.load()
+    tool = _demo_tool()
+    document = policy_input(AGENT, tool, {"customer_id": "C-1001"}, time_zones={"acme": "Europe/Paris"})
+    interpreted = interpreter_with(policy_set.policies, {})
+    compiled = CompiledPolicy(policy_set)
+    text = json.dumps(document)
+    json_bundle = interpreter_with(policy_set.policies, {})
+    bundle = json_bundle.build(DECISION_QUERY)
+
+    def query() -> object:
+        interpreted.set_input(Input(document))
+        return interpreted.query(DECISION_QUERY)
+
+    def bundle_json() -> object:
+        json_bundle.set_input_term(text)
+        return json_bundle.query_bundle(bundle)
+
+    table = Table(title=f"one policy decision ({len(policy_set.policies)} policy files), ms")
+    for column in ("way", "median", "p95", "n"):
+        table.add_column(column, justify="left" if column == "way" else "right")
+    _row(table, "interpreted query", _timed(query, max(200, n // 10)))
+    _row(table, "bundle, input as JSON text", _timed(bundle_json, n))
+    _row(table, "bundle, Input object (used)", _timed(lambda: compiled.evaluate(document), n))
+    _row(table, "PolicyGate.decide (document + bundle)", _timed(lambda: gate.decide(AGENT, tool, {}), n))
+    console.print(table)
+
+
+def _demo_tool() -> Any:
+    from colonnade.catalog.catalog import Catalog
+    from colonnade.contracts.model import Contract
+
+    catalog = Catalog()
+    catalog.publish(
+        Contract.model_validate(yaml.safe_load((ROOT / "examples/contracts/crm.yaml").read_text()))
+    )
+    return catalog.get(TOOL)
+
+
+async def _gateways(calls: int, tmp: Path, backend_url: str, user_dir: Path, console: Console) -> None:
+    contracts = []
+    for src in sorted((ROOT / "examples" / "contracts").glob("*.yaml")):
+        data = yaml.safe_load(src.read_text())
+        data["backend"]["base_url"] = backend_url
+        (tmp / src.name).write_text(yaml.safe_dump(data, sort_keys=False))
+        contracts.append(tmp / src.name)
+    directories = [SHIPPED_POLICIES / "examples", user_dir]
+    with_policy = PolicySettings(directories=directories, time_zones={"acme": "Europe/Paris"})
+    gateways = {
+        "without policy": await Gateway.open(
+            Settings(data_dir=tmp / "a", contracts=contracts, policy=PolicySettings(enabled=False))
+        ),
+        "policy stages, fixed decision (no Rego)": _fixed(
+            await Gateway.open(Settings(data_dir=tmp / "d", contracts=contracts, policy=PolicySettings()))
+        ),
+        "with the shipped policy only": await Gateway.open(
+            Settings(data_dir=tmp / "c", contracts=contracts, policy=PolicySettings())
+        ),
+        "with policy": await Gateway.open(
+            Settings(data_dir=tmp / "b", contracts=contracts, policy=with_policy)
+        ),
+    }
+    samples: dict[str, list[float]] = {label: [] for label in gateways}
+    inside = _time_decisions(gateways["with policy"])
+    try:
+        labels = list(gateways)
+        for round_ in range(calls + 50):
+            random.shuffle(labels)
+            for label in labels:
+                request = CallRequest(tool_id=TOOL, input={"customer_id": "C-1001"})
+                started = time.perf_counter()
+                result = await gateways[label].calls.call(request, AGENT)
+                elapsed = (time.perf_counter() - started) * 1000
+                assert result.status.value == "success", result
+                if round_ >= 50:  # the first rounds warm up connections and caches
+                    samples[label].append(elapsed)
+    finally:
+        for gateway in gateways.values():
+            await gateway.aclose()
+    table = Table(title=f"whole call through the gateway ({TOOL}, SQLite audit), ms")
+    for column in ("gateway", "median", "p95", "n"):
+        table.add_column(column, justify="left" if column == "gateway" else "right")
+    for label, values in samples.items():
+        _row(table, label, values)
+    _row(table, "(of which PolicyGate.decide, in the gateway)", inside[-calls:])
+    console.print(table)
+    added = statistics.median(samples["with policy"]) - statistics.median(samples["without policy"])
+    console.print(f"the policy stage adds {added:.3f} ms to a call's median")
+
+
+def _fixed(gateway: Gateway) -> Gateway:
+    """The control: the policy, redaction and attestation stages run, but no Rego is evaluated."""
+    gate = gateway.governance.policy
+    assert gate is not None
+    decision = PolicyDecision(str(gate.version))
+    gate.decide = lambda *_: decision  # type: ignore[method-assign]
+    return gateway
+
+
+def _time_decisions(gateway: Gateway) -> list[float]:
+    """Wrap the gateway's policy gate so that each decision it takes is timed where it runs."""
+    gate = gateway.governance.policy
+    assert gate is not None
+    decide, samples = gate.decide, []
+
+    def timed(*args: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return decide(*args)
+        finally:
+            samples.append((time.perf_counter() - started) * 1000)
+
+    gate.decide = timed  # type: ignore[method-assign]
+    return samples
+
+
+def main(decisions: int, calls: int) -> None:
+    configure_logging("warning")
+    console = Console()
+    with tempfile.TemporaryDirectory(prefix="colonnade-policy-bench-") as name:
+        tmp = Path(name)
+        user_dir = tmp / "policies"
+        user_dir.mkdir()
+        (user_dir / "user.rego").write_text(USER_RULE)
+        _decisions(decisions, user_dir, console)
+        port = free_port()
+        backend = subprocess.Popen(
+            [sys.executable, "-m", "examples.demo_backend", "--port", str(port), "--db", str(tmp / "d.db")],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            wait_http(f"http://127.0.0.1:{port}/healthz", backend)
+            asyncio.run(_gateways(calls, tmp, f"http://127.0.0.1:{port}", user_dir, console))
+        finally:
+            backend.terminate()
+            backend.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--decisions", type=int, default=5000, help="decisions timed per way")
+    parser.add_argument("--calls", type=int, default=2000, help="calls per gateway")
+    arguments = parser.parse_args()
+    main(arguments.decisions, arguments.calls)

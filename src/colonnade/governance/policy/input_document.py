@@ -1,0 +1,84 @@
+"""The input document a policy reads: who calls, which tool, with what arguments, and when.
+
+Time is given in UTC and in the tool's tenant's time zone (`policy.time_zones`, UTC when none is
+configured), already split into hour and weekday, so that a policy compares plain numbers and
+names instead of parsing dates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from colonnade.catalog.tool import Tool
+from colonnade.governance.principal import Principal, PrincipalKind
+
+__all__ = ["policy_input", "principal_document", "time_document", "tool_document"]
+
+
+def policy_input(
+    principal: Principal,
+    tool: Tool,
+    arguments: Mapping[str, Any],
+    *,
+    now: datetime | None = None,
+    time_zones: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    zone = (time_zones or {}).get(tool.tenant)
+    return {
+        "principal": principal_document(principal),
+        "tool": tool_document(tool),
+        "arguments": dict(arguments),
+        "time": time_document(now or datetime.now(UTC), zone),
+    }
+
+
+def principal_document(principal: Principal) -> dict[str, Any]:
+    return {
+        "kind": principal.kind.value,
+        "id": principal.id,
+        "tenant": principal.tenant,
+        "persona": principal.persona,
+        "team": principal.team,
+        "scopes": sorted(principal.scopes),
+        "agent": principal.id if principal.kind is PrincipalKind.AGENT else None,
+    }
+
+
+def tool_document(tool: Tool) -> dict[str, Any]:
+    asks_approval = tool.requires_human_approval or (
+        tool.llm is not None and tool.llm.requires_human_approval
+    )
+    return {
+        "name": tool.canonical_name,
+        "tenant": tool.tenant,
+        "api": tool.api,
+        "operation": tool.operation,
+        "version": tool.version,
+        "side_effects": tool.side_effects.value,
+        "requires_human_approval": asks_approval,
+        "safe_for_agents": tool.safe_for_agents,
+        "environment": tool.environment,
+        "owner": tool.owner,
+        "tags": list(tool.tags),
+        "source": tool.source,
+    }
+
+
+def time_document(now: datetime, zone: str | None) -> dict[str, Any]:
+    utc = now.astimezone(UTC)
+    local = utc.astimezone(ZoneInfo(zone)) if zone else utc
+    return {
+        "utc": utc.isoformat().replace("+00:00", "Z"),
+        "unix": int(utc.timestamp()),
+        "time_zone": zone or "UTC",
+        "local": {
+            "iso": local.isoformat(),
+            "hour": local.hour,
+            "minute": local.minute,
+            "weekday": local.strftime("%A"),
+            "day_of_week": local.isoweekday(),
+        },
+    }

@@ -1,0 +1,53 @@
+"""REST for the policy gate: `GET /v1/policy` (the set in force and the last load problem) and
+`POST /v1/policy/reload` (re-read the policy files now).
+
+Reading needs `colonnade:security:read` (the route table of the edge); reloading needs
+`colonnade:security:write`, or the anonymous caller of a gateway without authentication
+(loopback only). A reload that fails keeps the set in force and answers 422 with the problem.
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from colonnade.governance.personas import Scope
+from colonnade.governance.policy.gate import PolicyGate
+from colonnade.governance.principal import PrincipalKind
+from colonnade.surfaces.edge import principal_of_scope
+from colonnade.surfaces.rest.render import error_response, json_response
+
+__all__ = ["PolicyRoutes"]
+
+
+class PolicyRoutes:
+    def __init__(self, gate: PolicyGate | None) -> None:
+        self.gate = gate
+
+    def routes(self) -> list[BaseRoute]:
+        return [
+            Route("/v1/policy", self.show, methods=["GET"]),
+            Route("/v1/policy/reload", self.reload, methods=["POST"]),
+        ]
+
+    async def show(self, request: Request) -> Response:
+        if self.gate is None:
+            return json_response({"enabled": False})
+        return json_response({"enabled": True, **self.gate.status()})
+
+    async def reload(self, request: Request) -> Response:
+        principal = principal_of_scope(request.scope)
+        if principal.kind is not PrincipalKind.ANONYMOUS and not principal.has(Scope.SECURITY_WRITE):
+            return error_response(
+                "A-AUTH-SCOPE",
+                "reloading the policies needs the colonnade:security:write scope",
+                403,
+                required=Scope.SECURITY_WRITE.value,
+            )
+        if self.gate is None:
+            return json_response({"enabled": False, "reloaded": False})
+        reloaded = await self.gate.reload()
+        return json_response(
+            {"enabled": True, "reloaded": reloaded, **self.gate.status()}, 200 if reloaded else 422
+        )
