@@ -117,7 +117,9 @@ def test_the_approval_obligation_stops_the_call_before_it_runs(governed: Governe
     hits, call_id = len(governed.backend_hits()), str(uuid.uuid4())
     body = {"call_id": call_id, "tool_id": WRITE, "input": {"item_id": "I-9", "value": "x"}}
     held = _post(governed, governed.token("admin"), body)
-    assert held["error"]["code"] == "P-PRECOND-APPROVAL-REQUIRED"
+    # Parked for a second person (docs/approvals.md): pending with an approval id, nothing ran.
+    assert held["status"] == "pending" and held["error"] is None, held
+    assert held["pending"]["token"].startswith("ap_")
     assert len(governed.backend_hits()) == hits
     assert _audit(governed, call_id).details["policy"]["require_approval"] == [
         "item I-9 is precious: a human looks first"
