@@ -309,8 +309,10 @@ class PolicySettings(_Section):
 
     enabled: bool = Field(default=True, description="Evaluate the policies on every call of a served tool.")
     builtin: bool = Field(
-        default=True,
-        description="Load the policies shipped with Colonnade (destructive tools need a human's approval).",
+        default=False,
+        description="Load the policies shipped with Colonnade (destructive tools need a human's approval):"
+        " the approval gate enforces that rule natively, so this is for extending it in Rego (about 0.7 ms"
+        " of CPU per call).",
     )
     directories: list[Path] = Field(
         default_factory=list,

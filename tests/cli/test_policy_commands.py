@@ -26,10 +26,17 @@ def _config(tmp_path: Path, **policy: object) -> Path:
 
 
 def test_the_shipped_policies_pass_their_tests(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["-c", str(_config(tmp_path)), "policy", "test"], env={"COLUMNS": "200"})
+    config = str(_config(tmp_path, builtin=True))
+    result = runner.invoke(app, ["-c", config, "policy", "test"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "test_a_destructive_tool_needs_approval" in result.output and "PASS" in result.output
     assert "4/4 passed" in result.output
+
+
+def test_no_policies_configured_says_how_to_name_some(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["-c", str(_config(tmp_path)), "policy", "test"], env={"COLUMNS": "200"})
+    assert result.exit_code != 0
+    assert "no policies are configured" in result.output and "policy.builtin: true" in result.output
 
 
 def test_a_failing_test_fails_the_command_and_json_says_which(tmp_path: Path) -> None:
@@ -81,7 +88,10 @@ def test_eval_explains_which_rules_fired(tmp_path: Path) -> None:
     )
     void = runner.invoke(
         app,
-        ["policy", "eval", "--tool", "acme:billing:void_invoice", "--side-effects", "destructive"],
+        [
+            *("policy", "eval", "--tool", "acme:billing:void_invoice", "--side-effects", "destructive"),
+            *("--policies", str(SHIPPED_POLICIES)),
+        ],
         env={"COLUMNS": "200"},
     )
     assert void.exit_code == 0, void.output

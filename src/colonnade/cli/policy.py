@@ -1,7 +1,7 @@
 """`colonnade policy test | eval`: run the policies' own Rego tests, and explain one decision.
 
-Both read the policy set the gateway would load (the shipped policies unless `policy.builtin` is
-false, then `policy.directories`), or only the directory given. Exit codes: 0 all good (or the
+Both read the policy set the gateway would load (the shipped policies when `policy.builtin` is
+true, then `policy.directories`), or only the directory given. Exit codes: 0 all good (or the
 call allowed), 1 a test failed (or the call denied), 2 a usage or compile problem.
 """
 
@@ -143,6 +143,12 @@ def _policy_set(settings: Settings, directory: Path | None) -> PolicySet:
         if directory is not None
         else policy_directories(settings.policy.builtin, settings.policy.directories)
     )
+    if not directories:
+        fail(
+            "no policies are configured (policy.builtin is false and policy.directories is empty): "
+            "give a folder (colonnade policy test ./policies), add one to policy.directories, or set "
+            "policy.builtin: true for the shipped ones"
+        )
     try:
         return PolicySet.read(directories)
     except PolicySourceError as exc:

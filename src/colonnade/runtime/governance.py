@@ -129,7 +129,10 @@ class Governance:
         else:
             self.authorizer = AllowAll()
         self.proofs_seen: FirstUse = self.replay.first_use if self.replay is not None else ProofsSeen()
-        self.policy = PolicyGate.from_settings(settings.policy) if settings.policy.enabled else None
+        policy = settings.policy
+        # No policy files, no gate: a call pays for Rego only when someone wrote a policy for it.
+        wanted = policy.enabled and (policy.builtin or bool(policy.directories))
+        self.policy = PolicyGate.from_settings(policy) if wanted else None
         self.attestation = AttestationVerifier(
             self.agents, self.proofs_seen, window_s=settings.policy.attestation_window_s
         )
