@@ -79,6 +79,9 @@ from colonnade.surfaces.mcp.upstream_endpoints import UpstreamEndpoints
 from colonnade.surfaces.metrics_route import metrics_route
 from colonnade.surfaces.oauth_routes import metadata_paths, oauth_routes
 from colonnade.surfaces.pages import routes as page_routes
+from colonnade.surfaces.pages.login import Login
+from colonnade.surfaces.pages.session_auth import with_page_sessions
+from colonnade.surfaces.pages.sessions import PageSessions
 from colonnade.surfaces.rest.governance_routes import GovernanceRoutes
 from colonnade.surfaces.rest.routes import RestSurface
 from colonnade.surfaces.rest.servers import ServersApi
@@ -322,8 +325,17 @@ class Gateway:
             max_body_bytes=server.max_request_bytes,
             authorizer=self.authorizer,
         )
+        login, edge_auth = None, None
+        if governance.authenticator is not None and governance.resource is not None:
+            edge_auth = edge_authenticator(governance.authenticator, governance.resource)
+            login = Login(edge_auth, PageSessions(self.settings.auth.page_session_s))
         pages = page_routes(
-            self.catalog, self.router, self.metrics, manifests=self.manifests, authorizer=self.authorizer
+            self.catalog,
+            self.router,
+            self.metrics,
+            manifests=self.manifests,
+            authorizer=self.authorizer,
+            login=login,
         )
         servers = ServersApi(
             self.servers, self.status, admin_api=server.admin_api, max_body_bytes=server.max_request_bytes
@@ -338,7 +350,7 @@ class Gateway:
             *pages,
         ]
         open_paths, authenticate = OPEN_PATHS, None
-        if governance.authenticator is not None and governance.resource is not None:
+        if edge_auth is not None and login is not None and governance.resource is not None:
             resource = governance.resource
             issuers = [issuer.issuer for issuer in self.settings.auth.issuers]
             routes += oauth_routes(
@@ -348,7 +360,7 @@ class Gateway:
                 registration=self.settings.auth.dynamic_registration,
             )
             open_paths = OPEN_PATHS | metadata_paths(resource)
-            authenticate = edge_authenticator(governance.authenticator, resource)
+            authenticate = with_page_sessions(edge_auth, login.sessions)
         surfaces = HttpSurfaces(self.mcp, routes=routes, readiness=self.readiness, lifespan=self._background)
         origins = OriginPolicy.for_bind(server.host, server.allowed_hosts, server.allowed_origins)
         return build_http_app(
