@@ -47,6 +47,7 @@ from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog
 from colonnade.config import Settings
 from colonnade.governance.audit import AuditEvent, EventKind
+from colonnade.governance.audit.readers import AuditReach, audit_reach
 from colonnade.governance.authorization import Authorizer
 from colonnade.governance.identity.exposure import refuse_unprotected_bind
 from colonnade.governance.principal import Principal
@@ -79,6 +80,7 @@ from colonnade.surfaces.mcp.upstream_endpoints import UpstreamEndpoints
 from colonnade.surfaces.metrics_route import metrics_route
 from colonnade.surfaces.oauth_routes import metadata_paths, oauth_routes
 from colonnade.surfaces.pages import routes as page_routes
+from colonnade.surfaces.pages.audit_view import AuditView
 from colonnade.surfaces.pages.login import Login
 from colonnade.surfaces.pages.session_auth import with_page_sessions
 from colonnade.surfaces.pages.sessions import PageSessions
@@ -336,6 +338,7 @@ class Gateway:
             manifests=self.manifests,
             authorizer=self.authorizer,
             login=login,
+            audit=AuditView(governance.audit, audit_reach if login is not None else _every_record),
         )
         servers = ServersApi(
             self.servers, self.status, admin_api=server.admin_api, max_body_bytes=server.max_request_bytes
@@ -428,3 +431,8 @@ class Gateway:
         if self.engine is not None:
             await self.engine.dispose()
         self.tracer_provider.shutdown()
+
+
+def _every_record(_: Principal) -> AuditReach:
+    """Without authentication the gateway serves loopback only: its user reads the whole log (as the CLI)."""
+    return AuditReach(None)

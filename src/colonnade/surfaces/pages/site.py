@@ -20,10 +20,11 @@ from colonnade.governance.tool_lookup import find_tool
 from colonnade.observability.metrics import GatewayMetrics
 from colonnade.routing.router import Router
 from colonnade.surfaces.edge import principal_of_scope
+from colonnade.surfaces.pages.audit_view import AuditView
 from colonnade.surfaces.pages.catalog_page import Visible, catalog_page
 from colonnade.surfaces.pages.forms import visitor_of
 from colonnade.surfaces.pages.html import Html
-from colonnade.surfaces.pages.layout import CATALOG_PATH, METRICS_PATH, TOOLS_PATH, page_response
+from colonnade.surfaces.pages.layout import AUDIT_PATH, CATALOG_PATH, METRICS_PATH, TOOLS_PATH, page_response
 from colonnade.surfaces.pages.login import Login
 from colonnade.surfaces.pages.metric_values import read_stats
 from colonnade.surfaces.pages.metrics_page import metrics_page
@@ -44,6 +45,7 @@ class Pages:
         manifests: Manifests | None = None,
         authorizer: Authorizer | None = None,
         login: Login | None = None,
+        audit: AuditView | None = None,
     ) -> None:
         self.catalog = catalog
         self.router = router
@@ -51,6 +53,7 @@ class Pages:
         self.manifests = manifests if manifests is not None else Manifests()
         self.authorizer: Authorizer = authorizer if authorizer is not None else AllowAll()
         self.login = login
+        self.audit = audit
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -60,6 +63,7 @@ class Pages:
             Route(TOOLS_PATH + "/{name:path}", self.tool_view, methods=["GET"]),
             Route(METRICS_PATH, self.metrics_view, methods=["GET"]),
             *(self.login.routes() if self.login is not None else []),
+            *([Route(AUDIT_PATH, self.audit.page, methods=["GET"])] if self.audit is not None else []),
         ]
 
     async def home(self, _: Request) -> Response:
@@ -113,7 +117,10 @@ def routes(
     manifests: Manifests | None = None,
     authorizer: Authorizer | None = None,
     login: Login | None = None,
+    audit: AuditView | None = None,
 ) -> list[BaseRoute]:
-    """`/`, `/ui/catalog`, `/ui/tools/{name}`, `/ui/metrics`, and with `login` `/ui/login|logout`."""
-    pages = Pages(catalog, router, metrics, manifests=manifests, authorizer=authorizer, login=login)
+    """`/`, `/ui/catalog`, `/ui/tools/{name}`, `/ui/metrics`, `/ui/audit`, and `/ui/login|logout`."""
+    pages = Pages(
+        catalog, router, metrics, manifests=manifests, authorizer=authorizer, login=login, audit=audit
+    )
     return pages.routes()
