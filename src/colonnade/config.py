@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from colonnade.errors import ColonnadeError
 
 __all__ = [
+    "ApprovalSettings",
     "AuditSettings",
     "AuthSettings",
     "ClaimNames",
@@ -265,6 +266,32 @@ class AuditSettings(_Section):
     )
 
 
+class ApprovalSettings(_Section):
+    """Human approval of calls that need it (destructive tools, contract flags, policy obligations)."""
+
+    approvers: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Personas allowed to approve calls, per API ('tenant:api', globs allowed); the first "
+        "matching entry applies, else `default_approvers`.",
+    )
+    default_approvers: list[str] = Field(
+        default_factory=lambda: ["admin"],
+        description="Personas allowed to approve calls of an API that `approvers` does not name (always "
+        "within the tool's tenant; platform admins in every tenant).",
+    )
+    request_ttl_s: float = Field(
+        default=86_400.0, gt=0, le=30 * 86_400, description="How long a call waits for a decision."
+    )
+    token_ttl_s: int = Field(
+        default=300, ge=10, le=300, description="Lifetime of an approval token (at most 5 minutes)."
+    )
+    key_file: Path | None = Field(
+        default=None,
+        description="Signing key (JWK) of approval tokens; default data_dir/approval-signing.jwk, made on "
+        "first use. Give every replica the same file.",
+    )
+
+
 _SECRET_NAME = r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$"
 
 
@@ -396,6 +423,7 @@ class Settings(_Section):
     local_principal: LocalPrincipalSettings = Field(default_factory=LocalPrincipalSettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
     audit: AuditSettings = Field(default_factory=AuditSettings)
+    approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
     servers: list[McpServerSettings] = Field(
         default_factory=list, description="Downstream MCP servers served behind the gateway."
     )

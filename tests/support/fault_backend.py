@@ -102,6 +102,14 @@ def create_app(state: FaultBackend | None = None) -> Starlette:
         backend.record("put", request, item_id=item_id)
         return JSONResponse({"id": item_id, "value": backend.items[item_id]})
 
+    async def drop_item(request: Request) -> Response:
+        if (faulty := await backend.fault(request)) is not None:
+            return faulty
+        item_id = request.path_params["item_id"]
+        dropped = backend.items.pop(item_id, None)
+        backend.record("drop", request, item_id=item_id)
+        return JSONResponse({"id": item_id, "dropped": dropped is not None})
+
     async def create_effect(request: Request) -> Response:
         if (faulty := await backend.fault(request)) is not None:
             return faulty
@@ -179,6 +187,7 @@ def create_app(state: FaultBackend | None = None) -> Starlette:
         routes=[
             Route("/items/{item_id}", get_item, methods=["GET"]),
             Route("/items/{item_id}", put_item, methods=["PUT"]),
+            Route("/items/{item_id}/drop", drop_item, methods=["DELETE"]),
             Route("/effects", create_effect, methods=["POST"]),
             Route("/payments", create_payment, methods=["POST"]),
             Route("/reservations", reserve, methods=["POST"]),

@@ -290,8 +290,61 @@ _SPECS = (
     ErrorSpec(
         "P-PRECOND-APPROVAL-REQUIRED",
         _TERMINAL,
-        "This tool needs a human's approval before it runs",
-        "Ask a human operator to approve the call; autonomous agents cannot run it directly.",
+        "This tool needs a human's approval before it runs, and this gateway cannot ask for one",
+        "Call it without dry_run on a gateway with a database: the call is then parked and answered "
+        "`pending` with an approval id for an approver (docs/approvals.md).",
+    ),
+    ErrorSpec(
+        "P-PRECOND-APPROVAL-STATE",
+        _TERMINAL,
+        "The approval is not in a state that allows this (already decided, used or expired)",
+        "Read it (`GET /v1/approvals/{id}` or `colonnade approvals show ID`); call the tool again to ask "
+        "for a new approval if it was denied or expired.",
+    ),
+    ErrorSpec(
+        "P-PRECOND-APPROVAL-DENIED",
+        _TERMINAL,
+        "The approval was denied (by an approver, or declined by the requesting user)",
+        "Read the approver's comment (`GET /v1/approvals/{id}`); change the request and call again if it "
+        "still makes sense.",
+    ),
+    ErrorSpec(
+        "A-AUTH-APPROVAL-SELF",
+        _TERMINAL,
+        "The requester of a call cannot approve it (four-eyes)",
+        "Ask another person with an approver persona for this API to approve it.",
+    ),
+    ErrorSpec(
+        "A-AUTH-APPROVER",
+        _TERMINAL,
+        "The caller's persona may not approve calls of this API",
+        "Ask someone whose persona is listed for the API under approvals.approvers (default: an admin of "
+        "the tool's tenant).",
+    ),
+    ErrorSpec(
+        "A-AUTH-APPROVAL-TOKEN",
+        _TERMINAL,
+        "The approval token is invalid, or was issued for another call, requester, tenant or version",
+        "Use the token of this approval unchanged, from the principal that asked for it, on the tool and "
+        "version it names; otherwise call the tool without a token to ask for a new approval.",
+    ),
+    ErrorSpec(
+        "A-AUTH-APPROVAL-REPLAY",
+        _TERMINAL,
+        "The approval token was used already (one token runs one call)",
+        "Call the tool without a token to ask for a new approval.",
+    ),
+    ErrorSpec(
+        "A-AUTH-APPROVAL-EXPIRED",
+        _TERMINAL,
+        "The approval token expired (tokens live at most 5 minutes)",
+        "Call the tool without a token to ask for a new approval, and use the next token promptly.",
+    ),
+    ErrorSpec(
+        "A-AUTH-APPROVAL-ARGUMENTS",
+        _TERMINAL,
+        "The call's arguments differ from the approved ones",
+        "Send exactly the approved arguments (the token binds their SHA-256), or ask for a new approval.",
     ),
     ErrorSpec(
         "P-PRECOND-CONFLICT",

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from colonnade.adapters.health_monitor import HealthMonitor
 from colonnade.adapters.registry import AdapterRegistry
+from colonnade.calls.approvals import ApprovalCoordinator
 from colonnade.calls.manifest import Manifests
 from colonnade.calls.pipeline import Pipeline, Stage
 from colonnade.calls.stages.admission import Admission
@@ -61,6 +62,7 @@ class PipelineParts:
     two_phase: TwoPhaseCoordinator | None = None
     health: HealthMonitor | None = None
     audit: AuditLog | None = None
+    approvals: ApprovalCoordinator | None = None
 
 
 def build_pipeline(parts: PipelineParts) -> Pipeline:
@@ -74,7 +76,7 @@ def build_pipeline(parts: PipelineParts) -> Pipeline:
         DeadlineCheck(),  # a deadline already past is refused before anything is spent on the call
         Drain(),  # a stopping gateway ends calls still running at the drain limit, retryable
         Admission(),  # overload: refuse at once what would miss the tool's deadline or exceed the bound
-        ApprovalGate(),  # 5 approval gate (fail-closed until the approval workflow lands)
+        ApprovalGate(parts.approvals),  # 5 approval gate: parks the call, or spends its approval token
         InputValidation(),  # 6 validate input, every violation listed
         NetworkPolicy(),  # precondition: the backend is on the allow-lists
         HealthGate(parts.health) if parts.health else None,  # precondition: the backend is ready

@@ -17,6 +17,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "APPROVAL_TOKEN_META_KEY",
     "DRY_RUN_META_KEY",
     "ENVELOPE_VERSION",
     "REQUEST_META_KEY",
@@ -35,6 +36,7 @@ __all__ = [
 
 # Over MCP, envelope fields ride in a tools/call's `_meta` under these keys (clients and smoke use them).
 DRY_RUN_META_KEY = "colonnade/dry_run"
+APPROVAL_TOKEN_META_KEY = "colonnade/approval_token"
 REQUEST_META_KEY = "colonnade/request"
 ENVELOPE_VERSION: Final = 2
 
@@ -91,6 +93,11 @@ class CallRequest(_Model):
     constraints: CallConstraints = Field(default_factory=CallConstraints)
     provenance: dict[str, Any] | None = None
     dry_run: bool = False
+    approval_token: str | None = Field(
+        default=None,
+        max_length=8192,
+        description="The signed token of an approval of exactly this call (tool, arguments, caller).",
+    )
 
 
 class CallError(_Model):

@@ -42,7 +42,6 @@ class McpBinding:
     kind: Literal["mcp"] = "mcp"
 
 
-
 @dataclass(frozen=True, slots=True)
 class OrganBinding:
     """One function of an in-process organ: `op` is sent to the organ named `organ` as a stimulus.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from colonnade.cli import (
     agents,  # noqa: F401
+    approvals,  # noqa: F401
     audit,  # noqa: F401
     cards,  # noqa: F401
     contract_openapi,  # noqa: F401

@@ -652,6 +652,8 @@ def uac022_published_with_review_items(subject: Subject) -> Iterator[Finding]:
             "do what each item asks and remove it (drop `needs_review` when it is empty), or set "
             "`status: draft` until then",
         )
+
+
 # --- UAC023: the backend -------------------------------------------------------------------------
 
 

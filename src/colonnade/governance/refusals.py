@@ -10,7 +10,15 @@ from typing import ClassVar
 
 from colonnade.errors import ColonnadeError
 
-__all__ = ["Forbidden", "GovernanceRefusal", "InvalidRequest", "UnknownResource"]
+__all__ = [
+    "ApprovalState",
+    "Forbidden",
+    "GovernanceRefusal",
+    "InvalidRequest",
+    "NotApprover",
+    "SelfApproval",
+    "UnknownResource",
+]
 
 
 class GovernanceRefusal(ColonnadeError):
@@ -38,3 +46,22 @@ class InvalidRequest(GovernanceRefusal):
 
     code = "I-REQ-GOVERNANCE"
     http_status = 400
+
+
+class SelfApproval(Forbidden):
+    """Four-eyes: the principal that asked for a call cannot approve or deny it."""
+
+    code = "A-AUTH-APPROVAL-SELF"
+
+
+class NotApprover(Forbidden):
+    """The actor's persona is not one that may approve calls of this API."""
+
+    code = "A-AUTH-APPROVER"
+
+
+class ApprovalState(GovernanceRefusal):
+    """The approval was decided, used or expired already."""
+
+    code = "P-PRECOND-APPROVAL-STATE"
+    http_status = 409

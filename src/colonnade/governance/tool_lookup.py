@@ -69,7 +69,7 @@ def find_tool(
 def near_names(
     catalog: Catalog, name: str, authorizer: Authorizer, principal: Principal, limit: int = 3
 ) -> list[str]:
-    """"Did you mean": names close to `name` that this principal may call, closest first.
+    """ "Did you mean": names close to `name` that this principal may call, closest first.
 
     A close bare name is offered as is when it is unique among the tools the caller may see, and
     as the canonical names of its bearers when it is not; tools the caller may not see never show.

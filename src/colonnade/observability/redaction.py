@@ -58,8 +58,28 @@ _SECRET_KEY = re.compile(
 # Every pattern above contains one of these, or a long run of digits: strings without any are
 # left alone at the cost of a few substring searches (the full patterns cost microseconds each).
 _TRIGGERS = (
-    "@", "://", "-----BEGIN", "eyJ", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
-    "xox", "_live_", "_test_", "AIza", "sk-", "earer", "EARER", "asic", "ASIC", "col_",
+    "@",
+    "://",
+    "-----BEGIN",
+    "eyJ",
+    "AKIA",
+    "ASIA",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "xox",
+    "_live_",
+    "_test_",
+    "AIza",
+    "sk-",
+    "earer",
+    "EARER",
+    "asic",
+    "ASIC",
+    "col_",
 )
 _DIGIT_RUN = re.compile(r"\d[\d -]{11,}\d")
 # A UUID or a hex id (call ids, trace ids) cannot hold any of the above: the per-call fast path.

@@ -174,8 +174,8 @@ class ToolIndex:
         self._apis: list[str] = []  # the API (server) of each row
         self._row_api: npt.NDArray[np.int64] | None = None  # `_apis` as numbers, built when needed
         self._api_numbers: dict[str, int] = {}
-        self.embedder: Embedder | None = embedder if embedder is not None else (
-            load_embedder() if self.config.dense else None
+        self.embedder: Embedder | None = (
+            embedder if embedder is not None else (load_embedder() if self.config.dense else None)
         )
         # Tool vectors at float16 precision (what is saved, so a loaded index scores the same).
         self._vectors = np.zeros((0, self.embedder.dim if self.embedder else 0), dtype=np.float32)

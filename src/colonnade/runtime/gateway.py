@@ -36,6 +36,7 @@ from colonnade.adapters.mcp_upstream import Upstream
 from colonnade.adapters.organ import OrganAdapter
 from colonnade.adapters.pathway import PathwayAdapter
 from colonnade.adapters.registry import AdapterRegistry
+from colonnade.calls.approvals import ApprovalCoordinator
 from colonnade.calls.commit_tool import COMMIT_TOOL, CommitHandler
 from colonnade.calls.default_pipeline import PipelineParts, build_pipeline
 from colonnade.calls.manifest import Manifests
@@ -84,6 +85,7 @@ from colonnade.surfaces.pages.audit_view import AuditView
 from colonnade.surfaces.pages.login import Login
 from colonnade.surfaces.pages.session_auth import with_page_sessions
 from colonnade.surfaces.pages.sessions import PageSessions
+from colonnade.surfaces.rest.approval_routes import ApprovalRoutes
 from colonnade.surfaces.rest.governance_routes import GovernanceRoutes
 from colonnade.surfaces.rest.routes import RestSurface
 from colonnade.surfaces.rest.servers import ServersApi
@@ -188,6 +190,12 @@ class Gateway:
         if self.two_phase is not None:
             self.builtins.add(COMMIT_TOOL)
             builtin.register(COMMIT_TOOL.operation, CommitHandler(self.two_phase))
+        desk = self.governance.approvals
+        self.approvals = (
+            ApprovalCoordinator(desk, self.parked, request_ttl_s=settings.approvals.request_ttl_s)
+            if self.parked is not None and desk is not None
+            else None
+        )
         self.sync = (
             CatalogSync(self.store, self.catalog, interval_s=settings.catalog_poll_s) if self.store else None
         )
@@ -206,11 +214,14 @@ class Gateway:
                 two_phase=self.two_phase,
                 health=self.health,
                 audit=self.governance.audit if audit_calls else None,
+                approvals=self.approvals,
             )
         )
         self.calls = CallService(self.pipeline)
         if self.two_phase is not None:
             self.two_phase.bind(self.calls.call)
+        if self.approvals is not None:
+            self.approvals.bind(self.calls.call)
         routing = (
             DynamicToolList(
                 self.catalog,
@@ -246,6 +257,7 @@ class Gateway:
             routing=routing,
             principal=principal,
             authorizer=self.authorizer,
+            approvals=self.governance.approvals,
         )
 
     @classmethod
@@ -347,6 +359,7 @@ class Gateway:
         routes = [
             *rest.routes(),
             *admin.routes(),
+            *(ApprovalRoutes(self.approvals).routes() if self.approvals is not None else ()),
             *servers.routes(),
             *self.endpoints.routes(),
             metrics_route(self.metrics),

@@ -21,6 +21,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from colonnade.catalog.catalog import Catalog
 from colonnade.config import IssuerSettings, Settings
 from colonnade.governance.agent_admin import AgentAdmin
+from colonnade.governance.approvals import ApprovalDesk, ApprovalSigner
+from colonnade.governance.approvals.signing import KEY_FILE as APPROVAL_KEY_FILE
 from colonnade.governance.audit import AuditLog
 from colonnade.governance.authorization import AllowAll, Authorizer
 from colonnade.governance.identity import Authenticator, RouteScopes
@@ -38,11 +40,12 @@ from colonnade.governance.subscriptions import SubscriptionAdmin, SubscriptionBo
 from colonnade.governance.tool_access import ToolAccess
 from colonnade.store.agents_repo import AgentStore
 from colonnade.store.api_keys_repo import ApiKeyStore
+from colonnade.store.approvals_repo import ApprovalStore
 from colonnade.store.audit_repo import AuditStore
 from colonnade.store.dpop_replay_repo import DpopReplayStore
 from colonnade.store.subscriptions_repo import SubscriptionStore
 
-__all__ = ["ROUTE_SCOPES", "Governance", "audit_key"]
+__all__ = ["ROUTE_SCOPES", "Governance", "approval_signer", "audit_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +57,7 @@ ROUTE_SCOPES: RouteScopes = (
     ("/v1/keys", Scope.SECURITY_READ),
     ("/v1/agents", Scope.SECURITY_READ),
     ("/v1/subscriptions", Scope.SUBSCRIPTIONS_READ),
+    ("/v1/approvals", Scope.CATALOG_READ),
     ("/register", Scope.SECURITY_WRITE),
 )
 """What each route needs beyond a valid credential (finer checks live in the services)."""
@@ -64,6 +68,11 @@ def audit_key(settings: Settings) -> bytes:
     """The audit log's secret key: the configured file, or data_dir/audit.key made on first use."""
     path = settings.audit.key_file or settings.data_dir / "audit.key"
     return _secret_file(path)
+
+
+def approval_signer(settings: Settings) -> ApprovalSigner:
+    """The approval tokens' signing key: the configured file, or data_dir/approval-signing.jwk."""
+    return ApprovalSigner.load_or_create(settings.approvals.key_file or settings.data_dir / APPROVAL_KEY_FILE)
 
 
 class Governance:
@@ -89,6 +98,7 @@ class Governance:
         self.agent_admin: AgentAdmin | None = None
         self.subscription_admin: SubscriptionAdmin | None = None
         self.replay: DpopReplayStore | None = None
+        self.approvals: ApprovalDesk | None = None
         if engine is not None:
             self.audit = AuditLog(AuditStore(engine), audit_key(settings))
             keys = ApiKeyStore(engine)
@@ -106,6 +116,9 @@ class Governance:
                 approval=auth.subscription_approval,
             )
             self.replay = DpopReplayStore(engine)
+            self.approvals = ApprovalDesk(
+                ApprovalStore(engine), approval_signer(settings), settings.approvals, self.audit
+            )
         if authorizer is not None:
             self.authorizer: Authorizer = authorizer
         elif auth.configured:

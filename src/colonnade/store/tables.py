@@ -30,6 +30,7 @@ from sqlalchemy.types import TypeEngine
 __all__ = [
     "AgentRow",
     "ApiKeyRow",
+    "ApprovalRow",
     "AuditRow",
     "Base",
     "ContractRow",
@@ -275,3 +276,38 @@ class SubscriptionRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     decided_by: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+APPROVAL_STATES = ("pending", "approved", "denied", "used", "expired")
+
+
+class ApprovalRow(Base):
+    """A call awaiting a human's decision, and the decision: who asked, who decided, and the token's use.
+
+    `id` is the parked call's token; `requester_principal` is the requester as authorized when it
+    asked (resuming after approval runs the call as that principal). State changes are compare-and-set.
+    """
+
+    __tablename__ = "approvals"
+    __table_args__ = (CheckConstraint(_in("state", APPROVAL_STATES), name="state"),)
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    tenant: Mapped[str] = mapped_column(Text, index=True)
+    tool: Mapped[str] = mapped_column(Text)
+    version: Mapped[str] = mapped_column(Text)
+    requester: Mapped[str] = mapped_column(Text)
+    requester_principal: Mapped[dict[str, Any]] = mapped_column(JSON_DOCUMENT)
+    input: Mapped[dict[str, Any]] = mapped_column(JSON_DOCUMENT)
+    input_hash: Mapped[str] = mapped_column(String(64))
+    reasons: Mapped[list[str]] = mapped_column(JSON_DOCUMENT)
+    policy_version: Mapped[str | None] = mapped_column(Text, nullable=True)
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    confirmed_by: Mapped[str | None] = mapped_column(Text, nullable=True)
+    approver: Mapped[str | None] = mapped_column(Text, nullable=True)
+    comment: Mapped[str | None] = mapped_column(Text, nullable=True)
+    decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    token: Mapped[str | None] = mapped_column(Text, nullable=True)
+    token_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

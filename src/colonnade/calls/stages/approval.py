@@ -1,35 +1,45 @@
-"""Approval gate: fail-closed until the approval workflow exists.
+"""Approval gate: a call that needs a human's approval runs only with a valid approval token.
 
-A tool that requires a human's approval, or is destructive, is never executed by this
-gateway without one; this stage is where the approval workflow will plug in.
+Without a token the call is parked and answered `pending` with its approval id (nothing runs);
+with one, the token must be this gateway's, unexpired, unused, and bound to exactly this call
+(tool, version, arguments, tenant, requester, policy version); it is spent before the call goes
+on. A gateway without a database cannot park calls: it refuses them (fail-closed), as it refuses
+dry runs of such tools (a dry run never asks anyone for anything).
 """
 
 from __future__ import annotations
 
+from colonnade.calls.approvals import ApprovalCoordinator, needs_approval
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.pipeline import Next
-from colonnade.contracts.model import SideEffects
 
 __all__ = ["ApprovalGate", "needs_approval"]
 
 
-def needs_approval(call: Call) -> bool:
-    """Destructive tools, and tools whose record asks for it (contract llm block, overrides, card)."""
-    tool = call.tool
-    requires = tool.requires_human_approval or (tool.llm is not None and tool.llm.requires_human_approval)
-    return requires or tool.side_effects is SideEffects.DESTRUCTIVE
-
-
 class ApprovalGate:
+    def __init__(self, approvals: ApprovalCoordinator | None = None) -> None:
+        self.approvals = approvals
+
     async def __call__(self, call: Call, next: Next) -> CallResult:
-        if needs_approval(call):
-            status, err = error(
-                "P-PRECOND-APPROVAL-REQUIRED",
-                f"'{call.tool.canonical_name}' is {call.tool.side_effects.value} and needs a human's "
-                "approval; it was not executed",
-                tool=call.tool.canonical_name,
-            )
-            return call.result(status, error=err)
-        return await next(call)
+        if not needs_approval(call):
+            return await next(call)
+        if self.approvals is None or call.request.dry_run:
+            return _refused(call)
+        token = call.request.approval_token
+        if token is None:
+            return await self.approvals.park(call)
+        refusal = await self.approvals.redeem(call, token)
+        return refusal if refusal is not None else await next(call)
+
+
+def _refused(call: Call) -> CallResult:
+    why = "a dry run is not executed" if call.request.dry_run else "this gateway has no approval workflow"
+    status, err = error(
+        "P-PRECOND-APPROVAL-REQUIRED",
+        f"'{call.tool.canonical_name}' is {call.tool.side_effects.value} and needs a human's approval; "
+        f"it was not executed ({why})",
+        tool=call.tool.canonical_name,
+    )
+    return call.result(status, error=err)

@@ -76,9 +76,7 @@ class ImportResult:
         """The import report as JSON data (`import-openapi --format json`)."""
         reviewed = {item.operation_id for item in self.needs_review}
         return {
-            "imported": [
-                {**asdict(op), "needs_review": op.operation_id in reviewed} for op in self.imported
-            ],
+            "imported": [{**asdict(op), "needs_review": op.operation_id in reviewed} for op in self.imported],
             "needs_review": [asdict(item) for item in self.needs_review],
             "needs_human": [asdict(note) for note in self.needs_human],
             "skipped": [asdict(skip) for skip in self.skipped],

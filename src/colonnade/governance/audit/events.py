@@ -32,6 +32,14 @@ class EventKind(StrEnum):
     SUBSCRIPTION_REVOKE = "subscription.revoke"
     CONTRACT_PUBLISH = "contract.publish"
     CONTRACT_DEPRECATE = "contract.deprecate"
+    APPROVAL_REQUEST = "approval.request"
+    APPROVAL_CONFIRM = "approval.confirm"
+    APPROVAL_APPROVE = "approval.approve"
+    APPROVAL_DENY = "approval.deny"
+    APPROVAL_REFUSE = "approval.refuse"
+    """An approval action or an approval token that was refused (self-approval, replay, ...)."""
+    APPROVAL_USE = "approval.use"
+    APPROVAL_EXPIRE = "approval.expire"
 
 
 def _now() -> datetime:

@@ -98,4 +98,3 @@ def as_served(answer: dict[str, Any]) -> dict[str, Any]:
     if rest:
         return {**served, "_meta": rest}
     return {key: value for key, value in served.items() if key != "_meta"}
-

@@ -25,6 +25,7 @@ from colonnade import __version__
 from colonnade.adapters.mcp_relay import Relay, relaying
 from colonnade.calls.commit_tool import COMMIT_TOOL
 from colonnade.calls.envelope import (
+    APPROVAL_TOKEN_META_KEY,
     DRY_RUN_META_KEY,
     REQUEST_META_KEY,
     CallContext,
@@ -35,6 +36,7 @@ from colonnade.calls.service import CallService
 from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog, CatalogChange
 from colonnade.catalog.tool import Tool
+from colonnade.governance.approvals import ApprovalDesk
 from colonnade.governance.authorization import AllowAll, Authorizer, permits, tool_filter
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
 from colonnade.surfaces.edge import current_caller
@@ -42,6 +44,7 @@ from colonnade.surfaces.envelope_parsing import EnvelopeRejection, validate_enve
 from colonnade.surfaces.mcp.announcer import Announcer
 from colonnade.surfaces.mcp.caller import principal_of
 from colonnade.surfaces.mcp.commit import CommitListing
+from colonnade.surfaces.mcp.confirmation import ApprovalConfirmation, wants_confirmation
 from colonnade.surfaces.mcp.render import render_answer, render_result
 from colonnade.surfaces.mcp.routing import DynamicToolList, RoutingMetaError, RoutingRequest
 
@@ -84,8 +87,10 @@ class McpSurface:
         routing: DynamicToolList | None = None,
         principal: Principal = ANONYMOUS_LOOPBACK,
         authorizer: Authorizer | None = None,
+        approvals: ApprovalDesk | None = None,
     ) -> None:
         self.catalog = catalog
+        self.confirmation = ApprovalConfirmation(approvals) if approvals is not None else None
         self.authorizer: Authorizer = authorizer if authorizer is not None else AllowAll()
         self.calls = calls
         self.page_size = page_size
@@ -149,7 +154,7 @@ class McpSurface:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         legacy = ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
         meta = dict(params.meta or {})
         builtin = params.name in self.builtins
@@ -157,8 +162,19 @@ class McpSurface:
         request = call_request(params.name, dict(params.arguments or {}), meta)
         if isinstance(request, EnvelopeRejection):
             return render_result(request.result(), legacy=legacy)
+        principal = principal_of(ctx, self.principal)
+        if self.confirmation is not None and params.request_state is not None:
+            called = self.catalog.get(params.name)
+            canonical = called.canonical_name if called is not None else None
+            answered = await self.confirmation.answered(params, request, principal, canonical)
+            return render_result(answered, legacy=legacy)
         with relaying(Relay()) as relay:  # a downstream MCP server's own answer, when one answers
-            result = await self.calls.call(request, principal_of(ctx, self.principal))
+            result = await self.calls.call(request, principal)
+        if self.confirmation is not None and wants_confirmation(result):
+            confirmed = await self.confirmation.ask(ctx, result, principal)
+            if isinstance(confirmed, types.InputRequiredResult):
+                return confirmed
+            return render_result(confirmed, legacy=legacy)
         if (
             self.routing is not None
             and not builtin
@@ -201,17 +217,27 @@ def call_request(
     """MCP's tool name and arguments, plus any envelope fields the client sent in `_meta`.
 
     `_meta["colonnade/request"]` may carry `call_id`, `tool_version`, `context`, `constraints`
-    (timeout, deadline, idempotency key, retry policy, allow-list), `provenance` and `dry_run`;
-    without it the call gets the defaults (fresh call_id and trace_id, the tool's timeout).
+    (timeout, deadline, idempotency key, retry policy, allow-list), `provenance`, `dry_run` and
+    `approval_token`; without it the call gets the defaults (fresh call_id and trace_id, the tool's
+    timeout). `_meta["colonnade/approval_token"]` carries an approval's token on its own.
     """
     envelope = meta.get(REQUEST_META_KEY)
-    if envelope is None:
+    token = meta.get(APPROVAL_TOKEN_META_KEY)
+    if envelope is None and (token is None or isinstance(token, str)):
         return CallRequest(
-            tool_id=name, input=arguments, context=CallContext(), dry_run=bool(meta.get(DRY_RUN_META_KEY))
+            tool_id=name,
+            input=arguments,
+            context=CallContext(),
+            dry_run=bool(meta.get(DRY_RUN_META_KEY)),
+            approval_token=token,
         )
+    if envelope is None:
+        envelope = {}
     if not isinstance(envelope, dict):
         envelope = {"_": envelope}  # reported as an unknown field, with the rest of the checks
     fields = {"dry_run": bool(meta.get(DRY_RUN_META_KEY)), **envelope, "tool_id": name, "input": arguments}
+    if token is not None:
+        fields["approval_token"] = token
     return validate_envelope(fields, CallRequest, prefix="/_meta/colonnade~1request")
 
 

@@ -47,11 +47,20 @@ from colonnade.surfaces.envelope_parsing import (
 from colonnade.surfaces.rest.render import error_response, json_response, result_response
 from colonnade.surfaces.rest.views import TOOLS_PATH, tool_detail, tool_summary
 
-__all__ = ["DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE", "SCHEMA_MEDIA_TYPE", "RestSurface", "render_refusal"]
+__all__ = [
+    "APPROVAL_TOKEN_HEADER",
+    "DEFAULT_PAGE_SIZE",
+    "MAX_PAGE_SIZE",
+    "SCHEMA_MEDIA_TYPE",
+    "RestSurface",
+    "render_refusal",
+]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_PAGE_SIZE = 200
+APPROVAL_TOKEN_HEADER = "Colonnade-Approval-Token"
+"""A REST call may carry its approval token in this header instead of the body's `approval_token`."""
 MAX_PAGE_SIZE = 10_000
 SCHEMA_MEDIA_TYPE = "application/schema+json"
 
@@ -98,6 +107,9 @@ class RestSurface:
         envelope = await self._envelope(request, CallRequest)
         if isinstance(envelope, EnvelopeRejection):
             return result_response(envelope.result(_ms_since(started)), envelope.http_status)
+        header_token = request.headers.get(APPROVAL_TOKEN_HEADER)
+        if header_token and envelope.approval_token is None:
+            envelope = envelope.model_copy(update={"approval_token": header_token})
         principal = principal_of_scope(request.scope)
         return await _settled(self.calls.call(envelope, principal), envelope.call_id, started)
 

@@ -1,0 +1,149 @@
+"""Calls awaiting a human's approval: parked by the approval gate, run once approved.
+
+The gate parks a call that needs approval (reason `awaiting_approval`); the parked call's token is
+the approval's id. Approvers decide on the approval desk (`governance/approvals`). An approved
+call runs either when the caller retries it with the approval's signed token, or when its parked
+call is resumed (by its requester, or by the approver with `run`): resuming runs the original
+request through the whole pipeline, as the requester, carrying the token, so the gate checks and
+spends the token on that road too. Expiry ends the approval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from colonnade.calls.call import Call
+from colonnade.calls.call_errors import error
+from colonnade.calls.envelope import CallRequest, CallResult, CallStatus, Pending
+from colonnade.calls.parking import ParkedCalls, ParkReason, argument_hash
+from colonnade.contracts.model import SideEffects
+from colonnade.governance.approvals import ApprovalDesk, CallFacts, TokenRefused, principal_from
+from colonnade.governance.principal import Principal, PrincipalKind
+from colonnade.governance.refusals import ApprovalState, Forbidden
+from colonnade.store.approvals_repo import ApprovalRecord
+from colonnade.store.parked_calls_repo import ParkedRecord
+
+__all__ = ["ApprovalCoordinator", "approval_reasons", "needs_approval", "next_action"]
+
+Runner = Callable[[CallRequest, Principal], Awaitable[CallResult]]
+
+
+def approval_reasons(call: Call) -> tuple[str, ...]:
+    """Why the call needs a human's approval; empty when it does not."""
+    tool = call.tool
+    reasons: list[str] = []
+    if tool.side_effects is SideEffects.DESTRUCTIVE:
+        reasons.append(f"{tool.canonical_name} is destructive")
+    if tool.requires_human_approval or (tool.llm is not None and tool.llm.requires_human_approval):
+        reasons.append(f"{tool.canonical_name} requires a human's approval (contract)")
+    if call.obligations.require_approval:
+        reasons.extend(call.obligations.reasons or ("a policy requires approval",))
+    return tuple(reasons)
+
+
+def needs_approval(call: Call) -> bool:
+    """Destructive tools, tools whose record asks for it, and calls a policy obliges to wait."""
+    return bool(approval_reasons(call))
+
+
+def next_action(approval_id: str) -> str:
+    return (
+        f"an approver must approve it (colonnade approvals approve {approval_id}, or POST "
+        f"/v1/approvals/{approval_id}/approve); then call again with the approval's token (GET "
+        f"/v1/approvals/{approval_id} shows it to you: REST field approval_token or header "
+        f'Colonnade-Approval-Token, MCP _meta["colonnade/approval_token"]), or resume it with POST '
+        f"/v1/approvals/{approval_id}/resume"
+    )
+
+
+class ApprovalCoordinator:
+    """The `awaiting_approval` reason's handler of parked calls, and the gate's helper."""
+
+    def __init__(self, desk: ApprovalDesk, parked: ParkedCalls, *, request_ttl_s: float) -> None:
+        self.desk = desk
+        self.parked = parked
+        self.request_ttl_s = request_ttl_s
+        self._run: Runner | None = None
+        parked.register(ParkReason.AWAITING_APPROVAL, self)
+
+    def bind(self, run: Runner) -> None:
+        """The call entry point an approved call resumes through (`CallService.call`)."""
+        self._run = run
+
+    def facts(self, call: Call) -> CallFacts:
+        tool = call.tool
+        return CallFacts(
+            tool=tool.canonical_name,
+            version=tool.version,
+            tenant=tool.tenant,
+            input=dict(call.request.input),
+            input_hash=argument_hash(call.request.input),
+            requester=call.principal,
+            reasons=approval_reasons(call),
+            policy_version=call.obligations.policy_version,
+        )
+
+    async def park(self, call: Call) -> CallResult:
+        """Suspend the call until an approver decides; answer `pending` with what to do next."""
+        record = await self.parked.park(
+            call, ParkReason.AWAITING_APPROVAL, payload=None, window_ms=self.request_ttl_s * 1000
+        )
+        await self.desk.ask(record.token, self.facts(call), record.deadline)
+        pending = Pending(
+            reason="awaiting_approval",
+            token=record.token,
+            expires_at=record.deadline,
+            next_action=next_action(record.token),
+        )
+        result = call.result(CallStatus.PENDING)
+        return result.model_copy(update={"pending": pending})
+
+    async def redeem(self, call: Call, token: str) -> CallResult | None:
+        """None when the token is good for this call (and now spent), else the refusal."""
+        try:
+            await self.desk.redeem(token, self.facts(call))
+        except TokenRefused as refused:
+            status, err = error(refused.code, refused.message, approval_id=refused.approval_id)
+            return call.result(status, error=err)
+        return None
+
+    async def resume_as(
+        self, actor: Principal, approval_id: str, *, call_id: str | None = None
+    ) -> CallResult:
+        """Run an approved call now, for its requester or the approver that approved it."""
+        record = await self.desk.show(actor, approval_id)
+        if actor.key not in (record.requester, record.approver) and actor.kind is not PrincipalKind.SYSTEM:
+            raise Forbidden(f"only the requester or the approver of {approval_id} may resume it")
+        if record.state != "approved":
+            raise ApprovalState(f"approval {approval_id} is {record.state}; only an approved call runs")
+        return await self.parked.resume(
+            approval_id, ParkReason.AWAITING_APPROVAL, call_id=call_id, principal=actor
+        )
+
+    # -- the ParkingHandler of calls awaiting approval -------------------------------------------
+
+    async def resume(self, parked: ParkedRecord, *, call_id: str | None, principal: Principal) -> CallResult:
+        record = await self.desk.store.get(parked.token)
+        if record is None or record.token is None or self._run is None:
+            return self.refused(parked, parked.token, record.state if record else "unknown", call_id)
+        return await self._run(_request_of(record, call_id), principal_from(record.requester_principal))
+
+    def refused(self, parked: ParkedRecord | None, token: str, why: str, call_id: str | None) -> CallResult:
+        status, err = error(
+            "P-PRECOND-APPROVAL-STATE",
+            f"the call awaiting approval {token} is {why}; it cannot run",
+            approval_id=token,
+            state=why,
+        )
+        return CallResult(call_id=call_id or token, status=status, error=err)
+
+    async def expire(self, parked: ParkedRecord) -> bool:
+        await self.desk.expire(parked.token)
+        return True
+
+
+def _request_of(record: ApprovalRecord, call_id: str | None) -> CallRequest:
+    request = CallRequest(
+        tool_id=record.tool, tool_version=record.version, input=record.input, approval_token=record.token
+    )
+    return request.model_copy(update={"call_id": call_id}) if call_id is not None else request

@@ -1,0 +1,142 @@
+"""`colonnade approvals list | show | approve | deny`: decide on calls awaiting approval, on the database.
+
+The CLI acts as the gateway's operator (`system:cli`, every tenant), like `colonnade keys`; `--as`
+names the person deciding, who is then the approver bound into the token and the audit record
+(four-eyes: never the requester). Running the approved call is the requester's (retry with the
+token, or `POST /v1/approvals/{id}/resume`), or `POST /v1/approvals/{id}/approve` with `run`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from colonnade.cli._governance import OPERATOR, run_governance
+from colonnade.cli.common import console, fail, settings_of
+from colonnade.cli.root import app
+from colonnade.governance.principal import Principal, PrincipalKind
+
+if TYPE_CHECKING:
+    from colonnade.runtime.governance import Governance
+    from colonnade.store.approvals_repo import ApprovalRecord
+
+__all__ = ["approvals_app"]
+
+approvals_app = typer.Typer(help="List calls awaiting approval; approve or deny them.", no_args_is_help=True)
+app.add_typer(approvals_app, name="approvals")
+
+_STATES = ("pending", "approved", "denied", "used", "expired")
+_AS_HELP = "Who decides (a user id, recorded as the approver; default: the operator, system:cli)."
+
+
+def _actor(person: str | None) -> Principal:
+    if person is None:
+        return OPERATOR
+    if not person.strip() or len(person) > 256:
+        fail("--as names a user id (1 to 256 characters)")
+    return Principal(PrincipalKind.USER, person, persona="admin", credential="cli")
+
+
+@approvals_app.command("list")
+def list_approvals(
+    ctx: typer.Context,
+    state: Annotated[
+        str | None, typer.Option(help="Only this state: pending, approved, denied, used or expired.")
+    ] = "pending",
+    every: Annotated[bool, typer.Option("--all", help="Every state (overrides --state).")] = False,
+) -> None:
+    """List approvals, newest first (by default those still pending).
+
+    Example: colonnade approvals list --state pending
+    """
+    if state is not None and state not in _STATES:
+        fail(f"--state is one of {', '.join(_STATES)}, not {state!r}")
+
+    async def work(governance: Governance) -> list[ApprovalRecord]:
+        assert governance.approvals is not None
+        return await governance.approvals.list(OPERATOR, None if every else state)
+
+    records = run_governance(settings_of(ctx), work)
+    if not records:
+        console.print("no approvals" + ("" if every else f" in state {state}"))
+        return
+    table = Table("id", "state", "tool", "arguments", "requester", "reasons", "expires (UTC)")
+    for record in records:
+        table.add_row(
+            record.id,
+            record.state,
+            record.tool,
+            json.dumps(record.input, ensure_ascii=False),
+            record.requester,
+            "\n".join(record.reasons),
+            record.expires_at.strftime("%Y-%m-%d %H:%M"),
+        )
+    console.print(table)
+
+
+@approvals_app.command("show")
+def show(
+    ctx: typer.Context,
+    approval_id: Annotated[str, typer.Argument(help="Id of the approval (ap_...).", show_default=False)],
+) -> None:
+    """Print one approval as JSON (tool, arguments, requester, reasons, decision).
+
+    Example: colonnade approvals show ap_Xb3...
+    """
+    from colonnade.governance.approvals import approval_view
+
+    async def work(governance: Governance) -> ApprovalRecord:
+        assert governance.approvals is not None
+        return await governance.approvals.show(OPERATOR, approval_id)
+
+    record = run_governance(settings_of(ctx), work)
+    console.print_json(json.dumps(approval_view(record)))
+
+
+@approvals_app.command("approve")
+def approve(
+    ctx: typer.Context,
+    approval_id: Annotated[str, typer.Argument(help="Id of the approval (ap_...).", show_default=False)],
+    comment: Annotated[str | None, typer.Option(help="Why (shown to the requester, audited).")] = None,
+    person: Annotated[str | None, typer.Option("--as", help=_AS_HELP)] = None,
+) -> None:
+    """Approve a pending call: its requester may then run it once, within 5 minutes.
+
+    Example: colonnade approvals approve ap_Xb3... --as bob --comment "checked with finance"
+    """
+    actor = _actor(person)
+
+    async def work(governance: Governance) -> ApprovalRecord:
+        assert governance.approvals is not None
+        return await governance.approvals.approve(actor, approval_id, comment)
+
+    record = run_governance(settings_of(ctx), work)
+    expires = record.token_expires_at.isoformat() if record.token_expires_at else "-"
+    console.print(
+        f"approved {record.id} ({record.tool}) as {record.approver}; the requester {record.requester} "
+        f"may run it once until {expires} (it reads the token with GET /v1/approvals/{record.id})"
+    )
+
+
+@approvals_app.command("deny")
+def deny(
+    ctx: typer.Context,
+    approval_id: Annotated[str, typer.Argument(help="Id of the approval (ap_...).", show_default=False)],
+    comment: Annotated[str | None, typer.Option(help="Why (shown to the requester, audited).")] = None,
+    person: Annotated[str | None, typer.Option("--as", help=_AS_HELP)] = None,
+) -> None:
+    """Deny a pending call: it never runs.
+
+    Example: colonnade approvals deny ap_Xb3... --as bob --comment "wrong invoice"
+    """
+    actor = _actor(person)
+
+    async def work(governance: Governance) -> ApprovalRecord:
+        assert governance.approvals is not None
+        return await governance.approvals.deny(actor, approval_id, comment)
+
+    record = run_governance(settings_of(ctx), work)
+    console.print(f"denied {record.id} ({record.tool}) as {record.approver}")
