@@ -81,6 +81,7 @@ from colonnade.surfaces.mcp.upstream_endpoints import UpstreamEndpoints
 from colonnade.surfaces.metrics_route import metrics_route
 from colonnade.surfaces.oauth_routes import metadata_paths, oauth_routes
 from colonnade.surfaces.pages import routes as page_routes
+from colonnade.surfaces.pages.approvals_view import ApprovalsView
 from colonnade.surfaces.pages.audit_view import AuditView
 from colonnade.surfaces.pages.login import Login
 from colonnade.surfaces.pages.session_auth import with_page_sessions
@@ -351,6 +352,7 @@ class Gateway:
             authorizer=self.authorizer,
             login=login,
             audit=AuditView(governance.audit, audit_reach if login is not None else _every_record),
+            approvals=ApprovalsView(self.approvals) if self.approvals is not None else None,
         )
         servers = ServersApi(
             self.servers, self.status, admin_api=server.admin_api, max_body_bytes=server.max_request_bytes

@@ -73,6 +73,10 @@ form.login input[type=password]{padding:.4em;font-family:ui-monospace,monospace}
 form.filters{display:flex;flex-wrap:wrap;gap:.5em;align-items:end;margin:.6em 0 1em}
 form.filters label{display:grid;font-size:.85em;color:#4a5263}
 form.decide{display:flex;gap:.4em;align-items:center;margin:.2em 0}
+form.decide input[type=text]{flex:1;padding:.3em}
+section.approval{background:#fff;border:1px solid #e3e5ea;padding:.2em 1em 1em;margin:0 0 1em}
+.state-pending{background:#fff1d6;color:#8a5a00}.state-approved,.state-used{background:#e3f2e6;color:#1f6b33}
+.state-denied,.state-expired{background:#eef0f4;color:#4a5263}
 """
 _STYLE_HASH = base64.b64encode(hashlib.sha256(_STYLE.encode("utf-8")).digest()).decode("ascii")
 

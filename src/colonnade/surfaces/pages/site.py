@@ -20,6 +20,7 @@ from colonnade.governance.tool_lookup import find_tool
 from colonnade.observability.metrics import GatewayMetrics
 from colonnade.routing.router import Router
 from colonnade.surfaces.edge import principal_of_scope
+from colonnade.surfaces.pages.approvals_view import ApprovalsView
 from colonnade.surfaces.pages.audit_view import AuditView
 from colonnade.surfaces.pages.catalog_page import Visible, catalog_page
 from colonnade.surfaces.pages.forms import visitor_of
@@ -46,6 +47,7 @@ class Pages:
         authorizer: Authorizer | None = None,
         login: Login | None = None,
         audit: AuditView | None = None,
+        approvals: ApprovalsView | None = None,
     ) -> None:
         self.catalog = catalog
         self.router = router
@@ -54,6 +56,7 @@ class Pages:
         self.authorizer: Authorizer = authorizer if authorizer is not None else AllowAll()
         self.login = login
         self.audit = audit
+        self.approvals = approvals
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -64,6 +67,7 @@ class Pages:
             Route(METRICS_PATH, self.metrics_view, methods=["GET"]),
             *(self.login.routes() if self.login is not None else []),
             *([Route(AUDIT_PATH, self.audit.page, methods=["GET"])] if self.audit is not None else []),
+            *(self.approvals.routes() if self.approvals is not None else []),
         ]
 
     async def home(self, _: Request) -> Response:
@@ -118,9 +122,17 @@ def routes(
     authorizer: Authorizer | None = None,
     login: Login | None = None,
     audit: AuditView | None = None,
+    approvals: ApprovalsView | None = None,
 ) -> list[BaseRoute]:
     """`/`, `/ui/catalog`, `/ui/tools/{name}`, `/ui/metrics`, `/ui/audit`, and `/ui/login|logout`."""
     pages = Pages(
-        catalog, router, metrics, manifests=manifests, authorizer=authorizer, login=login, audit=audit
+        catalog,
+        router,
+        metrics,
+        manifests=manifests,
+        authorizer=authorizer,
+        login=login,
+        audit=audit,
+        approvals=approvals,
     )
     return pages.routes()
