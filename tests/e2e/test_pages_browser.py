@@ -102,3 +102,50 @@ def test_a_form_posted_from_another_page_is_refused(page: Page, governed: Govern
         assert "A-AUTH-CSRF" in page.inner_text("#error")
     page.goto(f"{governed.base_url}/ui/catalog")
     assert page.url == f"{governed.base_url}/ui/catalog"  # still logged in
+
+
+DROP = "acme:items:drop_item"
+
+
+def ask_for_a_drop(governed: Governed, item: str) -> str:
+    """Alice asks (over REST) for a destructive call; it waits for an approver."""
+    status, result = governed.call(governed.token("admin", sub="alice"), DROP, item_id=item)
+    assert status == 200 and result["status"] == "pending", result
+    return str(result["pending"]["token"])
+
+
+def drops(governed: Governed, item: str) -> int:
+    return sum(1 for e in governed.effects() if e["kind"] == "drop" and e["item_id"] == item)
+
+
+def test_an_approver_approves_a_pending_call_and_it_runs(page: Page, governed: Governed) -> None:
+    approval = ask_for_a_drop(governed, "B-1")
+    log_in(page, governed, governed.token("admin", sub="bob"))
+    page.click("header >> text=Approvals")
+    card = page.locator(f'section[data-approval="{approval}"]')
+    assert card.get_attribute("data-state") == "pending"
+    assert '"item_id": "B-1"' in card.locator("pre.arguments").inner_text()
+    assert "user:alice" in card.inner_text()
+    assert drops(governed, "B-1") == 0
+
+    card.locator('input[aria-label="comment to approve"]').fill("old test item, fine")
+    card.locator("button.approve").click()
+    assert "The call ran: success" in page.inner_text("#call-result")
+    decided = page.locator(f'section[data-approval="{approval}"]')
+    assert decided.get_attribute("data-state") == "used"
+    assert "old test item, fine" in decided.inner_text()
+    assert drops(governed, "B-1") == 1
+
+
+def test_an_approver_denies_a_pending_call_and_nothing_runs(page: Page, governed: Governed) -> None:
+    approval = ask_for_a_drop(governed, "B-2")
+    log_in(page, governed, governed.token("admin", sub="bob"))
+    page.goto(f"{governed.base_url}/ui/approvals")
+    card = page.locator(f'section[data-approval="{approval}"]')
+    card.locator('input[aria-label="comment to deny"]').fill("not this one")
+    card.locator("button.deny").click()
+    assert page.inner_text("#notice") == "Denied."
+    assert page.locator(f'section[data-approval="{approval}"]').get_attribute("data-state") == "denied"
+    page.goto(f"{governed.base_url}/ui/approvals")
+    assert page.locator(f'section[data-approval="{approval}"]').count() == 0  # no longer pending
+    assert drops(governed, "B-2") == 0
