@@ -23,7 +23,18 @@ __all__ = ["ChainSeen", "audit_page", "audit_problem_page"]
 
 _OUTCOMES = ("success", "invalid_request", "terminal_error", "retryable_error", "refused", "pending")
 _COLUMNS = ("#", "At (UTC)", "Kind", "Principal", "Tenant", "Tool", "Decision", "Outcome", "Code")
-_KINDS = ("call", "auth.failure", "key.create", "key.revoke", "agent.register", "subscription.request")
+_KINDS = (
+    "call",
+    "auth.failure",
+    "approval.request",
+    "approval.approve",
+    "approval.deny",
+    "approval.refuse",
+    "key.create",
+    "key.revoke",
+    "agent.register",
+    "subscription.request",
+)
 
 
 ChainSeen = tuple[ChainReport, datetime]
