@@ -51,9 +51,9 @@ def csrf_refusal(request: Request, fields: dict[str, str]) -> Response | None:
         return None
     reason = (
         "This form did not carry the token of your session: it may come from another site, or "
-        "from a page opened before you logged in again."
+        "from a page opened before you logged in again"
         if found is not None
-        else "Forms that change something need a logged-in page session."
+        else "Forms that change something need a logged-in page session"
     )
     page = document(
         "Refused",

@@ -25,7 +25,14 @@ from colonnade.surfaces.pages.audit_view import AuditView
 from colonnade.surfaces.pages.catalog_page import Visible, catalog_page
 from colonnade.surfaces.pages.forms import visitor_of
 from colonnade.surfaces.pages.html import Html
-from colonnade.surfaces.pages.layout import AUDIT_PATH, CATALOG_PATH, METRICS_PATH, TOOLS_PATH, page_response
+from colonnade.surfaces.pages.layout import (
+    AUDIT_PATH,
+    CATALOG_PATH,
+    LOGIN_PATH,
+    METRICS_PATH,
+    TOOLS_PATH,
+    page_response,
+)
 from colonnade.surfaces.pages.login import Login
 from colonnade.surfaces.pages.metric_values import read_stats
 from colonnade.surfaces.pages.metrics_page import metrics_page
@@ -65,7 +72,8 @@ class Pages:
             # `path`: a name with `/` (other sources allow one) reaches its tool or the 404 page
             Route(TOOLS_PATH + "/{name:path}", self.tool_view, methods=["GET"]),
             Route(METRICS_PATH, self.metrics_view, methods=["GET"]),
-            *(self.login.routes() if self.login is not None else []),
+            # Without authentication nobody logs in: the login page leads to the catalog.
+            *(self.login.routes() if self.login is not None else [Route(LOGIN_PATH, self.home)]),
             *([Route(AUDIT_PATH, self.audit.page, methods=["GET"])] if self.audit is not None else []),
             *(self.approvals.routes() if self.approvals is not None else []),
         ]
