@@ -7,6 +7,7 @@ and sends the forms exactly as a person's browser would, CSRF tokens and Origin 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page
@@ -15,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
+from tests.support import browser as browser_support
 from tests.support.browser import chromium
 from tests.support.governed import Governed, governed_gateway
 from tests.support.loopback import serve_in_thread
@@ -149,3 +151,11 @@ def test_an_approver_denies_a_pending_call_and_nothing_runs(page: Page, governed
     page.goto(f"{governed.base_url}/ui/approvals")
     assert page.locator(f'section[data-approval="{approval}"]').count() == 0  # no longer pending
     assert drops(governed, "B-2") == 0
+
+
+def test_without_chromium_the_browser_tests_skip_and_say_why(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(browser_support, "CHROMIUM", tmp_path / "chromium")
+    with pytest.raises(pytest.skip.Exception, match=r"could not be installed .*make browser"):
+        next(chromium())
