@@ -10,6 +10,7 @@ after the edge's Host and Origin checks.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from http.cookies import CookieError, SimpleCookie
 
 from starlette.datastructures import Headers
@@ -69,7 +70,7 @@ def with_page_sessions(authenticate: Authenticator, sessions: PageSessions) -> A
             scope.setdefault("state", {})[SESSION_KEY] = (cookie, session)
         elif outcome.http_status == 401:  # the credential no longer holds: the session is over
             sessions.close(cookie)
-            outcome.details["session"] = "ended"
+            return replace(outcome, details={**outcome.details, "session": "ended"})
         return outcome
 
     return authenticate_with_session
