@@ -64,7 +64,8 @@ def test_inspector_lists_and_calls(stack: Stack, inspector: list[str], era: str)
         "acme__billing__void_invoice",
         "--tool-arg",
         "invoice_id=INV-2002",
+        "reason=Issued in error",
         exit_code=5,  # the Inspector's exit code for a result with isError: true
     )
     assert refused.get("isError") is True
-    assert "P-PRECOND-APPROVAL-REQUIRED" in json.dumps(refused["content"])
+    assert "pending (awaiting_approval)" in json.dumps(refused["content"])  # waits for an approver

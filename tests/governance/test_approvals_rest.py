@@ -174,3 +174,11 @@ def test_a_denied_call_never_runs(governed: Governed) -> None:
     status, late = _post(governed, bob, f"/v1/approvals/{approval}/approve")
     assert (status, late["error"]["code"]) == (409, "P-PRECOND-APPROVAL-STATE")
     assert _drops(governed, "D-1") == 0
+
+
+def test_a_call_its_schema_refuses_is_not_parked(governed: Governed) -> None:
+    alice, bob = _people(governed)
+    before = len(_get(governed, bob, "/v1/approvals?state=pending")[1]["approvals"])
+    status, result = governed.call(alice, DROP, item_id="V-1", colour="red")
+    assert (status, result["error"]["code"]) == (200, "I-REQ-SCHEMA")
+    assert len(_get(governed, bob, "/v1/approvals?state=pending")[1]["approvals"]) == before

@@ -13,7 +13,7 @@ import pytest
 from colonnade.surfaces.mcp.render import RESULT_META_KEY
 from tests.support.governed import Governed
 
-OK, APPROVAL, HIDDEN = "ok", "P-PRECOND-APPROVAL-REQUIRED", "I-REQ-UNKNOWN-TOOL"
+OK, APPROVAL, HIDDEN = "ok", "pending", "I-REQ-UNKNOWN-TOOL"
 FORBIDDEN, UNSUBSCRIBED = "A-AUTH-FORBIDDEN", "A-AUTH-SUBSCRIPTION-REQUIRED"
 # (persona, tenant, team) -> api -> (read_item, write_item, drop_item)
 PERSONAS: dict[tuple[str, str, str | None], dict[str, tuple[str, str, str]]] = {
@@ -62,11 +62,15 @@ CELLS = [
 
 
 def _rest_outcome(result: dict[str, Any]) -> str:
-    return OK if result["status"] == "success" else str(result["error"]["code"])
+    if result["status"] in ("success", "pending"):
+        return OK if result["status"] == "success" else APPROVAL
+    return str(result["error"]["code"])
 
 
 def _mcp_outcome(result: Any) -> str:
     envelope = (result.meta or {})[RESULT_META_KEY]
+    if envelope["status"] == "pending":
+        return APPROVAL
     return OK if not result.is_error else str(envelope["error"]["code"])
 
 

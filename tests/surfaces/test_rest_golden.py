@@ -140,8 +140,14 @@ CASES = (
     # P-PRECOND: well formed, cannot run now
     Case(
         "p-precond-approval-required",
-        {"tool_id": "acme:billing:void_invoice", "input": {"invoice_id": "INV-2001"}},
+        {"tool_id": "acme:billing:void_invoice", "input": {"invoice_id": "INV-2001", "reason": "Issued in error"}, "dry_run": True},
         200, "terminal_error", "P-PRECOND-APPROVAL-REQUIRED",
+    ),
+    # pending: parked until an approver decides; nothing ran
+    Case(
+        "pending-awaiting-approval",
+        {"tool_id": "acme:billing:void_invoice", "input": {"invoice_id": "INV-2001", "reason": "Issued in error"}},
+        200, "pending", None, masked=("/pending/token", "/pending/next_action"),
     ),
     Case(
         "p-precond-conflict", {"tool_id": "acme:crm:create_customer", "input": _ADA_AGAIN},
@@ -309,7 +315,7 @@ def test_every_outcome_class_has_a_golden_case() -> None:
     produced_only_under_load = {"R-CAP"}  # concurrency limits: covered by the pipeline's own tests
     assert covered == {c.prefix for c in ERROR_CLASSES} - produced_only_under_load
     assert {c.status for c in CASES} == {
-        "success", "success_prep", "invalid_request", "terminal_error", "retryable_error"
+        "success", "success_prep", "pending", "invalid_request", "terminal_error", "retryable_error"
     }
     assert len({c.name for c in CASES}) == len(CASES)
 

@@ -272,4 +272,9 @@ def _print_banner(gateway: Gateway, url: str, snippet: bool, token: str | None =
         config = {"mcpServers": {"colonnade": server}}
         err_console.print("MCP client config (paste into your client's settings):")
         err_console.print(json.dumps(config, indent=2), markup=False, highlight=False)
+        if token is not None:
+            err_console.print(
+                "Destructive tools wait for a second person: approve with the token in "
+                "demo-approver-token (docs/approvals.md)."
+            )
         err_console.print(f"Health: {url.removesuffix('/mcp')}/readyz   Stop: Ctrl-C")

@@ -32,7 +32,7 @@ from colonnade.cli.root import app
 from colonnade.cli.serve import PORT_HINT, require_free_port, with_overrides
 from colonnade.config import OrganSettings, Settings
 
-__all__ = ["DEMO_BACKEND_PORT", "demo"]
+__all__ = ["DEMO_APPROVER_TOKEN_FILE", "DEMO_BACKEND_PORT", "demo"]
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DEMO_CONTRACTS = REPO_ROOT / "examples" / "contracts"
@@ -40,6 +40,8 @@ DEMO_ORGAN_CARDS = REPO_ROOT / "examples" / "organs" / "vault" / "cards"
 DEMO_PATHWAYS = REPO_ROOT / "examples" / "organs" / "pathways.yaml"
 DEMO_TENANT = "acme"
 DEMO_BACKEND_PORT = 8766
+DEMO_APPROVER_TOKEN_FILE = "demo-approver-token"
+"""A second admin of the demo's tenant: approves what the first one asks (four-eyes)."""
 _BACKEND_HINT = "choose another with --backend-port (make run BACKEND_PORT=...)"
 _DEMO_TOKEN_TTL_S = 12 * 3600
 _STORE_FILES = ("colonnade.db", "colonnade.db-journal", "colonnade.db-wal", "colonnade.db-shm")
@@ -83,9 +85,12 @@ def demo(
         }
     )
     # Requests need a credential, as in production: the demo trusts a development issuer and mints
-    # an admin token, which the client commands (smoke, tools list) find in data_dir/demo-token.
+    # an admin token, which the client commands (smoke, tools list) find in data_dir/demo-token, and
+    # a second admin's token (data_dir/demo-approver-token): four-eyes needs another person to approve
+    # what the first one asks (e.g. voiding an invoice).
     settings = settings.model_copy(update={"auth": settings.auth.model_copy(update={"dev_issuer": True})})
     token = _demo_token(settings, token_dir)
+    _demo_token(settings, token_dir, subject="demo-approver", file_name=DEMO_APPROVER_TOKEN_FILE)
     from colonnade.observability.logging import configure_logging
 
     configure_logging(settings.log_level)
@@ -95,8 +100,10 @@ def demo(
         _launch.run(_launch.run_http(settings, banner=True, snippet=True, token=token))
 
 
-def _demo_token(settings: Settings, token_dir: Path) -> str:
-    """An admin token of tenant acme from the development issuer, also written to token_dir/demo-token."""
+def _demo_token(
+    settings: Settings, token_dir: Path, *, subject: str = "demo-admin", file_name: str = DEMO_TOKEN_FILE
+) -> str:
+    """An admin token of tenant acme from the development issuer, also written to token_dir/file_name."""
     from colonnade.cli.token import write_secret
     from colonnade.governance.identity.dev_issuer import DevIssuer
     from colonnade.governance.identity.exposure import AuthConfigError, resource_url
@@ -107,7 +114,7 @@ def _demo_token(settings: Settings, token_dir: Path) -> str:
     except AuthConfigError as exc:
         fail(str(exc))
     claims = {
-        "sub": "demo-admin",
+        "sub": subject,
         "persona": Persona.ADMIN.value,
         "tenant": "acme",
         "scope": " ".join(sorted(PERSONA_SCOPES[Persona.ADMIN])),
@@ -116,7 +123,7 @@ def _demo_token(settings: Settings, token_dir: Path) -> str:
         claims, audience=audience, ttl_s=_DEMO_TOKEN_TTL_S
     )
     token_dir.mkdir(parents=True, exist_ok=True)
-    write_secret(token_dir / DEMO_TOKEN_FILE, token)
+    write_secret(token_dir / file_name, token)
     return token
 
 

@@ -1,9 +1,9 @@
 """Approval gate: a call that needs a human's approval runs only with a valid approval token.
 
-Without a token the call is parked and answered `pending` with its approval id (nothing runs);
-with one, the token must be this gateway's, unexpired, unused, and bound to exactly this call
-(tool, version, arguments, tenant, requester, policy version); it is spent before the call goes
-on. A gateway without a database cannot park calls: it refuses them (fail-closed), as it refuses
+Without a token a call with valid arguments is parked and answered `pending` with its approval
+id (nothing runs); with one, the token must be this gateway's, unexpired, unused, and bound to
+exactly this call (tool, version, arguments, tenant, requester, policy version); it is spent
+before the call goes on. A gateway without a database cannot park calls: it refuses them (fail-closed), as it refuses
 dry runs of such tools (a dry run never asks anyone for anything).
 """
 
@@ -14,6 +14,7 @@ from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.pipeline import Next
+from colonnade.calls.stages.validate_input import schema_refusal
 
 __all__ = ["ApprovalGate", "needs_approval"]
 
@@ -29,17 +30,21 @@ class ApprovalGate:
             return _refused(call)
         token = call.request.approval_token
         if token is None:
-            return await self.approvals.park(call)
+            # No approver is asked about a call its tool would refuse anyway.
+            return schema_refusal(call) or await self.approvals.park(call)
         refusal = await self.approvals.redeem(call, token)
         return refusal if refusal is not None else await next(call)
 
 
 def _refused(call: Call) -> CallResult:
-    why = "a dry run is not executed" if call.request.dry_run else "this gateway has no approval workflow"
+    why = (
+        "a dry run does not ask for one (call without dry_run to ask an approver)"
+        if call.request.dry_run
+        else "this gateway has no database to park the call for an approver, so it was not executed"
+    )
     status, err = error(
         "P-PRECOND-APPROVAL-REQUIRED",
-        f"'{call.tool.canonical_name}' is {call.tool.side_effects.value} and needs a human's approval; "
-        f"it was not executed ({why})",
+        f"'{call.tool.canonical_name}' is {call.tool.side_effects.value} and needs a human's approval: {why}",
         tool=call.tool.canonical_name,
     )
     return call.result(status, error=err)
