@@ -51,5 +51,14 @@ def test_the_csrf_token_must_match_exactly() -> None:
 
 def test_after_login_only_pages_of_this_gateway() -> None:
     assert safe_next("/ui/audit?tool=a") == "/ui/audit?tool=a"
-    for target in (None, "", "//evil.example", "https://evil.example", "/v1/tools", "/ui/login", "/\\x"):
+    for target in (
+        None,
+        "",
+        "/",
+        "//evil.example",
+        "https://evil.example",
+        "/v1/tools",
+        "/ui/login",
+        "/ui\\x",
+    ):
         assert safe_next(target) == "/ui/catalog", target

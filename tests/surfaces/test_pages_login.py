@@ -168,3 +168,12 @@ def test_failed_logins_are_audited(governed: Governed) -> None:
     assert audit is not None
     records = governed.running.run(audit.store.query(AuditFilter(kind="auth.failure"), limit=50))
     assert any(r.details.get("path") == "/ui/login" and r.code == "A-AUTH-API-KEY" for r in records)
+
+
+def test_the_site_root_leads_to_the_catalog_after_login(governed: Governed) -> None:
+    with page_client(governed.base_url) as client:
+        root = client.get("/")
+        assert root.status_code == 303 and root.headers["location"].startswith("/ui/login")
+        done = log_in(client, governed.token("admin"), "/")
+        assert done.headers["location"] == "/ui/catalog"  # where the session cookie is sent
+        assert client.get("/ui/catalog").status_code == 200

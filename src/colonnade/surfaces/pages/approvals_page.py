@@ -106,7 +106,7 @@ def _card(record: ApprovalRecord, now: datetime, may_decide: bool, visitor: Visi
         ("Requester", tag("code", record.requester)),
         ("Why approval", _reasons(record.reasons)),
         ("Asked", _moment(record.created_at)),
-        ("Expires", join(_moment(record.expires_at), f" ({_until(record.expires_at, now)})")),
+        ("Expires", _expiry(record, now)),
         ("Arguments SHA-256", tag("code", record.input_hash)),
     ]
     if record.confirmed_by:
@@ -173,6 +173,13 @@ def _result(result: CallResult) -> Html:
     if error is not None:
         said.append(join(" — ", tag("code", error.code), f" {error.message}"))
     return tag("p", *said, ".", class_="error" if error is not None else "note", id="call-result")
+
+
+def _expiry(record: ApprovalRecord, now: datetime) -> Child:
+    """When the request lapses; the time left only while someone can still act on it."""
+    if record.state in ("pending", "approved"):
+        return join(_moment(record.expires_at), f" ({_until(record.expires_at, now)})")
+    return _moment(record.expires_at)
 
 
 def _moment(moment: datetime) -> str:

@@ -152,7 +152,7 @@ def _row(record: StoredAudit) -> Html:
     return tag(
         "tr",
         tag("td", record.seq, class_="num"),
-        tag("td", record.at.strftime("%Y-%m-%d %H:%M:%S")),
+        tag("td", record.at.strftime("%Y-%m-%d %H:%M:%S"), class_="at"),
         tag("td", record.kind),
         tag("td", record.actor or "—"),
         tag("td", record.tenant or "—"),
@@ -163,8 +163,8 @@ def _row(record: StoredAudit) -> Html:
         tag(
             "td",
             "; ".join(record.reasons),
-            tag("br") if details else None,
-            tag("code", details) if details else None,
+            tag("br") if record.reasons and details else None,
+            tag("code", details, class_="details") if details else None,
         ),
         data_seq=record.seq,
         data_kind=record.kind,

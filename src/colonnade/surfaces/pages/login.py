@@ -27,7 +27,7 @@ from colonnade.surfaces.edge import Authenticator, EdgeRefusal
 from colonnade.surfaces.pages.forms import csrf_refusal, form_fields
 from colonnade.surfaces.pages.html import Child, Html, tag
 from colonnade.surfaces.pages.layout import CATALOG_PATH, LOGIN_PATH, LOGOUT_PATH, document, page_response
-from colonnade.surfaces.pages.session_auth import is_page_path, session_cookie, session_of_scope
+from colonnade.surfaces.pages.session_auth import session_cookie, session_of_scope
 from colonnade.surfaces.pages.sessions import SESSION_COOKIE, PageSessions
 
 __all__ = ["LOGIN_COOKIE", "Login", "login_url", "safe_next"]
@@ -42,11 +42,11 @@ _HEADER_HINTS = frozenset({"A-AUTH-MISSING", "A-AUTH-MALFORMED"})
 
 
 def safe_next(value: str | None) -> str:
-    """Where to go after login: a page of this gateway, never another site (`//host`, `\\\\host`)."""
-    if not value or not value.startswith("/") or value.startswith("//") or "\\" in value:
+    """Where to go after login: a page under `/ui/` (where the cookie is sent), never another site."""
+    if not value or not value.startswith(_COOKIE_PATH + "/") or "\\" in value:
         return CATALOG_PATH
     path = value.split("?", 1)[0]
-    return value if is_page_path(path) and path not in (LOGIN_PATH, LOGOUT_PATH) else CATALOG_PATH
+    return value if path not in (LOGIN_PATH, LOGOUT_PATH) else CATALOG_PATH
 
 
 def login_url(next_path: str | None = None, *, ended: str | None = None) -> str:
