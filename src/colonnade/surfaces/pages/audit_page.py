@@ -165,6 +165,7 @@ def _row(record: StoredAudit) -> Html:
             "; ".join(record.reasons),
             tag("br") if record.reasons and details else None,
             tag("code", details, class_="details") if details else None,
+            class_="why",
         ),
         data_seq=record.seq,
         data_kind=record.kind,
