@@ -17,7 +17,7 @@ from colonnade.surfaces.pages.html import tag
 from colonnade.surfaces.pages.layout import document, page_response
 from colonnade.surfaces.pages.login import login_url
 from colonnade.surfaces.pages.session_auth import is_page_path
-from colonnade.surfaces.pages.sessions import SESSION_COOKIE
+from colonnade.surfaces.pages.sessions import SESSION_COOKIE, SESSION_COOKIE_PATH
 
 __all__ = ["render_refusal"]
 
@@ -40,7 +40,7 @@ def _to_login(refusal: EdgeRefusal, scope: Scope) -> Response:
     ended = refusal.code if refusal.details.get("session") == "ended" else None
     response = RedirectResponse(login_url(asked, ended=ended), status_code=303)
     if ended is not None:
-        response.delete_cookie(SESSION_COOKIE, path="/ui", httponly=True, samesite="strict")
+        response.delete_cookie(SESSION_COOKIE, path=SESSION_COOKIE_PATH, httponly=True, samesite="strict")
     return response
 
 

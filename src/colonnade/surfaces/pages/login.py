@@ -28,13 +28,12 @@ from colonnade.surfaces.pages.forms import csrf_refusal, form_fields
 from colonnade.surfaces.pages.html import Child, Html, tag
 from colonnade.surfaces.pages.layout import CATALOG_PATH, LOGIN_PATH, LOGOUT_PATH, document, page_response
 from colonnade.surfaces.pages.session_auth import session_cookie, session_of_scope
-from colonnade.surfaces.pages.sessions import SESSION_COOKIE, PageSessions
+from colonnade.surfaces.pages.sessions import SESSION_COOKIE, SESSION_COOKIE_PATH, PageSessions
 
 __all__ = ["LOGIN_COOKIE", "Login", "login_url", "safe_next"]
 
 LOGIN_COOKIE = "colonnade_login"
 _LOGIN_FORM_S = 900
-_COOKIE_PATH = "/ui"
 _CREDENTIAL = re.compile(r"^[\x21-\x7e]{1,8192}$")
 _CODE = re.compile(r"^A-AUTH-[A-Z-]{2,40}$")
 # Their fix hints speak of request headers, which a person pasting into a form never sees.
@@ -43,7 +42,7 @@ _HEADER_HINTS = frozenset({"A-AUTH-MISSING", "A-AUTH-MALFORMED"})
 
 def safe_next(value: str | None) -> str:
     """Where to go after login: a page under `/ui/` (where the cookie is sent), never another site."""
-    if not value or not value.startswith(_COOKIE_PATH + "/") or "\\" in value:
+    if not value or not value.startswith(SESSION_COOKIE_PATH + "/") or "\\" in value:
         return CATALOG_PATH
     path = value.split("?", 1)[0]
     return value if path not in (LOGIN_PATH, LOGOUT_PATH) else CATALOG_PATH
@@ -112,7 +111,7 @@ class Login:
             SESSION_COOKIE,
             cookie,
             max_age=int(self.sessions.lifetime_s),
-            path=_COOKIE_PATH,
+            path=SESSION_COOKIE_PATH,
             secure=_over_tls(request),
             httponly=True,
             samesite="strict",
@@ -129,7 +128,7 @@ class Login:
             return refused
         self.sessions.close(session_cookie(request.headers))
         response = RedirectResponse(f"{LOGIN_PATH}?out=1", status_code=303)
-        response.delete_cookie(SESSION_COOKIE, path=_COOKIE_PATH, httponly=True, samesite="strict")
+        response.delete_cookie(SESSION_COOKIE, path=SESSION_COOKIE_PATH, httponly=True, samesite="strict")
         return response
 
     async def _check(self, request: Request, credential: str) -> Principal | EdgeRefusal:

@@ -16,9 +16,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["SESSION_COOKIE", "PageSession", "PageSessions"]
+__all__ = ["SESSION_COOKIE", "SESSION_COOKIE_PATH", "PageSession", "PageSessions"]
 
 SESSION_COOKIE = "colonnade_session"
+SESSION_COOKIE_PATH = "/ui"
+"""The cookie goes to the pages only: REST, MCP and `/metrics` never receive it."""
 _MAX_SESSIONS = 10_000
 
 

@@ -42,7 +42,7 @@ __all__ = ["Pages", "routes"]
 
 
 class Pages:
-    """The read-only pages of one gateway, over the parts it already owns."""
+    """The pages of one gateway, over the parts it already owns."""
 
     def __init__(
         self,
