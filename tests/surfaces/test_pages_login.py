@@ -177,3 +177,14 @@ def test_the_site_root_leads_to_the_catalog_after_login(governed: Governed) -> N
         done = log_in(client, governed.token("admin"), "/")
         assert done.headers["location"] == "/ui/catalog"  # where the session cookie is sent
         assert client.get("/ui/catalog").status_code == 200
+
+
+def test_logging_in_again_replaces_the_session(governed: Governed) -> None:
+    with page_client(governed.base_url) as client:
+        log_in(client, governed.token("admin", sub="first"))
+        first = client.cookies["colonnade_session"]
+        log_in(client, governed.token("admin", sub="second"))
+        assert client.cookies["colonnade_session"] != first
+        assert 'id="visitor">user:second<' in client.get("/ui/catalog").text
+    with page_client(governed.base_url) as stale:
+        assert stale.get("/ui/catalog", headers={"cookie": f"colonnade_session={first}"}).status_code == 303

@@ -105,6 +105,7 @@ class Login:
         outcome = await self._check(request, credential)
         if isinstance(outcome, EdgeRefusal):
             return self._page(request, target, _refused(outcome), outcome.http_status)
+        self.sessions.close(session_cookie(request.headers))  # a new login never keeps the old id
         cookie, _ = self.sessions.open(credential, outcome.key)
         response = RedirectResponse(target, status_code=303)
         response.set_cookie(
