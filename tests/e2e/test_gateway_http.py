@@ -26,7 +26,8 @@ async def test_list_and_call_over_http(stack: Stack, mode: str) -> None:
         result = await client.call_tool("acme__crm__search_customers", {"q": "Ada"})
         assert result.is_error is False
         assert "Ada" in json.dumps(result.structured_content)
-        parked = await client.call_tool("acme__billing__void_invoice", {"invoice_id": "INV-2001", "reason": "In error"})
+        void = {"invoice_id": "INV-2001", "reason": "In error"}
+        parked = await client.call_tool("acme__billing__void_invoice", void)
         assert parked.is_error is True  # nothing ran: it waits for an approver
         assert "pending (awaiting_approval)" in parked.content[0].text  # type: ignore[union-attr]
 

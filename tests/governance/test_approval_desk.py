@@ -14,6 +14,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from colonnade.calls.approvals import ApprovalCoordinator
+from colonnade.calls.call import Call
+from colonnade.calls.envelope import CallRequest, CallStatus
+from colonnade.calls.manifest import Manifests
+from colonnade.calls.parking import ParkedCalls
+from colonnade.catalog.catalog import Catalog
 from colonnade.config import ApprovalSettings
 from colonnade.governance.approvals import ApprovalDesk, ApprovalSigner, CallFacts, TokenRefused
 from colonnade.governance.audit import AuditLog
@@ -22,6 +28,8 @@ from colonnade.governance.principal import Principal, PrincipalKind
 from colonnade.governance.refusals import ApprovalState, NotApprover, SelfApproval, UnknownResource
 from colonnade.store.approvals_repo import ApprovalStore
 from colonnade.store.audit_repo import AuditFilter, AuditStore
+from colonnade.store.parked_calls_repo import ParkedCallStore
+from tests.support.tenant_contracts import tenant_contract
 
 KEY = b"a" * 32
 
@@ -188,3 +196,28 @@ async def test_approvers_are_configured_per_api(engine: AsyncEngine, tmp_path: P
         await desk.approve(BOB, "ap_po")
     approved = await desk.approve(_person("dan", "product_owner"), "ap_po")
     assert approved.state == "approved" and approved.approver == "user:dan"
+
+
+async def test_the_sweep_expires_a_call_nobody_decided_on(desk: ApprovalDesk, engine: AsyncEngine) -> None:
+    catalog = Catalog()
+    catalog.publish(tenant_contract("acme", "items", "http://127.0.0.1:9"))
+    tool = catalog.get("acme:items:drop_item")
+    assert tool is not None
+    call = Call.start(
+        CallRequest(tool_id=tool.canonical_name, input={"item_id": "I-9"}),
+        tool,
+        Manifests().for_tool(tool),
+        principal=ALICE,
+    )
+    parked = ParkedCalls(ParkedCallStore(engine))
+    coordinator = ApprovalCoordinator(desk, parked, request_ttl_s=0.001)
+    result = await coordinator.park(call)
+    assert result.status is CallStatus.PENDING and result.pending is not None
+    approval_id = result.pending.token
+    await asyncio.sleep(0.01)  # past the 1 ms the request may wait
+    assert await parked.sweep() == 1
+    stored = await desk.store.get(approval_id)
+    assert stored is not None and stored.state == "expired"
+    with pytest.raises(ApprovalState):
+        await desk.approve(BOB, approval_id)
+    assert await _codes(desk, "approval.expire") == [None]

@@ -86,6 +86,12 @@ def test_pending_then_approved_then_run_with_the_token_once(governed: Governed) 
     assert _drops(governed, "H-1") == 1
     assert "A-AUTH-APPROVAL-REPLAY" in _audit_codes(governed, "approval.refuse")
     assert _get(governed, alice, f"/v1/approvals/{approval}")[1]["approval"]["state"] == "used"
+    audit = governed.running.gateway.governance.audit
+    assert audit is not None
+    trail = governed.running.run(audit.store.query(AuditFilter(actor="user:alice"), limit=1000))
+    mine = [row for row in trail if row.details.get("approval_id") == approval]
+    assert [row.kind for row in mine] == ["approval.request", "approval.use", "approval.refuse"]
+    assert mine[1].call_id == ran["call_id"] and mine[0].call_id is not None
 
 
 def test_approve_and_run_at_once(governed: Governed) -> None:

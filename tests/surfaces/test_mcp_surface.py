@@ -92,7 +92,8 @@ async def test_unknown_tool_is_a_tool_error_not_a_crash(gateway: Gateway) -> Non
 
 async def test_destructive_tool_is_never_executed(gateway: Gateway, backend_url: str) -> None:
     async with Client(gateway.surface.server) as client:
-        result = await client.call_tool("acme__billing__void_invoice", {"invoice_id": "INV-2001", "reason": "In error"})
+        void = {"invoice_id": "INV-2001", "reason": "In error"}
+        result = await client.call_tool("acme__billing__void_invoice", void)
     assert result.is_error is True
     assert result_of(result)["error"]["code"] == "P-PRECOND-APPROVAL-REQUIRED"
     invoice = httpx2.get(f"{backend_url}/invoices/INV-2001").json()

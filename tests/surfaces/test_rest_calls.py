@@ -93,7 +93,8 @@ def test_unknown_tool_is_a_typed_outcome(client: httpx2.Client) -> None:
 def test_destructive_tool_waits_for_approval_and_never_reaches_the_backend(
     client: httpx2.Client, backend_url: str
 ) -> None:
-    result = call(client, {"tool_id": "acme:billing:void_invoice", "input": {"invoice_id": "INV-2001", "reason": "In error"}})
+    void = {"invoice_id": "INV-2001", "reason": "In error"}
+    result = call(client, {"tool_id": "acme:billing:void_invoice", "input": void})
     assert (result["status"], result["error"]) == ("pending", None)
     assert result["pending"]["reason"] == "awaiting_approval" and result["pending"]["token"].startswith("ap_")
     assert httpx2.get(f"{backend_url}/invoices/INV-2001").json()["status"] == "open"

@@ -41,6 +41,7 @@ MISSING_SECRET = "golden-missing-token"
 DRIFTED_OUTPUT = {"type": "object", "required": ["tier"]}  # the backend's customers have no tier
 _DIGEST = re.compile(r"\b(?!0{64})[0-9a-f]{64}\b")  # tool digests depend on the backends' ports
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d:\d\d|Z)?")
+_VOID = {"invoice_id": "INV-2001", "reason": "Issued in error"}
 _ONCE = {"max_attempts": 1}  # retryable cases answer at once instead of backing off
 
 
@@ -140,13 +141,13 @@ CASES = (
     # P-PRECOND: well formed, cannot run now
     Case(
         "p-precond-approval-required",
-        {"tool_id": "acme:billing:void_invoice", "input": {"invoice_id": "INV-2001", "reason": "Issued in error"}, "dry_run": True},
+        {"tool_id": "acme:billing:void_invoice", "input": _VOID, "dry_run": True},
         200, "terminal_error", "P-PRECOND-APPROVAL-REQUIRED",
     ),
     # pending: parked until an approver decides; nothing ran
     Case(
         "pending-awaiting-approval",
-        {"tool_id": "acme:billing:void_invoice", "input": {"invoice_id": "INV-2001", "reason": "Issued in error"}},
+        {"tool_id": "acme:billing:void_invoice", "input": _VOID},
         200, "pending", None, masked=("/pending/token", "/pending/next_action"),
     ),
     Case(

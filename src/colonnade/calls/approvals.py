@@ -81,6 +81,8 @@ class ApprovalCoordinator:
             requester=call.principal,
             reasons=approval_reasons(call),
             policy_version=call.obligations.policy_version,
+            call_id=call.request.call_id,
+            trace_id=call.request.context.trace_id,
         )
 
     async def park(self, call: Call) -> CallResult:

@@ -3,8 +3,8 @@
 Without a token a call with valid arguments is parked and answered `pending` with its approval
 id (nothing runs); with one, the token must be this gateway's, unexpired, unused, and bound to
 exactly this call (tool, version, arguments, tenant, requester, policy version); it is spent
-before the call goes on. A gateway without a database cannot park calls: it refuses them (fail-closed), as it refuses
-dry runs of such tools (a dry run never asks anyone for anything).
+before the call goes on. A gateway without a database cannot park calls: it refuses them
+(fail-closed), as it refuses dry runs of such tools (a dry run never asks anyone for anything).
 """
 
 from __future__ import annotations

@@ -46,6 +46,9 @@ class CallFacts:
     requester: Principal
     reasons: tuple[str, ...] = ()
     policy_version: str | None = None
+    call_id: str | None = None
+    trace_id: str | None = None
+    """The call's ids, so that its audit records and the approval's point at each other."""
 
 
 class TokenRefused(Exception):
@@ -155,7 +158,7 @@ class ApprovalDesk:
             updated_at=now,
         )
         await self.store.create(record)
-        await self._audit(facts.requester, EventKind.APPROVAL_REQUEST, record)
+        await self._audit(facts.requester, EventKind.APPROVAL_REQUEST, record, call=facts)
         return record
 
     async def confirm(self, actor: Principal, approval_id: str, *, accepted: bool) -> ApprovalRecord:
@@ -281,7 +284,7 @@ class ApprovalDesk:
             message = f"approval {record.id} is {current.state}; its token cannot run a call"
             raise await self._token_refused(facts, record.id, code, message)
         used = replace(record, state="used")
-        await self._audit(facts.requester, EventKind.APPROVAL_USE, used)
+        await self._audit(facts.requester, EventKind.APPROVAL_USE, used, call=facts)
         return used
 
     async def expire(self, approval_id: str) -> None:
@@ -327,6 +330,8 @@ class ApprovalDesk:
                 decision="deny",
                 code=code,
                 reasons=(message,),
+                call_id=facts.call_id,
+                trace_id=facts.trace_id,
                 details={"approval_id": approval_id, "args_sha256": facts.input_hash},
             )
             await self.audit.append(event)
@@ -347,7 +352,13 @@ class ApprovalDesk:
             await self.audit.append(event)
 
     async def _audit(
-        self, actor: Principal | None, kind: EventKind, record: ApprovalRecord, **extra: Any
+        self,
+        actor: Principal | None,
+        kind: EventKind,
+        record: ApprovalRecord,
+        *,
+        call: CallFacts | None = None,
+        **extra: Any,
     ) -> None:
         if self.audit is None:
             return
@@ -361,7 +372,15 @@ class ApprovalDesk:
             **{name: value for name, value in extra.items() if value is not None},
         }
         who = actor if actor is not None else Principal.system("approvals")
-        event = AuditEvent.by(who, kind, tenant=record.tenant, tool=record.tool, details=details)
+        event = AuditEvent.by(
+            who,
+            kind,
+            tenant=record.tenant,
+            tool=record.tool,
+            call_id=call.call_id if call is not None else None,
+            trace_id=call.trace_id if call is not None else None,
+            details=details,
+        )
         await self.audit.append(event)
 
 

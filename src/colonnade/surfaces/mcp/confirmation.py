@@ -28,11 +28,19 @@ from colonnade.governance.principal import Principal
 from colonnade.governance.refusals import GovernanceRefusal
 from colonnade.store.approvals_repo import ApprovalRecord
 
-__all__ = ["CONFIRM_KEY", "ApprovalConfirmation", "wants_confirmation"]
+__all__ = [
+    "CONFIRM_KEY",
+    "STATE_PREFIX",
+    "ApprovalConfirmation",
+    "answers_confirmation",
+    "wants_confirmation",
+]
 
 logger = logging.getLogger(__name__)
 CONFIRM_KEY = "colonnade/confirm_approval"
 """The key of the confirmation in `input_requests` / `input_responses`."""
+STATE_PREFIX = "colonnade-approval:"
+"""`request_state` of a confirmation: this prefix and the approval id."""
 _SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -48,6 +56,11 @@ _SCHEMA: dict[str, Any] = {
 
 def wants_confirmation(result: CallResult) -> bool:
     return result.pending is not None and result.pending.reason == "awaiting_approval"
+
+
+def answers_confirmation(params: types.CallToolRequestParams) -> bool:
+    """A 2026-07-28 retry that carries the answer to a confirmation this surface asked for."""
+    return params.request_state is not None and params.request_state.startswith(STATE_PREFIX)
 
 
 def _elicits(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -83,7 +96,8 @@ class ApprovalConfirmation:
             params=types.ElicitRequestFormParams(message=_question(record), requested_schema=_SCHEMA)
         )
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return types.InputRequiredResult(input_requests={CONFIRM_KEY: ask}, request_state=record.id)
+            state = STATE_PREFIX + record.id
+            return types.InputRequiredResult(input_requests={CONFIRM_KEY: ask}, request_state=state)
         if not ctx.session.can_send_request:  # HTTP answered as JSON: no back channel for a question
             return result
         try:
@@ -106,7 +120,7 @@ class ApprovalConfirmation:
 
         `tool` is the canonical name the call's tool name stands for (None: no such tool).
         """
-        approval_id = params.request_state or ""
+        approval_id = (params.request_state or "").removeprefix(STATE_PREFIX)
         record = await self.desk.store.get(approval_id)
         if (
             record is None

@@ -44,7 +44,11 @@ from colonnade.surfaces.envelope_parsing import EnvelopeRejection, validate_enve
 from colonnade.surfaces.mcp.announcer import Announcer
 from colonnade.surfaces.mcp.caller import principal_of
 from colonnade.surfaces.mcp.commit import CommitListing
-from colonnade.surfaces.mcp.confirmation import ApprovalConfirmation, wants_confirmation
+from colonnade.surfaces.mcp.confirmation import (
+    ApprovalConfirmation,
+    answers_confirmation,
+    wants_confirmation,
+)
 from colonnade.surfaces.mcp.render import render_answer, render_result
 from colonnade.surfaces.mcp.routing import DynamicToolList, RoutingMetaError, RoutingRequest
 
@@ -163,7 +167,7 @@ class McpSurface:
         if isinstance(request, EnvelopeRejection):
             return render_result(request.result(), legacy=legacy)
         principal = principal_of(ctx, self.principal)
-        if self.confirmation is not None and params.request_state is not None:
+        if self.confirmation is not None and answers_confirmation(params):
             called = self.catalog.get(params.name)
             canonical = called.canonical_name if called is not None else None
             answered = await self.confirmation.answered(params, request, principal, canonical)

@@ -1,0 +1,79 @@
+"""`colonnade approvals` against a temporary SQLite store, in-process with Typer's CliRunner: two
+calls asked for approval (by the desk directly, as the gateway's gate does), listed, shown, one approved
+(as a named person), one denied; self-approval and deciding twice refused; every decision audited."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from colonnade.cli import app
+from colonnade.config import Settings
+from colonnade.governance.approvals import ApprovalDesk, CallFacts
+from colonnade.governance.principal import Principal, PrincipalKind
+from colonnade.runtime.governance import approval_signer
+from colonnade.store import create_store_engine, migrate_engine
+from colonnade.store.approvals_repo import ApprovalStore
+
+ALICE = Principal(PrincipalKind.USER, "alice", tenant="acme", persona="admin")
+
+
+async def _ask(data_dir: Path, *ids: str) -> None:
+    settings = Settings(data_dir=data_dir)
+    engine = create_store_engine(settings.effective_database_url)
+    try:
+        await migrate_engine(engine)
+        desk = ApprovalDesk(ApprovalStore(engine), approval_signer(settings))
+        for number, approval_id in enumerate(ids):
+            facts = CallFacts(
+                tool="acme:items:drop_item",
+                version="1.0.0",
+                tenant="acme",
+                input={"item_id": f"I-{number}"},
+                input_hash=f"{number}" * 64,
+                requester=ALICE,
+                reasons=("acme:items:drop_item is destructive",),
+            )
+            await desk.ask(approval_id, facts, datetime.now(UTC) + timedelta(hours=1))
+    finally:
+        await engine.dispose()
+
+
+def _run(env: dict[str, str], *args: str, code: int = 0) -> str:
+    result = CliRunner().invoke(app, list(args), env=env)
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def test_list_show_approve_and_deny(tmp_path: Path) -> None:
+    env = {"COLONNADE_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "250"}
+    asyncio.run(_ask(tmp_path / "data", "ap_one", "ap_two"))
+
+    listed = _run(env, "approvals", "list")
+    assert "ap_one" in listed and "ap_two" in listed and "user:alice" in listed
+    shown = json.loads(_run(env, "approvals", "show", "ap_one"))
+    assert shown["arguments"] == {"item_id": "I-0"} and shown["state"] == "pending" and "token" not in shown
+
+    assert "A-AUTH-APPROVAL-SELF" in _run(env, "approvals", "approve", "ap_one", "--as", "alice", code=1)
+    approved = _run(env, "approvals", "approve", "ap_one", "--as", "bob", "--comment", "checked")
+    assert "approved ap_one" in approved and "user:bob" in approved
+    assert "denied ap_two" in _run(env, "approvals", "deny", "ap_two", "--comment", "no")
+    assert "P-PRECOND-APPROVAL-STATE" in _run(env, "approvals", "approve", "ap_two", "--as", "bob", code=1)
+    assert "I-REQ-UNKNOWN-RESOURCE" in _run(env, "approvals", "show", "ap_nope", code=1)
+    assert "no approvals in state pending" in _run(env, "approvals", "list")
+    assert "ap_two" in _run(env, "approvals", "list", "--state", "denied")
+    assert "--state is one of" in _run(env, "approvals", "list", "--state", "later", code=2)
+
+    records = [
+        json.loads(line)
+        for line in _run(env, "audit", "list", "--json", "--limit", "100").splitlines()
+        if line.strip()
+    ]
+    kinds = [record["kind"] for record in records]
+    assert kinds.count("approval.approve") == 1 and kinds.count("approval.deny") == 1
+    refused = sorted(record["code"] for record in records if record["kind"] == "approval.refuse")
+    assert refused == ["A-AUTH-APPROVAL-SELF", "P-PRECOND-APPROVAL-STATE"]
