@@ -53,7 +53,8 @@ def approvals_page(
     if records:
         body: Html = join(*(_card(record, now, decidable(record), visitor) for record in records))
     else:
-        body = tag("p", f"No approval is {state or 'recorded'} that you may see.", class_="muted", id="none")
+        said = f"No approval is {state} that you may see." if state else "No approval you may see."
+        body = tag("p", said, class_="muted", id="none")
     intro = tag(
         "p",
         "Calls that need a person's approval wait here; nothing runs until an approver (never the "
@@ -95,7 +96,8 @@ def approval_page(
 
 
 def _list_url(state: str) -> str:
-    return f"{APPROVALS_PATH}?state={state}" if state else f"{APPROVALS_PATH}?state="
+    """The queue in one state; an empty state lists all (no `state` at all means pending)."""
+    return f"{APPROVALS_PATH}?state={state}"
 
 
 def _card(record: ApprovalRecord, now: datetime, may_decide: bool, visitor: Visitor | None) -> Html:
