@@ -132,3 +132,22 @@ def test_an_unknown_state_is_a_clear_error(governed: Governed) -> None:
     with person(governed, "bob") as bob:
         response = bob.get("/ui/approvals", params={"state": "maybe"})
     assert response.status_code == 400 and "state is one of pending, approved" in response.text
+
+
+def test_the_requester_runs_an_approved_call_from_the_page(governed: Governed) -> None:
+    approval = ask(governed, "Q-7")
+    with person(governed, "bob") as bob:
+        token = csrf_token(bob.get("/ui/approvals").text)
+        approved = bob.post(f"/ui/approvals/{approval}/approve", data={"csrf_token": token})
+    assert approved.status_code == 200 and 'data-state="approved"' in card(approved.text, approval)
+    assert drops(governed, "Q-7") == 0  # approved, not run
+    with person(governed, "alice") as alice:
+        page = alice.get("/ui/approvals", params={"state": "approved"}).text
+        assert "Run the approved call" in card(page, approval)
+        forged = alice.post(f"/ui/approvals/{approval}/run", data={})
+        assert forged.status_code == 403 and drops(governed, "Q-7") == 0
+        ran = alice.post(f"/ui/approvals/{approval}/run", data={"csrf_token": csrf_token(page)})
+        again = alice.post(f"/ui/approvals/{approval}/run", data={"csrf_token": csrf_token(page)})
+    assert ran.status_code == 200 and "The call ran: success" in ran.text
+    assert 'data-state="used"' in card(ran.text, approval)
+    assert again.status_code == 409 and drops(governed, "Q-7") == 1

@@ -41,6 +41,7 @@ def approvals_page(
     *,
     now: datetime,
     decidable: Decidable,
+    runnable: Decidable,
     visitor: Visitor | None,
 ) -> Html:
     tabs = separated(
@@ -51,7 +52,12 @@ def approvals_page(
         " · ",
     )
     if records:
-        body: Html = join(*(_card(record, now, decidable(record), visitor) for record in records))
+        body: Html = join(
+            *(
+                _card(record, now, visitor, decide=decidable(record), run=runnable(record))
+                for record in records
+            )
+        )
     else:
         said = f"No approval is {state} that you may see." if state else "No approval you may see."
         body = tag("p", said, class_="muted", id="none")
@@ -78,6 +84,7 @@ def approval_page(
     *,
     now: datetime,
     may_decide: bool,
+    may_run: bool,
     visitor: Visitor | None,
     notice: Child = None,
     result: CallResult | None = None,
@@ -88,7 +95,7 @@ def approval_page(
         tag("h1", "Approval ", tag("code", record.id)),
         notice,
         _result(result) if result is not None else None,
-        _card(record, now, may_decide, visitor),
+        _card(record, now, visitor, decide=may_decide, run=may_run),
         tag("p", tag("a", "All approvals", href=APPROVALS_PATH)),
         section=_SECTION,
         visitor=visitor,
@@ -100,7 +107,7 @@ def _list_url(state: str) -> str:
     return f"{APPROVALS_PATH}?state={state}"
 
 
-def _card(record: ApprovalRecord, now: datetime, may_decide: bool, visitor: Visitor | None) -> Html:
+def _card(record: ApprovalRecord, now: datetime, visitor: Visitor | None, *, decide: bool, run: bool) -> Html:
     facts: list[tuple[str, Child]] = [
         ("State", tag("span", record.state, class_=f"badge state-{record.state}", data_state=record.state)),
         ("Tool", join(tool_link(record.tool), f" (version {record.version})")),
@@ -123,7 +130,8 @@ def _card(record: ApprovalRecord, now: datetime, may_decide: bool, visitor: Visi
         tag("dl", *(join(tag("dt", label), tag("dd", value)) for label, value in facts), class_="facts"),
         tag("h3", "Arguments"),
         tag("pre", tag("code", arguments), class_="arguments"),
-        _decide_forms(record, visitor) if may_decide else None,
+        _decide_forms(record, visitor) if decide else None,
+        _run_form(record, visitor) if run else None,
         class_="approval",
         data_approval=record.id,
         data_state=record.state,
@@ -167,6 +175,18 @@ def _decide_forms(record: ApprovalRecord, visitor: Visitor | None) -> Html:
         class_="decide",
     )
     return join(tag("h3", "Decide"), approve, deny)
+
+
+def _run_form(record: ApprovalRecord, visitor: Visitor | None) -> Html:
+    """The approved call, run now as its requester (what `POST /v1/approvals/{id}/resume` does)."""
+    return tag(
+        "form",
+        csrf_input(visitor),
+        tag("button", "Run the approved call", type="submit", class_="run"),
+        method="post",
+        action=approval_url(record.id, "run"),
+        class_="decide",
+    )
 
 
 def _result(result: CallResult) -> Html:

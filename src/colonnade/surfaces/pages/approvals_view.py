@@ -41,6 +41,7 @@ class ApprovalsView:
             Route(APPROVALS_PATH + "/{approval_id}", self.one, methods=["GET"]),
             Route(APPROVALS_PATH + "/{approval_id}/approve", self.approve, methods=["POST"]),
             Route(APPROVALS_PATH + "/{approval_id}/deny", self.deny, methods=["POST"]),
+            Route(APPROVALS_PATH + "/{approval_id}/run", self.run, methods=["POST"]),
         ]
 
     async def queue(self, request: Request) -> Response:
@@ -53,7 +54,12 @@ class ApprovalsView:
         except GovernanceRefusal as refused:
             return self._refusal(request, refused.http_status, f"{refused.message} ({refused.code}).")
         page = approvals_page(
-            records, state, now=_now(), decidable=self._decidable(actor), visitor=visitor_of(request)
+            records,
+            state,
+            now=_now(),
+            decidable=self._decidable(actor),
+            runnable=self._runnable(actor),
+            visitor=visitor_of(request),
         )
         return page_response(page)
 
@@ -70,6 +76,20 @@ class ApprovalsView:
 
     async def deny(self, request: Request) -> Response:
         return await self._decide(request, approve=False)
+
+    async def run(self, request: Request) -> Response:
+        """The requester (or the approver) runs an approved call, as REST's resume does."""
+        fields = await form_fields(request)
+        refused_form = csrf_refusal(request, fields)
+        if refused_form is not None:
+            return refused_form
+        actor, approval_id = principal_of_scope(request.scope), request.path_params["approval_id"]
+        try:
+            result = await self.approvals.resume_as(actor, approval_id)
+            record = await self.desk.show(actor, approval_id)
+        except GovernanceRefusal as refused:
+            return self._refusal(request, refused.http_status, f"{refused.message} ({refused.code}).")
+        return page_response(self._page(request, record, result=result))
 
     async def _decide(self, request: Request, *, approve: bool) -> Response:
         fields = await form_fields(request)
@@ -91,7 +111,7 @@ class ApprovalsView:
             return self._refusal(request, refused.http_status, f"{refused.message} ({refused.code}).")
         said = "Approved" if approve else "Denied"
         if approve and result is None:
-            said += f"; the requester runs the call with its token (POST /v1/approvals/{record.id}/resume)"
+            said += "; the requester runs the call from this page, or with its approval token"
         notice = tag("p", f"{said}.", class_="note", id="notice")
         return page_response(self._page(request, record, notice=notice, result=result))
 
@@ -108,6 +128,7 @@ class ApprovalsView:
             record,
             now=_now(),
             may_decide=self._decidable(actor)(record),
+            may_run=self._runnable(actor)(record),
             visitor=visitor_of(request),
             notice=notice,
             result=result,
@@ -120,6 +141,12 @@ class ApprovalsView:
             return actor.kind is PrincipalKind.SYSTEM or actor.persona in self.desk.approvers_for(record.tool)
 
         return decidable
+
+    def _runnable(self, actor: Principal) -> Decidable:
+        def runnable(record: ApprovalRecord) -> bool:
+            return record.state == "approved" and actor.key in (record.requester, record.approver)
+
+        return runnable
 
     def _refusal(self, request: Request, status: int, message: str) -> Response:
         page = document(
