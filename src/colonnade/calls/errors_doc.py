@@ -97,8 +97,9 @@ STATUS_MEANINGS: Mapping[CallStatus, tuple[str, str]] = {
     ),
     CallStatus.PENDING: (
         "Nothing ran yet: the call is parked, awaiting a human's approval or the user's input.",
-        "Do what `pending.next_action` says (e.g. ask an approver), then resume with `pending.token` "
-        "before `pending.expires_at`; do not send the call again.",
+        "Do what `pending.next_action` says before `pending.expires_at`: for an approval, wait for an "
+        "approver, then send the same call again with the approval's token (or resume it by its id, "
+        "`pending.token`); without a token, sending it again only asks for another approval.",
     ),
     CallStatus.RETRYABLE_ERROR: (
         "A transient failure; the same call may succeed later.",
