@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test lint typecheck unit schemas bench clean dense-probe
+.PHONY: install browser run test lint typecheck unit schemas bench clean dense-probe
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,6 +13,18 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# The pages' browser tests drive Debian's Chromium (tests/support/browser.py). Installed here when
+# missing, as root with apt-get (a fresh CI machine); elsewhere the browser tests skip and say why.
+CHROMIUM := /usr/bin/chromium
+browser:
+	@if [ ! -x $(CHROMIUM) ] && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "installing Debian's chromium for the browser tests (apt-get)"; \
+		{ DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 \
+		  || { apt-get update -q >/dev/null 2>&1 \
+		       && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1; }; } \
+		|| echo "chromium could not be installed: the browser tests will skip"; \
+	fi
 
 # `make run PORT=9765 BACKEND_PORT=9766` moves the gateway and the demo backend; without PORT the
 # gateway's port comes from the config (server.port, COLONNADE_SERVER__PORT), else 8765.
@@ -26,7 +38,7 @@ lint: install
 typecheck: install
 	$(BIN)/mypy src
 
-unit: install
+unit: install browser
 	$(BIN)/pytest
 
 test: lint typecheck unit

@@ -258,6 +258,13 @@ class AuthSettings(_Section):
     dynamic_registration: bool = Field(
         default=False, description="Let security officers register agents over RFC 7591 (POST /register)."
     )
+    page_session_s: int = Field(
+        default=1800,
+        ge=60,
+        le=43_200,
+        description="How long a page login lasts (the session cookie's lifetime); then the visitor logs "
+        "in again.",
+    )
     subscription_approval: list[str] = Field(
         default_factory=list,
         description="APIs ('tenant:api', globs) whose subscriptions need their product owner's approval.",

@@ -74,10 +74,12 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
 
 
 def test_the_demo_refuses_requests_without_a_credential(demo: Demo) -> None:
-    for method, path in (("POST", "/mcp"), ("GET", "/v1/tools"), ("GET", "/ui/catalog"), ("GET", "/metrics")):
+    for method, path in (("POST", "/mcp"), ("GET", "/v1/tools"), ("GET", "/metrics")):
         response = httpx2.request(method, demo.url + path, json={})
         assert response.status_code == 401, (path, response.text)
         assert "resource_metadata=" in response.headers["www-authenticate"]
+    page = httpx2.get(demo.url + "/ui/catalog")
+    assert page.status_code == 303 and page.headers["location"].startswith("/ui/login?")
     assert httpx2.get(demo.url + "/readyz").status_code == 200
 
 

@@ -172,3 +172,32 @@ async def test_a_caller_that_goes_away_still_leaves_its_record(engine: AsyncEngi
     report = await verify_chain(log.store)
     assert report.ok and report.records == 1
     await log.store.aclose()
+
+
+async def test_pages_of_the_newest_records_continue_before_a_record_number(engine: AsyncEngine) -> None:
+    log = AuditLog(AuditStore(engine), KEY)
+    for n in range(12):
+        await log.append(_event(n))
+    newest = await log.store.query(AuditFilter(), 5)
+    older = await log.store.query(AuditFilter(before_seq=newest[0].seq), 5)
+    oldest = await log.store.query(AuditFilter(before_seq=older[0].seq), 5)
+    assert [[row.seq for row in page] for page in (newest, older, oldest)] == [
+        [8, 9, 10, 11, 12],
+        [3, 4, 5, 6, 7],
+        [1, 2],
+    ]
+    by_u1 = await log.store.query(AuditFilter(actor="user:u1", before_seq=11), 2)
+    assert [row.seq for row in by_u1] == [5, 8]
+    await log.store.aclose()
+
+
+async def test_a_break_past_the_first_batch_is_found_with_the_records_before_it(engine: AsyncEngine) -> None:
+    log = AuditLog(AuditStore(engine), KEY)
+    await asyncio.gather(*(log.append(_event(n)) for n in range(1203)))
+    report = await verify_chain(log.store)
+    assert report.ok and report.records == 1203 and report.head_seq == 1203
+    async with engine.begin() as conn:
+        await conn.execute(text("UPDATE audit_records SET tool = 'x' WHERE seq = 1101"))
+    broken = await verify_chain(log.store)
+    assert broken.broken is not None and broken.broken.seq == 1101 and broken.records == 1100
+    await log.store.aclose()

@@ -24,7 +24,6 @@ ROUTES = [
     ("GET", "/v1/tools"),
     ("POST", "/v1/calls"),
     ("GET", "/v1/tools/acme:items:read_item"),
-    ("GET", "/ui/catalog"),
     ("GET", "/metrics"),
     ("GET", "/v1/keys"),
 ]
@@ -41,6 +40,13 @@ def test_every_route_refuses_a_request_without_credentials(
     assert challenge.startswith("Bearer ") and "resource_metadata=" in challenge
     assert f"{governed.base_url}/.well-known/oauth-protected-resource/mcp" in challenge
     assert "A-AUTH-MISSING" in response.text
+
+
+def test_a_page_without_credentials_redirects_to_the_login_page(governed: Governed) -> None:
+    with governed.rest(None) as client:
+        response = client.get("/ui/catalog")
+    assert response.status_code == 303
+    assert response.headers["location"] == "/ui/login?next=%2Fui%2Fcatalog"
 
 
 def test_probes_and_resource_metadata_stay_open(governed: Governed) -> None:

@@ -353,3 +353,13 @@ def test_the_banner_names_the_catalog_page(running: RunningGateway) -> None:
     with err_console.capture() as captured:
         _print_banner(running.gateway, "http://127.0.0.1:8765/mcp", snippet=False)
     assert "Catalog: http://127.0.0.1:8765/ui/catalog" in captured.get()
+
+
+def test_without_authentication_nobody_logs_in_and_the_audit_page_is_open(client: httpx2.Client) -> None:
+    login = client.get("/ui/login")
+    assert login.status_code == 307 and login.headers["location"] == "/ui/catalog"
+    audit = page(client, "/ui/audit")
+    assert "Chain intact" in audit and 'id="visitor"' not in audit and 'id="logout"' not in audit
+    assert client.post("/ui/logout", data={}).status_code == 404  # no sessions without authentication
+    decided = client.post("/ui/approvals/ap_x/approve", data={"csrf_token": "x"})
+    assert decided.status_code == 403 and "need a logged-in page session (A-AUTH-CSRF)" in decided.text

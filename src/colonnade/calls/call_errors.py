@@ -102,6 +102,13 @@ _SPECS = (
         "client or a page of that origin; pages of other origins cannot call it.",
     ),
     ErrorSpec(
+        "A-AUTH-CSRF",
+        _TERMINAL,
+        "A page form was sent without the token of the visitor's session",
+        "Reload the page and send its form again; a form from another site, or from a session that "
+        "has ended, is refused. Log in again if the session ended.",
+    ),
+    ErrorSpec(
         "A-AUTH-MISSING",
         _TERMINAL,
         "The request carries no credential",

@@ -251,6 +251,11 @@ def _print_banner(gateway: Gateway, url: str, snippet: bool, token: str | None =
             "every tool (see docs/governance.md to turn it on).[/yellow]"
         )
     err_console.print(f"Catalog: {url.removesuffix('/mcp')}/ui/catalog")
+    if gateway.governance.authenticator is not None:
+        err_console.print(
+            "  pages ask to log in once: paste an API key or access token"
+            + (" (the demo's is in data_dir/demo-token)" if token is not None else "")
+        )
     for entry in gateway.catalog.api_versions():
         if entry.active:
             err_console.print(f"  {entry.tenant}/{entry.api} {entry.version}: {entry.tools} tools")

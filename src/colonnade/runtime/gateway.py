@@ -48,6 +48,7 @@ from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog
 from colonnade.config import Settings
 from colonnade.governance.audit import AuditEvent, EventKind
+from colonnade.governance.audit.readers import AuditReach, audit_reach
 from colonnade.governance.authorization import Authorizer
 from colonnade.governance.identity.exposure import refuse_unprotected_bind
 from colonnade.governance.principal import Principal
@@ -81,6 +82,11 @@ from colonnade.surfaces.mcp.upstream_endpoints import UpstreamEndpoints
 from colonnade.surfaces.metrics_route import metrics_route
 from colonnade.surfaces.oauth_routes import metadata_paths, oauth_routes
 from colonnade.surfaces.pages import routes as page_routes
+from colonnade.surfaces.pages.approvals_view import ApprovalsView
+from colonnade.surfaces.pages.audit_view import AuditView
+from colonnade.surfaces.pages.login import Login
+from colonnade.surfaces.pages.session_auth import with_page_sessions
+from colonnade.surfaces.pages.sessions import PageSessions
 from colonnade.surfaces.rest.approval_routes import ApprovalRoutes
 from colonnade.surfaces.rest.governance_routes import GovernanceRoutes
 from colonnade.surfaces.rest.policy_routes import PolicyRoutes
@@ -348,8 +354,19 @@ class Gateway:
             max_body_bytes=server.max_request_bytes,
             authorizer=self.authorizer,
         )
+        login, edge_auth = None, None
+        if governance.authenticator is not None and governance.resource is not None:
+            edge_auth = edge_authenticator(governance.authenticator, governance.resource)
+            login = Login(edge_auth, PageSessions(self.settings.auth.page_session_s))
         pages = page_routes(
-            self.catalog, self.router, self.metrics, manifests=self.manifests, authorizer=self.authorizer
+            self.catalog,
+            self.router,
+            self.metrics,
+            manifests=self.manifests,
+            authorizer=self.authorizer,
+            login=login,
+            audit=AuditView(governance.audit, audit_reach if login is not None else _every_record),
+            approvals=ApprovalsView(self.approvals) if self.approvals is not None else None,
         )
         servers = ServersApi(
             self.servers, self.status, admin_api=server.admin_api, max_body_bytes=server.max_request_bytes
@@ -366,7 +383,7 @@ class Gateway:
             *pages,
         ]
         open_paths, authenticate = OPEN_PATHS, None
-        if governance.authenticator is not None and governance.resource is not None:
+        if edge_auth is not None and login is not None and governance.resource is not None:
             resource = governance.resource
             issuers = [issuer.issuer for issuer in self.settings.auth.issuers]
             routes += oauth_routes(
@@ -376,7 +393,7 @@ class Gateway:
                 registration=self.settings.auth.dynamic_registration,
             )
             open_paths = OPEN_PATHS | metadata_paths(resource)
-            authenticate = edge_authenticator(governance.authenticator, resource)
+            authenticate = with_page_sessions(edge_auth, login.sessions)
         surfaces = HttpSurfaces(self.mcp, routes=routes, readiness=self.readiness, lifespan=self._background)
         origins = OriginPolicy.for_bind(server.host, server.allowed_hosts, server.allowed_origins)
         return build_http_app(
@@ -447,3 +464,8 @@ class Gateway:
         if self.engine is not None:
             await self.engine.dispose()
         self.tracer_provider.shutdown()
+
+
+def _every_record(_: Principal) -> AuditReach:
+    """Without authentication the gateway serves loopback only: its user reads the whole log (as the CLI)."""
+    return AuditReach(None)

@@ -102,6 +102,8 @@ class AuditFilter:
     kind: str | None = None
     since: datetime | None = None
     until: datetime | None = None
+    before_seq: int | None = None
+    """Only records older than this one (a page's cursor: the oldest record of the page before)."""
 
 
 class AuditStore:
@@ -154,6 +156,8 @@ class AuditStore:
             query = query.where(AuditRow.at >= where.since)
         if where.until is not None:
             query = query.where(AuditRow.at < where.until)
+        if where.before_seq is not None:
+            query = query.where(AuditRow.seq < where.before_seq)
         query = query.order_by(AuditRow.seq.desc()).limit(limit)
         async with self._engine.connect() as conn:
             rows = [_stored(row) for row in (await conn.execute(query)).mappings()]

@@ -7,14 +7,16 @@ hash does not match its fields (a change).
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from colonnade.governance.audit.chain import GENESIS, record_hash
-from colonnade.store.audit_repo import AuditStore
+from colonnade.store.audit_repo import AuditStore, StoredAudit
 
 __all__ = ["ChainBreak", "ChainReport", "verify_chain"]
 
-_BATCH = 2000
+_BATCH = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,19 +38,43 @@ class ChainReport:
 
 
 async def verify_chain(store: AuditStore) -> ChainReport:
-    expected_seq, previous, checked = 1, GENESIS, 0
+    """Each batch is hashed in a worker thread: a gateway verifying a large log (the audit page)
+    keeps answering calls meanwhile."""
+    position = _Position(1, GENESIS, 0)
     while True:
-        batch = await store.scan(expected_seq - 1, _BATCH)
+        batch = await store.scan(position.expected_seq - 1, _BATCH)
         if not batch:
-            return ChainReport(checked, expected_seq - 1, previous, None)
-        for record in batch:
-            if record.seq != expected_seq:
-                problem = f"record {expected_seq} is missing (the next one is {record.seq})"
-                return ChainReport(checked, expected_seq - 1, previous, ChainBreak(expected_seq, problem))
-            if record.prev_hash != previous:
-                problem = "its prev_hash is not the hash of the record before it"
-                return ChainReport(checked, expected_seq - 1, previous, ChainBreak(record.seq, problem))
-            if record_hash(record.fields()) != record.hash:
-                problem = "its fields do not match its hash (the record was changed)"
-                return ChainReport(checked, expected_seq - 1, previous, ChainBreak(record.seq, problem))
-            checked, expected_seq, previous = checked + 1, expected_seq + 1, record.hash
+            return position.report(None)
+        position, broken = await asyncio.to_thread(_check, batch, position)
+        if broken is not None:
+            return position.report(broken)
+
+
+@dataclass(frozen=True, slots=True)
+class _Position:
+    """How far the walk got: the next number expected, the hash it must link to, records intact."""
+
+    expected_seq: int
+    previous: str
+    checked: int
+
+    def report(self, broken: ChainBreak | None) -> ChainReport:
+        return ChainReport(self.checked, self.expected_seq - 1, self.previous, broken)
+
+
+def _check(batch: Sequence[StoredAudit], start: _Position) -> tuple[_Position, ChainBreak | None]:
+    """Walk one batch from `start`: where the walk ends, and the first broken link if any."""
+    expected_seq, previous, checked = start.expected_seq, start.previous, start.checked
+    broken: ChainBreak | None = None
+    for record in batch:
+        if record.seq != expected_seq:
+            problem = f"record {expected_seq} is missing (the next one is {record.seq})"
+            broken = ChainBreak(expected_seq, problem)
+        elif record.prev_hash != previous:
+            broken = ChainBreak(record.seq, "its prev_hash is not the hash of the record before it")
+        elif record_hash(record.fields()) != record.hash:
+            broken = ChainBreak(record.seq, "its fields do not match its hash (the record was changed)")
+        if broken is not None:
+            break
+        checked, expected_seq, previous = checked + 1, expected_seq + 1, record.hash
+    return _Position(expected_seq, previous, checked), broken

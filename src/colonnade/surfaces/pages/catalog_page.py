@@ -16,7 +16,7 @@ from colonnade.catalog.tool import Tool
 from colonnade.routing.router import Router, RoutingDecision
 from colonnade.surfaces.pages.badges import governance_badges, side_effects_badge
 from colonnade.surfaces.pages.html import Html, join, separated, tag
-from colonnade.surfaces.pages.layout import CATALOG_PATH, document
+from colonnade.surfaces.pages.layout import CATALOG_PATH, Visitor, document
 from colonnade.surfaces.pages.links import api_url, tool_link
 
 __all__ = ["MAX_RESULTS", "Visible", "api_of", "catalog_page"]
@@ -32,7 +32,13 @@ def api_of(tool: Tool) -> str:
 
 
 def catalog_page(
-    catalog: Catalog, router: Router, *, query: str = "", api: str = "", visible: Visible | None = None
+    catalog: Catalog,
+    router: Router,
+    *,
+    query: str = "",
+    api: str = "",
+    visible: Visible | None = None,
+    visitor: Visitor | None = None,
 ) -> tuple[Html, int]:
     """The page and its HTTP status (404 when `api` names no API the visitor may see)."""
     tools = [tool for tool in catalog.tools() if visible is None or visible(tool)]
@@ -50,7 +56,7 @@ def catalog_page(
             ".",
             class_="note",
         )
-        return document("Catalog", heading, totals, form, missing, section="Catalog"), 404
+        return document("Catalog", heading, totals, form, missing, section="Catalog", visitor=visitor), 404
     chosen = [tool for tool in tools if not api or api_of(tool) == api]
     if not chosen:
         body: Html = tag(
@@ -63,7 +69,7 @@ def catalog_page(
         body = _ranked(catalog, router, query, chosen)
     else:
         body = _grouped(catalog, chosen)
-    return document("Catalog", heading, totals, form, body, section="Catalog"), 200
+    return document("Catalog", heading, totals, form, body, section="Catalog", visitor=visitor), 200
 
 
 def _search_form(query: str, api: str, apis: Sequence[str]) -> Html:

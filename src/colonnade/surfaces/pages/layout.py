@@ -9,17 +9,37 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from dataclasses import dataclass
 
 from starlette.responses import HTMLResponse
 
 from colonnade import __version__
 from colonnade.surfaces.pages.html import Child, Html, tag
 
-__all__ = ["CATALOG_PATH", "METRICS_PATH", "SECURITY_HEADERS", "TOOLS_PATH", "document", "page_response"]
+__all__ = [
+    "APPROVALS_PATH",
+    "AUDIT_PATH",
+    "CATALOG_PATH",
+    "CSRF_FIELD",
+    "LOGIN_PATH",
+    "LOGOUT_PATH",
+    "METRICS_PATH",
+    "SECURITY_HEADERS",
+    "TOOLS_PATH",
+    "Visitor",
+    "csrf_input",
+    "document",
+    "page_response",
+]
 
 CATALOG_PATH = "/ui/catalog"
 METRICS_PATH = "/ui/metrics"
 TOOLS_PATH = "/ui/tools"
+AUDIT_PATH = "/ui/audit"
+APPROVALS_PATH = "/ui/approvals"
+LOGIN_PATH = "/ui/login"
+LOGOUT_PATH = "/ui/logout"
+CSRF_FIELD = "csrf_token"
 
 _STYLE = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2433;background:#f7f7f9}
@@ -44,6 +64,20 @@ form.search{display:flex;gap:.5em;margin:.6em 0 1em}form.search input[type=searc
 ul.reasons{margin:0;padding-left:1.1em;font-size:.88em}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25em 1em}
 dl.facts dt{font-weight:600}dl.facts dd{margin:0}.prose{white-space:pre-line;max-width:60em}
+header form{margin:0}header .visitor{color:#cfd8ff;font-size:.9em}
+header button{background:none;border:1px solid #9aa3b5;color:#fff;border-radius:.3em;cursor:pointer}
+form.login{display:grid;gap:.5em;max-width:36em;background:#fff;border:1px solid #e3e5ea;padding:1em}
+form.login input[type=password]{padding:.4em;font-family:ui-monospace,monospace}
+.error{background:#fde2e1;border:1px solid #f3b3ae;color:#7a1711;padding:.6em .8em}
+.ok{color:#1f6b33;font-weight:600}.broken{color:#a3221b;font-weight:600}
+form.filters{display:flex;flex-wrap:wrap;gap:.5em;align-items:end;margin:.6em 0 1em}
+form.filters label{display:grid;font-size:.85em;color:#4a5263}
+td.at{white-space:nowrap}td.why{min-width:18em}code.details{font-size:.8em;color:#4a5263;word-break:break-all}
+form.decide{display:flex;gap:.4em;align-items:center;margin:.2em 0}
+form.decide input[type=text]{flex:1;padding:.3em}
+section.approval{background:#fff;border:1px solid #e3e5ea;padding:.2em 1em 1em;margin:0 0 1em}
+.state-pending{background:#fff1d6;color:#8a5a00}.state-approved,.state-used{background:#e3f2e6;color:#1f6b33}
+.state-denied,.state-expired{background:#eef0f4;color:#4a5263}
 """
 _STYLE_HASH = base64.b64encode(hashlib.sha256(_STYLE.encode("utf-8")).digest()).decode("ascii")
 
@@ -53,14 +87,49 @@ SECURITY_HEADERS = {
         "base-uri 'none'; frame-ancestors 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 
-_NAV = (("Catalog", CATALOG_PATH), ("Metrics", METRICS_PATH))
+_NAV = (
+    ("Catalog", CATALOG_PATH),
+    ("Approvals", APPROVALS_PATH),
+    ("Audit", AUDIT_PATH),
+    ("Metrics", METRICS_PATH),
+)
 
 
-def document(title: str, *body: Child, section: str | None = None) -> Html:
+@dataclass(frozen=True, slots=True)
+class Visitor:
+    """Who is looking, for the header: their principal, and their session's CSRF token (to log out)."""
+
+    name: str
+    csrf_token: str | None = None
+
+
+def csrf_input(visitor: Visitor | None) -> Html | None:
+    """The hidden field every state-changing form of a session carries (checked server-side)."""
+    if visitor is None or visitor.csrf_token is None:
+        return None
+    return tag("input", type="hidden", name=CSRF_FIELD, value=visitor.csrf_token)
+
+
+def _visitor_part(visitor: Visitor | None) -> Html | None:
+    if visitor is None:
+        return None
+    logout = None
+    if visitor.csrf_token is not None:
+        logout = tag(
+            "form",
+            csrf_input(visitor),
+            tag("button", "Log out", type="submit", id="logout"),
+            method="post",
+            action=LOGOUT_PATH,
+        )
+    return tag("span", tag("span", visitor.name, class_="visitor", id="visitor"), " ", logout)
+
+
+def document(title: str, *body: Child, section: str | None = None, visitor: Visitor | None = None) -> Html:
     """A whole page; `section` is the navigation entry to highlight (its label)."""
     links = [tag("a", label, href=path, class_="here" if label == section else None) for label, path in _NAV]
     head = tag(
@@ -75,6 +144,7 @@ def document(title: str, *body: Child, section: str | None = None) -> Html:
         tag("a", "Colonnade", href=CATALOG_PATH, class_="brand"),
         *links,
         tag("span", f"gateway {__version__}", class_="version"),
+        _visitor_part(visitor),
     )
     return Html("<!DOCTYPE html>\n" + tag("html", head, tag("body", header, tag("main", *body)), lang="en"))
 

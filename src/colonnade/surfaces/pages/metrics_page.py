@@ -5,7 +5,7 @@ from __future__ import annotations
 from colonnade.calls.call_errors import REGISTRY
 from colonnade.observability.metrics import UNRESOLVED_TOOL
 from colonnade.surfaces.pages.html import Html, separated, tag
-from colonnade.surfaces.pages.layout import document
+from colonnade.surfaces.pages.layout import Visitor, document
 from colonnade.surfaces.pages.links import tool_link
 from colonnade.surfaces.pages.metric_values import CallStats, ErrorCount, Estimate, ToolCalls
 
@@ -17,7 +17,7 @@ _LATENCY_NOTE = (
 )
 
 
-def metrics_page(stats: CallStats) -> Html:
+def metrics_page(stats: CallStats, visitor: Visitor | None = None) -> Html:
     intro = tag(
         "p",
         f"Since this gateway process started. The catalog serves {stats.catalog_tools} tools. "
@@ -34,7 +34,7 @@ def metrics_page(stats: CallStats) -> Html:
             class_="note",
             id="no-calls",
         )
-        return document("Metrics", tag("h1", "Metrics"), intro, empty, section="Metrics")
+        return document("Metrics", tag("h1", "Metrics"), intro, empty, section="Metrics", visitor=visitor)
     return document(
         "Metrics",
         tag("h1", "Metrics"),
@@ -46,6 +46,7 @@ def metrics_page(stats: CallStats) -> Html:
         _errors_table(stats.errors),
         tag("p", _LATENCY_NOTE, class_="muted"),
         section="Metrics",
+        visitor=visitor,
     )
 
 

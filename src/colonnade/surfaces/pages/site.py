@@ -20,9 +20,20 @@ from colonnade.governance.tool_lookup import find_tool
 from colonnade.observability.metrics import GatewayMetrics
 from colonnade.routing.router import Router
 from colonnade.surfaces.edge import principal_of_scope
+from colonnade.surfaces.pages.approvals_view import ApprovalsView
+from colonnade.surfaces.pages.audit_view import AuditView
 from colonnade.surfaces.pages.catalog_page import Visible, catalog_page
+from colonnade.surfaces.pages.forms import visitor_of
 from colonnade.surfaces.pages.html import Html
-from colonnade.surfaces.pages.layout import CATALOG_PATH, METRICS_PATH, TOOLS_PATH, page_response
+from colonnade.surfaces.pages.layout import (
+    AUDIT_PATH,
+    CATALOG_PATH,
+    LOGIN_PATH,
+    METRICS_PATH,
+    TOOLS_PATH,
+    page_response,
+)
+from colonnade.surfaces.pages.login import Login
 from colonnade.surfaces.pages.metric_values import read_stats
 from colonnade.surfaces.pages.metrics_page import metrics_page
 from colonnade.surfaces.pages.tool_page import tool_page, unknown_tool_page
@@ -31,7 +42,7 @@ __all__ = ["Pages", "routes"]
 
 
 class Pages:
-    """The read-only pages of one gateway, over the parts it already owns."""
+    """The pages of one gateway, over the parts it already owns."""
 
     def __init__(
         self,
@@ -41,12 +52,18 @@ class Pages:
         *,
         manifests: Manifests | None = None,
         authorizer: Authorizer | None = None,
+        login: Login | None = None,
+        audit: AuditView | None = None,
+        approvals: ApprovalsView | None = None,
     ) -> None:
         self.catalog = catalog
         self.router = router
         self.metrics = metrics
         self.manifests = manifests if manifests is not None else Manifests()
         self.authorizer: Authorizer = authorizer if authorizer is not None else AllowAll()
+        self.login = login
+        self.audit = audit
+        self.approvals = approvals
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -55,6 +72,10 @@ class Pages:
             # `path`: a name with `/` (other sources allow one) reaches its tool or the 404 page
             Route(TOOLS_PATH + "/{name:path}", self.tool_view, methods=["GET"]),
             Route(METRICS_PATH, self.metrics_view, methods=["GET"]),
+            # Without authentication nobody logs in: the login page leads to the catalog.
+            *(self.login.routes() if self.login is not None else [Route(LOGIN_PATH, self.home)]),
+            *([Route(AUDIT_PATH, self.audit.page, methods=["GET"])] if self.audit is not None else []),
+            *(self.approvals.routes() if self.approvals is not None else []),
         ]
 
     async def home(self, _: Request) -> Response:
@@ -69,6 +90,7 @@ class Pages:
                 query=params.get("q", ""),
                 api=params.get("api", ""),
                 visible=self._visible(request),
+                visitor=visitor_of(request),
             )
         )
         return page_response(page, status)
@@ -79,16 +101,19 @@ class Pages:
         found = find_tool(self.catalog, name, self.authorizer, principal_of_scope(request.scope))
         tool = found if isinstance(found, Tool) and visible(found) else None
         if tool is None:
-            page = await run_in_threadpool(unknown_tool_page, self.catalog, name, visible)
+            visitor = visitor_of(request)
+            page = await run_in_threadpool(unknown_tool_page, self.catalog, name, visible, visitor)
             return page_response(page, 404)
-        page = await run_in_threadpool(lambda: tool_page(self.catalog, tool, self.manifests.for_tool(tool)))
+        manifest = self.manifests.for_tool(tool)
+        page = await run_in_threadpool(tool_page, self.catalog, tool, manifest, visitor_of(request))
         return page_response(page)
 
     def _visible(self, request: Request) -> Visible:
         return tool_filter(self.authorizer.visible(principal_of_scope(request.scope))) or _everything
 
-    async def metrics_view(self, _: Request) -> Response:
-        page: Html = await run_in_threadpool(lambda: metrics_page(read_stats(self.metrics)))
+    async def metrics_view(self, request: Request) -> Response:
+        visitor = visitor_of(request)
+        page: Html = await run_in_threadpool(lambda: metrics_page(read_stats(self.metrics), visitor))
         return page_response(page)
 
 
@@ -103,7 +128,19 @@ def routes(
     *,
     manifests: Manifests | None = None,
     authorizer: Authorizer | None = None,
+    login: Login | None = None,
+    audit: AuditView | None = None,
+    approvals: ApprovalsView | None = None,
 ) -> list[BaseRoute]:
-    """`/`, `/ui/catalog`, `/ui/tools/{name}` and `/ui/metrics`."""
-    pages = Pages(catalog, router, metrics, manifests=manifests, authorizer=authorizer)
+    """`/`, `/ui/catalog`, `/ui/tools/{name}`, `/ui/metrics`, `/ui/audit`, and `/ui/login|logout`."""
+    pages = Pages(
+        catalog,
+        router,
+        metrics,
+        manifests=manifests,
+        authorizer=authorizer,
+        login=login,
+        audit=audit,
+        approvals=approvals,
+    )
     return pages.routes()

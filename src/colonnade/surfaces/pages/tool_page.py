@@ -19,13 +19,13 @@ from colonnade.catalog.tool import Tool
 from colonnade.surfaces.pages.badges import governance_badges, side_effects_badge
 from colonnade.surfaces.pages.catalog_page import api_of
 from colonnade.surfaces.pages.html import Child, Html, join, separated, tag
-from colonnade.surfaces.pages.layout import document
+from colonnade.surfaces.pages.layout import Visitor, document
 from colonnade.surfaces.pages.links import api_url, catalog_url, tool_json_url, tool_link
 
 __all__ = ["tool_page", "unknown_tool_page"]
 
 
-def tool_page(catalog: Catalog, tool: Tool, manifest: ToolManifest) -> Html:
+def tool_page(catalog: Catalog, tool: Tool, manifest: ToolManifest, visitor: Visitor | None = None) -> Html:
     llm = tool.llm
     json_url = tool_json_url(tool.wire_name)
     return document(
@@ -61,10 +61,16 @@ def tool_page(catalog: Catalog, tool: Tool, manifest: ToolManifest) -> Html:
         _json(tool.meta(), "meta"),
         tag("p", "As JSON: ", tag("a", json_url, href=json_url)),
         section="Catalog",
+        visitor=visitor,
     )
 
 
-def unknown_tool_page(catalog: Catalog, name: str, visible: Callable[[Tool], bool] | None = None) -> Html:
+def unknown_tool_page(
+    catalog: Catalog,
+    name: str,
+    visible: Callable[[Tool], bool] | None = None,
+    visitor: Visitor | None = None,
+) -> Html:
     near = [
         n for n in catalog.near(name, limit=6) if visible is None or ((t := catalog.get(n)) and visible(t))
     ][:3]
@@ -80,6 +86,7 @@ def unknown_tool_page(catalog: Catalog, name: str, visible: Callable[[Tool], boo
         suggestion,
         tag("p", "Search the ", tag("a", "catalog", href=catalog_url(q=name)), " by what the tool does."),
         section="Catalog",
+        visitor=visitor,
     )
 
 

@@ -1,0 +1,161 @@
+"""The pages in a real browser (headless Chromium): log in through the form, look, log out.
+
+A governed gateway on loopback (test issuer, store, backend); Chromium keeps the session cookie
+and sends the forms exactly as a person's browser would, CSRF tokens and Origin headers included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+
+from tests.support import browser as browser_support
+from tests.support.browser import chromium
+from tests.support.governed import Governed, governed_gateway
+from tests.support.loopback import serve_in_thread
+
+pytestmark = [pytest.mark.e2e, pytest.mark.browser]
+
+
+@pytest.fixture(scope="module")
+def governed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Governed]:
+    with governed_gateway(tmp_path_factory.mktemp("pages-browser")) as running:
+        status, body = running.call(running.token("admin"), "acme:items:read_item", item_id="seen-in-audit")
+        assert status == 200, body
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    yield from chromium()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context()
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+def log_in(page: Page, governed: Governed, credential: str) -> None:
+    page.goto(f"{governed.base_url}/ui/catalog")
+    assert page.url.startswith(f"{governed.base_url}/ui/login?next=")
+    page.fill("#credential", credential)
+    page.click("#login")
+
+
+def test_log_in_see_the_catalog_and_the_audit_then_log_out(page: Page, governed: Governed) -> None:
+    log_in(page, governed, governed.token("admin", tenant=None, sub="ops"))
+    assert page.url == f"{governed.base_url}/ui/catalog"
+    assert page.inner_text("#visitor") == "user:ops"
+    assert page.locator('tr[data-tool="acme:items:read_item"]').count() == 1
+    cookie = next(c for c in page.context.cookies() if c["name"] == "colonnade_session")
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/ui"
+
+    page.click("header >> text=Audit")
+    assert page.url == f"{governed.base_url}/ui/audit"
+    assert "Chain intact" in page.inner_text("#chain")
+    assert page.locator('#audit tr[data-kind="call"]').count() >= 1
+    page.fill('input[name="tool"]', "acme:items:read_item")
+    page.click("form.filters button")
+    assert "tool=acme%3Aitems%3Aread_item" in page.url
+    rows = page.locator("#audit tbody tr")
+    assert rows.count() >= 1
+    assert all("acme:items:read_item" in text for text in rows.all_inner_texts())
+
+    page.click("#logout")
+    assert page.url == f"{governed.base_url}/ui/login?out=1"
+    assert "You are logged out" in page.inner_text("#notice")
+    page.goto(f"{governed.base_url}/ui/audit")
+    assert page.url.startswith(f"{governed.base_url}/ui/login?next=%2Fui%2Faudit")
+
+
+def test_a_wrong_key_shows_the_error_and_stays_on_the_login_page(page: Page, governed: Governed) -> None:
+    log_in(page, governed, "col_0123456789ab_" + "x" * 43)
+    assert page.url == f"{governed.base_url}/ui/login"
+    error = page.inner_text("#error")
+    assert "That credential was refused" in error and "(A-AUTH-API-KEY)" in error
+    assert not [c for c in page.context.cookies() if c["name"] == "colonnade_session"]
+
+
+def test_a_form_posted_from_another_page_is_refused(page: Page, governed: Governed) -> None:
+    """A page on another loopback port is the same site for cookies (SameSite sends the session
+    cookie) and an allowed Origin on a loopback gateway: the synchronizer token is what refuses it."""
+    log_in(page, governed, governed.token("admin"))
+    target = f"{governed.base_url}/ui/logout"
+
+    async def forged(_: Request) -> HTMLResponse:
+        form = f'<form method="post" action="{target}"><button id="go">win a prize</button></form>'
+        return HTMLResponse(f"<!DOCTYPE html><html><body>{form}</body></html>")
+
+    with serve_in_thread(Starlette(routes=[Route("/", forged)])) as other_site:
+        page.goto(other_site)
+        page.click("#go")
+        assert page.url == target
+        assert "A-AUTH-CSRF" in page.inner_text("#error")
+    page.goto(f"{governed.base_url}/ui/catalog")
+    assert page.url == f"{governed.base_url}/ui/catalog"  # still logged in
+
+
+DROP = "acme:items:drop_item"
+
+
+def ask_for_a_drop(governed: Governed, item: str) -> str:
+    """Alice asks (over REST) for a destructive call; it waits for an approver."""
+    status, result = governed.call(governed.token("admin", sub="alice"), DROP, item_id=item)
+    assert status == 200 and result["status"] == "pending", result
+    return str(result["pending"]["token"])
+
+
+def drops(governed: Governed, item: str) -> int:
+    return sum(1 for e in governed.effects() if e["kind"] == "drop" and e["item_id"] == item)
+
+
+def test_an_approver_approves_a_pending_call_and_it_runs(page: Page, governed: Governed) -> None:
+    approval = ask_for_a_drop(governed, "B-1")
+    log_in(page, governed, governed.token("admin", sub="bob"))
+    page.click("header >> text=Approvals")
+    card = page.locator(f'section[data-approval="{approval}"]')
+    assert card.get_attribute("data-state") == "pending"
+    assert '"item_id": "B-1"' in card.locator("pre.arguments").inner_text()
+    assert "user:alice" in card.inner_text()
+    assert drops(governed, "B-1") == 0
+
+    card.locator('input[aria-label="comment to approve"]').fill("old test item, fine")
+    card.locator("button.approve").click()
+    assert "The call ran: success" in page.inner_text("#call-result")
+    decided = page.locator(f'section[data-approval="{approval}"]')
+    assert decided.get_attribute("data-state") == "used"
+    assert "old test item, fine" in decided.inner_text()
+    assert drops(governed, "B-1") == 1
+
+
+def test_an_approver_denies_a_pending_call_and_nothing_runs(page: Page, governed: Governed) -> None:
+    approval = ask_for_a_drop(governed, "B-2")
+    log_in(page, governed, governed.token("admin", sub="bob"))
+    page.goto(f"{governed.base_url}/ui/approvals")
+    card = page.locator(f'section[data-approval="{approval}"]')
+    card.locator('input[aria-label="comment to deny"]').fill("not this one")
+    card.locator("button.deny").click()
+    assert page.inner_text("#notice") == "Denied."
+    assert page.locator(f'section[data-approval="{approval}"]').get_attribute("data-state") == "denied"
+    page.goto(f"{governed.base_url}/ui/approvals")
+    assert page.locator(f'section[data-approval="{approval}"]').count() == 0  # no longer pending
+    assert drops(governed, "B-2") == 0
+
+
+def test_without_chromium_the_browser_tests_skip_and_say_why(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(browser_support, "CHROMIUM", tmp_path / "chromium")
+    with pytest.raises(pytest.skip.Exception, match=r"could not be installed .*make browser"):
+        next(chromium())
