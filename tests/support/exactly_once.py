@@ -20,7 +20,11 @@ from typing import Any
 __all__ = ["DEFINITE", "NOT_YET", "outcome_of", "verify_exactly_once"]
 
 Answer = Mapping[str, Any]
-NOT_YET = frozenset({"R-CAP-KEY-IN-PROGRESS", "R-TIMEOUT-UNRECORDED", "R-CAP-STORE-UNAVAILABLE"})
+# Answers a client resends: the key is still held, the outcome was not recorded, the store was away, or
+# admission control refused the call before anything ran (a restarted gateway flooded with resends).
+NOT_YET = frozenset(
+    {"R-CAP-KEY-IN-PROGRESS", "R-TIMEOUT-UNRECORDED", "R-CAP-STORE-UNAVAILABLE", "R-CAP-OVERLOAD"}
+)
 DEFINITE = frozenset({"success", "S-TOOL-EFFECT-UNKNOWN"})
 
 
