@@ -195,7 +195,12 @@ class Gateway:
             builtin.register(COMMIT_TOOL.operation, CommitHandler(self.two_phase))
         desk = self.governance.approvals
         self.approvals = (
-            ApprovalCoordinator(desk, self.parked, request_ttl_s=settings.approvals.request_ttl_s)
+            ApprovalCoordinator(
+                desk,
+                self.parked,
+                request_ttl_s=settings.approvals.request_ttl_s,
+                standing=self.governance.standing,
+            )
             if self.parked is not None and desk is not None
             else None
         )
