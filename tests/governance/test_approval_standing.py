@@ -1,4 +1,5 @@
-"""A resumed approved call re-checks its requester: a key or agent revoked after it asked runs nothing.
+"""A resumed approved call re-checks its requester: a key or agent revoked after it asked runs nothing;
+the gateway's purge round deletes finished approvals past retention.
 
 Resuming (`/resume`, or approving with `run`) runs the call as the requester; between asking and
 running its credential may have been revoked. The refusal carries the credential's code, is an
@@ -8,6 +9,7 @@ running its credential may have been revoked. The refusal carries the credential
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -111,3 +113,16 @@ def test_an_agent_revoked_after_asking_cannot_be_resumed(governed: Governed) -> 
     assert status == 200 and refused["result"]["error"]["code"] == "A-AUTH-REVOKED", refused
     assert _drops(governed, "R-4") == 0
     assert _refusals(governed, approval) == ["A-AUTH-REVOKED"]
+
+
+def test_the_gateways_purge_round_deletes_finished_approvals_only(governed: Governed) -> None:
+    alice, bob = governed.token("admin", sub="alice"), governed.token("admin", sub="bob")
+    denied, waiting = _ask(governed, alice, "P-1"), _ask(governed, alice, "P-2")
+    assert _post(governed, bob, f"/v1/approvals/{denied}/deny", comment="no")[0] == 200
+    gateway = governed.running.gateway
+    retention = timedelta(seconds=gateway.settings.approvals.retention_s)
+    _, _, purged = governed.running.run(gateway.purge_round(now=datetime.now(UTC) + retention))
+    assert purged >= 1
+    with governed.rest(alice) as client:
+        assert client.get(f"/v1/approvals/{denied}").status_code == 404
+        assert client.get(f"/v1/approvals/{waiting}").json()["approval"]["state"] == "pending"
