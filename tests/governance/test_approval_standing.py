@@ -126,3 +126,23 @@ def test_the_gateways_purge_round_deletes_finished_approvals_only(governed: Gove
     with governed.rest(alice) as client:
         assert client.get(f"/v1/approvals/{denied}").status_code == 404
         assert client.get(f"/v1/approvals/{waiting}").json()["approval"]["state"] == "pending"
+
+
+def test_authorization_decides_again_when_the_call_resumes(governed: Governed) -> None:
+    erin, bob = governed.token("consumer", sub="erin"), governed.token("admin", sub="bob")
+    with governed.rest(erin) as client:
+        subscription = client.post("/v1/subscriptions", json={"api": "acme:items"}).json()["subscription"]
+    assert subscription["state"] == "active"
+    approval = _ask(governed, erin, "A-1")  # subscribed: a consumer may ask for the write
+    assert _post(governed, bob, f"/v1/approvals/{approval}/approve")[0] == 200
+    with governed.rest(erin) as client:
+        assert client.delete(f"/v1/subscriptions/{subscription['id']}").status_code == 200
+
+    status, refused = _post(governed, bob, f"/v1/approvals/{approval}/resume")
+    assert status == 200, refused
+    assert refused["result"]["error"]["code"] == "A-AUTH-SUBSCRIPTION-REQUIRED", refused
+    assert _drops(governed, "A-1") == 0
+    audit = governed.running.gateway.governance.audit
+    assert audit is not None
+    calls = governed.running.run(audit.store.query(AuditFilter(kind="call", actor="user:erin"), limit=100))
+    assert "A-AUTH-SUBSCRIPTION-REQUIRED" in [row.code for row in calls]
