@@ -7,7 +7,8 @@ every call pays a signature check), or an API key. Authorization is the authoriz
 the audit stage writing one chained record per call to a SQLite file (the embedded default), one
 caller at a time and 32 at once (group commit). Every variant runs several rounds; the table shows
 the median round's CPU microseconds per call of this process (all threads: the audit writer's
-SQLite work included), and wall-clock microseconds.
+SQLite work included), and wall-clock microseconds. API keys are also measured with their cache
+off and on, on SQLite and (with --postgres) PostgreSQL: what one database read per call costs.
 
 Run: .venv/bin/python bench/governance_overhead.py [--calls 5000] [--rounds 7] [--postgres URL]
 """
@@ -179,6 +180,31 @@ async def _authentication(n: int, rounds: int, table: Table, database: Path) -> 
     return results["JWT, same token again (remembered)"][0]
 
 
+async def _api_key_lookups(n: int, rounds: int, table: Table, database_url: str, label: str) -> None:
+    """A/B in one run: every call reads its API key from the database, or the checked key is reused."""
+    engine = create_store_engine(database_url)
+    await migrate_engine(engine)
+    store = ApiKeyStore(engine)
+    issued = await KeyAdmin(store).create(
+        Principal.system("bench"), KeyRequest(owner="ci-lookups", persona="admin", tenant="acme")
+    )
+    request = RequestFacts(
+        "POST", "http://127.0.0.1:8765/mcp", "/mcp", authorization=f"Bearer {issued.token}"
+    )
+    for name, cache_s in (("read every call (cache off)", 0.0), ("checked key cached 5 s", 5.0)):
+        keys = ApiKeys(store, cache_s=cache_s)
+        authenticator = Authenticator(ClaimMapping(ClaimNames(), AgentBook()), api_keys=keys)
+
+        async def api_key(count: int, authenticator: Authenticator = authenticator) -> None:
+            for _ in range(count):
+                assert isinstance(await authenticator.authenticate(request), Principal)
+
+        cpu, wall = await _rounds(api_key, n, rounds)
+        await keys.aclose()
+        table.add_row("authentication", f"API key, {label}, {name}", f"{cpu:.1f}", f"{wall:.1f}")
+    await engine.dispose()
+
+
 async def _pipeline_cost(stages: list[Stage], tool_calls: list[Call], n: int, rounds: int) -> Cost:
     pipeline = Pipeline(stages)
 
@@ -262,7 +288,9 @@ async def main(n: int, rounds: int, postgres: str | None) -> None:
         authorization, audit = await _authorization_and_audit(
             n, rounds, table, sqlite, "SQLite file", with_authorization=True
         )
+        await _api_key_lookups(n, rounds, table, f"sqlite+aiosqlite:///{Path(tmp) / 'keys.db'}", "SQLite")
         if postgres:
+            await _api_key_lookups(n, rounds, table, postgres, "PostgreSQL")
             await _authorization_and_audit(n, rounds, table, postgres, "PostgreSQL", with_authorization=False)
     total = authentication + authorization + audit
     table.add_row("total", "remembered JWT + authorization + audit (SQLite, one caller)", f"{total:.1f}", "")
@@ -274,7 +302,8 @@ if __name__ == "__main__":
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument(
-        "--postgres", help="also measure the audit log on this PostgreSQL URL (an empty database)"
+        "--postgres",
+        help="also measure API key lookups and the audit log on this PostgreSQL URL (an empty database)",
     )
     args = parser.parse_args()
     asyncio.run(main(args.calls, args.rounds, args.postgres))

@@ -310,6 +310,13 @@ class ApprovalSettings(_Section):
         description="Signing key (JWK) of approval tokens; default data_dir/approval-signing.jwk, made on "
         "first use. Give every replica the same file.",
     )
+    retention_s: float = Field(
+        default=30 * 86_400.0,
+        gt=0,
+        description="How long a finished approval (denied, used, expired, or approved with a spent-out "
+        "token) is kept before it is deleted; pending ones never are. The audit log keeps its history.",
+    )
+
 
 class PolicySettings(_Section):
     """The Rego policy gate: which policy files decide, and how often they are re-read."""

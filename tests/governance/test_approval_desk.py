@@ -221,3 +221,39 @@ async def test_the_sweep_expires_a_call_nobody_decided_on(desk: ApprovalDesk, en
     with pytest.raises(ApprovalState):
         await desk.approve(BOB, approval_id)
     assert await _codes(desk, "approval.expire") == [None]
+
+
+async def test_finished_approvals_are_purged_after_retention_pending_ones_never(
+    desk: ApprovalDesk, clock: Clock
+) -> None:
+    for approval_id in ("ap_pending", "ap_denied", "ap_used", "ap_approved", "ap_expired"):
+        await _ask(desk, clock, approval_id, ttl_s=60)
+    await desk.deny(BOB, "ap_denied", "no")
+    used = await desk.approve(BOB, "ap_used")
+    assert used.token is not None
+    await desk.redeem(used.token, FACTS)
+    await desk.approve(BOB, "ap_approved")
+    await desk.expire("ap_expired")
+    retention_s = ApprovalSettings().retention_s
+    asked = datetime.fromtimestamp(clock.now, UTC)
+
+    assert await desk.store.purge_finished(retention_s=retention_s, now=asked + timedelta(days=29)) == 0
+    # 400 s past retention: denied, used and expired go; the approved one's token
+    # expired 5 minutes after approval, more than `retention_s` ago, so it goes too.
+    later = asked + timedelta(seconds=retention_s + 400)
+    assert await desk.store.purge_finished(retention_s=retention_s, now=later) == 4
+    # The pending one's request expired long ago, yet only the sweep of parked calls ends it.
+    assert [record.id for record in await desk.store.list()] == ["ap_pending"]
+    assert await desk.store.purge_finished(retention_s=retention_s, now=later + timedelta(days=365)) == 0
+
+
+async def test_an_approved_call_is_kept_while_its_token_may_still_run(
+    desk: ApprovalDesk, clock: Clock
+) -> None:
+    await _ask(desk, clock, "ap_fresh")
+    await _ask(desk, clock, "ap_no")
+    await desk.approve(BOB, "ap_fresh")
+    await desk.deny(BOB, "ap_no")
+    now = datetime.fromtimestamp(clock.now, UTC)
+    assert await desk.store.purge_finished(retention_s=60, now=now + timedelta(seconds=120)) == 1
+    assert [record.id for record in await desk.store.list()] == ["ap_fresh"]

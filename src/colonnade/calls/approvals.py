@@ -5,7 +5,10 @@ the approval's id. Approvers decide on the approval desk (`governance/approvals`
 call runs either when the caller retries it with the approval's signed token, or when its parked
 call is resumed (by its requester, or by the approver with `run`): resuming runs the original
 request through the whole pipeline, as the requester, carrying the token, so the gate checks and
-spends the token on that road too. Expiry ends the approval.
+spends the token on that road too. Before a resumed call runs, its requester's credential is read
+again (`Standing`): a key or agent revoked or expired since it asked is refused and audited, and
+the call then runs as the requester stands now, so authorization judges it afresh. Expiry ends
+the approval.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from colonnade.calls.envelope import CallRequest, CallResult, CallStatus, Pendin
 from colonnade.calls.parking import ParkedCalls, ParkReason, argument_hash
 from colonnade.contracts.model import SideEffects
 from colonnade.governance.approvals import ApprovalDesk, CallFacts, TokenRefused, principal_from
+from colonnade.governance.identity.failures import AuthFailure
+from colonnade.governance.identity.standing import Standing
 from colonnade.governance.principal import Principal, PrincipalKind
 from colonnade.governance.refusals import ApprovalState, Forbidden
 from colonnade.store.approvals_repo import ApprovalRecord
@@ -59,10 +64,18 @@ def next_action(approval_id: str) -> str:
 class ApprovalCoordinator:
     """The `awaiting_approval` reason's handler of parked calls, and the gate's helper."""
 
-    def __init__(self, desk: ApprovalDesk, parked: ParkedCalls, *, request_ttl_s: float) -> None:
+    def __init__(
+        self,
+        desk: ApprovalDesk,
+        parked: ParkedCalls,
+        *,
+        request_ttl_s: float,
+        standing: Standing | None = None,
+    ) -> None:
         self.desk = desk
         self.parked = parked
         self.request_ttl_s = request_ttl_s
+        self.standing = standing
         self._run: Runner | None = None
         parked.register(ParkReason.AWAITING_APPROVAL, self)
 
@@ -128,7 +141,15 @@ class ApprovalCoordinator:
         record = await self.desk.store.get(parked.token)
         if record is None or record.token is None or self._run is None:
             return self.refused(parked, parked.token, record.state if record else "unknown", call_id)
-        return await self._run(_request_of(record, call_id), principal_from(record.requester_principal))
+        requester = principal_from(record.requester_principal)
+        if self.standing is not None:
+            standing = await self.standing.recheck(requester)
+            if isinstance(standing, AuthFailure):
+                await self.desk.refuse_run(principal, record, standing.code, standing.message)
+                status, err = error(standing.code, standing.message, approval_id=record.id)
+                return CallResult(call_id=call_id or record.id, status=status, error=err)
+            requester = standing
+        return await self._run(_request_of(record, call_id), requester)
 
     def refused(self, parked: ParkedRecord | None, token: str, why: str, call_id: str | None) -> CallResult:
         status, err = error(

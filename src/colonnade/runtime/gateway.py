@@ -17,6 +17,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -195,7 +196,12 @@ class Gateway:
             builtin.register(COMMIT_TOOL.operation, CommitHandler(self.two_phase))
         desk = self.governance.approvals
         self.approvals = (
-            ApprovalCoordinator(desk, self.parked, request_ttl_s=settings.approvals.request_ttl_s)
+            ApprovalCoordinator(
+                desk,
+                self.parked,
+                request_ttl_s=settings.approvals.request_ttl_s,
+                standing=self.governance.standing,
+            )
             if self.parked is not None and desk is not None
             else None
         )
@@ -433,22 +439,35 @@ class Gateway:
                     await task
 
     async def _purge_expired(self, interval_s: float = 60.0) -> None:
-        """Keep the store bounded: idempotency records past retention, and finished parked calls."""
-        retention_s = self.settings.idempotency_retention_s
+        """Keep the store bounded: records past retention, one round every `interval_s`."""
         while True:
             await asyncio.sleep(interval_s)
             try:
-                records = await self.idempotency.purge_expired() if self.idempotency is not None else 0
-                parked = (
-                    await self.parked.store.purge_finished(retention_s=retention_s)
-                    if self.parked is not None
-                    else 0
-                )
+                await self.purge_round()
             except Exception:  # the store may be briefly unavailable; the next round retries
-                logger.exception("purging expired idempotency records and parked calls failed")
-                continue
-            if records or parked:
-                logger.info("purged %d idempotency records and %d parked calls", records, parked)
+                logger.exception("purging expired idempotency records, parked calls and approvals failed")
+
+    async def purge_round(self, now: datetime | None = None) -> tuple[int, int, int]:
+        """Delete idempotency records, finished parked calls and finished approvals past retention.
+
+        Returns how many of each went; `now` (a test clock) moves the approvals' cutoff.
+        """
+        retention_s = self.settings.idempotency_retention_s
+        records = await self.idempotency.purge_expired() if self.idempotency is not None else 0
+        parked = (
+            await self.parked.store.purge_finished(retention_s=retention_s) if self.parked is not None else 0
+        )
+        desk = self.governance.approvals
+        approvals = (
+            await desk.store.purge_finished(retention_s=self.settings.approvals.retention_s, now=now)
+            if desk is not None
+            else 0
+        )
+        if records or parked or approvals:
+            logger.info(
+                "purged %d idempotency records, %d parked calls and %d approvals", records, parked, approvals
+            )
+        return records, parked, approvals
 
     async def aclose(self) -> None:
         await self.pipeline.drain()

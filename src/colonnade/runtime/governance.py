@@ -34,6 +34,7 @@ from colonnade.governance.identity.dev_issuer import DEV_ALGORITHM, DEV_ISSUER, 
 from colonnade.governance.identity.dpop import DpopVerifier, FirstUse, ProofsSeen
 from colonnade.governance.identity.exposure import AuthConfigError, resource_url
 from colonnade.governance.identity.issuer_keys import IssuerKeys, jwks_url_problem
+from colonnade.governance.identity.standing import Standing
 from colonnade.governance.identity.tokens import TokenVerifier, TrustedIssuer
 from colonnade.governance.key_admin import KeyAdmin
 from colonnade.governance.personas import Scope
@@ -102,6 +103,7 @@ class Governance:
         self.subscription_admin: SubscriptionAdmin | None = None
         self.replay: DpopReplayStore | None = None
         self.approvals: ApprovalDesk | None = None
+        self.standing: Standing | None = None
         if engine is not None:
             self.audit = AuditLog(AuditStore(engine), audit_key(settings))
             keys = ApiKeyStore(engine)
@@ -111,6 +113,7 @@ class Governance:
             )
             self.agent_store = AgentStore(engine)
             self.agent_admin = AgentAdmin(self.agent_store, self.audit, on_change=self.refresh_agents)
+            self.standing = Standing(keys, self.agent_store)
             self.subscription_admin = SubscriptionAdmin(
                 SubscriptionStore(engine),
                 catalog,

@@ -2,16 +2,17 @@
 
 Every decision is a compare-and-set on the state (`pending` -> `approved`/`denied`, `approved` ->
 `used`), so two approvers acting at once, or two calls presenting the same token, have one winner
-even across replicas.
+even across replicas. Finished approvals are purged after a retention period (the audit log
+keeps who asked and who decided); pending ones never are.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from colonnade.store.engine import session_factory
@@ -21,6 +22,7 @@ from colonnade.store.write_gate import WriteGate
 __all__ = ["ApprovalRecord", "ApprovalState", "ApprovalStore"]
 
 ApprovalState = Literal["pending", "approved", "denied", "used", "expired"]
+_FINISHED = ("denied", "used", "expired")
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,3 +158,27 @@ class ApprovalStore:
         async with self._write(), self._sessions.begin() as session:
             result = await session.execute(query)
         return bool(getattr(result, "rowcount", 0))
+
+    async def purge_finished(
+        self, *, retention_s: float, now: datetime | None = None, batch: int = 1_000
+    ) -> int:
+        """Delete approvals finished over `retention_s` before `now`, `batch` per transaction.
+
+        Finished: denied, used or expired, last changed before the cutoff; or approved with a token
+        that expired before it (no call can run on it any more). Pending approvals are never purged.
+        """
+        cutoff = (now or _now()) - timedelta(seconds=retention_s)
+        finished = or_(
+            ApprovalRow.state.in_(_FINISHED) & (ApprovalRow.updated_at <= cutoff),
+            (ApprovalRow.state == "approved") & (ApprovalRow.token_expires_at <= cutoff),
+        )
+        purged = 0
+        while True:
+            stale = select(ApprovalRow.id).where(finished).limit(batch)
+            async with self._write(), self._sessions.begin() as session:
+                purge = delete(ApprovalRow).where(ApprovalRow.id.in_(stale))
+                result = await session.execute(purge.execution_options(synchronize_session=False))
+            deleted = int(getattr(result, "rowcount", 0) or 0)
+            purged += deleted
+            if deleted < batch:
+                return purged

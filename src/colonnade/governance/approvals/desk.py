@@ -287,6 +287,10 @@ class ApprovalDesk:
         await self._audit(facts.requester, EventKind.APPROVAL_USE, used, call=facts)
         return used
 
+    async def refuse_run(self, actor: Principal, record: ApprovalRecord, code: str, message: str) -> None:
+        """Audit an approved call that may not run now (its requester's credential is gone)."""
+        await self._refused(actor, record, code, message)
+
     async def expire(self, approval_id: str) -> None:
         """The parked call expired: a request nobody decided on, or a token nobody used, ends."""
         record = await self.store.get(approval_id)

@@ -3,9 +3,10 @@
 The id is public (it names the key in listings and audit records); the secret is 256 random bits,
 so a plain SHA-256 is enough to keep a stolen table useless (no password-style stretching is
 needed for secrets nobody chose). A presented key is looked up by id and compared in constant
-time. Checked keys are remembered for `cache_s` seconds, so a busy client does not cost a
-database read per request; a revocation made through this gateway applies at once, one made
-elsewhere (another replica, the CLI) within `cache_s`.
+time. Checked keys are remembered for `cache_s` seconds (`auth.api_key_cache_s`), so a busy client
+does not cost a database read per request; a revocation made through this gateway applies at once
+(the key is forgotten, and a read already in flight is not remembered), one made elsewhere
+(another replica, the CLI) within `cache_s` of the read that was remembered.
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ class ApiKeys:
         self.cache_s = cache_s
         self._clock = clock
         self._cache: dict[str, tuple[ApiKeyRecord | None, float]] = {}
+        self._forgotten = 0
+        """Counts `forget` calls: a read that began before one is not remembered (it may be stale)."""
         self._touched: dict[str, float] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -107,6 +110,7 @@ class ApiKeys:
 
     def forget(self, key_id: str) -> None:
         """Drop a remembered key (after this gateway revoked or rotated it)."""
+        self._forgotten += 1
         self._cache.pop(key_id, None)
 
     async def aclose(self) -> None:
@@ -118,7 +122,10 @@ class ApiKeys:
         now = self._clock()
         if cached is not None and now - cached[1] < self.cache_s:
             return cached[0]
+        forgotten = self._forgotten
         record = await self.store.get(key_id)
+        if forgotten != self._forgotten:
+            return record  # a key was revoked meanwhile: this read may predate it, so it is not kept
         if len(self._cache) > 10_000:
             self._cache.clear()
         self._cache[key_id] = (record, now)
