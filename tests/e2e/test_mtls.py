@@ -23,11 +23,13 @@ from typing import Any
 import httpx2
 import pytest
 import yaml
+from joserfc.jwk import ECKey
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from colonnade.governance.personas import PERSONA_SCOPES, Persona
 from tests.support.certificates import Issued, PrivateCa
+from tests.support.dpop import proof
 from tests.support.fault_backend import FaultBackend, create_app
 from tests.support.issuer import Issuer, running_issuer
 from tests.support.loopback import free_port, serve_in_thread, start_process, stop_process
@@ -49,11 +51,13 @@ class Served:
     bob: Issued  # certificate B
     env: dict[str, str]
 
-    def token(self, bound_to: Issued | None = None) -> str:
+    def token(self, bound_to: Issued | None = None, **confirmation: str) -> str:
         scopes = " ".join(sorted(PERSONA_SCOPES[Persona.ADMIN]))
         claims: dict[str, Any] = {"sub": "alice", "persona": "admin", "tenant": "acme", "scope": scopes}
         if bound_to is not None:
-            claims["cnf"] = {"x5t#S256": bound_to.thumbprint}
+            confirmation["x5t#S256"] = bound_to.thumbprint
+        if confirmation:
+            claims["cnf"] = confirmation
         return self.issuer.mint(claims, audience=self.resource)
 
     def client(self, cert: Issued | None, token: str | None = None) -> httpx2.Client:
@@ -61,9 +65,13 @@ class Served:
         context = self.ca.client_context(cert)
         return httpx2.Client(base_url=self.base_url, verify=context, headers=headers, timeout=30.0)
 
-    def call(self, cert: Issued | None, token: str) -> tuple[int, str]:
+    def call(self, cert: Issued | None, token: str, dpop: ECKey | None = None) -> tuple[int, str]:
+        url, headers = f"{self.base_url}/v1/calls", {}
+        if dpop is not None:
+            headers = {"Authorization": f"DPoP {token}", "DPoP": proof(dpop, "POST", url, token)}
         with self.client(cert, token) as client:
-            answer = client.post("/v1/calls", json={"tool_id": READ, "input": {"item_id": "I-1"}})
+            body = {"tool_id": READ, "input": {"item_id": "I-1"}}
+            answer = client.post("/v1/calls", json=body, headers=headers)
         body = answer.json()
         return answer.status_code, "ok" if body.get("status") == "success" else body["error"]["code"]
 
@@ -132,7 +140,10 @@ def test_a_token_bound_to_the_presented_certificate_calls(optional: Served) -> N
 
 
 def test_a_token_bound_to_another_certificate_is_refused(optional: Served) -> None:
-    assert optional.call(optional.alice, optional.token(bound_to=optional.bob)) == (401, "A-AUTH-MTLS-MISMATCH")
+    assert optional.call(optional.alice, optional.token(bound_to=optional.bob)) == (
+        401,
+        "A-AUTH-MTLS-MISMATCH",
+    )
 
 
 def test_a_bound_token_without_a_client_certificate_is_refused(optional: Served) -> None:
@@ -143,6 +154,17 @@ def test_an_unbound_token_works_with_or_without_a_certificate(optional: Served) 
     token = optional.token()
     assert optional.call(optional.alice, token) == (200, "ok")
     assert optional.call(None, token) == (200, "ok")
+
+
+def test_a_token_bound_to_a_key_and_a_certificate_needs_both(optional: Served) -> None:
+    key = ECKey.generate_key("P-256", auto_kid=True)
+    token = optional.token(bound_to=optional.alice, jkt=key.thumbprint())
+    assert optional.call(optional.alice, token, dpop=key) == (200, "ok")
+    assert optional.call(optional.bob, token, dpop=key) == (401, "A-AUTH-MTLS-MISMATCH")
+    assert optional.call(None, token, dpop=key) == (401, "A-AUTH-MTLS-REQUIRED")
+    assert optional.call(optional.alice, token) == (401, "A-AUTH-DPOP-REQUIRED")
+    other = ECKey.generate_key("P-256", auto_kid=True)
+    assert optional.call(optional.alice, token, dpop=other) == (401, "A-AUTH-DPOP-INVALID")
 
 
 def test_refusals_are_audited_with_their_code(optional: Served) -> None:
@@ -163,7 +185,9 @@ def test_refusals_are_audited_with_their_code(optional: Served) -> None:
 async def test_mcp_with_a_certificate_bound_token(optional: Served) -> None:
     def session(token: str) -> httpx2.AsyncClient:
         headers = {"Authorization": f"Bearer {token}"}
-        return httpx2.AsyncClient(verify=optional.ca.client_context(optional.alice), headers=headers, timeout=30)
+        return httpx2.AsyncClient(
+            verify=optional.ca.client_context(optional.alice), headers=headers, timeout=30
+        )
 
     async with (
         session(optional.token(bound_to=optional.alice)) as http,

@@ -78,7 +78,9 @@ class PrivateCa:
                 serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
             )
         )
-        return Issued(cert_file, key_file, certificate_thumbprint(cert.public_bytes(serialization.Encoding.DER)))
+        return Issued(
+            cert_file, key_file, certificate_thumbprint(cert.public_bytes(serialization.Encoding.DER))
+        )
 
 
 def _builder(
