@@ -56,6 +56,8 @@ def mint(
     """Mint an access token with the development issuer and print it.
 
     Example: colonnade token mint --sub alice --persona developer --tenant acme --team payments --ttl 900
+
+    Bound to a client certificate (mTLS): colonnade token mint --sub alice --cert-file alice.pem
     """
     from joserfc.jwk import JWKRegistry
 
