@@ -7,6 +7,8 @@ traceback.
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import ssl
 import subprocess
@@ -15,7 +17,10 @@ from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives import serialization
+from joserfc.jwk import ECKey
+from typer.testing import CliRunner
 
+from colonnade.cli import app
 from colonnade.cli._tls import server_ssl_context, uvicorn_tls_options
 from colonnade.config import ConfigError, TlsSettings, load_settings
 from colonnade.surfaces.edge_auth import client_certificate
@@ -153,3 +158,19 @@ def test_the_client_certificate_of_a_standard_tls_extension(tmp_path: Path) -> N
     )
     assert client_certificate({"extensions": {"tls": {"client_cert_chain": []}}}) is None
     assert client_certificate({"type": "http"}) is None
+
+
+def test_token_mint_binds_to_a_certificate_and_a_key(tmp_path: Path) -> None:
+    alice = PrivateCa(tmp_path).client("alice")
+    key = ECKey.generate_key("P-256", auto_kid=True)
+    jwk = tmp_path / "key.jwk"
+    jwk.write_text(json.dumps(key.as_dict(private=False)))
+    env = {"COLONNADE_DATA_DIR": str(tmp_path / "data")}
+    args = ["token", "mint", "--sub", "alice", "--tenant", "acme", "--cert-file", str(alice.cert_file)]
+    minted = CliRunner().invoke(app, [*args, "--dpop-key", str(jwk)], env=env)
+    assert minted.exit_code == 0, minted.output
+    payload = minted.output.strip().split(".")[1]
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    assert claims["cnf"] == {"x5t#S256": alice.thumbprint, "jkt": key.thumbprint()}
+    refused = CliRunner().invoke(app, [*args[:-1], str(alice.key_file)], env=env)
+    assert refused.exit_code == 2 and "cannot read the PEM certificate" in refused.output
