@@ -135,6 +135,13 @@ def optional(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         yield served
 
 
+def test_the_resource_metadata_announces_certificate_bound_tokens(optional: Served) -> None:
+    with optional.client(None) as client:
+        document = client.get("/.well-known/oauth-protected-resource/mcp").json()
+    assert document["resource"] == optional.resource
+    assert document["tls_client_certificate_bound_access_tokens"] is True
+
+
 def test_a_token_bound_to_the_presented_certificate_calls(optional: Served) -> None:
     assert optional.call(optional.alice, optional.token(bound_to=optional.alice)) == (200, "ok")
 
