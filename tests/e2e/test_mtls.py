@@ -38,7 +38,7 @@ from tests.support.tenant_contracts import tenant_contract
 pytestmark = pytest.mark.e2e
 
 COLONNADE = Path(sys.executable).with_name("colonnade")
-READ = "acme:items:read_item"
+READ, WRITE = "acme:items:read_item", "acme:items:write_item"
 
 
 @dataclass
@@ -50,6 +50,7 @@ class Served:
     alice: Issued  # certificate A
     bob: Issued  # certificate B
     env: dict[str, str]
+    backend: FaultBackend
 
     def token(self, bound_to: Issued | None = None, **confirmation: str) -> str:
         scopes = " ".join(sorted(PERSONA_SCOPES[Persona.ADMIN]))
@@ -65,12 +66,17 @@ class Served:
         context = self.ca.client_context(cert)
         return httpx2.Client(base_url=self.base_url, verify=context, headers=headers, timeout=30.0)
 
-    def call(self, cert: Issued | None, token: str, dpop: ECKey | None = None) -> tuple[int, str]:
+    def call(
+        self, cert: Issued | None, token: str, dpop: ECKey | None = None, tool: str = READ
+    ) -> tuple[int, str]:
         url, headers = f"{self.base_url}/v1/calls", {}
         if dpop is not None:
             headers = {"Authorization": f"DPoP {token}", "DPoP": proof(dpop, "POST", url, token)}
         with self.client(cert, token) as client:
-            body = {"tool_id": READ, "input": {"item_id": "I-1"}}
+            arguments = (
+                {"item_id": "I-1", "value": "v"} if tool.endswith("write_item") else {"item_id": "I-1"}
+            )
+            body = {"tool_id": tool, "input": arguments}
             answer = client.post("/v1/calls", json=body, headers=headers)
         body = answer.json()
         return answer.status_code, "ok" if body.get("status") == "success" else body["error"]["code"]
@@ -80,7 +86,8 @@ class Served:
 def _serving(tmp: Path, client_cert: str) -> Iterator[Served]:
     ca = PrivateCa(tmp / "pki")
     server, alice, bob = ca.server(), ca.client("alice"), ca.client("bob")
-    with running_issuer() as issuer, serve_in_thread(create_app(FaultBackend())) as backend_url:
+    backend = FaultBackend()
+    with running_issuer() as issuer, serve_in_thread(create_app(backend)) as backend_url:
         contract = tmp / "acme-items.yaml"
         document = tenant_contract("acme", "items", backend_url).model_dump(mode="json", exclude_none=True)
         contract.write_text(yaml.safe_dump(document, sort_keys=False))
@@ -107,7 +114,7 @@ def _serving(tmp: Path, client_cert: str) -> Iterator[Served]:
         env["COLONNADE_CONFIG"] = str(tmp / "colonnade.yaml")
         log = tmp / "serve.log"
         proc = start_process([str(COLONNADE), "serve"], log, env=env, cwd=tmp)
-        served = Served(f"https://127.0.0.1:{port}", resource, issuer, ca, alice, bob, env)
+        served = Served(f"https://127.0.0.1:{port}", resource, issuer, ca, alice, bob, env, backend)
         try:
             _wait_ready(served, proc, log)
             yield served
@@ -147,10 +154,18 @@ def test_a_token_bound_to_the_presented_certificate_calls(optional: Served) -> N
 
 
 def test_a_token_bound_to_another_certificate_is_refused(optional: Served) -> None:
-    assert optional.call(optional.alice, optional.token(bound_to=optional.bob)) == (
-        401,
-        "A-AUTH-MTLS-MISMATCH",
-    )
+    token = optional.token(bound_to=optional.bob)
+    assert optional.call(optional.alice, token) == (401, "A-AUTH-MTLS-MISMATCH")
+
+
+def test_a_refused_write_never_reaches_the_backend(optional: Served) -> None:
+    effects = len(optional.backend.ledger)
+    for cert, bound in ((optional.alice, optional.bob), (None, optional.alice)):
+        status, code = optional.call(cert, optional.token(bound_to=bound), tool=WRITE)
+        assert status == 401 and code.startswith("A-AUTH-MTLS-")
+    assert len(optional.backend.ledger) == effects
+    assert optional.call(optional.alice, optional.token(bound_to=optional.alice), tool=WRITE) == (200, "ok")
+    assert len(optional.backend.ledger) == effects + 1
 
 
 def test_a_bound_token_without_a_client_certificate_is_refused(optional: Served) -> None:
