@@ -59,7 +59,6 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(_CoalescedWrites(transport, self.loop))  # type: ignore[arg-type]
-        self._tls = tls_extension(transport)
         if len(self.connections) > self.limits.max_connections:
             self._refuse(
                 503,
@@ -69,6 +68,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                 limit=self.limits.max_connections,
             )
             return
+        self._tls = tls_extension(transport)
         self._arm("headers", self.limits.header_timeout_s)
 
     def connection_lost(self, exc: Exception | None) -> None:
