@@ -32,6 +32,7 @@ __all__ = [
     "RoutingSettings",
     "ServerSettings",
     "Settings",
+    "TlsSettings",
     "ToolOverride",
     "UpstreamAuth",
     "load_settings",
@@ -56,6 +57,39 @@ class ConfigError(ColonnadeError):
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class TlsSettings(_Section):
+    """Serving https, and asking callers for client certificates (mTLS; RFC 8705 bound tokens)."""
+
+    cert_file: Path | None = Field(
+        default=None, description="PEM certificate (chain) the gateway presents; set: serve https."
+    )
+    key_file: Path | None = Field(
+        default=None, description="PEM private key of cert_file (unencrypted); default: in cert_file."
+    )
+    client_ca_file: Path | None = Field(
+        default=None, description="PEM CA certificate(s) that client certificates must chain to."
+    )
+    client_cert: Literal["none", "optional", "required"] = Field(
+        default="none",
+        description="Ask callers for a client certificate: none, optional (verified when sent) or "
+        "required (a handshake without one fails).",
+    )
+
+    @model_validator(mode="after")
+    def _coherent(self) -> TlsSettings:
+        if self.cert_file is None and (self.key_file or self.client_ca_file or self.client_cert != "none"):
+            raise ValueError("set cert_file (the server certificate) to serve TLS")
+        if self.client_cert != "none" and self.client_ca_file is None:
+            raise ValueError(
+                f"client_cert: {self.client_cert} needs client_ca_file (the CA clients chain to)"
+            )
+        return self
+
+    @property
+    def enabled(self) -> bool:
+        return self.cert_file is not None
 
 
 class ServerSettings(_Section):
@@ -138,13 +172,18 @@ class ServerSettings(_Section):
         description="Allow adding, removing and restarting downstream servers over REST (/v1/servers). "
         "Adding a stdio server starts a process on this host: enable it only where every caller may.",
     )
+    tls: TlsSettings = Field(default_factory=TlsSettings)
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.tls.enabled else "http"
 
     @property
     def mcp_url(self) -> str:
         """Where a client on this machine reaches the MCP endpoint (a wildcard host means loopback)."""
         host = _LOOPBACK.get(self.host, self.host)
         shown = f"[{host}]" if ":" in host else host
-        return f"http://{shown}:{self.port}/mcp"
+        return f"{self.scheme}://{shown}:{self.port}/mcp"
 
 
 class LocalPrincipalSettings(_Section):
@@ -232,7 +271,7 @@ class AuthSettings(_Section):
     )
     resource: str | None = Field(
         default=None,
-        description="The gateway's resource URL (token audience); default http://HOST:PORT/mcp.",
+        description="The gateway's resource URL (token audience); default http(s)://HOST:PORT/mcp.",
     )
     issuers: list[IssuerSettings] = Field(default_factory=list, description="Trusted OAuth issuers.")
     dev_issuer: bool = Field(
@@ -316,6 +355,7 @@ class ApprovalSettings(_Section):
         description="How long a finished approval (denied, used, expired, or approved with a spent-out "
         "token) is kept before it is deleted; pending ones never are. The audit log keeps its history.",
     )
+
 
 
 class PolicySettings(_Section):

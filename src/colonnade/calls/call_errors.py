@@ -228,6 +228,20 @@ _SPECS = (
         "Sign a new proof (with a new jti) for every request; a proof is good for one request only.",
     ),
     ErrorSpec(
+        "A-AUTH-MTLS-REQUIRED",
+        _TERMINAL,
+        "The token is bound to a client certificate (cnf.x5t#S256) and the connection presented none",
+        "Call over https presenting the certificate the token was issued to (RFC 8705); the gateway must "
+        "serve TLS with server.tls.client_cert optional or required and a client_ca_file that signs it.",
+    ),
+    ErrorSpec(
+        "A-AUTH-MTLS-MISMATCH",
+        _TERMINAL,
+        "The connection's client certificate is not the one the token is bound to",
+        "Present the certificate whose SHA-256 thumbprint is the token's cnf.x5t#S256, or get a token "
+        "bound to the certificate you present.",
+    ),
+    ErrorSpec(
         "A-AUTH-SCOPE",
         _TERMINAL,
         "The credential lacks the scope this request needs",

@@ -8,6 +8,10 @@ the end of a request's headers, then from there to the end of the body. A stalle
 `408` and is disconnected; a connection over the open-connection bound gets `503` with
 `Retry-After` and is closed at once. The answers carry the gateway's error body
 (`{"error": {code, message, details, fix}}`).
+
+On a TLS connection each request's scope also carries the ASGI TLS extension, built once per
+connection (`_tls_extension`): the client certificate and its `x5t#S256` thumbprint, which
+uvicorn does not pass to the app.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any, ClassVar
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from colonnade.calls.call_errors import error
+from colonnade.cli._tls_extension import tls_extension
 
 __all__ = ["ConnectionLimits", "GuardedHttpToolsProtocol", "guarded_protocol"]
 
@@ -48,6 +53,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._in_headers = True  # waiting for (the rest of) a request line and headers
         self._header_bytes = 0
         self._tail = b""  # the last bytes of the headers so far: a blank line may span two reads
+        self._tls: dict[str, Any] | None = None  # the ASGI TLS extension, the same for every request
 
     # -- the connection --------------------------------------------------------------------------
 
@@ -62,6 +68,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                 limit=self.limits.max_connections,
             )
             return
+        self._tls = tls_extension(transport)
         self._arm("headers", self.limits.header_timeout_s)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -86,6 +93,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        if self._tls is not None:
+            self.scope["extensions"] = {"tls": self._tls}  # type: ignore[dict-item]
         if self._read_timer is None:  # the keep-alive wait ended with this request's first byte
             self._arm("headers", self.limits.header_timeout_s)
 

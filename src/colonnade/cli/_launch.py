@@ -24,9 +24,10 @@ from colonnade.calls.stages.admission import Admission
 from colonnade.calls.stages.circuit import CircuitBreaker
 from colonnade.calls.stages.drain import Drain
 from colonnade.cli._http_protocol import ConnectionLimits, guarded_protocol
+from colonnade.cli._tls import uvicorn_tls_options
 from colonnade.cli.common import err_console, fail
 from colonnade.cli.database_problem import DATABASE_ERRORS, database_problem
-from colonnade.config import ServerSettings, Settings
+from colonnade.config import ConfigError, ServerSettings, Settings
 from colonnade.contracts.load import ContractLoadError
 from colonnade.contracts.validate import ContractInvalid
 from colonnade.errors import ColonnadeError
@@ -90,6 +91,10 @@ S = TypeVar("S")
 async def run_http(
     settings: Settings, *, banner: bool, snippet: bool = False, token: str | None = None
 ) -> None:
+    try:
+        tls = uvicorn_tls_options(settings.server.tls)  # checked before anything opens
+    except ConfigError as exc:
+        fail("cannot serve TLS:\n  " + "\n  ".join(exc.problems))
     async with open_gateway(settings) as gateway:
         server_settings = settings.server
         host, port = server_settings.host, server_settings.port
@@ -108,11 +113,12 @@ async def run_http(
             http=guarded_protocol(_connection_limits(server_settings)),
             timeout_keep_alive=server_settings.keep_alive_timeout_s,
             timeout_graceful_shutdown=math.ceil(server_settings.drain_timeout_s + ANSWER_GRACE_S),
+            **tls,
         )
         drain = _stage(gateway.calls.pipeline, Drain)
         server = _GracefulServer(config, drain, server_settings.drain_timeout_s)
         if banner:
-            _print_banner(gateway, f"http://{host}:{port}/mcp", snippet, token)
+            _print_banner(gateway, f"{server_settings.scheme}://{host}:{port}/mcp", snippet, token)
         async with load.sampling():
             with contextlib.suppress(SystemExit):  # uvicorn exits when it cannot bind; we say why below
                 await server.serve()

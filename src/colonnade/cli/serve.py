@@ -49,7 +49,9 @@ def serve(
         ),
     ] = None,
 ) -> None:
-    """Run the gateway: MCP at http://HOST:PORT/mcp plus /healthz and /readyz, or MCP over stdio.
+    """Run the gateway: MCP at http(s)://HOST:PORT/mcp plus /healthz and /readyz, or MCP over stdio.
+
+    https (and client certificates, for mTLS-bound tokens) when server.tls.cert_file is set.
 
     Example: colonnade serve --port 8765 -C examples/contracts
     """

@@ -42,6 +42,10 @@ def mint(
     dpop_key: Annotated[
         Path | None, typer.Option(help="JWK file of the key the token is bound to (cnf.jkt, for DPoP).")
     ] = None,
+    cert_file: Annotated[
+        Path | None,
+        typer.Option(help="PEM client certificate the token is bound to (cnf.x5t#S256, RFC 8705 mTLS)."),
+    ] = None,
     audience: Annotated[
         str | None, typer.Option(help="Audience (default: the gateway's resource URL).")
     ] = None,
@@ -52,6 +56,8 @@ def mint(
     """Mint an access token with the development issuer and print it.
 
     Example: colonnade token mint --sub alice --persona developer --tenant acme --team payments --ttl 900
+
+    Bound to a client certificate (mTLS): colonnade token mint --sub alice --cert-file alice.pem
     """
     from joserfc.jwk import JWKRegistry
 
@@ -74,6 +80,10 @@ def mint(
             claims["cnf"] = {"jkt": JWKRegistry.import_key(json.loads(dpop_key.read_text())).thumbprint()}
         except (OSError, ValueError) as exc:
             fail(f"cannot read the key {dpop_key}: {exc}")
+    if cert_file is not None:
+        confirmation = claims.setdefault("cnf", {})
+        assert isinstance(confirmation, dict)
+        confirmation["x5t#S256"] = _certificate_thumbprint(cert_file)
     try:
         aimed = audience or resource_url(settings)
     except AuthConfigError as exc:
@@ -93,3 +103,14 @@ def write_secret(path: Path, text: str) -> None:
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as sink:
         sink.write(text + "\n")
+
+
+def _certificate_thumbprint(cert_file: Path) -> str:
+    import ssl
+
+    from colonnade.governance.identity.certificate_binding import certificate_thumbprint
+
+    try:
+        return certificate_thumbprint(ssl.PEM_cert_to_DER_cert(cert_file.read_text(encoding="ascii")))
+    except (OSError, ValueError, UnicodeError) as exc:
+        fail(f"cannot read the PEM certificate {cert_file}: {exc}")

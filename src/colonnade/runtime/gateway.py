@@ -397,6 +397,7 @@ class Gateway:
                 issuers,
                 governance.agent_admin,
                 registration=self.settings.auth.dynamic_registration,
+                certificate_bound=server.tls.client_cert != "none",
             )
             open_paths = OPEN_PATHS | metadata_paths(resource)
             authenticate = with_page_sessions(edge_auth, login.sessions)

@@ -52,9 +52,14 @@ def metadata_paths(resource: str) -> frozenset[str]:
 
 
 def oauth_routes(
-    resource: str, issuers: Sequence[str], agents: AgentAdmin | None, *, registration: bool
+    resource: str,
+    issuers: Sequence[str],
+    agents: AgentAdmin | None,
+    *,
+    registration: bool,
+    certificate_bound: bool = False,
 ) -> list[BaseRoute]:
-    document = protected_resource_metadata(resource, issuers)
+    document = protected_resource_metadata(resource, issuers, certificate_bound=certificate_bound)
 
     async def metadata(_: Request) -> Response:
         return json_response(document)

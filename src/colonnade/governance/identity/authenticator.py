@@ -2,7 +2,9 @@
 
 Credentials travel in `Authorization`: `Bearer <JWT>` (an OAuth access token from a trusted
 issuer), `DPoP <JWT>` with a `DPoP` proof header (a token bound to a key), or `Bearer col_...`
-(an API key; `X-API-Key: col_...` is accepted too). A request without one is refused. After the
+(an API key; `X-API-Key: col_...` is accepted too). A request without one is refused. A token
+bound to a client certificate (`cnf.x5t#S256`, RFC 8705) is accepted only on a TLS connection
+presenting that certificate (`RequestFacts.client_cert`, its thumbprint). After the
 caller is known, the route's scope (e.g. `colonnade:metrics:read` for /metrics) is checked.
 Every refusal is an audit record (`auth.failure`) before it is answered.
 """
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 
 from colonnade.governance.audit import AuditEvent, AuditLog, AuditUnavailable, EventKind
 from colonnade.governance.identity.api_keys import ApiKeys, is_api_key, parse_key
+from colonnade.governance.identity.certificate_binding import bound_certificate, certificate_mismatch
 from colonnade.governance.identity.claim_mapping import ClaimMapping, bound_key
 from colonnade.governance.identity.dpop import DpopVerifier
 from colonnade.governance.identity.failures import AuthFailure, insufficient_scope, invalid
@@ -38,6 +41,8 @@ class RequestFacts:
     authorization: str | None = None
     dpop: str | None = None
     api_key: str | None = None
+    client_cert: str | None = None
+    """The `x5t#S256` thumbprint of the connection's verified client certificate, if any."""
 
 
 class Authenticator:
@@ -83,6 +88,11 @@ class Authenticator:
         verified = await self.tokens.verify(credential)
         if isinstance(verified, AuthFailure):
             return verified
+        certificate = bound_certificate(verified.claims)
+        if certificate is not None:
+            refused = certificate_mismatch(certificate, facts.client_cert)
+            if refused is not None:
+                return refused
         thumbprint = bound_key(verified.claims)
         if thumbprint is not None:
             if scheme != "dpop" or self.dpop is None:
@@ -112,6 +122,8 @@ class Authenticator:
         details: dict[str, object] = {"method": facts.method, "path": facts.path[:200]}
         if scheme is not None:
             details["scheme"] = scheme
+        if facts.client_cert is not None:
+            details["client_cert"] = facts.client_cert
         parsed = parse_key(credential) if credential is not None else None
         if parsed is not None:
             details["key_id"] = parsed[0]

@@ -54,4 +54,4 @@ def resource_url(settings: Settings) -> str:
             "https://gateway.example.com/mcp), the audience of its tokens"
         )
     shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{settings.server.port}/mcp"
+    return f"{settings.server.scheme}://{shown}:{settings.server.port}/mcp"

@@ -31,8 +31,14 @@ def metadata_url(resource: str) -> str:
     return f"{parts.scheme}://{parts.netloc}{metadata_path(resource)}"
 
 
-def protected_resource_metadata(resource: str, issuers: Sequence[str]) -> dict[str, Any]:
-    """The RFC 9728 document; only issuers that are URLs are listed (the development one is not)."""
+def protected_resource_metadata(
+    resource: str, issuers: Sequence[str], *, certificate_bound: bool = False
+) -> dict[str, Any]:
+    """The RFC 9728 document; only issuers that are URLs are listed (the development one is not).
+
+    `certificate_bound`: the gateway asks for client certificates, so it accepts mTLS-bound tokens
+    (RFC 8705); the document says so (`tls_client_certificate_bound_access_tokens`).
+    """
     document: dict[str, Any] = {
         "resource": resource,
         "bearer_methods_supported": ["header"],
@@ -40,6 +46,8 @@ def protected_resource_metadata(resource: str, issuers: Sequence[str]) -> dict[s
         "dpop_signing_alg_values_supported": list(DPOP_ALGORITHMS),
         "resource_name": "Colonnade gateway",
     }
+    if certificate_bound:
+        document["tls_client_certificate_bound_access_tokens"] = True
     servers = [issuer for issuer in issuers if issuer.startswith(("https://", "http://"))]
     if servers:
         document["authorization_servers"] = servers
