@@ -192,3 +192,13 @@ def test_dynamic_client_registration_registers_an_agent(governed: Governed) -> N
     )
     url = f"{governed.base_url}/v1/calls"
     assert _code(_call(governed, token, "acme:items:read_item", dpop=proof(key, "POST", url, token))) == "ok"
+
+
+@pytest.mark.parametrize("confirmation", [{"jkt": 123}, {"jkt": ["x"]}, {"jkt": ""}, "jkt", ["jkt"]])
+def test_a_malformed_key_binding_binds_to_no_key(governed: Governed, confirmation: object) -> None:
+    """A token whose `cnf` or `cnf.jkt` is malformed is never taken for an unbound token (fail-closed)."""
+    token = governed.token("admin", cnf=confirmation)
+    assert _code(_call(governed, token, "acme:items:read_item", scheme="Bearer")) == "A-AUTH-DPOP-REQUIRED"
+    url = f"{governed.base_url}/v1/calls"
+    answer = _call(governed, token, "acme:items:read_item", dpop=proof(AGENT_KEY, "POST", url, token))
+    assert _code(answer).startswith("A-AUTH-DPOP"), answer

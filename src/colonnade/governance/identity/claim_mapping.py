@@ -26,11 +26,21 @@ _MAX_ID = 256
 
 
 def bound_key(claims: Mapping[str, Any]) -> str | None:
-    """The thumbprint of the key a token is bound to (`cnf.jkt`, RFC 9449), if any."""
+    """The thumbprint of the key a token is bound to (`cnf.jkt`, RFC 9449), if any.
+
+    Fail-closed: a `cnf` (other than null) that is not an object, or a `jkt` that is not a
+    non-empty string, binds the token to no key at all (""), so no proof can ever match it; it is
+    never read as "not bound".
+    """
     confirmation = claims.get("cnf")
-    if isinstance(confirmation, Mapping) and isinstance(confirmation.get("jkt"), str):
-        return str(confirmation["jkt"])
-    return None
+    if confirmation is None:  # absent, or JSON null
+        return None
+    if not isinstance(confirmation, Mapping):
+        return ""
+    if "jkt" not in confirmation:
+        return None
+    jkt = confirmation["jkt"]
+    return jkt if isinstance(jkt, str) and jkt else ""
 
 
 class ClaimMapping:
