@@ -153,6 +153,12 @@ class ServerSettings(_Section):
         le=24 * 3600,
         description="Seconds an MCP session may go without a request in flight before it is closed.",
     )
+    mcp_session_streams: bool = Field(
+        default=True,
+        description="Answer the calls of MCP sessions (2025-11-25 and older clients) over an SSE stream, so"
+        " the gateway can ask the client during a call (elicitation: confirming a call that awaits"
+        " approval). false: one JSON body per request (no questions; such calls answer pending at once).",
+    )
     max_request_bytes: int = Field(
         default=1024 * 1024,
         ge=1024,

@@ -129,7 +129,10 @@ async def test_a_client_without_elicitation_gets_pending(governed: Governed, mod
     assert _drops(governed, item) == 0
 
 
-async def test_a_handshake_era_http_client_is_not_asked_but_gets_pending(governed: Governed) -> None:
+async def test_a_handshake_era_http_client_is_asked_on_its_sessions_stream(governed: Governed) -> None:
+    """2025-11-25 over HTTP: the session answers over SSE (`server.mcp_session_streams`), so the
+    gateway can send `elicitation/create` during the call; the confirmation is recorded, and the call
+    still waits for a second person."""
     alice = governed.token("admin", sub="alice")
     wire = governed.running.gateway.catalog.get(DROP).wire_name  # type: ignore[union-attr]
     asked: list[str] = []
@@ -137,7 +140,8 @@ async def test_a_handshake_era_http_client_is_not_asked_but_gets_pending(governe
     async with _client(governed, alice, "legacy", answer, asked) as client:
         parked = await client.call_tool(wire, {"item_id": "L-http"})
     envelope = _envelope(parked)
-    assert envelope["status"] == "pending" and asked == []
+    assert envelope["status"] == "pending" and len(asked) == 1 and "needs approval" in asked[0]
+    assert _approval(governed, alice, envelope["pending"]["token"])["confirmed_by_user"] is True
     assert _drops(governed, "L-http") == 0
 
 

@@ -30,11 +30,24 @@ class Surface:
 
     def code_of(self, response: httpx2.Response) -> str | None:
         """The registry code of a refusal, None when the request was accepted and served."""
-        body = response.json()
+        body = _message(response)
         if self.path == "/v1/calls":
             code = body["error"]["code"] if body.get("error") else None
             return code if response.status_code != 200 else None
         return body["error"]["data"]["code"] if "error" in body else None
+
+
+def _message(response: httpx2.Response) -> dict[str, Any]:
+    """The one JSON message of an answer: a JSON body, or (an MCP session's calls answer over SSE)
+    the data of its one `message` event."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
+        messages = [json.loads(chunk) for chunk in data if chunk]
+        assert len(messages) == 1, response.text
+        message: dict[str, Any] = messages[0]
+        return message
+    answer: dict[str, Any] = response.json()
+    return answer
 
 
 SURFACES = [

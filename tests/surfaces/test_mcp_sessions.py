@@ -68,7 +68,7 @@ class Served:
 
 
 @contextlib.contextmanager
-def serve(limits: SessionLimits) -> Iterator[Served]:
+def serve(limits: SessionLimits, *, session_streams: bool = True) -> Iterator[Served]:
     gateway = Gateway(Settings(routing=RoutingSettings(enabled=True)))  # lists the meta tools
     ledger = SessionLedger(limits)
     app = build_http_app(
@@ -76,6 +76,7 @@ def serve(limits: SessionLimits) -> Iterator[Served]:
         origins=OriginPolicy.for_bind("127.0.0.1"),
         authenticate=_bearer,
         sessions=ledger,
+        session_streams=session_streams,
     )
     with serve_in_thread(app, lifespan="on") as url:
         yield Served(url, ledger, gateway)
@@ -212,3 +213,33 @@ def test_the_ledger_closes_the_least_recently_used_idle_session_and_never_a_busy
     assert ledger.held() == 3
     assert ledger.make_room("carol") and closed == ["a2", "a1"]  # the biggest holder gives way
     assert (ledger.held("alice"), ledger.held("bob"), ledger.callers) == (1, 1, 2)
+
+
+@pytest.mark.parametrize(
+    ("session_streams", "media_type"), [(True, "text/event-stream"), (False, "application/json")]
+)
+async def test_a_sessions_requests_answer_over_sse_unless_turned_off(
+    session_streams: bool, media_type: str
+) -> None:
+    """SSE lets the gateway ask a session's client mid-call (elicitation); stateless requests stay JSON."""
+    with serve(SessionLimits(per_caller=4, total=8, idle_s=600), session_streams=session_streams) as running:
+        async with running.http("streams") as http:
+            session_id = await open_session(http)
+            headers = {"accept": ACCEPT, "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25"}
+            answer = await http.post("/mcp", json=PING, headers=headers)
+            assert answer.status_code == 200 and answer.headers["content-type"].startswith(media_type)
+            assert '"result"' in answer.text
+            stateless = {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/list",
+                "params": {
+                    "_meta": {
+                        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                        "io.modelcontextprotocol/clientCapabilities": {},
+                    }
+                },
+            }
+            modern = {"accept": ACCEPT, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list"}
+            listed = await http.post("/mcp", json=stateless, headers=modern)
+            assert listed.status_code == 200 and listed.headers["content-type"].startswith("application/json")

@@ -410,6 +410,7 @@ class Gateway:
             authenticate=authenticate,
             open_paths=open_paths,
             sessions=self.sessions,
+            session_streams=server.mcp_session_streams,
         )
 
     @contextlib.asynccontextmanager

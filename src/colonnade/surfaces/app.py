@@ -100,13 +100,19 @@ def build_http_app(
     authenticate: Authenticator | None = None,
     open_paths: frozenset[str] = OPEN_PATHS,
     sessions: SessionLedger | None = None,
+    session_streams: bool = True,
 ) -> Starlette:
-    """`sessions` bounds the MCP sessions of `/mcp` (share it with the `/servers/...` endpoints' managers)."""
+    """`sessions` bounds the MCP sessions of `/mcp` (share it with the `/servers/...` endpoints' managers).
+
+    Stateless (2026-07-28) requests are answered with one JSON body; with `session_streams`, the calls
+    of handshake-era sessions are answered over SSE so that the server can ask their client mid-call.
+    """
     session_manager = BoundedSessionManager(
         surfaces.mcp.server,
         sessions if sessions is not None else SessionLedger(),
         on_end=surfaces.mcp.announcer.forget,
         json_response=True,
+        session_streams=session_streams,
         security_settings=_NO_SDK_CHECK,
     )
     readiness = surfaces.readiness

@@ -163,12 +163,16 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         ledger: SessionLedger,
         *,
         on_end: Callable[[str], None] | None = None,
+        session_streams: bool = False,
         **options: Any,
     ) -> None:
-        """`on_end` hears a session's id once it is gone (maybe twice), to drop what was kept for it."""
+        """`on_end` hears a session's id once it is gone (maybe twice), to drop what was kept for it;
+        with `session_streams` a session answers over SSE even when `json_response` is on (for
+        stateless requests), so that its client can be asked during a call."""
         super().__init__(app, session_idle_timeout=ledger.limits.idle_s, max_sessions=None, **options)
         self.ledger = ledger
         self.on_end = on_end
+        self.session_streams = session_streams
 
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         session_id = Headers(scope=scope).get(MCP_SESSION_ID_HEADER)
@@ -200,6 +204,9 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         if transport is None:  # the SDK's own bound is off (max_sessions=None); kept for safety
             await self._refuse(send, owner)
             return
+        if self.session_streams:
+            # Read per message by the SDK's transport (`can_send_request`), so set before the first one.
+            transport.is_json_response_enabled = False
         session_id = transport.mcp_session_id
         assert session_id is not None
         self.ledger.hold(session_id, owner, principal, lambda: self._close(session_id))
