@@ -132,16 +132,17 @@ async def _gateways(calls: int, tmp: Path, backend_url: str, user_dir: Path, con
         (tmp / src.name).write_text(yaml.safe_dump(data, sort_keys=False))
         contracts.append(tmp / src.name)
     directories = [SHIPPED_POLICIES / "examples", user_dir]
-    with_policy = PolicySettings(directories=directories, time_zones={"acme": "Europe/Paris"})
+    with_policy = PolicySettings(builtin=True, directories=directories, time_zones={"acme": "Europe/Paris"})
+    shipped = PolicySettings(builtin=True)
     gateways = {
         "without policy": await Gateway.open(
             Settings(data_dir=tmp / "a", contracts=contracts, policy=PolicySettings(enabled=False))
         ),
         "policy stages, fixed decision (no Rego)": _fixed(
-            await Gateway.open(Settings(data_dir=tmp / "d", contracts=contracts, policy=PolicySettings()))
+            await Gateway.open(Settings(data_dir=tmp / "d", contracts=contracts, policy=shipped))
         ),
         "with the shipped policy only": await Gateway.open(
-            Settings(data_dir=tmp / "c", contracts=contracts, policy=PolicySettings())
+            Settings(data_dir=tmp / "c", contracts=contracts, policy=shipped)
         ),
         "with policy": await Gateway.open(
             Settings(data_dir=tmp / "b", contracts=contracts, policy=with_policy)
