@@ -155,9 +155,10 @@ class ServerSettings(_Section):
     )
     mcp_session_streams: bool = Field(
         default=True,
-        description="Answer the calls of MCP sessions (2025-11-25 and older clients) over an SSE stream, so"
-        " the gateway can ask the client during a call (elicitation: confirming a call that awaits"
-        " approval). false: one JSON body per request (no questions; such calls answer pending at once).",
+        description="Answer the requests of an MCP session (2025-11-25 and older clients) whose client"
+        " declares elicitation over an SSE stream, so the gateway can ask it during a call (confirming a"
+        " call that awaits approval); about 1.2 ms more CPU per call of such a session. Other sessions,"
+        " and false: one JSON body per request (no questions; such calls answer pending at once).",
     )
     max_request_bytes: int = Field(
         default=1024 * 1024,

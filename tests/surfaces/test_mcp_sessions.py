@@ -216,15 +216,26 @@ def test_the_ledger_closes_the_least_recently_used_idle_session_and_never_a_busy
 
 
 @pytest.mark.parametrize(
-    ("session_streams", "media_type"), [(True, "text/event-stream"), (False, "application/json")]
+    ("session_streams", "elicitation", "media_type"),
+    [
+        (True, True, "text/event-stream"),
+        (True, False, "application/json"),
+        (False, True, "application/json"),
+    ],
 )
-async def test_a_sessions_requests_answer_over_sse_unless_turned_off(
-    session_streams: bool, media_type: str
+async def test_a_session_that_can_be_asked_answers_over_sse(
+    session_streams: bool, elicitation: bool, media_type: str
 ) -> None:
-    """SSE lets the gateway ask a session's client mid-call (elicitation); stateless requests stay JSON."""
+    """SSE lets the gateway ask a session's client mid-call (elicitation); a client that cannot be
+    asked keeps one JSON body per request, and stateless requests always do."""
+    initialize = dict(INITIALIZE, params={**INITIALIZE["params"], "capabilities": {"elicitation": {}}})  # type: ignore[dict-item]
     with serve(SessionLimits(per_caller=4, total=8, idle_s=600), session_streams=session_streams) as running:
         async with running.http("streams") as http:
-            session_id = await open_session(http)
+            opened = await http.post(
+                "/mcp", json=initialize if elicitation else INITIALIZE, headers={"accept": ACCEPT}
+            )
+            assert opened.status_code == 200, opened.text
+            session_id = opened.headers["mcp-session-id"]
             headers = {"accept": ACCEPT, "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25"}
             answer = await http.post("/mcp", json=PING, headers=headers)
             assert answer.status_code == 200 and answer.headers["content-type"].startswith(media_type)

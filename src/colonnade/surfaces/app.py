@@ -104,8 +104,9 @@ def build_http_app(
 ) -> Starlette:
     """`sessions` bounds the MCP sessions of `/mcp` (share it with the `/servers/...` endpoints' managers).
 
-    Stateless (2026-07-28) requests are answered with one JSON body; with `session_streams`, the calls
-    of handshake-era sessions are answered over SSE so that the server can ask their client mid-call.
+    Stateless (2026-07-28) requests are answered with one JSON body; with `session_streams`, the
+    requests of a handshake-era session whose client declares elicitation are answered over SSE so
+    that the gateway can ask it mid-call.
     """
     session_manager = BoundedSessionManager(
         surfaces.mcp.server,

@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_MAX_REQUEST_BYTES",
     "OPEN_PATHS",
     "PRINCIPAL_KEY",
+    "REQUEST_BODY_KEY",
     "EdgeRefusal",
     "HttpEdge",
     "OriginPolicy",
@@ -43,6 +44,9 @@ __all__ = [
 DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 PRINCIPAL_KEY = "colonnade.principal"
+REQUEST_BODY_KEY = "colonnade.request_body"
+"""In `scope["state"]`: a JSON request's checked body, for a surface that must look at it before the
+framework reads it (the MCP session manager, to see what an opening `initialize` declares)."""
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 _DRAIN_CAP_BYTES = 16 * 1024 * 1024
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
@@ -195,6 +199,7 @@ class HttpEdge:
             return
         if len(checked) != len(body):
             scope = _with_content_length(scope, len(checked))
+        scope.setdefault("state", {})[REQUEST_BODY_KEY] = checked
         await self.app(scope, _replay(checked, receive), send)
 
     def _declared_too_large(self, headers: Headers) -> EdgeRefusal | None:
