@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -19,6 +20,8 @@ import httpx2
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+Cost = tuple[float, float]
+"""(CPU µs, wall µs) per unit of work."""
 COLONNADE = Path(sys.executable).with_name("colonnade")
 
 
@@ -155,3 +158,16 @@ def demo_stack(settings: dict[str, str] | None = None) -> Iterator[Stack]:
                 except subprocess.TimeoutExpired:  # still stopping (e.g. thousands of sessions): no leftovers
                     proc.kill()
                     proc.wait(timeout=10)
+
+
+async def cost_rounds(
+    work: Callable[[int], Awaitable[None]], n: int, rounds: int, *, warm_up: int = 500
+) -> Cost:
+    """Median over `rounds` of CPU and wall microseconds per unit of `work(n)`, after a warm-up."""
+    await work(min(n, warm_up))
+    costs = []
+    for _ in range(rounds):
+        wall, cpu = time.perf_counter(), time.process_time()
+        await work(n)
+        costs.append(((time.process_time() - cpu) / n * 1e6, (time.perf_counter() - wall) / n * 1e6))
+    return statistics.median(c[0] for c in costs), statistics.median(c[1] for c in costs)

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
+import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import yaml
@@ -28,6 +27,9 @@ from joserfc import jwt
 from joserfc.jwk import ECKey, RSAKey
 from rich.console import Console
 from rich.table import Table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _stack import Cost, cost_rounds
 
 from colonnade.calls.call import Call
 from colonnade.calls.envelope import CallRequest, CallResult, CallStatus
@@ -57,7 +59,6 @@ ROOT = Path(__file__).resolve().parents[1]
 ISSUER = "https://idp.bench.example"
 AUDIENCE = "http://127.0.0.1:8765/mcp"
 TOOL = "acme:api0:get_customer"
-Cost = tuple[float, float]
 """(CPU, wall-clock) microseconds per call."""
 
 
@@ -104,14 +105,6 @@ def _principals() -> list[Principal]:
     ]
 
 
-async def _rounds(work: Callable[[int], Awaitable[None]], n: int, rounds: int) -> Cost:
-    await work(min(n, 500))  # warm caches
-    costs = []
-    for _ in range(rounds):
-        wall, cpu = time.perf_counter(), time.process_time()
-        await work(n)
-        costs.append(((time.process_time() - cpu) / n * 1e6, (time.perf_counter() - wall) / n * 1e6))
-    return statistics.median(c[0] for c in costs), statistics.median(c[1] for c in costs)
 
 
 def _authenticator(keys: list[dict[str, object]], api_keys: ApiKeys | None = None) -> Authenticator:
@@ -154,7 +147,7 @@ async def _authentication(n: int, rounds: int, table: Table, database: Path) -> 
         for _ in range(count):
             assert isinstance(await authenticator.authenticate(remembered), Principal)
 
-    results["JWT, same token again (remembered)"] = await _rounds(reused, n, rounds)
+    results["JWT, same token again (remembered)"] = await cost_rounds(reused, n, rounds)
     for alg, key in (("RS256", rsa), ("ES256", ec)):
         fresh = [facts(_token(key, alg, i)) for i in range(n + 500)]
 
@@ -163,7 +156,7 @@ async def _authentication(n: int, rounds: int, table: Table, database: Path) -> 
             for request in tokens[:count]:
                 assert isinstance(await verifier.authenticate(request), Principal)
 
-        results[f"JWT, a new {alg} token every call (signature check)"] = await _rounds(
+        results[f"JWT, a new {alg} token every call (signature check)"] = await cost_rounds(
             every_call_new, n, rounds
         )
     keyed = facts(issued.token)
@@ -172,7 +165,7 @@ async def _authentication(n: int, rounds: int, table: Table, database: Path) -> 
         for _ in range(count):
             assert isinstance(await authenticator.authenticate(keyed), Principal)
 
-    results["API key (checked key cached)"] = await _rounds(api_key, n, rounds)
+    results["API key (checked key cached)"] = await cost_rounds(api_key, n, rounds)
     await api_keys.aclose()
     await engine.dispose()
     for name, (cpu, wall) in results.items():
@@ -199,7 +192,7 @@ async def _api_key_lookups(n: int, rounds: int, table: Table, database_url: str,
             for _ in range(count):
                 assert isinstance(await authenticator.authenticate(request), Principal)
 
-        cpu, wall = await _rounds(api_key, n, rounds)
+        cpu, wall = await cost_rounds(api_key, n, rounds)
         await keys.aclose()
         table.add_row("authentication", f"API key, {label}, {name}", f"{cpu:.1f}", f"{wall:.1f}")
     await engine.dispose()
@@ -213,7 +206,7 @@ async def _pipeline_cost(stages: list[Stage], tool_calls: list[Call], n: int, ro
             call = tool_calls[i % len(tool_calls)]
             await pipeline.run(Call.start(call.request, call.tool, call.manifest, principal=call.principal))
 
-    return await _rounds(run, n, rounds)
+    return await cost_rounds(run, n, rounds)
 
 
 async def _concurrent_cost(
@@ -231,7 +224,7 @@ async def _concurrent_cost(
 
         await asyncio.gather(*(caller(count // callers) for _ in range(callers)))
 
-    return await _rounds(run, n - n % callers, rounds)
+    return await cost_rounds(run, n - n % callers, rounds)
 
 
 async def _authorization_and_audit(

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ssl
-import statistics
 import sys
 import tempfile
 import time
@@ -31,6 +30,8 @@ from rich.console import Console
 from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _stack import Cost, cost_rounds
 
 from colonnade.cli._tls import server_ssl_context
 from colonnade.cli._tls_extension import tls_extension
@@ -45,18 +46,12 @@ from colonnade.governance.principal import Principal
 from colonnade.surfaces.edge_auth import client_certificate
 from tests.support.certificates import PrivateCa
 
-Cost = tuple[float, float]
+
+async def _cost_rounds(work: Callable[[int], Awaitable[None]], n: int, rounds: int) -> Cost:
+    return await cost_rounds(work, n, rounds, warm_up=200)
+
+
 ISSUER, AUDIENCE = "https://issuer.bench", "https://127.0.0.1:8443/mcp"
-
-
-async def _rounds(work: Callable[[int], Awaitable[None]], n: int, rounds: int) -> Cost:
-    await work(min(n, 200))  # warm up
-    costs = []
-    for _ in range(rounds):
-        wall, cpu = time.perf_counter(), time.process_time()
-        await work(n)
-        costs.append(((time.process_time() - cpu) / n * 1e6, (time.perf_counter() - wall) / n * 1e6))
-    return statistics.median(c[0] for c in costs), statistics.median(c[1] for c in costs)
 
 
 async def _handshakes(
@@ -81,7 +76,7 @@ async def _handshakes(
             writer.close()
             await writer.wait_closed()
 
-    cost = await _rounds(connect, n, rounds)
+    cost = await _cost_rounds(connect, n, rounds)
     listening.close()
     return cost, transports[-1]
 
@@ -106,7 +101,9 @@ async def main(count: int, rounds: int) -> None:
         for _ in range(n):
             tls_extension(transport)
 
-    results["the connection's TLS extension (once per connection)"] = await _rounds(extension, count, rounds)
+    results["the connection's TLS extension (once per connection)"] = await _cost_rounds(
+        extension, count, rounds
+    )
     built = tls_extension(transport)
     assert built is not None and built["x5t#S256"] == alice.thumbprint
     scope = {"extensions": {"tls": built}}
@@ -120,7 +117,7 @@ async def main(count: int, rounds: int) -> None:
             for _ in range(n):
                 assert client_certificate(looked) == alice.thumbprint
 
-        results[name] = await _rounds(read, count, rounds)
+        results[name] = await _cost_rounds(read, count, rounds)
     key = ECKey.generate_key("P-256", auto_kid=True)
     issuer = TrustedIssuer(
         ISSUER, IssuerKeys(keys=[dict(key.as_dict(private=False))]), frozenset({"ES256"}), AUDIENCE
@@ -138,7 +135,7 @@ async def main(count: int, rounds: int) -> None:
             for _ in range(n):
                 assert isinstance(await authenticator.authenticate(request), Principal)
 
-        results[f"authenticate a remembered {name}"] = await _rounds(authenticate, count, rounds)
+        results[f"authenticate a remembered {name}"] = await _cost_rounds(authenticate, count, rounds)
     table = Table(title=f"mTLS costs ({count} per round, median of {rounds} rounds)")
     for column in ("what", "CPU us", "wall us"):
         table.add_column(column, justify="left" if column == "what" else "right")
