@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 from colonnade.governance.audit import AuditEvent, AuditLog, AuditUnavailable, EventKind
 from colonnade.governance.identity.api_keys import ApiKeys, is_api_key, parse_key
-from colonnade.governance.identity.certificate_binding import bound_certificate, certificate_mismatch
-from colonnade.governance.identity.claim_mapping import ClaimMapping, bound_key
+from colonnade.governance.identity.certificate_binding import certificate_mismatch
+from colonnade.governance.identity.claim_mapping import ClaimMapping
+from colonnade.governance.identity.confirmation import confirmation
 from colonnade.governance.identity.dpop import DpopVerifier
 from colonnade.governance.identity.failures import AuthFailure, insufficient_scope, invalid
 from colonnade.governance.identity.tokens import TokenVerifier, looks_like_jwt
@@ -88,12 +89,12 @@ class Authenticator:
         verified = await self.tokens.verify(credential)
         if isinstance(verified, AuthFailure):
             return verified
-        certificate = bound_certificate(verified.claims)
-        if certificate is not None:
-            refused = certificate_mismatch(certificate, facts.client_cert)
+        bound = confirmation(verified.claims)
+        if bound.certificate is not None:
+            refused = certificate_mismatch(bound.certificate, facts.client_cert)
             if refused is not None:
                 return refused
-        thumbprint = bound_key(verified.claims)
+        thumbprint = bound.key
         if thumbprint is not None:
             if scheme != "dpop" or self.dpop is None:
                 return invalid(

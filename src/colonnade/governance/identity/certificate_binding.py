@@ -12,28 +12,16 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-from collections.abc import Mapping
-from typing import Any
 
+from colonnade.governance.identity.confirmation import X5T_S256
 from colonnade.governance.identity.failures import AuthFailure, invalid
 
-__all__ = ["X5T_S256", "bound_certificate", "certificate_mismatch", "certificate_thumbprint"]
-
-X5T_S256 = "x5t#S256"
-_UNBOUND = object()
+__all__ = ["X5T_S256", "certificate_mismatch", "certificate_thumbprint"]
 
 
 def certificate_thumbprint(der: bytes) -> str:
     """The RFC 8705 `x5t#S256` of a DER certificate."""
     return base64.urlsafe_b64encode(hashlib.sha256(der).digest()).rstrip(b"=").decode("ascii")
-
-
-def bound_certificate(claims: Mapping[str, Any]) -> object:
-    """The token's `cnf.x5t#S256` (whatever its type: a malformed one binds to nothing), or `None`."""
-    confirmation = claims.get("cnf")
-    if isinstance(confirmation, Mapping) and X5T_S256 in confirmation:
-        return confirmation[X5T_S256]
-    return None
 
 
 def certificate_mismatch(bound: object, presented: str | None) -> AuthFailure | None:

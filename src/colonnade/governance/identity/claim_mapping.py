@@ -15,32 +15,15 @@ from typing import Any
 
 from colonnade.config import ClaimNames
 from colonnade.governance.identity.agent_book import AgentBook
+from colonnade.governance.identity.confirmation import confirmation
 from colonnade.governance.identity.failures import AuthFailure, invalid
 from colonnade.governance.personas import PERSONA_SCOPES, Persona, effective_scopes, parse_scopes, persona_of
 from colonnade.governance.principal import Principal, PrincipalKind
 
-__all__ = ["ClaimMapping", "bound_key"]
+__all__ = ["ClaimMapping"]
 
 _TENANT = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _MAX_ID = 256
-
-
-def bound_key(claims: Mapping[str, Any]) -> str | None:
-    """The thumbprint of the key a token is bound to (`cnf.jkt`, RFC 9449), if any.
-
-    Fail-closed: a `cnf` (other than null) that is not an object, or a `jkt` that is not a
-    non-empty string, binds the token to no key at all (""), so no proof can ever match it; it is
-    never read as "not bound".
-    """
-    confirmation = claims.get("cnf")
-    if confirmation is None:  # absent, or JSON null
-        return None
-    if not isinstance(confirmation, Mapping):
-        return ""
-    if "jkt" not in confirmation:
-        return None
-    jkt = confirmation["jkt"]
-    return jkt if isinstance(jkt, str) and jkt else ""
 
 
 class ClaimMapping:
@@ -97,7 +80,7 @@ class ClaimMapping:
                 f"this one lives {lifetime:.0f} s",
                 max_s=self.agent_token_max_s,
             )
-        if agent.key_thumbprint is not None and bound_key(claims) != agent.key_thumbprint:
+        if agent.key_thumbprint is not None and confirmation(claims).key != agent.key_thumbprint:
             return invalid("A-AUTH-AGENT", "the token is not bound (cnf.jkt) to the agent's registered key")
         return Principal(
             PrincipalKind.AGENT,
