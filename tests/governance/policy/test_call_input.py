@@ -215,3 +215,23 @@ def test_a_rule_that_errs_for_one_call_makes_only_that_call_unavailable(
     with pytest.raises(PolicyUnavailable, match="could not be evaluated for this call"):
         gate.decide(USER, tool, {"amount": 1})
     assert gate.decide(USER, tool, {"amount": 2}).allowed
+
+
+ECHO_IN_REASONS = """package colonnade.policy
+
+import rego.v1
+
+deny contains sprintf("bad %s", [input.arguments.x]) if input.arguments.x
+
+deny contains input.arguments.y if input.arguments.y
+"""
+
+
+@pytest.mark.parametrize("text", ['a"b\\c', "tab\there", "héllo ☃", "nul\0x"])
+def test_a_reason_built_from_a_callers_string_comes_back_as_the_caller_wrote_it(
+    tmp_path: Path, catalog: Catalog, text: str
+) -> None:
+    gate = _gate(tmp_path, echo=ECHO_IN_REASONS)
+    tool = _tool(catalog, "acme:billing:get_invoice")
+    assert gate.decide(USER, tool, {"x": text}).deny == (f"bad {text}",)
+    assert gate.decide(USER, tool, {"y": text}).deny == (text,)
