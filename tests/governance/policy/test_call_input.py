@@ -235,3 +235,14 @@ def test_a_reason_built_from_a_callers_string_comes_back_as_the_caller_wrote_it(
     tool = _tool(catalog, "acme:billing:get_invoice")
     assert gate.decide(USER, tool, {"x": text}).deny == (f"bad {text}",)
     assert gate.decide(USER, tool, {"y": text}).deny == (text,)
+
+
+def test_a_principal_that_cannot_be_hashed_is_decided_without_a_recording(
+    tmp_path: Path, catalog: Catalog
+) -> None:
+    gate = _gate(tmp_path, rules=DENY_BY_WHO_WHAT_AND_ARGUMENTS)
+    listed = dataclasses.replace(AGENT, allowed_tools=["acme:*"])  # type: ignore[arg-type]
+    refund = _tool(catalog, "acme:billing:refund_invoice")
+    assert gate.decide(listed, refund, {"amount": 1}).deny == ("no agents on refunds",)
+    loaded = gate._loaded
+    assert loaded is not None and len(loaded.inputs) == 0

@@ -65,11 +65,13 @@ class CallInputs:
 
     def _static(self, principal: Principal, tool: Tool) -> tuple[Op, ...]:
         key = (principal, id(tool))
-        found = self._recordings.get(key)
+        try:
+            found = self._recordings.get(key)
+        except TypeError:  # a principal holding a list where a tuple belongs: not recorded
+            return tuple(_unclosed(principal, tool))
         if found is not None and found.tool is tool:
             return found.ops
-        ops = ops_of({"principal": principal_document(principal), "tool": tool_document(tool)})
-        recorded = tuple(ops[:-1])  # the object is not closed: arguments and time follow
+        recorded = tuple(_unclosed(principal, tool))
         if len(self._recordings) >= _MAX_RECORDINGS:
             self._recordings.clear()
         self._recordings[key] = _Recording(tool, recorded)
@@ -77,3 +79,9 @@ class CallInputs:
 
     def __len__(self) -> int:
         return len(self._recordings)
+
+
+def _unclosed(principal: Principal, tool: Tool) -> list[Op]:
+    """The principal's and tool's members of the document, the object not closed yet."""
+    ops = ops_of({"principal": principal_document(principal), "tool": tool_document(tool)})
+    return ops[:-1]
