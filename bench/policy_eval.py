@@ -1,17 +1,20 @@
 """What the Rego policy gate costs: one decision, and the whole governance path of a call.
 
 Part 1 times one decision of the same policy set (the shipped policies, the business-hours
-example and a user rule) three ways regopy offers: an interpreted query, a compiled bundle fed
-JSON text, and a compiled bundle fed an `Input` object (what the gateway uses), plus the full
-`PolicyGate.decide` (input document built from the principal and the tool, then evaluated).
+example and a user rule) four ways: an interpreted query, a compiled bundle fed JSON text, a
+compiled bundle fed regopy's `Input` object (the gateway's way until the native input), and the
+bundle fed the input written natively (`policy.native`, GIL held; what the gateway uses), plus
+the full `PolicyGate.decide` (the principal's and tool's part recorded once, arguments and time
+per call).
 
 Part 2 calls a read tool of the demo backend (a child process on loopback) through gateways built
 the production way (`Gateway.open`: SQLite, audit log, full pipeline): without the policy gate,
 with its stages but a fixed decision (the control: what the stages cost without Rego), with the
-shipped policy, and with the shipped policy, the business-hours example and a user rule. They
+shipped policy, with the shipped policy, the business-hours example and a user rule, and with
+that same set decided the former way (input document, regopy `Input`, query). They
 take turns call by call, so that all see the same machine; the difference of the medians is
-what the policy gate adds to a call. The decisions the last gateway takes are timed where they
-run, too.
+what the policy gate adds to a call (wall time, and CPU of the gateway's thread, which a loaded machine
+disturbs less). The decisions of the last two gateways are timed where they run, too.
 
 Run: .venv/bin/python bench/policy_eval.py [--decisions 5000] [--calls 2000]
 """
@@ -44,7 +47,7 @@ from colonnade.calls.envelope import CallRequest
 from colonnade.config import PolicySettings, Settings
 from colonnade.governance.policy.decision import PolicyDecision
 from colonnade.governance.policy.engine import CompiledPolicy, interpreter_with
-from colonnade.governance.policy.framing import DECISION_QUERY
+from colonnade.governance.policy.framing import DECISION_QUERY, OBLIGATION_RULES
 from colonnade.governance.policy.gate import PolicyGate
 from colonnade.governance.policy.input_document import policy_input
 from colonnade.governance.policy.sources import SHIPPED_POLICIES, PolicySet
@@ -67,19 +70,24 @@ redact_output_fields contains "email" if input.tool.operation == "get_customer"
 """
 
 
-def _timed(work: Callable[[], object], n: int) -> list[float]:
-    samples = []
+def _timed(work: Callable[[], object], n: int) -> tuple[list[float], list[float]]:
+    """Wall and thread CPU times of `n` runs, in ms."""
+    samples, cpu = [], []
     for _ in range(n):
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.thread_time()
         work()
         samples.append((time.perf_counter() - started) * 1000)
-    return samples
+        cpu.append((time.thread_time() - cpu_started) * 1000)
+    return samples, cpu
 
 
-def _row(table: Table, label: str, samples: list[float]) -> None:
+def _row(table: Table, label: str, samples: list[float], cpu: list[float] | None = None) -> None:
     ordered = sorted(samples)
     p95 = ordered[int(len(ordered) * 0.95) - 1]
-    table.add_row(label, f"{statistics.median(ordered):.3f}", f"{p95:.3f}", str(len(ordered)))
+    cells = [label, f"{statistics.median(ordered):.3f}", f"{p95:.3f}", str(len(ordered))]
+    if cpu is not None:
+        cells.append(f"{statistics.median(cpu):.3f}")
+    table.add_row(*cells)
 
 
 def _decisions(n: int, user_dir: Path, console: Console) -> None:
@@ -94,6 +102,7 @@ def _decisions(n: int, user_dir: Path, console: Console) -> None:
     text = json.dumps(document)
     json_bundle = interpreter_with(policy_set.policies, {})
     bundle = json_bundle.build(DECISION_QUERY)
+    regopy_input = _regopy_decide(policy_set, {})
 
     def query() -> object:
         interpreted.set_input(Input(document))
@@ -104,12 +113,13 @@ def _decisions(n: int, user_dir: Path, console: Console) -> None:
         return json_bundle.query_bundle(bundle)
 
     table = Table(title=f"one policy decision ({len(policy_set.policies)} policy files), ms")
-    for column in ("way", "median", "p95", "n"):
+    for column in ("way", "median", "p95", "n", "CPU median"):
         table.add_column(column, justify="left" if column == "way" else "right")
-    _row(table, "interpreted query", _timed(query, max(200, n // 10)))
-    _row(table, "bundle, input as JSON text", _timed(bundle_json, n))
-    _row(table, "bundle, Input object (used)", _timed(lambda: compiled.evaluate(document), n))
-    _row(table, "PolicyGate.decide (document + bundle)", _timed(lambda: gate.decide(AGENT, tool, {}), n))
+    _row(table, "interpreted query", *_timed(query, max(200, n // 10)))
+    _row(table, "bundle, input as JSON text", *_timed(bundle_json, n))
+    _row(table, "bundle, regopy Input object (before)", *_timed(lambda: regopy_input(document), n))
+    _row(table, "bundle, native input (used)", *_timed(lambda: compiled.evaluate(document), n))
+    _row(table, "PolicyGate.decide (recorded + native)", *_timed(lambda: gate.decide(AGENT, tool, {}), n))
     console.print(table)
 
 
@@ -147,33 +157,48 @@ async def _gateways(calls: int, tmp: Path, backend_url: str, user_dir: Path, con
         "with policy": await Gateway.open(
             Settings(data_dir=tmp / "b", contracts=contracts, policy=with_policy)
         ),
+        "with policy, decided the former way": _former(
+            await Gateway.open(Settings(data_dir=tmp / "e", contracts=contracts, policy=with_policy))
+        ),
     }
     samples: dict[str, list[float]] = {label: [] for label in gateways}
+    cpu: dict[str, list[float]] = {label: [] for label in gateways}
     inside = _time_decisions(gateways["with policy"])
+    inside_former = _time_decisions(gateways["with policy, decided the former way"])
     try:
         labels = list(gateways)
         for round_ in range(calls + 50):
             random.shuffle(labels)
             for label in labels:
                 request = CallRequest(tool_id=TOOL, input={"customer_id": "C-1001"})
-                started = time.perf_counter()
+                started, cpu_started = time.perf_counter(), time.thread_time()
                 result = await gateways[label].calls.call(request, AGENT)
                 elapsed = (time.perf_counter() - started) * 1000
+                used = (time.thread_time() - cpu_started) * 1000
                 assert result.status.value == "success", result
                 if round_ >= 50:  # the first rounds warm up connections and caches
                     samples[label].append(elapsed)
+                    cpu[label].append(used)
     finally:
         for gateway in gateways.values():
             await gateway.aclose()
     table = Table(title=f"whole call through the gateway ({TOOL}, SQLite audit), ms")
-    for column in ("gateway", "median", "p95", "n"):
+    for column in ("gateway", "median", "p95", "n", "CPU median"):
         table.add_column(column, justify="left" if column == "gateway" else "right")
     for label, values in samples.items():
-        _row(table, label, values)
-    _row(table, "(of which PolicyGate.decide, in the gateway)", inside[-calls:])
+        _row(table, label, values, cpu[label])
+    _row(table, "(of which PolicyGate.decide, in the gateway)", inside[0][-calls:], inside[1][-calls:])
+    former, former_cpu = inside_former
+    _row(table, "(of which the former decide, in the gateway)", former[-calls:], former_cpu[-calls:])
     console.print(table)
-    added = statistics.median(samples["with policy"]) - statistics.median(samples["without policy"])
-    console.print(f"the policy stage adds {added:.3f} ms to a call's median")
+    base, base_cpu = statistics.median(samples["without policy"]), statistics.median(cpu["without policy"])
+    for label in ("with the shipped policy only", "with policy", "with policy, decided the former way"):
+        added = statistics.median(samples[label]) - base
+        added_cpu = statistics.median(cpu[label]) - base_cpu
+        console.print(
+            f"{label}: the policy stage adds {added:.3f} ms to a call's median, "
+            f"{added_cpu:.3f} ms to its CPU (the gateway's thread)"
+        )
 
 
 def _fixed(gateway: Gateway) -> Gateway:
@@ -185,21 +210,53 @@ def _fixed(gateway: Gateway) -> Gateway:
     return gateway
 
 
-def _time_decisions(gateway: Gateway) -> list[float]:
-    """Wrap the gateway's policy gate so that each decision it takes is timed where it runs."""
+def _regopy_decide(policy_set: PolicySet, data: Any) -> Callable[[dict[str, Any]], PolicyDecision]:
+    """The former evaluation: regopy's `Input` (one GIL release per value) and a query bundle."""
+    rego = interpreter_with(policy_set.policies, data)
+    bundle = rego.build(DECISION_QUERY)
+
+    def decide(document: dict[str, Any]) -> PolicyDecision:
+        rego.set_input(Input(document))
+        output = rego.query_bundle(bundle)
+        value = output.results[0].expressions[0]
+        fields = {rule: tuple(sorted(value.get(rule, []))) for rule in OBLIGATION_RULES}
+        return PolicyDecision(policy_set.version, **fields)
+
+    return decide
+
+
+def _former(gateway: Gateway) -> Gateway:
+    """The same policy set, decided as before: document, regopy `Input`, query (for the A/B)."""
     gate = gateway.governance.policy
     assert gate is not None
-    decide, samples = gate.decide, []
+    policy_set = PolicySet.read(gate.directories)
+    evaluate = _regopy_decide(policy_set, gate.data)
+    zones = gate.time_zones
+
+    def decide(principal: Principal, tool: Any, arguments: Any) -> PolicyDecision:
+        return evaluate(policy_input(principal, tool, arguments, time_zones=zones))
+
+    gate.decide = decide  # type: ignore[method-assign]
+    return gateway
+
+
+def _time_decisions(gateway: Gateway) -> tuple[list[float], list[float]]:
+    """Wrap the gateway's policy gate so that each decision it takes is timed where it runs
+    (wall time, and CPU time of the thread)."""
+    gate = gateway.governance.policy
+    assert gate is not None
+    decide, samples, cpu = gate.decide, [], []
 
     def timed(*args: Any) -> Any:
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.thread_time()
         try:
             return decide(*args)
         finally:
             samples.append((time.perf_counter() - started) * 1000)
+            cpu.append((time.thread_time() - cpu_started) * 1000)
 
     gate.decide = timed  # type: ignore[method-assign]
-    return samples
+    return samples, cpu
 
 
 def main(decisions: int, calls: int) -> None:

@@ -1,29 +1,34 @@
 """A policy set compiled once into a regopy bundle, evaluated for each call.
 
-Compiling into a bundle and querying it with an `Input` object built from the document is the
-fastest way regopy offers (measured by `bench/policy_eval.py`: about 0.2 ms a decision, against
-about 2 ms for an interpreted query and 0.5 ms for a bundle fed with JSON text). The interpreter
-is reused across calls; it is not thread-safe, so one engine serves one event loop.
+regopy compiles the set into a bundle with one entrypoint (the decision); each call then writes
+its input document straight into rego-cpp and queries that entrypoint, through the GIL-holding
+calls of `native` (see there why). Measured by `bench/policy_eval.py`: an interpreted query costs
+about ten times as much, and a bundle fed JSON text about twice. The interpreter is reused across
+calls; it is not thread-safe, so one engine serves one event loop.
 """
 
 from __future__ import annotations
 
+import ctypes
+import json
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from regopy import Bundle, Input, Interpreter, RegoError
+from regopy import Bundle, Interpreter, RegoError
 
 from colonnade.governance.policy.decision import PolicyDecision
 from colonnade.governance.policy.framing import (
+    DECISION_ENTRYPOINT,
     DECISION_MODULE,
     DECISION_MODULE_NAME,
     DECISION_QUERY,
     OBLIGATION_RULES,
 )
+from colonnade.governance.policy.native import NativeError, Op, ops_of, query_with_input
 from colonnade.governance.policy.sources import PolicyFile, PolicySet
 
 __all__ = ["SAMPLE_INPUT", "CompiledPolicy", "PolicyError", "interpreter_with"]
@@ -53,7 +58,9 @@ def interpreter_with(files: tuple[PolicyFile, ...], settings: Mapping[str, Any])
                 rego.add_module(file.module_name, file.text)
         except RegoError as exc:
             raise PolicyError(f"{file.path}: does not compile: {_compile_problem(exc, file.text)}") from None
-    rego.add_data({"colonnade": {"settings": dict(settings)}})
+    # Not `add_data`: its JSON escapes non-ASCII text, which rego-cpp then keeps escaped, so that
+    # `data.colonnade.settings` would not equal the same text written in a policy or an input.
+    rego.add_data_json(json.dumps({"colonnade": {"settings": dict(settings)}}, ensure_ascii=False))
     return rego
 
 
@@ -65,7 +72,7 @@ class CompiledPolicy:
         self.version = policy_set.version
         self._rego = interpreter_with(policy_set.policies, settings or {})
         try:
-            bundle: Bundle = self._rego.build(DECISION_QUERY)
+            bundle: Bundle = self._rego.build(None, [DECISION_ENTRYPOINT])
         except RegoError as exc:
             raise PolicyError(f"the policy set does not compile: {_first_line(exc)}") from None
         if not bundle.ok():
@@ -74,18 +81,43 @@ class CompiledPolicy:
         self.evaluate(SAMPLE_INPUT)
 
     def evaluate(self, document: Mapping[str, Any]) -> PolicyDecision:
+        """The decision for one input document (as `policy_input` builds it)."""
         try:
-            self._rego.set_input(Input(document))
-            output = self._rego.query_bundle(self._bundle)
-        except (RegoError, TypeError, ValueError) as exc:
+            ops = ops_of(document)
+        except ValueError as exc:
+            raise PolicyError(f"the input cannot be given to the policies: {exc}") from None
+        return self.evaluate_ops(ops)
+
+    def evaluate_ops(self, ops: Iterable[Op]) -> PolicyDecision:
+        """The decision for the input document these ops write (see `CallInputs`)."""
+        try:
+            text = query_with_input(self._rego._impl, self._bundle._impl, _ENTRYPOINT, ops)
+        except (NativeError, ctypes.ArgumentError, TypeError, ValueError) as exc:
             raise PolicyError(f"the policies could not be evaluated: {_first_line(exc)}") from None
-        # Reading an erroneous output's text crashes regopy 1.5: only `ok()` is safe to ask.
-        if not output.ok() or not output.results or not output.results[0].expressions:
+        # An erroneous output gives no text (reading it crashes regopy 1.5): only its `ok` is asked.
+        expression = _first_expression(text)
+        if expression is None:
             raise PolicyError(
                 "the policies could not be evaluated for this call (a rule raised an error or two "
                 "complete rules gave different values); run `colonnade policy eval` to see which input"
             )
-        return _decision(output.results[0].expressions[0], self.version)
+        return _decision(expression, self.version)
+
+
+_ENTRYPOINT = DECISION_ENTRYPOINT.encode()
+
+
+def _first_expression(text: str | None) -> Any:
+    """The value of the entrypoint in an output's JSON text; None when there is none."""
+    if text is None or text == "undefined":
+        return None
+    try:
+        output = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    result = output[0] if isinstance(output, list) and output else output
+    expressions = result.get("expressions") if isinstance(result, dict) else None
+    return expressions[0] if isinstance(expressions, list) and expressions else None
 
 
 def _decision(value: Any, version: str) -> PolicyDecision:

@@ -18,9 +18,9 @@ from typing import Any
 
 from colonnade.catalog.tool import Tool
 from colonnade.config import PolicySettings
+from colonnade.governance.policy.call_input import CallInputs
 from colonnade.governance.policy.decision import PolicyDecision
 from colonnade.governance.policy.engine import CompiledPolicy, PolicyError
-from colonnade.governance.policy.input_document import policy_input
 from colonnade.governance.policy.isolation import compiles_in_child
 from colonnade.governance.policy.sources import (
     SHIPPED_POLICIES,
@@ -45,6 +45,8 @@ class _Loaded:
     policy: CompiledPolicy
     loaded_at: datetime
     files: tuple[str, ...]
+    inputs: CallInputs
+    """Recorded input parts, kept with the set they were used for: a reload starts afresh."""
 
 
 @dataclass
@@ -103,9 +105,13 @@ class PolicyGate:
         loaded = self._loaded
         if loaded is None:
             raise PolicyUnavailable(f"no policy set is loaded: {self.problem or 'not loaded yet'}")
-        document = policy_input(principal, tool, arguments, time_zones=self.time_zones)
         try:
-            return loaded.policy.evaluate(document)
+            ops = loaded.inputs.ops(principal, tool, arguments)
+        except ValueError as exc:
+            logger.error("policy input of %s refused: %s", tool.canonical_name, exc)
+            raise PolicyUnavailable(f"the input cannot be given to the policies: {exc}") from None
+        try:
+            return loaded.policy.evaluate_ops(ops)
         except PolicyError as exc:
             logger.error("policy %s failed on %s: %s", loaded.policy.version, tool.canonical_name, exc)
             raise PolicyUnavailable(str(exc)) from None
@@ -140,7 +146,7 @@ class PolicyGate:
             self._failed(problem)
             return False
         files = tuple(str(file.path) for file in policy_set.policies)
-        self._loaded = _Loaded(compiled, datetime.now(UTC), files)
+        self._loaded = _Loaded(compiled, datetime.now(UTC), files, CallInputs(self.time_zones))
         self.problem = self.problem_at = None
         logger.info("policy set %s loaded from %d files", compiled.version, len(files))
         return True
