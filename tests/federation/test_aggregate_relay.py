@@ -27,7 +27,7 @@ from colonnade.surfaces.mcp.confirmation import STATE_PREFIX as APPROVAL_PREFIX
 from colonnade.surfaces.mcp.render import RESULT_META_KEY
 from tests.federation.conftest import COLONNADE, Federation, run_gateway
 from tests.support.loopback import stop_process
-from tests.support.mcp_servers import ROOT, python_http
+from tests.support.mcp_servers import EVERYTHING, ROOT, node_stdio, python_http
 
 pytestmark = pytest.mark.e2e
 
@@ -59,7 +59,8 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[dict[str,
 def federation(
     servers: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Federation]:
-    with run_gateway(tmp_path_factory.mktemp("relay-gateway"), servers) as gateway:
+    everything = node_stdio("everything", EVERYTHING, "stdio")  # a handshake-era server: it sends requests
+    with run_gateway(tmp_path_factory.mktemp("relay-gateway"), [*servers, everything]) as gateway:
         yield gateway
 
 
@@ -133,6 +134,27 @@ async def test_a_handshake_era_http_session_is_asked_and_hears_progress(federati
     assert progress.seen == [(0, 100), (50, 100), (100, 100)]
 
 
+async def test_a_handshake_era_servers_requests_reach_the_caller(federation: Federation) -> None:
+    """`server-everything` asks with `elicitation/create` on its own session; progress by token."""
+    asked: list[str] = []
+
+    async def answer(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"name": "Ada Lovelace", "check": True})
+
+    progress = Progress()
+    async with Client(federation.mcp, mode="legacy", elicitation_callback=answer) as client:
+        elicited = await client.call_tool("default__everything__trigger-elicitation-request", {})
+        ran = await client.call_tool(
+            "default__everything__trigger-long-running-operation",
+            {"duration": 1, "steps": 3},
+            progress_callback=progress,
+        )
+    assert len(asked) == 1 and "Ada Lovelace" in text_of(elicited), text_of(elicited)
+    assert ran.is_error is False
+    assert [value for value, _ in progress.seen] == [1, 2, 3]
+
+
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_a_stdio_caller_is_asked_and_hears_progress(stdio: StdioServerParameters, mode: str) -> None:
     progress = Progress()
@@ -145,6 +167,21 @@ async def test_a_stdio_caller_is_asked_and_hears_progress(stdio: StdioServerPara
     assert text_of(sampled) == "LLM response: Paris"
     assert ran.is_error is False
     assert progress.seen == [(0, 100), (50, 100), (100, 100)]
+
+
+async def test_a_2026_stdio_caller_that_set_a_log_level_hears_the_servers_logs(
+    stdio: StdioServerParameters,
+) -> None:
+    lines: list[str] = []
+
+    async def log(params: types.LoggingMessageNotificationParams) -> None:
+        lines.append(str(params.data))
+
+    async with over_stdio(stdio, "auto", log_level="info", logging_callback=log) as client:
+        assert client.protocol_version == "2026-07-28"
+        result = await client.call_tool(f"{TOOL}test_tool_with_logging", {})
+    assert result.is_error is False
+    assert lines == ["Tool execution started", "Tool processing data", "Tool execution completed"]
 
 
 # -- 2026-07-28: the server's input rounds go back to the caller, its retry goes to the server ------
