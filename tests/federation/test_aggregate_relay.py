@@ -238,6 +238,14 @@ async def test_a_caller_without_elicitation_gets_input_required(federation: Fede
     assert envelope(result)["error"]["code"] == "P-PRECOND-INPUT-REQUIRED"
 
 
+async def test_a_2026_caller_gets_no_round_it_said_it_cannot_answer(federation: Federation) -> None:
+    """It declared elicitation, not sampling: the server's sampling round ends the call, typed."""
+    async with Client(federation.mcp, elicitation_callback=elicit_name) as client:
+        result = await client.call_tool(f"{TOOL}test_input_required_result_sampling", {})
+    assert envelope(result)["error"]["code"] == "P-PRECOND-INPUT-REQUIRED"
+    assert "capital_question" in envelope(result)["error"]["message"]
+
+
 async def test_a_stdio_caller_without_elicitation_gets_input_required(stdio: StdioServerParameters) -> None:
     """Over stdio the gateway could send it a request, but it declared nothing it could answer."""
     async with over_stdio(stdio, "legacy") as client:

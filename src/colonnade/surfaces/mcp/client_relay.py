@@ -8,7 +8,8 @@ stream of a handshake-era client), with three differences that `/mcp` needs:
   questions are put to it (and to no other caller), and a caller that cannot be asked gets the
   typed `P-PRECOND-INPUT-REQUIRED`, not an error from a server whose question was refused.
 - A caller takes questions only when it declared elicitation, sampling or roots (a handshake-era
-  one also needs a back channel: stdio, in process, or an HTTP session answered over SSE).
+  one also needs a back channel: stdio, in process, or an HTTP session answered over SSE); a
+  2026-07-28 caller gets an input round only when it declared what each of its questions needs.
 - The server's `request_state` travels to a 2026-07-28 caller behind `STATE_PREFIX`, and only a
   state with that prefix goes back to the server: neither it nor the approval confirmation's state
   (`colonnade-approval:`) can be taken for the other.
@@ -84,9 +85,20 @@ class CallerRelay(EndpointRelay):
         if not self.passes_input_rounds:
             return None
         asked = types.InputRequiredResult.model_validate(raw, by_name=False)
+        if not all(_capability(r) in self.client_capabilities for r in (asked.input_requests or {}).values()):
+            return None  # a question the caller said it cannot answer: the typed result says so
         if asked.request_state is None:
             return asked
         return asked.model_copy(update={"request_state": STATE_PREFIX + asked.request_state})
+
+
+def _capability(request: types.InputRequest) -> str:
+    """The client capability a question needs (wire name)."""
+    if isinstance(request, types.ElicitRequest):
+        return "elicitation"
+    if isinstance(request, types.CreateMessageRequest):
+        return "sampling"
+    return "roots"
 
 
 def _servers_state(state: str | None) -> str | None:
