@@ -157,7 +157,8 @@ class ServerSettings(_Section):
         default=True,
         description="Answer the requests of an MCP session (2025-11-25 and older clients) whose client"
         " declares elicitation over an SSE stream, so the gateway can ask it during a call (confirming a"
-        " call that awaits approval); about 1.2 ms more CPU per call of such a session. Other sessions,"
+        " call that awaits approval, a downstream MCP server's questions and progress); about 1.2 ms"
+        " more CPU per call of such a session. Other sessions,"
         " and false: one JSON body per request (no questions; such calls answer pending at once).",
     )
     max_request_bytes: int = Field(

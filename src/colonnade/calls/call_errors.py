@@ -654,8 +654,9 @@ _SPECS = (
         "P-PRECOND-INPUT-REQUIRED",
         _TERMINAL,
         "The tool needs input from the user before it can finish",
-        "Call it on its server's endpoint (/servers/{name}/mcp), whose MCP client relays the questions to "
-        "the user; this surface cannot ask them.",
+        "Call it from an MCP client that can answer (one that declares elicitation, or sampling/roots if "
+        "asked: over stdio, at 2026-07-28, or in a 2025-11-25 HTTP session that declares it at initialize); "
+        "REST cannot ask the user.",
     ),
     ErrorSpec(
         "I-REQ-UNKNOWN-SERVER",

@@ -33,6 +33,7 @@ from colonnade.calls.envelope import (
     CallResult,
 )
 from colonnade.calls.service import CallService
+from colonnade.catalog.bindings import McpBinding
 from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog, CatalogChange
 from colonnade.catalog.tool import Tool
@@ -172,7 +173,14 @@ class McpSurface:
             canonical = called.canonical_name if called is not None else None
             answered = await self.confirmation.answered(params, request, principal, canonical)
             return render_result(answered, legacy=legacy)
-        with relaying(Relay()) as relay:  # a downstream MCP server's own answer, when one answers
+        caller = None
+        target = self.catalog.get(params.name) if not builtin else None
+        if target is not None and isinstance(target.binding, McpBinding):
+            # Imported here: upstream_endpoint, which client_relay builds on, imports this module.
+            from colonnade.surfaces.mcp.client_relay import CallerRelay
+
+            caller = CallerRelay.of(ctx, params)
+        with relaying(caller or Relay()) as relay:  # a downstream MCP server's own answer, when one answers
             result = await self.calls.call(request, principal)
         if self.confirmation is not None and wants_confirmation(result):
             confirmed = await self.confirmation.ask(ctx, result, principal)
@@ -187,6 +195,8 @@ class McpSurface:
             await self._announce_to(ctx)
         if request.dry_run:
             return render_result(result, legacy=legacy, dry_run=True)
+        if caller is not None and (asked := caller.input_round(result)) is not None:
+            return asked
         rendered = render_answer(result, relay.answer.result, legacy=legacy)
         if isinstance(rendered, types.CallToolResult):
             return rendered
