@@ -4,8 +4,9 @@ A call parked for approval is answered `pending`. When the client declares form 
 user is first asked to confirm the call: on 2026-07-28 by an `InputRequiredResult` whose
 `request_state` is the approval id (the client retries the call with the user's answer), on
 2025-11-25 by an `elicitation/create` request during the call, where the transport has a back
-channel (stdio, in-process; the HTTP endpoint answers each POST as one JSON body, which has none,
-so handshake-era HTTP clients get `pending` without a question). The answer is recorded on the
+channel (stdio, in-process, and HTTP sessions whose client declared elicitation at `initialize`,
+which are answered over SSE: `server.mcp_session_streams`; with that setting off, handshake-era
+HTTP clients get `pending` without a question). The answer is recorded on the
 approval (declining withdraws the call); it never replaces the approver: the call still waits
 for a second person and is answered `pending`. Clients without elicitation get `pending` at once.
 """
