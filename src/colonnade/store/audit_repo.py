@@ -55,6 +55,8 @@ Seal = Callable[[int, str | None, Sequence[dict[str, Any]]], list[dict[str, Any]
 _APPEND_LOCK_KEY = 0x617564697431
 _TAIL = "SELECT seq, hash FROM audit_records ORDER BY seq DESC LIMIT 1"
 _JSON_COLUMNS = frozenset({"reasons", "details"})
+# What SQLite cannot take as it is: the date and the JSON columns (every other column is text or a number)
+_CONVERTED = ("at", *sorted(_JSON_COLUMNS))
 _PG_INSERT = (
     f"INSERT INTO audit_records ({', '.join(AUDIT_COLUMNS)})"
     f" VALUES ({', '.join(f'${n}' for n in range(1, len(AUDIT_COLUMNS) + 1))})"
@@ -173,10 +175,15 @@ def _append_direct(
 ) -> list[dict[str, Any]]:
     sealed = seal(*_tail(conn.execute(_TAIL).fetchone()), rows)
     if len(sealed) == 1:
-        conn.execute(_INSERT, bind_all(sealed[0]))
+        conn.execute(_INSERT, _bound(sealed[0]))
     else:
-        conn.executemany(_INSERT, [bind_all(row) for row in sealed])
+        conn.executemany(_INSERT, [_bound(row) for row in sealed])
     return sealed
+
+
+def _bound(row: dict[str, Any]) -> dict[str, Any]:
+    """A sealed row as `bind_all` stores it, converting only the columns that need it (one per call)."""
+    return row | bind_all({column: row[column] for column in _CONVERTED})
 
 
 async def _append_postgres(driver: Any, rows: Sequence[dict[str, Any]], seal: Seal) -> list[dict[str, Any]]:

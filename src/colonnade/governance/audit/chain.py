@@ -29,7 +29,8 @@ GENESIS = "0" * 64
 
 def record_hash(fields: Mapping[str, Any]) -> str:
     """The seal of one record: every field but `hash` itself, canonically encoded."""
-    text = _ENCODE([_plain(fields[column]) for column in _SEALED])
+    values = [fields[column] for column in _SEALED]
+    text = _ENCODE([_plain(value) if isinstance(value, datetime) else value for value in values])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
