@@ -16,14 +16,14 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import insert, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from colonnade.store.moments import aware
-from colonnade.store.sqlite_direct import SqliteDirect, bind_all
+from colonnade.store.sqlite_direct import SqliteDirect
 from colonnade.store.tables import AuditRow
 from colonnade.store.write_gate import WriteGate
 
@@ -55,8 +55,6 @@ Seal = Callable[[int, str | None, Sequence[dict[str, Any]]], list[dict[str, Any]
 _APPEND_LOCK_KEY = 0x617564697431
 _TAIL = "SELECT seq, hash FROM audit_records ORDER BY seq DESC LIMIT 1"
 _JSON_COLUMNS = frozenset({"reasons", "details"})
-# What SQLite cannot take as it is: the date and the JSON columns (every other column is text or a number)
-_CONVERTED = ("at", *sorted(_JSON_COLUMNS))
 _PG_INSERT = (
     f"INSERT INTO audit_records ({', '.join(AUDIT_COLUMNS)})"
     f" VALUES ({', '.join(f'${n}' for n in range(1, len(AUDIT_COLUMNS) + 1))})"
@@ -182,8 +180,18 @@ def _append_direct(
 
 
 def _bound(row: dict[str, Any]) -> dict[str, Any]:
-    """A sealed row as `bind_all` stores it, converting only the columns that need it (one per call)."""
-    return row | bind_all({column: row[column] for column in _CONVERTED})
+    """A sealed row as `bind_all` would bind it (every row goes through here, so only the date and the
+    JSON columns are converted: the others are text or numbers already)."""
+    at: datetime = row["at"]
+    return row | {
+        "at": at.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds"),
+        "reasons": _json_text(row["reasons"]),
+        "details": _json_text(row["details"]),
+    }
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 async def _append_postgres(driver: Any, rows: Sequence[dict[str, Any]], seal: Seal) -> list[dict[str, Any]]:

@@ -48,5 +48,6 @@ def seal(tail_seq: int, tail_hash: str | None, rows: Sequence[dict[str, Any]]) -
 def _plain(value: Any) -> Any:
     if isinstance(value, datetime):
         moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        # `strftime("%Y-%m-%dT%H:%M:%S.%fZ")`, at half its cost (every record is sealed)
+        return moment.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
     return value
