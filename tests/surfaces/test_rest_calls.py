@@ -18,8 +18,8 @@ from colonnade.calls.envelope_schemas import CALL_REQUEST, CALL_RESULT
 from colonnade.calls.pipeline import Next, Pipeline
 from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog
-from colonnade.surfaces.envelope_parsing import DEFAULT_MAX_BODY_BYTES as LIMIT
 from colonnade.surfaces.edge import HttpEdge, OriginPolicy
+from colonnade.surfaces.envelope_parsing import DEFAULT_MAX_BODY_BYTES as LIMIT
 from colonnade.surfaces.rest.routes import SCHEMA_MEDIA_TYPE, RestSurface, render_refusal
 from tests.support.repo import ROOT
 from tests.surfaces.conftest import demo_contract
