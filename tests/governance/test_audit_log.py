@@ -4,7 +4,10 @@ group commit, fail-closed when the database is gone, tampering found, nothing se
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -159,6 +162,19 @@ def test_argument_hashes_are_keyed() -> None:
     assert one.args_hash(arguments) == one.args_hash({"pin": "1234"})
     assert one.args_hash(arguments) != other.args_hash(arguments)
     assert "1234" not in one.args_hash(arguments)
+    # the hash of earlier records: HMAC-SHA256 over the canonical JSON, as hex
+    expected = hmac.new(b"a" * 32, b'{"pin":"1234"}', hashlib.sha256).hexdigest()
+    assert one.args_hash(arguments) == expected
+
+
+async def test_whole_second_and_sub_second_times_read_back_as_sealed(engine: AsyncEngine) -> None:
+    log = AuditLog(AuditStore(engine), KEY)
+    moments = [datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC), datetime(2026, 1, 2, 3, 4, 5, 60, tzinfo=UTC)]
+    for n, moment in enumerate(moments):
+        await log.append(_event(n, at=moment))
+    assert (await verify_chain(log.store)).ok
+    assert [row.at for row in await log.store.query(AuditFilter())] == moments
+    await log.store.aclose()
 
 
 async def test_a_caller_that_goes_away_still_leaves_its_record(engine: AsyncEngine) -> None:

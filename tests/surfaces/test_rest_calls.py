@@ -18,8 +18,9 @@ from colonnade.calls.envelope_schemas import CALL_REQUEST, CALL_RESULT
 from colonnade.calls.pipeline import Next, Pipeline
 from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog
+from colonnade.surfaces.edge import HttpEdge, OriginPolicy
 from colonnade.surfaces.envelope_parsing import DEFAULT_MAX_BODY_BYTES as LIMIT
-from colonnade.surfaces.rest.routes import SCHEMA_MEDIA_TYPE, RestSurface
+from colonnade.surfaces.rest.routes import SCHEMA_MEDIA_TYPE, RestSurface, render_refusal
 from tests.support.repo import ROOT
 from tests.surfaces.conftest import demo_contract
 from tests.surfaces.rest_harness import (
@@ -296,3 +297,24 @@ def test_the_documented_sample_call_is_what_the_api_answers(client: httpx2.Clien
     nulls = {key: value is None for key, value in real["metrics"].items()}
     assert {key: value is None for key, value in shown["metrics"].items()} == nulls
     assert set(shown["provenance"]) == set(real["provenance"])
+
+
+async def test_the_surfaces_own_limit_holds_behind_an_edge_that_allows_more() -> None:
+    """The call route takes the body the edge already read only when it fits the route's own limit."""
+    catalog = Catalog()
+    catalog.publish(demo_contract("crm", "http://127.0.0.1:9"))
+    rest = RestSurface(catalog, CallService(Pipeline([_Broken()])), max_body_bytes=64)
+    edge = HttpEdge(
+        Starlette(routes=rest.routes()),
+        origins=OriginPolicy.for_bind("127.0.0.1"),
+        renderers={"/v1": render_refusal},
+        json_prefixes=("/v1",),
+    )
+    transport = httpx2.ASGITransport(app=edge)
+    body = {"call_id": "c-2", "tool_id": "acme:crm:get_customer", "input": {"customer_id": "C" * 64}}
+    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as client:
+        response = await client.post("/v1/calls", json=body)
+        fitting = await client.post("/v1/calls", json={"call_id": "c-3", "tool_id": "acme:crm:get_customer"})
+    assert response.status_code == 413
+    assert assert_typed_result(response)["error"]["details"]["limit_bytes"] == 64
+    assert (fitting.status_code, fitting.json()["call_id"]) == (500, "c-3")  # reached the (broken) pipeline

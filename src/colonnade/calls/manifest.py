@@ -9,6 +9,7 @@ tool definition (by digest).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -185,8 +186,10 @@ def _slo_of(tool: Tool) -> Slo:
     )
 
 
+@lru_cache(maxsize=1024)
 def host_port(url: str) -> str:
-    """`host:port` of a URL, with the scheme's default port filled in."""
+    """`host:port` of a URL, with the scheme's default port filled in (parsed once per URL: the
+    network policy asks for every call)."""
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     return f"{parts.hostname}:{port}"

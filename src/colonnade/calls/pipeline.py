@@ -29,17 +29,16 @@ class Pipeline:
         self._entry = self._chain(0)
 
     def _chain(self, index: int) -> Next:
+        """The entry of stage `index`: a plain function handing the stage its call and the next entry.
+
+        Not a coroutine of its own: every call passes every stage, and a wrapper coroutine per stage
+        would add a frame to create and to resume through each time the call waits on I/O.
+        """
         stage = self.stages[index]
-        if index == len(self.stages) - 1:
+        following = _past_the_end if index == len(self.stages) - 1 else self._chain(index + 1)
 
-            async def last(call: Call) -> CallResult:
-                return await stage(call, _past_the_end)
-
-            return last
-        following = self._chain(index + 1)
-
-        async def step(call: Call) -> CallResult:
-            return await stage(call, following)
+        def step(call: Call) -> Awaitable[CallResult]:
+            return stage(call, following)
 
         return step
 

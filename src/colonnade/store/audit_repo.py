@@ -16,14 +16,14 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import insert, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from colonnade.store.moments import aware
-from colonnade.store.sqlite_direct import SqliteDirect, bind_all
+from colonnade.store.sqlite_direct import SqliteDirect
 from colonnade.store.tables import AuditRow
 from colonnade.store.write_gate import WriteGate
 
@@ -173,10 +173,25 @@ def _append_direct(
 ) -> list[dict[str, Any]]:
     sealed = seal(*_tail(conn.execute(_TAIL).fetchone()), rows)
     if len(sealed) == 1:
-        conn.execute(_INSERT, bind_all(sealed[0]))
+        conn.execute(_INSERT, _bound(sealed[0]))
     else:
-        conn.executemany(_INSERT, [bind_all(row) for row in sealed])
+        conn.executemany(_INSERT, [_bound(row) for row in sealed])
     return sealed
+
+
+def _bound(row: dict[str, Any]) -> dict[str, Any]:
+    """A sealed row as `bind_all` would bind it (every row goes through here, so only the date and the
+    JSON columns are converted: the others are text or numbers already)."""
+    at: datetime = row["at"]
+    return row | {
+        "at": at.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds"),
+        "reasons": _json_text(row["reasons"]),
+        "details": _json_text(row["details"]),
+    }
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 async def _append_postgres(driver: Any, rows: Sequence[dict[str, Any]], seal: Seal) -> list[dict[str, Any]]:

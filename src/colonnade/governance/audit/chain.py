@@ -29,7 +29,8 @@ GENESIS = "0" * 64
 
 def record_hash(fields: Mapping[str, Any]) -> str:
     """The seal of one record: every field but `hash` itself, canonically encoded."""
-    text = _ENCODE([_plain(fields[column]) for column in _SEALED])
+    values = [fields[column] for column in _SEALED]
+    text = _ENCODE([_plain(value) if isinstance(value, datetime) else value for value in values])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -47,5 +48,6 @@ def seal(tail_seq: int, tail_hash: str | None, rows: Sequence[dict[str, Any]]) -
 def _plain(value: Any) -> Any:
     if isinstance(value, datetime):
         moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        # `strftime("%Y-%m-%dT%H:%M:%S.%fZ")`, at half its cost (every record is sealed)
+        return moment.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
     return value

@@ -89,7 +89,7 @@ class AuditLog:
     def args_hash(self, value: Any) -> str:
         """A keyed hash of a call's arguments: equal arguments, equal hashes; values stay unknown."""
         data = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
-        return hmac.new(self._key, data.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+        return hmac.digest(self._key, data.encode("utf-8", "surrogatepass"), "sha256").hex()
 
     def pseudonym(self, value: str) -> str:
         """A stable stand-in for personal data (e.g. an e-mail address as a subject)."""

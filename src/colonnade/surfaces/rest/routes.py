@@ -16,14 +16,15 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from pydantic import BaseModel
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
-from starlette.types import Scope
+from starlette.types import Receive, Scope, Send
 
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallMetrics, CallRequest, CallResult
@@ -35,7 +36,7 @@ from colonnade.catalog.tool import Tool
 from colonnade.governance.authorization import AllowAll, Authorizer, permits, tool_filter
 from colonnade.governance.tool_lookup import AMBIGUOUS_TOOL, AmbiguousName, find_tool, near_names
 from colonnade.routing.router import CallerAllowed
-from colonnade.surfaces.edge import EdgeRefusal, principal_of_scope
+from colonnade.surfaces.edge import REQUEST_BODY_KEY, EdgeRefusal, principal_of_scope
 from colonnade.surfaces.envelope_parsing import (
     DEFAULT_MAX_BODY_BYTES,
     CommitRequest,
@@ -90,7 +91,7 @@ class RestSurface:
 
     def routes(self) -> list[BaseRoute]:
         return [
-            Route("/v1/calls", self.post_call, methods=["POST"]),
+            Route("/v1/calls", _Endpoint(self.post_call), methods=["POST"]),
             Route("/v1/calls/commit", self.post_commit, methods=["POST"]),
             Route(TOOLS_PATH, self.list_tools, methods=["GET"]),
             # `path`: names of tools from other sources may hold `/`
@@ -100,16 +101,24 @@ class RestSurface:
 
     # -- calls ---------------------------------------------------------------------------------
 
-    async def post_call(self, request: Request) -> Response:
-        """`POST /v1/calls`: a CallRequest in, a CallResult out."""
+    async def post_call(self, scope: Scope, receive: Receive) -> Response:
+        """`POST /v1/calls`: a CallRequest in, a CallResult out.
+
+        The body is the one the HTTP edge read and checked for this request, when it fits this
+        surface's limit; otherwise (or without the edge) it is read here, with the same checks.
+        """
         started = time.perf_counter()
-        envelope = await self._envelope(request, CallRequest)
+        body = _edge_body(scope)
+        if body is None or len(body) > self.max_body_bytes:
+            envelope = await self._envelope(Request(scope, receive), CallRequest)
+        else:
+            envelope = parse_envelope(body, CallRequest)
         if isinstance(envelope, EnvelopeRejection):
             return result_response(envelope.result(_ms_since(started)), envelope.http_status)
-        header_token = request.headers.get(APPROVAL_TOKEN_HEADER)
+        header_token = Headers(scope=scope).get(APPROVAL_TOKEN_HEADER)
         if header_token and envelope.approval_token is None:
             envelope = envelope.model_copy(update={"approval_token": header_token})
-        principal = principal_of_scope(request.scope)
+        principal = principal_of_scope(scope)
         return await _settled(self.calls.call(envelope, principal), envelope.call_id, started)
 
     async def post_commit(self, request: Request) -> Response:
@@ -163,6 +172,24 @@ class RestSurface:
             message = f"no tool named {name!r}"
             return error_response("I-REQ-UNKNOWN-TOOL", message, 404, name=name, did_you_mean=near)
         return json_response(tool_detail(tool))
+
+
+class _Endpoint:
+    """A route's ASGI app without Starlette's per-request wrapping (a Request object, two closures and
+    an exception handler that only maps `HTTPException`, which the calls route never raises)."""
+
+    def __init__(self, handle: Callable[[Scope, Receive], Awaitable[Response]]) -> None:
+        self.handle = handle
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = await self.handle(scope, receive)
+        await response(scope, receive, send)
+
+
+def _edge_body(scope: Scope) -> bytes | None:
+    state = scope.get("state")
+    body = state.get(REQUEST_BODY_KEY) if isinstance(state, dict) else None
+    return body if isinstance(body, bytes) else None
 
 
 def _seen(tool: Tool | None, allowed: CallerAllowed) -> Tool | None:

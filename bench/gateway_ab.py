@@ -1,0 +1,163 @@
+"""A/B of gateway CPU per call: gateways running different source trees against one demo backend.
+
+Each variant is a `colonnade serve` process whose PYTHONPATH puts NAME's `src` folder first (for
+example an export of `main` made with `git archive main src | tar -x -C /tmp/base`). The demo's
+`get_customer` is called over REST (`POST /v1/calls`) and MCP (`tools/call`, 2026-07-28 JSON)
+in short blocks; variants and paths take turns block by block, in alternating order, so a shared
+machine's drift reaches every variant alike. CPU is read from `/proc/<pid>/task/*/schedstat`
+(nanoseconds, every thread), for each gateway and for the backend during that gateway's blocks,
+so each variant gets its own gateway/backend ratio from the same run.
+
+Run: .venv/bin/python bench/gateway_ab.py [--calls 50] [--rounds 40] before=/tmp/base/src after=src
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from itertools import count
+from pathlib import Path
+
+import httpx2
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _stack import COLONNADE, ROOT, free_port, wait_http
+from call_overhead import _HEADERS, ARGS, TOOL, _mcp_body
+
+PATHS = ("rest", "mcp")
+
+
+def cpu_ns(pid: int) -> int:
+    """CPU nanoseconds every thread of a process has used so far (Linux schedstat)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError):
+            total += int(Path(f"/proc/{pid}/task/{task}/schedstat").read_text().split()[0])
+    return total
+
+
+def backend_command(port: int, database: Path) -> list[str]:
+    return [sys.executable, "-m", "examples.demo_backend", "--port", str(port), "--db", str(database)]
+
+
+def _contracts(folder: Path, backend_url: str) -> list[str]:
+    paths = []
+    for src in sorted((ROOT / "examples" / "contracts").glob("*.yaml")):
+        data = yaml.safe_load(src.read_text())
+        data["backend"]["base_url"] = backend_url
+        (folder / src.name).write_text(yaml.safe_dump(data, sort_keys=False))
+        paths.append(str(folder / src.name))
+    return paths
+
+
+async def measure(gateways: dict[str, tuple[str, int]], backend_pid: int, calls: int, rounds: int) -> None:
+    async with httpx2.AsyncClient() as http:
+        ids = count()
+
+        async def call(base: str, path: str) -> None:
+            if path == "rest":
+                response = await http.post(f"{base}/v1/calls", json={"tool_id": TOOL, "input": ARGS})
+                ok = b'"status":"success"' in response.content
+            else:
+                response = await http.post(f"{base}/mcp", json=_mcp_body(next(ids)), headers=_HEADERS)
+                ok = b'"isError":true' not in response.content
+            if response.status_code != 200 or not ok:
+                raise SystemExit(f"the gateway answered an error: {response.text[:300]}")
+
+        for base, _ in gateways.values():
+            for path in PATHS:
+                for _ in range(100):  # warm-up
+                    await call(base, path)
+        spent = {(name, path): [0, 0, 0] for name in gateways for path in PATHS}
+        names = list(gateways)
+        for turn in range(rounds):
+            for path in PATHS:
+                for name in names if turn % 2 == 0 else names[::-1]:
+                    base, pid = gateways[name]
+                    gateway_start, backend_start = cpu_ns(pid), cpu_ns(backend_pid)
+                    for _ in range(calls):
+                        await call(base, path)
+                    total = spent[(name, path)]
+                    total[0] += cpu_ns(pid) - gateway_start
+                    total[1] += cpu_ns(backend_pid) - backend_start
+                    total[2] += calls
+    for path in PATHS:
+        for name in names:
+            gateway, backend, n = spent[(name, path)]
+            print(
+                f"{path:4} {name:12} gateway {gateway / n / 1e6:.3f} ms/call"
+                f"  backend {backend / n / 1e6:.3f} ms/call  ratio {gateway / backend:.2f}x"
+            )
+
+
+def main(variants: list[tuple[str, str]], calls: int, rounds: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="colonnade-ab-") as tmp_name, contextlib.ExitStack() as logs:
+        tmp = Path(tmp_name)
+        procs: list[subprocess.Popen[bytes]] = []
+        try:
+            backend_port = free_port()
+            backend_url = f"http://127.0.0.1:{backend_port}"
+            procs.append(
+                subprocess.Popen(
+                    backend_command(backend_port, tmp / "d.db"),
+                    cwd=ROOT,
+                    env={**os.environ, "PYTHONPATH": str(ROOT)},
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.STDOUT,
+                )
+            )
+            wait_http(f"{backend_url}/healthz", procs[-1])
+            contracts = _contracts(tmp, backend_url)
+            gateways: dict[str, tuple[str, int]] = {}
+            for name, source in variants:
+                port, home = free_port(), tmp / name
+                home.mkdir()
+                env = {
+                    **os.environ,
+                    "COLONNADE_DATA_DIR": str(home / "data"),
+                    "COLONNADE_CONTRACTS": json.dumps(contracts),
+                    "PYTHONPATH": str(Path(source).resolve()),
+                }
+                procs.append(
+                    subprocess.Popen(
+                        [str(COLONNADE), "serve", "--port", str(port)],
+                        cwd=home,
+                        env=env,
+                        stdout=logs.enter_context((home / "gateway.log").open("wb")),
+                        stderr=subprocess.STDOUT,
+                    )
+                )
+                wait_http(f"http://127.0.0.1:{port}/readyz", procs[-1])
+                gateways[name] = (f"http://127.0.0.1:{port}", procs[-1].pid)
+            asyncio.run(measure(gateways, procs[0].pid, calls, rounds))
+        finally:
+            for proc in reversed(procs):
+                proc.terminate()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--calls", type=int, default=50, help="calls per block (default 50)")
+    parser.add_argument("--rounds", type=int, default=40, help="rounds of blocks (default 40)")
+    parser.add_argument("variants", nargs="+", help="NAME=SRC_FOLDER, two or more")
+    arguments = parser.parse_args()
+    pairs = [tuple(v.split("=", 1)) for v in arguments.variants]
+    if len(pairs) < 2 or any(len(pair) != 2 or not Path(pair[1]).is_dir() for pair in pairs):
+        parser.error("give two or more NAME=SRC_FOLDER variants whose folders exist")
+    if arguments.calls < 1 or arguments.rounds < 1:
+        parser.error("--calls and --rounds must be at least 1")
+    main([(name, source) for name, source in pairs], arguments.calls, arguments.rounds)
