@@ -51,7 +51,8 @@ from colonnade.surfaces.mcp.caller import principal_of
 from colonnade.surfaces.mcp.event_store import MemoryEventStore
 from colonnade.surfaces.mcp.render import as_served, render_answer, render_result
 from colonnade.surfaces.mcp.server import call_request
-from colonnade.surfaces.mcp.sessions import BoundedSessionManager, SessionLedger
+from colonnade.surfaces.mcp.sessions import SessionLedger
+from colonnade.surfaces.mcp.upstream_endpoint_streams import EndpointSessions
 
 __all__ = ["EndpointRelay", "UpstreamEndpoint"]
 
@@ -225,9 +226,10 @@ class UpstreamEndpoint:
             on_subscriptions_listen=ListenHandler(self.announcer.bus),
         )
         self.server.middleware.append(self.announcer.remember)
-        self.manager = BoundedSessionManager(
+        self.manager = EndpointSessions(
             self.server,
             sessions if sessions is not None else SessionLedger(),
+            server_is_quiet=self._server_is_quiet,
             on_end=self.announcer.forget,
             event_store=MemoryEventStore(),
             retry_interval=RETRY_INTERVAL_MS,
@@ -237,6 +239,12 @@ class UpstreamEndpoint:
     @property
     def name(self) -> str:
         return self.upstream.name
+
+    def _server_is_quiet(self) -> bool:
+        """Whether the session of handshake-era callers is up and will send them no log messages."""
+        upstream = self.pool.for_caller(self.name, handshake_era=True) or self.upstream
+        caps = upstream.server_capabilities
+        return caps is not None and caps.logging is None
 
     async def announce(self, event: ServerEvent) -> None:
         await self.announcer.announce(event)
