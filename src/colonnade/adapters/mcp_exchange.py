@@ -11,7 +11,7 @@ the server's result as it was sent (the SDK validated it).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
@@ -22,13 +22,18 @@ from mcp_types.methods import is_input_required
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict
 
+from colonnade.adapters.mcp_direct import NotTaken
 from colonnade.adapters.mcp_relay import Relay
 from colonnade.adapters.mcp_wire import OVERRIDE_CAPABILITIES
 
-__all__ = ["MAX_INPUT_ROUNDS", "Build", "exchange"]
+__all__ = ["MAX_INPUT_ROUNDS", "Build", "First", "exchange"]
 
 Build = Callable[[types.InputResponses | None, str | None, dict[str, Any]], Any]
 """Builds the request from (input responses, request state, `_meta`)."""
+
+First = Callable[[float], Awaitable[dict[str, Any]]]
+"""Sends the first round another way than through the session, within the seconds it is given
+(raises `NotTaken` when the server did not take it)."""
 
 MAX_INPUT_ROUNDS = 8
 
@@ -46,16 +51,23 @@ async def exchange(
     deadline: float,
     *,
     metadata: ClientMessageMetadata | None = None,
+    first: First | None = None,
 ) -> dict[str, Any]:
-    """The server's answer, after the input rounds the caller can be asked.
+    """The server's answer, after the input rounds the caller can be asked (`first` sends the first).
 
     Raises `MCPError` (the server's error, a timeout, a lost connection) or pydantic's
     `ValidationError` (an answer that is not a valid result).
     """
     meta = _meta_for(relay, session)
-    answer = await _send(
-        session, build(relay.input_responses, relay.request_state, meta), relay, deadline, metadata
-    )
+    answer: dict[str, Any] | None = None
+    if first is not None:
+        try:
+            answer = await first(max(0.001, deadline - time.monotonic()))
+        except NotTaken:
+            answer = None
+    if answer is None:
+        request = build(relay.input_responses, relay.request_state, meta)
+        answer = await _send(session, request, relay, deadline, metadata)
     rounds = 0
     while is_input_required(answer) and relay.can_ask and not relay.passes_input_rounds:
         rounds += 1

@@ -441,6 +441,7 @@ class UpstreamEndpoint:
             client_capabilities=caps.model_dump(by_alias=True, mode="json", exclude_none=True)
             if caps
             else {},
+            wants_progress="progressToken" in meta,
             meta={key: value for key, value in meta.items() if _passable(key)},
             input_responses=getattr(params, "input_responses", None),
             request_state=getattr(params, "request_state", None),
