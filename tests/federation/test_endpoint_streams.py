@@ -142,3 +142,18 @@ async def test_the_official_client_calls_through_json_bodies(federation: Federat
             result = await client.call_tool("echo", {})
             assert not result.is_error
             assert result.content[0].text == "echo done"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_progress_still_reaches_a_caller_who_asks_for_it(federation: Federation, mode: str) -> None:
+    seen: list[float] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append(value)
+
+    async with Client(federation.server("reference"), mode=mode) as client:
+        for _ in range(2):  # the first call, and one on a server whose direct path is known
+            seen.clear()
+            result = await client.call_tool("test_tool_with_progress", {}, progress_callback=progress)
+            assert not result.is_error
+            assert seen == [0, 50, 100]

@@ -80,6 +80,8 @@ _LEVELS: tuple[types.LoggingLevel, ...] = (
     "alert",
     "emergency",
 )
+# How a caller's progress token appears in the request's `_meta` (as sent, or as the SDK parsed it).
+_PROGRESS_KEYS = frozenset({"progressToken", "progress_token"})
 # A server that gives no cache hints gets these: immediately stale, never shared.
 _STALE: dict[CacheableMethod, CacheHint] = {
     method: CacheHint(0, "private") for method in get_args(CacheableMethod)
@@ -441,7 +443,7 @@ class UpstreamEndpoint:
             client_capabilities=caps.model_dump(by_alias=True, mode="json", exclude_none=True)
             if caps
             else {},
-            wants_progress="progressToken" in meta,
+            wants_progress=not _PROGRESS_KEYS.isdisjoint(meta),
             meta={key: value for key, value in meta.items() if _passable(key)},
             input_responses=getattr(params, "input_responses", None),
             request_state=getattr(params, "request_state", None),
