@@ -5,7 +5,8 @@ log opt-in, its own `_meta`) and the caller's answers to a previous input round;
 to the caller. When the server asks for input and the caller can be asked in the middle of a call
 (a handshake-era client), the questions are put to it and the request is sent again with the
 answers, within the same deadline; a 2026-07-28 caller gets the input round itself. The answer is
-the server's result as it was sent (the SDK validated it).
+the server's result as it was sent (the SDK validated it; a first round sent directly, by
+`mcp_direct.py`, checked that it is a JSON object). Later rounds always go through the session.
 """
 
 from __future__ import annotations
