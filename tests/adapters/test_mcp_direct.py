@@ -96,10 +96,19 @@ async def test_the_request_is_the_one_the_sdk_would_send_without_a_progress_toke
             types.CLIENT_INFO_META_KEY: INFO,
             types.CLIENT_CAPABILITIES_META_KEY: {"elicitation": {}},
         }
+        await made.call(relay)
+        assert len(server.exchanges) == 2
+        assert server.connections == 1  # an answered call leaves its connection in the pool
 
-    await scripted(
-        http("200 OK", answer({"content": [{"type": "text", "text": "hi"}], "isError": False})), scenario
-    )
+    async def echo(exchange: Exchange, writer: asyncio.StreamWriter) -> bool:
+        result = {"content": [{"type": "text", "text": "hi"}], "isError": False}
+        writer.write(http("200 OK", answer(result, json.loads(exchange.body)["id"])))
+        await writer.drain()
+        return True
+
+    async with RawServer(echo) as server:
+        async for made in direct(server.url):
+            await scenario(made, server)
 
 
 @pytest.mark.parametrize(
