@@ -2,8 +2,8 @@
 
 Through the `mcp` SDK's client, one proxied call is a pydantic request model dumped to JSON, a
 dispatcher, two task hops over memory streams, an `httpx2` request carried by aiohttp, and the
-answer validated back: on this machine about 1.9 ms of the gateway's CPU per call, against 0.35 ms
-for the same POST made with aiohttp directly (`bench/federation_overhead.py`). A 2026-07-28 request
+answer validated back: 1.85 ms of the gateway's CPU per call on the shared machine, against 0.51 ms
+this way and 0.34 ms for aiohttp alone (`bench/mcp_hop.py`). A 2026-07-28 request
 is stateless (everything it needs is in its own `_meta` and headers), so a call that needs none of
 what the session adds can be sent as it would be on the wire: that is a call whose caller asked for
 no progress and no log messages and is not answering an input round. Everything else (and the
