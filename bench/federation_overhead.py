@@ -8,9 +8,15 @@ is called with the official `mcp.Client`:
 Each in both protocol eras (2026-07-28 and the 2025-11-25 handshake era). Median and p99 of sequential
 calls, taken in `--rounds` rounds of (a), (b), (c) one after the other so that the added latency is a
 difference paired per round; calls/s at 8 and 32 concurrent callers; and, where /proc exists, the
-CPU the gateway process spends per call. The client's own cost is in every row, so compare rows.
+CPU per call of the gateway process and of the upstream process in the same rounds, and their ratio
+(the machine is noisy: the ratio moves less than either). The client's own cost is in every row, so
+compare rows.
 
-Run: .venv/bin/python bench/federation_overhead.py [--calls 1000] [--rounds 3]
+`--baseline DIR` runs a second gateway from the source tree of another checkout (`DIR/src`, e.g. a
+`git worktree` of main) against the same upstream, and interleaves its paths (b0), (c0) with the
+others in every round: an A/B of two versions in one run.
+
+Run: .venv/bin/python bench/federation_overhead.py [--calls 1000] [--rounds 3] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -39,23 +45,59 @@ from _stack import COLONNADE, Call, cpu_seconds, free_port, percentile, sequenti
 
 HERE = Path(__file__).resolve().parent
 ERAS = (("2026-07-28", "auto"), ("2025-11-25", "legacy"))
+_LAUNCH = "import sys; from colonnade.cli import main; sys.argv[0] = 'colonnade'; main()"
+
+
+@dataclass(frozen=True)
+class Gateway:
+    url: str
+    pid: int
 
 
 @dataclass(frozen=True)
 class Federation:
     upstream: str
-    gateway: str
-    gateway_pid: int
+    upstream_pid: int
+    gateway: Gateway
+    baseline: Gateway | None
 
 
 @contextlib.contextmanager
-def federation() -> Iterator[Federation]:
-    """The echo upstream and a gateway with it as its only downstream server, as processes."""
+def federation(baseline: Path | None) -> Iterator[Federation]:
+    """The echo upstream and a gateway (two with a baseline) with it as their only server, as processes."""
     with tempfile.TemporaryDirectory(prefix="colonnade-bench-") as name, contextlib.ExitStack() as logs:
         tmp = Path(name)
-        upstream_port, gateway_port = free_port(), free_port()
+        upstream_port = free_port()
         upstream = f"http://127.0.0.1:{upstream_port}/mcp"
         processes: list[subprocess.Popen[bytes]] = []
+
+        def gateway(label: str, command: list[str], pythonpath: Path | None) -> Gateway:
+            home = tmp / label
+            home.mkdir()
+            config = {
+                "data_dir": str(home / "data"),
+                "servers": [{"name": "echo", "transport": "http", "url": upstream}],
+            }
+            (home / "colonnade.yaml").write_text(yaml.safe_dump(config))
+            env = {k: v for k, v in os.environ.items() if not k.startswith("COLONNADE_")}
+            if pythonpath is not None:
+                env["PYTHONPATH"] = str(pythonpath)
+            port = free_port()
+            processes.append(  # the gateway logs one line per call: to a file, not the terminal
+                subprocess.Popen(
+                    [*command, "serve", "--port", str(port)],
+                    cwd=home,
+                    env=env,
+                    stdout=logs.enter_context((home / "gateway.log").open("wb")),
+                    stderr=subprocess.STDOUT,
+                )
+            )
+            url = f"http://127.0.0.1:{port}"
+            wait_http(f"{url}/readyz", processes[-1], timeout=60)
+            while httpx2.get(f"{url}/v1/servers/echo", timeout=5).json().get("state") != "ready":
+                time.sleep(0.1)
+            return Gateway(url, processes[-1].pid)
+
         try:
             processes.append(
                 subprocess.Popen(
@@ -64,31 +106,38 @@ def federation() -> Iterator[Federation]:
                     stderr=subprocess.STDOUT,
                 )
             )
+            upstream_pid = processes[-1].pid
             wait_http(upstream, processes[-1], any_answer=True)
-            config = {
-                "data_dir": str(tmp / "data"),
-                "servers": [{"name": "echo", "transport": "http", "url": upstream}],
-            }
-            (tmp / "colonnade.yaml").write_text(yaml.safe_dump(config))
-            env = {k: v for k, v in os.environ.items() if not k.startswith("COLONNADE_")}
-            processes.append(  # the gateway logs one line per call: to a file, not the terminal
-                subprocess.Popen(
-                    [str(COLONNADE), "serve", "--port", str(gateway_port)],
-                    cwd=tmp,
-                    env=env,
-                    stdout=logs.enter_context((tmp / "gateway.log").open("wb")),
-                    stderr=subprocess.STDOUT,
-                )
+            ours = gateway("gateway", [str(COLONNADE)], None)
+            theirs = (
+                gateway("baseline", [sys.executable, "-c", _LAUNCH], baseline / "src")
+                if baseline is not None
+                else None
             )
-            gateway = f"http://127.0.0.1:{gateway_port}"
-            wait_http(f"{gateway}/readyz", processes[-1], timeout=60)
-            while httpx2.get(f"{gateway}/v1/servers/echo", timeout=5).json().get("state") != "ready":
-                time.sleep(0.1)
-            yield Federation(upstream, gateway, processes[-1].pid)
+            yield Federation(upstream, upstream_pid, ours, theirs)
         finally:
             for process in reversed(processes):
                 process.terminate()
                 process.wait(timeout=10)
+
+
+@dataclass(frozen=True)
+class Measured:
+    label: str
+    call: Call
+    gateway_pid: int | None
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    median: float
+    p99: float
+    c8: float
+    c32: float
+    gateway_cpu: float | None
+    upstream_cpu: float | None
+    ratio: float | None
 
 
 def _caller(client: Client, tool: str) -> Call:
@@ -100,68 +149,121 @@ def _caller(client: Client, tool: str) -> Call:
     return call
 
 
-async def _era(
-    stack: Federation, mode: str, calls: int, rounds: int
-) -> tuple[list[tuple[object, ...]], list[float]]:
-    async with (
-        Client(stack.upstream, mode=mode) as direct,
-        Client(f"{stack.gateway}/mcp", mode=mode) as aggregate,
-        Client(f"{stack.gateway}/servers/echo/mcp", mode=mode) as own,
-    ):
-        paths = (
-            ("(a) upstream direct", _caller(direct, "echo")),
-            ("(b) Colonnade /mcp", _caller(aggregate, "default__echo__echo")),
-            ("(c) Colonnade /servers/echo/mcp", _caller(own, "echo")),
-        )
-        samples: list[list[float]] = [[] for _ in paths]
-        medians: list[list[float]] = [[] for _ in paths]
-        cpu: list[list[float]] = [[] for _ in paths]
-        for _ in range(rounds):
-            for index, (_, call) in enumerate(paths):
-                before = cpu_seconds(stack.gateway_pid)
-                taken = await sequential(call, calls)
-                after = cpu_seconds(stack.gateway_pid)
-                samples[index] += taken
-                medians[index].append(statistics.median(taken))
-                if before is not None and after is not None:
-                    cpu[index].append((after - before) * 1000 / (calls + min(50, calls)))
-        rows: list[tuple[object, ...]] = []
-        for index, (label, call) in enumerate(paths):
-            c8 = await throughput(call, 8, calls)
-            c32 = await throughput(call, 32, calls)
-            gateway_cpu = statistics.mean(cpu[index]) if cpu[index] and index else None
-            rows.append(
-                (
-                    label,
-                    statistics.median(medians[index]),
-                    percentile(samples[index], 0.99),
-                    c8,
-                    c32,
-                    gateway_cpu,
+def _mean(values: list[float]) -> float | None:
+    return statistics.mean(values) if values else None
+
+
+async def _era(stack: Federation, mode: str, calls: int, rounds: int) -> tuple[list[Row], dict[str, float]]:
+    async with contextlib.AsyncExitStack() as clients:
+
+        async def client(url: str) -> Client:
+            return await clients.enter_async_context(Client(url, mode=mode))
+
+        gateways = [("", stack.gateway)] + ([("0", stack.baseline)] if stack.baseline is not None else [])
+        paths = [Measured("(a) upstream direct", _caller(await client(stack.upstream), "echo"), None)]
+        for suffix, gateway in gateways:
+            aggregate = await client(f"{gateway.url}/mcp")
+            own = await client(f"{gateway.url}/servers/echo/mcp")
+            tag = " (baseline)" if suffix else ""
+            paths.append(
+                Measured(
+                    f"(b{suffix}) Colonnade /mcp{tag}", _caller(aggregate, "default__echo__echo"), gateway.pid
                 )
             )
-    added = [statistics.median([b - a for a, b in zip(medians[0], medians[i], strict=True)]) for i in (1, 2)]
+            paths.append(
+                Measured(f"(c{suffix}) Colonnade /servers/echo/mcp{tag}", _caller(own, "echo"), gateway.pid)
+            )
+        paths.sort(key=lambda path: path.label)
+        samples: list[list[float]] = [[] for _ in paths]
+        medians: list[list[float]] = [[] for _ in paths]
+        gateway_cpu: list[list[float]] = [[] for _ in paths]
+        upstream_cpu: list[list[float]] = [[] for _ in paths]
+        ratios: list[list[float]] = [[] for _ in paths]
+        measured = calls + min(50, calls)  # `sequential` warms up with up to 50 calls
+        for _ in range(rounds):
+            for index, path in enumerate(paths):
+                pids = (path.gateway_pid, stack.upstream_pid)
+                before = [cpu_seconds(pid) if pid is not None else None for pid in pids]
+                taken = await sequential(path.call, calls)
+                after = [cpu_seconds(pid) if pid is not None else None for pid in pids]
+                samples[index] += taken
+                medians[index].append(statistics.median(taken))
+                spent = [
+                    (b - a) * 1000 / measured if a is not None and b is not None else None
+                    for a, b in zip(before, after, strict=True)
+                ]
+                if spent[1] is not None:
+                    upstream_cpu[index].append(spent[1])
+                if spent[0] is not None:
+                    gateway_cpu[index].append(spent[0])
+                    if spent[1]:
+                        ratios[index].append(spent[0] / spent[1])
+        rows: list[Row] = []
+        for index, path in enumerate(paths):
+            rows.append(
+                Row(
+                    path.label,
+                    statistics.median(medians[index]),
+                    percentile(samples[index], 0.99),
+                    await throughput(path.call, 8, calls),
+                    await throughput(path.call, 32, calls),
+                    _mean(gateway_cpu[index]),
+                    _mean(upstream_cpu[index]),
+                    statistics.median(ratios[index]) if ratios[index] else None,
+                )
+            )
+    added = {
+        path.label.split(")")[0] + ")": statistics.median(
+            [b - a for a, b in zip(medians[0], medians[index], strict=True)]
+        )
+        for index, path in enumerate(paths)
+        if index
+    }
     return rows, added
 
 
-async def main(calls: int, rounds: int) -> None:
-    console = Console(width=None if sys.stdout.isatty() else 150)
-    with federation() as stack:
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+async def main(calls: int, rounds: int, baseline: Path | None) -> None:
+    console = Console(width=None if sys.stdout.isatty() else 170)
+    with federation(baseline) as stack:
         for version, mode in ERAS:
             rows, added = await _era(stack, mode, calls, rounds)
             table = Table(
                 title=f"{version}: {rounds} x {calls} sequential echo calls (median of the rounds' medians), "
                 f"then {calls} calls at 8 and 32 callers"
             )
-            for column in ("path", "median ms", "p99 ms", "calls/s @8", "calls/s @32", "gateway CPU ms/call"):
+            columns = (
+                "path",
+                "median ms",
+                "p99 ms",
+                "calls/s @8",
+                "calls/s @32",
+                "gateway CPU ms/call",
+                "upstream CPU ms/call",
+                "gateway/upstream CPU",
+            )
+            for column in columns:
                 table.add_column(column, justify="left" if column == "path" else "right")
-            for label, median, p99, c8, c32, gateway_cpu in rows:
-                cpu = "-" if gateway_cpu is None else f"{gateway_cpu:.3f}"
-                table.add_row(str(label), f"{median:.3f}", f"{p99:.3f}", f"{c8:.0f}", f"{c32:.0f}", cpu)
+            for row in rows:
+                ratio = "-" if row.ratio is None else f"{row.ratio:.2f}x"
+                table.add_row(
+                    row.label,
+                    f"{row.median:.3f}",
+                    f"{row.p99:.3f}",
+                    f"{row.c8:.0f}",
+                    f"{row.c32:.0f}",
+                    _ms(row.gateway_cpu),
+                    _ms(row.upstream_cpu),
+                    ratio,
+                )
             console.print(table)
+            paired = ", ".join(f"{path} {ms:.3f} ms" for path, ms in added.items())
             console.print(
-                f"{version}: median added by the gateway (paired per round): /mcp {added[0]:.3f} ms, "
-                f"/servers/echo/mcp {added[1]:.3f} ms (targets: < 1.5 ms added, <= 1.0 ms gateway CPU)\n"
+                f"{version}: median added by the gateway (paired per round): {paired} "
+                "(targets: < 1.5 ms added, <= 1.0 ms gateway CPU)\n"
             )
 
 
@@ -173,7 +275,14 @@ if __name__ == "__main__":
     parser.add_argument(
         "--rounds", type=int, default=3, help="rounds of sequential (a), (b), (c) (default 3)"
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="a checkout of another version (its src/ is run) to measure as (b0), (c0) in the same rounds",
+    )
     arguments = parser.parse_args()
     if arguments.calls < 1 or arguments.rounds < 1:
         parser.error("--calls and --rounds must be at least 1")
-    asyncio.run(main(arguments.calls, arguments.rounds))
+    if arguments.baseline is not None and not (arguments.baseline / "src" / "colonnade").is_dir():
+        parser.error(f"--baseline {arguments.baseline} has no src/colonnade")
+    asyncio.run(main(arguments.calls, arguments.rounds, arguments.baseline))

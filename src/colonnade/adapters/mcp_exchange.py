@@ -5,13 +5,14 @@ log opt-in, its own `_meta`) and the caller's answers to a previous input round;
 to the caller. When the server asks for input and the caller can be asked in the middle of a call
 (a handshake-era client), the questions are put to it and the request is sent again with the
 answers, within the same deadline; a 2026-07-28 caller gets the input round itself. The answer is
-the server's result as it was sent (the SDK validated it).
+the server's result as it was sent (the SDK validated it; a first round sent directly, by
+`mcp_direct.py`, checked that it is a JSON object). Later rounds always go through the session.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
@@ -22,13 +23,18 @@ from mcp_types.methods import is_input_required
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict
 
+from colonnade.adapters.mcp_direct import NotTaken
 from colonnade.adapters.mcp_relay import Relay
 from colonnade.adapters.mcp_wire import OVERRIDE_CAPABILITIES
 
-__all__ = ["MAX_INPUT_ROUNDS", "Build", "exchange"]
+__all__ = ["MAX_INPUT_ROUNDS", "Build", "First", "exchange"]
 
 Build = Callable[[types.InputResponses | None, str | None, dict[str, Any]], Any]
 """Builds the request from (input responses, request state, `_meta`)."""
+
+First = Callable[[float], Awaitable[dict[str, Any]]]
+"""Sends the first round another way than through the session, within the seconds it is given
+(raises `NotTaken` when the server did not take it)."""
 
 MAX_INPUT_ROUNDS = 8
 
@@ -46,16 +52,23 @@ async def exchange(
     deadline: float,
     *,
     metadata: ClientMessageMetadata | None = None,
+    first: First | None = None,
 ) -> dict[str, Any]:
-    """The server's answer, after the input rounds the caller can be asked.
+    """The server's answer, after the input rounds the caller can be asked (`first` sends the first).
 
     Raises `MCPError` (the server's error, a timeout, a lost connection) or pydantic's
     `ValidationError` (an answer that is not a valid result).
     """
     meta = _meta_for(relay, session)
-    answer = await _send(
-        session, build(relay.input_responses, relay.request_state, meta), relay, deadline, metadata
-    )
+    answer: dict[str, Any] | None = None
+    if first is not None:
+        try:
+            answer = await first(max(0.001, deadline - time.monotonic()))
+        except NotTaken:
+            answer = None
+    if answer is None:
+        request = build(relay.input_responses, relay.request_state, meta)
+        answer = await _send(session, request, relay, deadline, metadata)
     rounds = 0
     while is_input_required(answer) and relay.can_ask and not relay.passes_input_rounds:
         rounds += 1

@@ -44,7 +44,8 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
     def __init__(self) -> None:
         self._session: aiohttp.ClientSession | None = None
 
-    def _pool(self) -> aiohttp.ClientSession:
+    def pool(self) -> aiohttp.ClientSession:
+        """The aiohttp session (opened on first use), also for requests made without httpx2."""
         if self._session is None:
             self._session = aiohttp.ClientSession(
                 cookie_jar=aiohttp.DummyCookieJar(), auto_decompress=False, trust_env=False
@@ -58,7 +59,7 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
         )
         body = await request.aread()
         try:
-            response = await self._pool().request(
+            response = await self.pool().request(
                 request.method,
                 str(request.url),
                 headers=list(request.headers.multi_items()),

@@ -37,12 +37,14 @@ class Relay:
     """A caller that can be told nothing and asked nothing; subclasses relay more.
 
     `client_capabilities` (wire form) are the capabilities the downstream server is told the caller
-    has; `log_level` opts in to its log messages; `meta` is the caller's own `_meta` to pass on;
-    `input_responses` and `request_state` are the caller's answers to a previous input round.
+    has; `log_level` opts in to its log messages; `wants_progress` says the caller listens for
+    progress; `meta` is the caller's own `_meta` to pass on; `input_responses` and `request_state`
+    are the caller's answers to a previous input round.
     """
 
     client_capabilities: dict[str, Any] = field(default_factory=dict)
     log_level: types.LoggingLevel | None = None
+    wants_progress: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
     input_responses: types.InputResponses | None = None
     request_state: str | None = None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -32,8 +33,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry.trace import Span, StatusCode, Tracer
 
 from colonnade import __version__
+from colonnade.adapters.mcp_direct import DirectCalls
 from colonnade.adapters.mcp_discovery import event_of, list_tools, listen_for_changes
-from colonnade.adapters.mcp_exchange import Build, exchange
+from colonnade.adapters.mcp_exchange import Build, First, exchange
 from colonnade.adapters.mcp_in_flight import InFlight
 from colonnade.adapters.mcp_relay import Relay
 from colonnade.adapters.mcp_wire import RelayDispatcher, negotiate, open_transport
@@ -44,6 +46,7 @@ __all__ = ["Upstream", "UpstreamDown", "UpstreamState", "UpstreamStatus"]
 
 logger = logging.getLogger("colonnade.servers")
 
+_CLIENT_INFO = types.Implementation(name="colonnade", version=__version__)
 ToolsListener = Callable[["Upstream", tuple[types.Tool, ...]], None]
 EventListener = Callable[["Upstream", ServerEvent], Awaitable[None]]
 
@@ -117,6 +120,7 @@ class Upstream:
         self.errors = 0
         self.last_error: str | None = None
         self._session: ClientSession | None = None
+        self._direct: DirectCalls | None = None
         self._closed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
@@ -196,7 +200,9 @@ class Upstream:
                 )
             )
 
-        return await self.exchange(request, relay=relay, timeout_s=timeout_s, counted=True)
+        return await self.exchange(
+            request, relay=relay, timeout_s=timeout_s, counted=True, tool=(name, arguments)
+        )
 
     async def exchange(
         self,
@@ -205,29 +211,45 @@ class Upstream:
         relay: Relay,
         timeout_s: float,
         counted: bool = False,
+        tool: tuple[str, dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """Send one request built by `build(input_responses, request_state, _meta)`; the raw answer.
 
-        Raises `UpstreamDown`, `MCPError` (the server's error, a timeout, a lost connection) or
-        pydantic's `ValidationError` (an answer that is not a valid result).
+        A `tools/call` names its `tool` (name, arguments): a call that needs nothing of the SDK's
+        session is POSTed directly (`mcp_direct.py`). Raises `UpstreamDown`, `MCPError` (the
+        server's error, a timeout, a lost connection) or pydantic's `ValidationError` (an answer
+        that is not a valid result).
         """
         deadline = time.monotonic() + timeout_s
         session = await self._live_session(timeout_s)
         if counted:
             self.calls += 1
         with self.in_flight.call(relay):
-            return await self._exchange(session, build, relay, deadline, counted)
+            return await self._exchange(session, build, relay, deadline, counted, tool)
 
     async def _exchange(
-        self, session: ClientSession, build: Build, relay: Relay, deadline: float, counted: bool
+        self,
+        session: ClientSession,
+        build: Build,
+        relay: Relay,
+        deadline: float,
+        counted: bool,
+        tool: tuple[str, dict[str, Any]] | None,
     ) -> dict[str, Any]:
-        modern = session.protocol_version in MODERN_PROTOCOL_VERSIONS
+        version = session.protocol_version
+        modern = version in MODERN_PROTOCOL_VERSIONS
         # Handshake-era HTTP streams may be closed before the answer and resumed: a caller whose
         # own stream can be closed hears of it (then the SDK sends no cancellation on abandon).
         follows = self.settings.transport == "http" and not modern and relay.follows_stream_closes
         metadata = self.in_flight.resumption(relay) if follows else None
+        direct = self._direct
+        first: First | None = None
+        if tool is not None and direct is not None and version is not None and direct.takes(relay, version):
+            name, arguments = tool
+            headers = session._resolve_param_headers(name, arguments)  # the SDK's own `Mcp-Param-*`
+            first = functools.partial(direct.call_tool, name, arguments, relay, version, headers)
         try:
-            answer = await exchange(session, build, relay, deadline, metadata=metadata)
+            answer = await exchange(session, build, relay, deadline, metadata=metadata, first=first)
         except MCPError as exc:
             if counted:
                 self.errors += 1
@@ -287,10 +309,10 @@ class Upstream:
             reason = "closed"
             started = time.monotonic()
             try:
-                async with self._connect(failures) as session:
+                async with self._connect(failures) as (session, direct):
                     failures, listed_once, self._crashed = 0, True, False
                     self._last_used = time.monotonic()  # a lazy session idles from now on
-                    self._session = session
+                    self._session, self._direct = session, direct
                     self._set_state(UpstreamState.READY)
                     _event(
                         "mcp.server.connected",
@@ -306,7 +328,7 @@ class Upstream:
                 self.last_error = _describe(exc)
                 reason = "failed"
             finally:
-                self._session = None
+                self._session, self._direct = None, None
             if reason == "idle":
                 _event("mcp.server.disconnected", self.name, reason="idle")
                 self._demand.clear()
@@ -334,16 +356,24 @@ class Upstream:
             _event("mcp.server.restarting", self.name, attempt=failures)
 
     @contextlib.asynccontextmanager
-    async def _connect(self, attempt: int) -> AsyncIterator[ClientSession]:
+    async def _connect(self, attempt: int) -> AsyncIterator[tuple[ClientSession, DirectCalls | None]]:
         """Open the transport and the session, negotiate the era and list the tools (one span)."""
         closed = asyncio.Event()
         self._closed = closed
         span = self._span("mcp.server.connect", attempt=attempt)
         async with contextlib.AsyncExitStack() as stack:
             try:
-                transport = open_transport(self.settings, self.secrets, on_resume=self.in_flight.resumed)
-                read, write = await stack.enter_async_context(transport)
-                inner = JSONRPCDispatcher(read, write, on_stream_exception=self._garbage)
+                transport = open_transport(
+                    self.settings,
+                    self.secrets,
+                    on_resume=self.in_flight.resumed,
+                    client_info=_CLIENT_INFO.model_dump(by_alias=True, mode="json", exclude_none=True),
+                    on_connection_lost=closed.set,
+                )
+                connection = await stack.enter_async_context(transport)
+                inner = JSONRPCDispatcher(
+                    connection.read, connection.write, on_stream_exception=self._garbage
+                )
                 session = ClientSession(
                     dispatcher=RelayDispatcher(inner, closed.set),
                     read_timeout_seconds=self.settings.connect_timeout_s,
@@ -352,7 +382,7 @@ class Upstream:
                     list_roots_callback=self.in_flight.roots,
                     logging_callback=self.in_flight.log,
                     message_handler=self._on_message,
-                    client_info=types.Implementation(name="colonnade", version=__version__),
+                    client_info=_CLIENT_INFO,
                 )
                 await stack.enter_async_context(session)
                 await negotiate(session, self.settings.protocol)
@@ -368,7 +398,7 @@ class Upstream:
                 span.set_attribute("mcp.protocol_version", session.protocol_version or "")
                 span.set_attribute("mcp.tools", len(self.tools))
                 span.end()
-            yield session
+            yield session, connection.direct
 
     def _span(self, name: str, **attributes: Any) -> Span | None:
         if self.tracer is None:

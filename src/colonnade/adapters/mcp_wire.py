@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +32,14 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 
+from colonnade.adapters.mcp_direct import DirectCalls
 from colonnade.adapters.mcp_http_transport import AiohttpTransport
 from colonnade.adapters.secrets import SecretResolver
 from colonnade.config import McpServerSettings
 
 __all__ = [
     "OVERRIDE_CAPABILITIES",
+    "Connection",
     "RelayDispatcher",
     "ResumeListener",
     "UpstreamUnconfigured",
@@ -52,6 +55,15 @@ ResumeListener = Callable[[str], Awaitable[None]]
 
 _CONNECT_TIMEOUT_S = 30.0
 _SSE_READ_TIMEOUT_S = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """The read and write streams of one connection; over HTTP, also its direct `tools/call` path."""
+
+    read: Any
+    write: Any
+    direct: DirectCalls | None = None
 
 
 class UpstreamUnconfigured(Exception):
@@ -135,8 +147,11 @@ async def open_transport(
     secrets: SecretResolver,
     *,
     on_resume: ResumeListener | None = None,
-) -> AsyncIterator[tuple[Any, Any]]:
-    """The read and write streams of one connection: a child process, or one pooled HTTP client."""
+    client_info: dict[str, Any] | None = None,
+    on_connection_lost: Callable[[], None] = lambda: None,
+) -> AsyncIterator[Connection]:
+    """One connection: a child process, or one pooled HTTP client (and its direct calls, which
+    announce themselves as `client_info` and report a failed connection to `on_connection_lost`)."""
     if server.transport == "stdio":
         assert server.command is not None
         env = dict(server.env)
@@ -145,8 +160,8 @@ async def open_transport(
         params = StdioServerParameters(
             command=server.command, args=list(server.args), env=env or None, cwd=_cwd(server.cwd)
         )
-        async with stdio_client(params) as streams:  # the server's stderr goes to the gateway's
-            yield streams
+        async with stdio_client(params) as (read, write):  # the server's stderr goes to the gateway's
+            yield Connection(read, write)
         return
     assert server.url is not None
     headers = dict(server.headers)
@@ -160,14 +175,20 @@ async def open_transport(
     timeout = httpx2.Timeout(_CONNECT_TIMEOUT_S, read=_SSE_READ_TIMEOUT_S)
     # One client (and TLS context) per connection, shared by every call on it; never proxies from
     # the environment, like the contract adapter.
-    transport: httpx2.AsyncBaseTransport = AiohttpTransport()
-    if on_resume is not None:
-        transport = _ResumeWatch(transport, on_resume)
+    pool = AiohttpTransport()
+    transport: httpx2.AsyncBaseTransport = pool if on_resume is None else _ResumeWatch(pool, on_resume)
     async with (
         httpx2.AsyncClient(headers=headers, timeout=timeout, transport=transport, trust_env=False) as client,
-        streamable_http_client(server.url, http_client=client) as streams,
+        streamable_http_client(server.url, http_client=client) as (read, write),
     ):
-        yield streams
+        direct = DirectCalls(
+            server.url,
+            dict(client.headers),
+            pool.pool,
+            client_info=client_info or {},
+            on_connection_lost=on_connection_lost,
+        )
+        yield Connection(read, write, direct)
 
 
 async def _secret(secrets: SecretResolver, name: str, where: str) -> str:

@@ -29,7 +29,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colonnade.adapters.outcome import INPUT_REQUIRED
 from colonnade.calls.envelope import CallResult
-from colonnade.surfaces.mcp.upstream_endpoint import _LEVELS, EndpointRelay, _passable
+from colonnade.surfaces.mcp.upstream_endpoint import _LEVELS, PROGRESS_KEYS, EndpointRelay, _passable
 
 __all__ = ["STATE_PREFIX", "CallerRelay"]
 
@@ -56,6 +56,7 @@ class CallerRelay(EndpointRelay):
             ctx,
             answers=caps is not None and any((caps.elicitation, caps.sampling, caps.roots)),
             log_level=level if level in _LEVELS else None,
+            wants_progress=not PROGRESS_KEYS.isdisjoint(meta),
             client_capabilities=caps.model_dump(by_alias=True, mode="json", exclude_none=True)
             if caps
             else {},

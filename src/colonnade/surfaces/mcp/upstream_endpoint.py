@@ -51,22 +51,26 @@ from colonnade.surfaces.mcp.caller import principal_of
 from colonnade.surfaces.mcp.event_store import MemoryEventStore
 from colonnade.surfaces.mcp.render import as_served, render_answer, render_result
 from colonnade.surfaces.mcp.server import call_request
-from colonnade.surfaces.mcp.sessions import BoundedSessionManager, SessionLedger
+from colonnade.surfaces.mcp.sessions import SessionLedger
+from colonnade.surfaces.mcp.upstream_endpoint_streams import EndpointSessions
 
-__all__ = ["EndpointRelay", "UpstreamEndpoint"]
+__all__ = ["PROGRESS_KEYS", "EndpointRelay", "UpstreamEndpoint"]
 
 Ctx = ServerRequestContext[Any, Any]
 Build = Callable[[types.InputResponses | None, str | None, dict[str, Any]], Any]
 
 RETRY_INTERVAL_MS = 1000
 _NO_SDK_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+# How a caller's progress token appears in the request's `_meta` (as sent, or as the SDK parsed it);
+# the server gets the token the gateway's session gives it, never the caller's.
+PROGRESS_KEYS = frozenset({"progressToken", "progress_token"})
 _RESERVED_META = frozenset(
     {
         types.PROTOCOL_VERSION_META_KEY,
         types.CLIENT_INFO_META_KEY,
         types.CLIENT_CAPABILITIES_META_KEY,
         types.LOG_LEVEL_META_KEY,
-        "progressToken",
+        *PROGRESS_KEYS,
     }
 )
 _LEVELS: tuple[types.LoggingLevel, ...] = (
@@ -225,9 +229,10 @@ class UpstreamEndpoint:
             on_subscriptions_listen=ListenHandler(self.announcer.bus),
         )
         self.server.middleware.append(self.announcer.remember)
-        self.manager = BoundedSessionManager(
+        self.manager = EndpointSessions(
             self.server,
             sessions if sessions is not None else SessionLedger(),
+            server_is_quiet=self._server_is_quiet,
             on_end=self.announcer.forget,
             event_store=MemoryEventStore(),
             retry_interval=RETRY_INTERVAL_MS,
@@ -237,6 +242,12 @@ class UpstreamEndpoint:
     @property
     def name(self) -> str:
         return self.upstream.name
+
+    def _server_is_quiet(self) -> bool:
+        """Whether the session of handshake-era callers is up and will send them no log messages."""
+        upstream = self.pool.for_caller(self.name, handshake_era=True) or self.upstream
+        caps = upstream.server_capabilities
+        return caps is not None and caps.logging is None
 
     async def announce(self, event: ServerEvent) -> None:
         await self.announcer.announce(event)
@@ -433,6 +444,7 @@ class UpstreamEndpoint:
             client_capabilities=caps.model_dump(by_alias=True, mode="json", exclude_none=True)
             if caps
             else {},
+            wants_progress=not PROGRESS_KEYS.isdisjoint(meta),
             meta={key: value for key, value in meta.items() if _passable(key)},
             input_responses=getattr(params, "input_responses", None),
             request_state=getattr(params, "request_state", None),

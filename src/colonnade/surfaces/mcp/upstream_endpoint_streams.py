@@ -1,0 +1,131 @@
+"""Which requests of a per-server endpoint's sessions are answered over SSE, and which with one JSON body.
+
+A handshake-era session of `/servers/{name}/mcp` answers over SSE with an event store, so that
+whatever the downstream server sends during a request reaches the client on that request's stream:
+progress, log messages, its questions (sampling, elicitation, roots), and a stream close it can
+resume. That costs the gateway about a millisecond of CPU per request over one JSON body. A request
+on which none of that can happen is answered with one JSON body instead: it names no progress
+token, its client declared none of sampling, elicitation or roots at `initialize` (so it cannot be
+asked), and the server's session for such clients is up and declares no logging. Anything unknown
+keeps SSE.
+
+The SDK's transport reads its `is_json_response_enabled` flag while it serves a request, in the
+request's own task; here that flag is a per-request decision (a context variable), so concurrent
+requests of one session never see each other's choice.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from typing import Any
+
+from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
+from starlette.datastructures import Headers
+from starlette.types import Receive, Scope, Send
+
+from colonnade.surfaces.edge import REQUEST_BODY_KEY
+from colonnade.surfaces.mcp.sessions import BoundedSessionManager
+
+__all__ = ["EndpointSessions", "asks_nothing", "quiet_request"]
+
+_JSON_BODY: ContextVar[bool | None] = ContextVar("colonnade_endpoint_json_body", default=None)
+_ASKING = ("sampling", "elicitation", "roots")
+
+
+class _PerRequestTransport(StreamableHTTPServerTransport):
+    """The SDK's transport, whose JSON-or-SSE flag is decided per request (the session's own by default)."""
+
+    @property
+    def is_json_response_enabled(self) -> bool:
+        chosen = _JSON_BODY.get()
+        return bool(self.__dict__.get("is_json_response_enabled", False)) if chosen is None else chosen
+
+    @is_json_response_enabled.setter
+    def is_json_response_enabled(self, value: bool) -> None:
+        self.__dict__["is_json_response_enabled"] = value
+
+
+class EndpointSessions(BoundedSessionManager):
+    """The bounded session manager of one per-server endpoint, with JSON bodies for quiet requests.
+
+    `server_is_quiet()` says whether the server's session for handshake-era clients is up and
+    declares no logging (read per request: the session comes and goes).
+    """
+
+    def __init__(self, *args: Any, server_is_quiet: Callable[[], bool], **options: Any) -> None:
+        super().__init__(*args, **options)
+        self.server_is_quiet = server_is_quiet
+        self._unaskable: set[str] = set()
+
+    def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
+        transport = super()._admit_session(requestor)
+        if transport is not None:
+            transport.__class__ = _PerRequestTransport
+        return transport
+
+    async def _serve_opening_request(
+        self, http_transport: StreamableHTTPServerTransport, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        session_id = http_transport.mcp_session_id
+        if session_id is not None and asks_nothing(_body(scope)):
+            self._unaskable.add(session_id)
+        await super()._serve_opening_request(http_transport, scope, receive, send)
+
+    async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        session_id = Headers(scope=scope).get(MCP_SESSION_ID_HEADER)
+        quiet = (
+            session_id in self._unaskable
+            and scope.get("method") == "POST"
+            and quiet_request(_body(scope))
+            and self.server_is_quiet()
+        )
+        token = _JSON_BODY.set(True if quiet else None)
+        try:
+            await super()._handle_stateful_request(scope, receive, send)
+        finally:
+            _JSON_BODY.reset(token)
+
+    async def _discard_session(self, session_id: str, transport: Any) -> None:
+        self._unaskable.discard(session_id)
+        await super()._discard_session(session_id, transport)
+
+
+def asks_nothing(message: Any) -> bool:
+    """Whether an `initialize` declares none of the capabilities a server could ask the client by."""
+    if not isinstance(message, dict) or message.get("method") != "initialize":
+        return False
+    params = message.get("params")
+    capabilities = params.get("capabilities") if isinstance(params, dict) else None
+    if not isinstance(capabilities, dict):
+        return False
+    return all(capabilities.get(name) is None for name in _ASKING)
+
+
+def quiet_request(message: Any) -> bool:
+    """Whether a message is one request (not `initialize`) that asks for no progress."""
+    if not isinstance(message, dict) or "id" not in message or not isinstance(message.get("method"), str):
+        return False
+    if message["method"] == "initialize":
+        return False
+    params = message.get("params")
+    if params is None:
+        return True
+    if not isinstance(params, dict):
+        return False
+    meta = params.get("_meta")
+    return meta is None or (isinstance(meta, dict) and "progressToken" not in meta)
+
+
+def _body(scope: Scope) -> Any:
+    """The JSON body the edge checked (None when there is none or it is not JSON)."""
+    state = scope.get("state")
+    body = state.get(REQUEST_BODY_KEY) if isinstance(state, Mapping) else None
+    if not isinstance(body, bytes | bytearray):
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
