@@ -33,6 +33,7 @@ CONCURRENCY = 32
 POLICY = RetryPolicy(max_attempts=3, base_ms=5, cap_ms=40, jitter="full")
 TRANSIENT = ["503", "cut", "429:0", "500"]  # 500 is terminal, so only the first three are transient
 RETRYABLE_TRANSIENT = ["503", "cut", "429:0"]
+TRANSIENT_ROOM_MS = 1_000
 
 
 @dataclass
@@ -51,9 +52,14 @@ def _plan(rng: random.Random, n: int) -> Plan:
     )
     timeout_ms = rng.randint(300, 1_000)
     attempt_key = f"chaos-{n}"
+    # A transient fault must be retried to success within the deadline: three attempts under 32
+    # concurrent calls on a loaded 2-core machine were seen to need more than 356 ms.
+    retry_room_ms = timeout_ms + TRANSIENT_ROOM_MS
     if kind == "read_transient":
         fault = f"flaky:{rng.randint(1, 2)}:{rng.choice(RETRYABLE_TRANSIENT)}"
-        return Plan("get_item", fault, {"item_id": "I-1", "attempt_key": attempt_key}, timeout_ms, None, True)
+        return Plan(
+            "get_item", fault, {"item_id": "I-1", "attempt_key": attempt_key}, retry_room_ms, None, True
+        )
     if kind == "read_broken":
         fault = rng.choice(["malformed", "bad_output", "500", "503"])
         return Plan(
@@ -62,7 +68,7 @@ def _plan(rng: random.Random, n: int) -> Plan:
     if kind == "put_transient":
         fault = f"flaky:1:{rng.choice(RETRYABLE_TRANSIENT)}"
         data = {"item_id": f"P-{n % 7}", "value": str(n), "attempt_key": attempt_key}
-        return Plan("put_item", fault, data, timeout_ms, None, True)
+        return Plan("put_item", fault, data, retry_room_ms, None, True)
     if kind == "effect_keyed":
         fault = f"flaky:{rng.randint(1, 2)}:{rng.choice(['503', 'cut', 'cut_after_effect'])}"
         return Plan(
