@@ -123,3 +123,28 @@ async def test_the_authenticator_decides_who_calls_or_refuses(seen: Seen) -> Non
     assert accepted.json()["principal"] == "user:ann"
     assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
     assert seen.bodies == [2]
+
+
+async def test_a_direct_path_gets_the_checked_request_past_the_router(seen: Seen) -> None:
+    """`direct` hands /mcp straight to its app after the same checks (Host/Origin, size, the
+    caller); refusals still come from the edge, and other paths still go through the router."""
+    served: list[tuple[str, bytes]] = []
+
+    async def direct(scope: Scope, receive: object, send: object) -> None:
+        request = Request(scope, receive)  # type: ignore[arg-type]
+        served.append((principal_of_scope(scope).key, await request.body()))
+        await PlainTextResponse("direct")(scope, receive, send)  # type: ignore[arg-type]
+
+    edge = _app(seen)
+    edge.direct = {"/mcp": direct}
+    async with httpx2.AsyncClient(
+        transport=httpx2.ASGITransport(app=edge), base_url="http://127.0.0.1:8765"
+    ) as client:
+        answer = await client.post("/mcp", content=b'{"a": 1}', headers={"content-type": "application/json"})
+        assert answer.text == "direct"
+        refused = await client.post("/mcp", json={}, headers={"host": "attacker.example"})
+        assert refused.status_code == 421
+        assert (await client.post("/mcp", content=b"x" * (LIMIT + 1))).status_code == 413
+        assert (await client.post("/other", json={"b": 2})).json()["bytes"] == len(b'{"b":2}')
+    assert served == [(ANONYMOUS_LOOPBACK.key, b'{"a": 1}')]
+    assert seen.bodies == [len(b'{"b":2}')]

@@ -66,6 +66,23 @@ async def test_read_call_returns_structured_content_and_json_text(gateway: Gatew
     assert envelope["status"] == "success"
     assert envelope["provenance"]["tool_id"] == "acme:crm:get_customer"
     assert envelope["metrics"]["duration_ms"] >= 0
+    # 2026-07-28 results name the server (the surface stamps it once, not the SDK per response).
+    stamp = (result.meta or {}).get(types.SERVER_INFO_META_KEY)
+    assert (stamp or {}).get("name") == ("colonnade" if mode == "auto" else None)
+
+
+async def test_no_sdk_span_per_request_without_a_recording_tracer(gateway: Gateway) -> None:
+    """The gateway records no spans here and no global tracer provider is installed: the SDK's
+    span middleware is gone; a surface told that spans are recorded keeps it."""
+    from mcp.server._otel import OpenTelemetryMiddleware
+
+    from colonnade.surfaces.mcp.server import McpSurface
+
+    def spans(surface: McpSurface) -> bool:
+        return any(isinstance(layer, OpenTelemetryMiddleware) for layer in surface.server.middleware)
+
+    assert not spans(gateway.surface)
+    assert spans(McpSurface(gateway.surface.catalog, gateway.surface.calls, sdk_spans=True))
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -54,7 +54,7 @@ from colonnade.governance.authorization import Authorizer
 from colonnade.governance.identity.exposure import refuse_unprotected_bind
 from colonnade.governance.principal import Principal
 from colonnade.observability.metrics import GatewayMetrics
-from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider
+from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider, records_spans
 from colonnade.organs.executive import Executive
 from colonnade.organs.loading import OrganHost
 from colonnade.routing.catalog_index import CatalogIndex
@@ -278,6 +278,7 @@ class Gateway:
             principal=principal,
             authorizer=self.authorizer,
             approvals=self.governance.approvals,
+            sdk_spans=records_spans(self.tracer_provider.get_tracer(TRACER_NAME)),
         )
 
     @classmethod

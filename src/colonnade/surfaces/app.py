@@ -139,8 +139,9 @@ def build_http_app(
             await stack.enter_async_context(session_manager.run())
             yield
 
+    mcp_app = StreamableHTTPASGIApp(session_manager)
     routes: list[BaseRoute] = [
-        Route("/mcp", StreamableHTTPASGIApp(session_manager)),
+        Route("/mcp", mcp_app),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         *surfaces.routes,
@@ -160,6 +161,7 @@ def build_http_app(
         "max_request_bytes": max_request_bytes,
         "open_paths": open_paths,
         "json_prefixes": JSON_PREFIXES,
+        "direct": {"/mcp": mcp_app},
     }
     if authenticate is not None:
         edge_options["authenticate"] = authenticate

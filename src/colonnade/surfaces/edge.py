@@ -130,8 +130,13 @@ class HttpEdge:
         authenticate: Authenticator = _anonymous,
         open_paths: frozenset[str] = OPEN_PATHS,
         json_prefixes: Sequence[str] = (),
+        direct: Mapping[str, ASGIApp] | None = None,
     ) -> None:
+        """`direct` maps exact paths to the app that serves them, handed the request past the
+        framework's exception middleware and router (about 20 us a request): for apps that raise no
+        HTTP exceptions and read no path parameters, such as the MCP SDK's transport at /mcp."""
         self.app = app
+        self.direct = dict(direct or {})
         self.origins = origins
         # Longest prefix first, so `/v1/calls` may render differently from `/v1` if it ever needs to.
         self.renderers = sorted((renderers or {}).items(), key=lambda item: -len(item[0]))
@@ -158,19 +163,22 @@ class HttpEdge:
             await self._render(scope, refusal)(scope, receive, send)
             return
         caller = _CALLER.set(principal_of_scope(scope))
+        app = self.direct.get(scope["path"], self.app)
         try:
             if scope.get("method") not in _BODY_METHODS:
-                await self.app(scope, receive, send)
+                await app(scope, receive, send)
             elif _under(scope["path"], self.json_prefixes):
-                await self._json_request(scope, headers, receive, send)
+                await self._json_request(app, scope, headers, receive, send)
             elif headers.get("content-length") is None:
-                await _BodyLimit(self, scope, receive, send).run()
+                await _BodyLimit(self, app, scope, receive, send).run()
             else:
-                await self.app(scope, receive, send)
+                await app(scope, receive, send)
         finally:
             _CALLER.reset(caller)
 
-    async def _json_request(self, scope: Scope, headers: Headers, receive: Receive, send: Send) -> None:
+    async def _json_request(
+        self, app: ASGIApp, scope: Scope, headers: Headers, receive: Receive, send: Send
+    ) -> None:
         """A JSON API request: its media type, size and body checked once here (`json_input.py`),
         then the app reads the (possibly normalised) body as if from the client."""
         declared = headers.get("content-length")
@@ -200,7 +208,7 @@ class HttpEdge:
         if len(checked) != len(body):
             scope = _with_content_length(scope, len(checked))
         scope.setdefault("state", {})[REQUEST_BODY_KEY] = checked
-        await self.app(scope, _replay(checked, receive), send)
+        await app(scope, _replay(checked, receive), send)
 
     def _declared_too_large(self, headers: Headers) -> EdgeRefusal | None:
         declared = headers.get("content-length")
@@ -243,14 +251,14 @@ class _BodyLimit:
     body: the app never sees a truncated body (which might parse) and never answers twice.
     """
 
-    def __init__(self, edge: HttpEdge, scope: Scope, receive: Receive, send: Send) -> None:
-        self.edge, self.scope, self._receive, self._send = edge, scope, receive, send
+    def __init__(self, edge: HttpEdge, app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+        self.edge, self.app, self.scope, self._receive, self._send = edge, app, scope, receive, send
         self.received = 0
         self.started = False
         self.refused = asyncio.Event()
 
     async def run(self) -> None:
-        app = asyncio.ensure_future(self.edge.app(self.scope, self.receive, self.send))
+        app = asyncio.ensure_future(self.app(self.scope, self.receive, self.send))
         refused = asyncio.ensure_future(self.refused.wait())
         try:
             await asyncio.wait({app, refused}, return_when=asyncio.FIRST_COMPLETED)

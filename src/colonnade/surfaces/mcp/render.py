@@ -16,7 +16,7 @@ from colonnade.adapters.outcome import TOOL_ERROR
 from colonnade.calls.envelope import CallResult
 from colonnade.contracts.output_shape import wrap_result
 
-__all__ = ["DRY_RUN_TEXT", "RESULT_META_KEY", "as_served", "render_answer", "render_result"]
+__all__ = ["DRY_RUN_TEXT", "RESULT_META_KEY", "as_served", "render_answer", "render_result", "result_body"]
 
 RESULT_META_KEY = "colonnade/result"
 
@@ -28,48 +28,60 @@ DRY_RUN_TEXT = (
 
 
 def render_result(result: CallResult, *, legacy: bool, dry_run: bool = False) -> types.CallToolResult:
-    """Success carries the output; any other status is `is_error` with code, message and fix.
+    """`result_body` as the SDK's typed model, for callers that hold on to it."""
+    return types.CallToolResult.model_validate(result_body(result, dry_run=dry_run), by_name=False)
 
-    Structured content is an object in both eras (`legacy` no longer changes it): an array or a
-    scalar travels as `{"result": ...}`, as the tool's listed output schema says.
+
+def result_body(result: CallResult, *, dry_run: bool = False) -> dict[str, Any]:
+    """The CallToolResult of a call in its wire form: success carries the output; any other status
+    is `isError` with code, message and fix.
+
+    A dict, not the SDK's model: the SDK validates a handler's result against the tools/call result
+    of the client's protocol version and dumps it anyway, so building and dumping a model first
+    would check the same thing twice. `resultType` is there for 2026-07-28 (the SDK drops it for
+    handshake-era clients).
+
+    Structured content is an object in both eras: an array or a scalar travels as
+    `{"result": ...}`, as the tool's listed output schema says.
 
     A dry run that passed has no output. MCP clients check a non-error result against the tool's
     listed output schema (the SDK raises on missing, null or partial structured content, in both
     eras), and no value fits every schema, so it is rendered like a parked call: a tool result
-    flagged `is_error`, without structured content, whose text says that the call passed;
+    flagged `isError`, without structured content, whose text says that the call passed;
     `_meta["colonnade/result"]` carries `status: success`.
     """
     envelope = result.model_dump(mode="json", exclude={"output"}, exclude_none=True)
     meta = {RESULT_META_KEY: envelope}
     if result.ok and dry_run:
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=DRY_RUN_TEXT)], is_error=True, _meta=meta
-        )
+        return _body(DRY_RUN_TEXT, meta, is_error=True)
     if result.ok:
-        structured = wrap_result(result.output)
         text = json.dumps(result.output, ensure_ascii=False, separators=(",", ":"))
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)],
-            structured_content=structured,
-            is_error=False,
-            _meta=meta,
-        )
+        return _body(text, meta, is_error=False, structured=wrap_result(result.output))
     if result.pending is not None:
         # Nothing ran: the call is parked. A tool error (not a success without the output its
         # schema promises), whose text tells the model what to do next.
         pending = result.pending
         text = f"pending ({pending.reason}): {pending.next_action}\ntoken: {pending.token}"
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], is_error=True, _meta=meta
-        )
+        return _body(text, meta, is_error=True)
     error = result.error
     assert error is not None, "a non-success CallResult always carries an error"
-    text = f"{error.code}: {error.message}\nfix: {error.fix}"
     # No structured content on errors: some clients check it against the tool's output schema
-    # even when is_error is set. The error travels in the text and in _meta["colonnade/result"].
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], is_error=True, _meta=meta
-    )
+    # even when isError is set. The error travels in the text and in _meta["colonnade/result"].
+    return _body(f"{error.code}: {error.message}\nfix: {error.fix}", meta, is_error=True)
+
+
+def _body(
+    text: str, meta: dict[str, Any], *, is_error: bool, structured: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "resultType": "complete",
+        "content": [{"type": "text", "text": text}],
+        "isError": is_error,
+        "_meta": meta,
+    }
+    if structured is not None:
+        body["structuredContent"] = structured
+    return body
 
 
 def render_answer(
