@@ -100,6 +100,47 @@ class Stack:
     gateway_pid: int
 
 
+def backend_command(port: int, database: Path) -> list[str]:
+    """The demo backend on a loopback port, its data in `database` (run with cwd=ROOT)."""
+    return [sys.executable, "-m", "examples.demo_backend", "--port", str(port), "--db", str(database)]
+
+
+def demo_contracts(folder: Path, backend_url: str) -> list[str]:
+    """The demo contracts, written into `folder` with their backend at `backend_url`; their paths."""
+    paths = []
+    for src in sorted((ROOT / "examples" / "contracts").glob("*.yaml")):
+        data = yaml.safe_load(src.read_text())
+        data["backend"]["base_url"] = backend_url
+        (folder / src.name).write_text(yaml.safe_dump(data, sort_keys=False))
+        paths.append(str(folder / src.name))
+    return paths
+
+
+def gateway_process(
+    home: Path,
+    port: int,
+    contracts: list[str],
+    logs: contextlib.ExitStack,
+    settings: dict[str, str] | None = None,
+) -> subprocess.Popen[bytes]:
+    """`colonnade serve` on a loopback port, its data and log (`gateway.log`) in `home`; `settings`
+    are extra environment variables (COLONNADE_* settings, or PYTHONPATH for another source tree).
+    Not waited for: the caller keeps the process for clean-up first, then waits for `/readyz`."""
+    env = {
+        **os.environ,
+        "COLONNADE_DATA_DIR": str(home / "data"),
+        "COLONNADE_CONTRACTS": json.dumps(contracts),
+        **(settings or {}),
+    }
+    return subprocess.Popen(
+        [str(COLONNADE), "serve", "--port", str(port)],
+        cwd=home,
+        env=env,
+        stdout=logs.enter_context((home / "gateway.log").open("wb")),
+        stderr=subprocess.STDOUT,
+    )
+
+
 @contextlib.contextmanager
 def demo_stack(settings: dict[str, str] | None = None) -> Iterator[Stack]:
     """The demo backend and a gateway; `settings` are extra COLONNADE_* variables for the gateway."""
@@ -111,15 +152,7 @@ def demo_stack(settings: dict[str, str] | None = None) -> Iterator[Stack]:
         try:
             procs.append(
                 subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "examples.demo_backend",
-                        "--port",
-                        str(backend_port),
-                        "--db",
-                        str(tmp / "d.db"),
-                    ],
+                    backend_command(backend_port, tmp / "d.db"),
                     cwd=ROOT,
                     env={**os.environ, "PYTHONPATH": str(ROOT)},
                     stdout=logs.enter_context((tmp / "backend.log").open("wb")),
@@ -127,27 +160,9 @@ def demo_stack(settings: dict[str, str] | None = None) -> Iterator[Stack]:
                 )
             )
             wait_http(f"{backend_url}/healthz", procs[-1])
-            contracts = []
-            for src in sorted((ROOT / "examples" / "contracts").glob("*.yaml")):
-                data = yaml.safe_load(src.read_text())
-                data["backend"]["base_url"] = backend_url
-                (tmp / src.name).write_text(yaml.safe_dump(data, sort_keys=False))
-                contracts.append(str(tmp / src.name))
-            env = {
-                **os.environ,
-                "COLONNADE_DATA_DIR": str(tmp / "data"),
-                "COLONNADE_CONTRACTS": json.dumps(contracts),
-                **(settings or {}),
-            }
-            procs.append(  # the gateway logs one line per call: to a file, not the terminal
-                subprocess.Popen(
-                    [str(COLONNADE), "serve", "--port", str(gateway_port)],
-                    cwd=tmp,
-                    env=env,
-                    stdout=logs.enter_context((tmp / "gateway.log").open("wb")),
-                    stderr=subprocess.STDOUT,
-                )
-            )
+            contracts = demo_contracts(tmp, backend_url)
+            # the gateway logs one line per call: to a file, not the terminal
+            procs.append(gateway_process(tmp, gateway_port, contracts, logs, settings))
             wait_http(f"http://127.0.0.1:{gateway_port}/readyz", procs[-1])
             yield Stack(backend_url, f"http://127.0.0.1:{gateway_port}/mcp", procs[0].pid, procs[1].pid)
         finally:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import subprocess
 import sys
@@ -25,10 +24,9 @@ from itertools import count
 from pathlib import Path
 
 import httpx2
-import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _stack import COLONNADE, ROOT, free_port, wait_http
+from _stack import ROOT, backend_command, demo_contracts, free_port, gateway_process, wait_http
 from call_overhead import _HEADERS, ARGS, TOOL, _mcp_body
 
 PATHS = ("rest", "mcp")
@@ -41,20 +39,6 @@ def cpu_ns(pid: int) -> int:
         with contextlib.suppress(OSError):
             total += int(Path(f"/proc/{pid}/task/{task}/schedstat").read_text().split()[0])
     return total
-
-
-def backend_command(port: int, database: Path) -> list[str]:
-    return [sys.executable, "-m", "examples.demo_backend", "--port", str(port), "--db", str(database)]
-
-
-def _contracts(folder: Path, backend_url: str) -> list[str]:
-    paths = []
-    for src in sorted((ROOT / "examples" / "contracts").glob("*.yaml")):
-        data = yaml.safe_load(src.read_text())
-        data["backend"]["base_url"] = backend_url
-        (folder / src.name).write_text(yaml.safe_dump(data, sort_keys=False))
-        paths.append(str(folder / src.name))
-    return paths
 
 
 async def measure(gateways: dict[str, tuple[str, int]], backend_pid: int, calls: int, rounds: int) -> None:
@@ -114,26 +98,13 @@ def main(variants: list[tuple[str, str]], calls: int, rounds: int) -> None:
                 )
             )
             wait_http(f"{backend_url}/healthz", procs[-1])
-            contracts = _contracts(tmp, backend_url)
+            contracts = demo_contracts(tmp, backend_url)
             gateways: dict[str, tuple[str, int]] = {}
             for name, source in variants:
                 port, home = free_port(), tmp / name
                 home.mkdir()
-                env = {
-                    **os.environ,
-                    "COLONNADE_DATA_DIR": str(home / "data"),
-                    "COLONNADE_CONTRACTS": json.dumps(contracts),
-                    "PYTHONPATH": str(Path(source).resolve()),
-                }
-                procs.append(
-                    subprocess.Popen(
-                        [str(COLONNADE), "serve", "--port", str(port)],
-                        cwd=home,
-                        env=env,
-                        stdout=logs.enter_context((home / "gateway.log").open("wb")),
-                        stderr=subprocess.STDOUT,
-                    )
-                )
+                settings = {"PYTHONPATH": str(Path(source).resolve())}
+                procs.append(gateway_process(home, port, contracts, logs, settings))
                 wait_http(f"http://127.0.0.1:{port}/readyz", procs[-1])
                 gateways[name] = (f"http://127.0.0.1:{port}", procs[-1].pid)
             asyncio.run(measure(gateways, procs[0].pid, calls, rounds))
