@@ -166,13 +166,19 @@ def demo_stack(settings: dict[str, str] | None = None) -> Iterator[Stack]:
             wait_http(f"http://127.0.0.1:{gateway_port}/readyz", procs[-1])
             yield Stack(backend_url, f"http://127.0.0.1:{gateway_port}/mcp", procs[0].pid, procs[1].pid)
         finally:
-            for proc in reversed(procs):
-                proc.terminate()
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:  # still stopping (e.g. thousands of sessions): no leftovers
-                    proc.kill()
-                    proc.wait(timeout=10)
+            stop_all(procs)
+
+
+def stop_all(procs: list[subprocess.Popen[bytes]]) -> None:
+    """Stop the processes, last started first; one still stopping after 10 s (e.g. thousands of
+    sessions to close) is killed, so a benchmark leaves nothing behind."""
+    for proc in reversed(procs):
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
 
 
 async def cost_rounds(

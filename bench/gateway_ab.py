@@ -26,7 +26,7 @@ from pathlib import Path
 import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _stack import ROOT, backend_command, demo_contracts, free_port, gateway_process, wait_http
+from _stack import ROOT, backend_command, demo_contracts, free_port, gateway_process, stop_all, wait_http
 from call_overhead import _HEADERS, ARGS, TOOL, _mcp_body
 
 PATHS = ("rest", "mcp")
@@ -109,13 +109,7 @@ def main(variants: list[tuple[str, str]], calls: int, rounds: int) -> None:
                 gateways[name] = (f"http://127.0.0.1:{port}", procs[-1].pid)
             asyncio.run(measure(gateways, procs[0].pid, calls, rounds))
         finally:
-            for proc in reversed(procs):
-                proc.terminate()
-                try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout=10)
+            stop_all(procs)
 
 
 if __name__ == "__main__":
