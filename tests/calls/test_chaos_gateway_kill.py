@@ -75,8 +75,10 @@ async def _admin(server: str, statement: str) -> None:
 def _plans() -> Plans:
     rng = random.Random(20261124)
     plans: Plans = {}
+    # Payments and effects interleaved (two to one), so that both kinds are in flight at the kill
+    # whenever it comes: sent all payments first, the payments were once all done by then.
     for n in range(PAYMENTS + EFFECTS):
-        tool = "create_payment" if n < PAYMENTS else "create_effect"
+        tool = "create_effect" if n % 3 == 2 else "create_payment"
         key = f"kill-{tool}-{n}"
         plans[key] = (tool, {"note": key, "fault": f"slow:{rng.randint(0, 700)}"})
     return plans
