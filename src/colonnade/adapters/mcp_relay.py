@@ -5,8 +5,9 @@ report progress, log, ask the user a question (sampling, elicitation, roots) or 
 with the user's answers. None of that is governance, and the call envelope does not model it, so a
 surface that can carry it hands the MCP adapter a `Relay` for the call's duration through
 `relaying(...)` (a context variable: the pipeline runs the call in the surface's task). The base
-`Relay` is a caller that can be told nothing and asked nothing; the per-server MCP endpoint
-implements the rest for its clients. The adapter leaves the server's own answer in `answer`, so a
+`Relay` is a caller that can be told nothing and asked nothing; the MCP surfaces implement the
+rest for their clients (the per-server endpoint's `EndpointRelay`, and `/mcp`'s `CallerRelay` for
+calls of proxied tools). The adapter leaves the server's own answer in `answer`, so a
 surface can pass it on unchanged (content blocks, `_meta`, an input round or a JSON-RPC error).
 """
 
