@@ -4,7 +4,7 @@ call id it signs; a malformed one is refused as an envelope error before any sta
 from __future__ import annotations
 
 from colonnade.calls.envelope import CallRequest
-from colonnade.surfaces.mcp.server import call_request
+from colonnade.surfaces.mcp.call_envelope import call_request
 
 
 def test_the_attestation_travels_with_the_call_id_it_signs() -> None:

@@ -27,11 +27,6 @@ from colonnade import __version__
 from colonnade.adapters.mcp_relay import Relay, relaying
 from colonnade.calls.commit_tool import COMMIT_TOOL
 from colonnade.calls.envelope import (
-    APPROVAL_TOKEN_META_KEY,
-    DRY_RUN_META_KEY,
-    REQUEST_META_KEY,
-    CallContext,
-    CallRequest,
     CallResult,
 )
 from colonnade.calls.service import CallService
@@ -43,9 +38,11 @@ from colonnade.governance.approvals import ApprovalDesk
 from colonnade.governance.authorization import AllowAll, Authorizer, permits, tool_filter
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
 from colonnade.surfaces.edge import current_caller
-from colonnade.surfaces.envelope_parsing import EnvelopeRejection, validate_envelope
+from colonnade.surfaces.envelope_parsing import EnvelopeRejection
 from colonnade.surfaces.mcp.announcer import Announcer
+from colonnade.surfaces.mcp.call_envelope import call_request
 from colonnade.surfaces.mcp.caller import principal_of
+from colonnade.surfaces.mcp.client_relay import CallerRelay
 from colonnade.surfaces.mcp.commit import CommitListing
 from colonnade.surfaces.mcp.confirmation import (
     ApprovalConfirmation,
@@ -55,7 +52,7 @@ from colonnade.surfaces.mcp.confirmation import (
 from colonnade.surfaces.mcp.render import render_answer, result_body
 from colonnade.surfaces.mcp.routing import DynamicToolList, RoutingMetaError, RoutingRequest
 
-__all__ = ["DEFAULT_PAGE_SIZE", "McpSurface", "call_request"]
+__all__ = ["DEFAULT_PAGE_SIZE", "McpSurface"]
 
 logger = logging.getLogger(__name__)
 DEFAULT_PAGE_SIZE = 200
@@ -193,9 +190,6 @@ class McpSurface:
         caller = None
         target = self.catalog.get(params.name) if not builtin else None
         if target is not None and isinstance(target.binding, McpBinding):
-            # Imported here: upstream_endpoint, which client_relay builds on, imports this module.
-            from colonnade.surfaces.mcp.client_relay import CallerRelay
-
             caller = CallerRelay.of(ctx, params)
         with relaying(caller or Relay()) as relay:  # a downstream MCP server's own answer, when one answers
             result = await self.calls.call(request, principal)
@@ -248,36 +242,6 @@ class McpSurface:
             await ctx.session.send_tool_list_changed()
         except Exception as exc:  # the client went away; its next request starts afresh
             logger.debug("cannot announce a routed list change: %s", exc)
-
-
-def call_request(
-    name: str, arguments: dict[str, Any], meta: dict[str, Any]
-) -> CallRequest | EnvelopeRejection:
-    """MCP's tool name and arguments, plus any envelope fields the client sent in `_meta`.
-
-    `_meta["colonnade/request"]` may carry `call_id`, `tool_version`, `context`, `constraints`
-    (timeout, deadline, idempotency key, retry policy, allow-list), `provenance`, `dry_run` and
-    `approval_token`; without it the call gets the defaults (fresh call_id and trace_id, the tool's
-    timeout). `_meta["colonnade/approval_token"]` carries an approval's token on its own.
-    """
-    envelope = meta.get(REQUEST_META_KEY)
-    token = meta.get(APPROVAL_TOKEN_META_KEY)
-    if envelope is None and (token is None or isinstance(token, str)):
-        return CallRequest(
-            tool_id=name,
-            input=arguments,
-            context=CallContext(),
-            dry_run=bool(meta.get(DRY_RUN_META_KEY)),
-            approval_token=token,
-        )
-    if envelope is None:
-        envelope = {}
-    if not isinstance(envelope, dict):
-        envelope = {"_": envelope}  # reported as an unknown field, with the rest of the checks
-    fields = {"dry_run": bool(meta.get(DRY_RUN_META_KEY)), **envelope, "tool_id": name, "input": arguments}
-    if token is not None:
-        fields["approval_token"] = token
-    return validate_envelope(fields, CallRequest, prefix="/_meta/colonnade~1request")
 
 
 def _routing_request(meta: Any) -> RoutingRequest | None:

@@ -47,10 +47,10 @@ from colonnade.governance.authorization import Authorizer, permits
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection
 from colonnade.surfaces.mcp.announcer import Announcer, connection_of
+from colonnade.surfaces.mcp.call_envelope import call_request
 from colonnade.surfaces.mcp.caller import principal_of
 from colonnade.surfaces.mcp.event_store import MemoryEventStore
 from colonnade.surfaces.mcp.render import as_served, render_answer, render_result
-from colonnade.surfaces.mcp.server import call_request
 from colonnade.surfaces.mcp.sessions import SessionLedger
 from colonnade.surfaces.mcp.upstream_endpoint_streams import EndpointSessions
 

@@ -1,0 +1,49 @@
+"""An MCP `tools/call` as a call envelope: the tool and arguments, plus what the client put in `_meta`.
+
+Shared by `/mcp` and the per-server endpoints, so a client's envelope fields mean the same on both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from colonnade.calls.envelope import (
+    APPROVAL_TOKEN_META_KEY,
+    DRY_RUN_META_KEY,
+    REQUEST_META_KEY,
+    CallContext,
+    CallRequest,
+)
+from colonnade.surfaces.envelope_parsing import EnvelopeRejection, validate_envelope
+
+__all__ = ["call_request"]
+
+
+def call_request(
+    name: str, arguments: dict[str, Any], meta: dict[str, Any]
+) -> CallRequest | EnvelopeRejection:
+    """MCP's tool name and arguments, plus any envelope fields the client sent in `_meta`.
+
+    `_meta["colonnade/request"]` may carry `call_id`, `tool_version`, `context`, `constraints`
+    (timeout, deadline, idempotency key, retry policy, allow-list), `provenance`, `dry_run` and
+    `approval_token`; without it the call gets the defaults (fresh call_id and trace_id, the tool's
+    timeout). `_meta["colonnade/approval_token"]` carries an approval's token on its own.
+    """
+    envelope = meta.get(REQUEST_META_KEY)
+    token = meta.get(APPROVAL_TOKEN_META_KEY)
+    if envelope is None and (token is None or isinstance(token, str)):
+        return CallRequest(
+            tool_id=name,
+            input=arguments,
+            context=CallContext(),
+            dry_run=bool(meta.get(DRY_RUN_META_KEY)),
+            approval_token=token,
+        )
+    if envelope is None:
+        envelope = {}
+    if not isinstance(envelope, dict):
+        envelope = {"_": envelope}  # reported as an unknown field, with the rest of the checks
+    fields = {"dry_run": bool(meta.get(DRY_RUN_META_KEY)), **envelope, "tool_id": name, "input": arguments}
+    if token is not None:
+        fields["approval_token"] = token
+    return validate_envelope(fields, CallRequest, prefix="/_meta/colonnade~1request")
