@@ -39,12 +39,22 @@ __all__ = [
     "RefusalRenderer",
     "current_caller",
     "principal_of_scope",
+    "request_body",
 ]
 
 DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 PRINCIPAL_KEY = "colonnade.principal"
 REQUEST_BODY_KEY = "colonnade.request_body"
+
+
+def request_body(scope: Mapping[str, Any]) -> bytes | None:
+    """The JSON body the edge read and checked for this request, if it did (None otherwise)."""
+    state = scope.get("state")
+    body = state.get(REQUEST_BODY_KEY) if isinstance(state, Mapping) else None
+    return bytes(body) if isinstance(body, bytes | bytearray) else None
+
+
 """In `scope["state"]`: a JSON request's checked body, for a surface that must look at it before the
 framework reads it (the MCP session manager, to see what an opening `initialize` declares)."""
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")

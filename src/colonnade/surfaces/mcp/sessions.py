@@ -32,7 +32,7 @@ from starlette.types import Receive, Scope, Send
 from colonnade.calls.call_errors import error
 from colonnade.governance.principal import PrincipalKind
 from colonnade.surfaces.admission import retry_after_header
-from colonnade.surfaces.edge import REQUEST_BODY_KEY, principal_of_scope
+from colonnade.surfaces.edge import principal_of_scope, request_body
 
 __all__ = [
     "DEFAULT_SESSION_LIMITS",
@@ -262,9 +262,8 @@ async def _answer(send: Send, status: int, content: bytes, retry_after: bytes | 
 def declares_elicitation(scope: Scope) -> bool:
     """Whether the request opening a session is an `initialize` whose client declares elicitation
     (the body the edge checked; anything unreadable declares nothing)."""
-    state = scope.get("state")
-    body = state.get(REQUEST_BODY_KEY) if isinstance(state, Mapping) else None
-    if not isinstance(body, bytes | bytearray):
+    body = request_body(scope)
+    if body is None:
         return False
     try:
         message = json.loads(body)

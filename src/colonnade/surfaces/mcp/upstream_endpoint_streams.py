@@ -17,7 +17,7 @@ requests of one session never see each other's choice.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
@@ -26,7 +26,7 @@ from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServ
 from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
-from colonnade.surfaces.edge import REQUEST_BODY_KEY
+from colonnade.surfaces.edge import request_body
 from colonnade.surfaces.mcp.sessions import BoundedSessionManager
 
 __all__ = ["EndpointSessions", "asks_nothing", "quiet_request"]
@@ -121,9 +121,8 @@ def quiet_request(message: Any) -> bool:
 
 def _body(scope: Scope) -> Any:
     """The JSON body the edge checked (None when there is none or it is not JSON)."""
-    state = scope.get("state")
-    body = state.get(REQUEST_BODY_KEY) if isinstance(state, Mapping) else None
-    if not isinstance(body, bytes | bytearray):
+    body = request_body(scope)
+    if body is None:
         return None
     try:
         return json.loads(body)

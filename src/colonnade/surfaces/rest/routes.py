@@ -36,7 +36,7 @@ from colonnade.catalog.tool import Tool
 from colonnade.governance.authorization import AllowAll, Authorizer, permits, tool_filter
 from colonnade.governance.tool_lookup import AMBIGUOUS_TOOL, AmbiguousName, find_tool, near_names
 from colonnade.routing.router import CallerAllowed
-from colonnade.surfaces.edge import REQUEST_BODY_KEY, EdgeRefusal, principal_of_scope
+from colonnade.surfaces.edge import EdgeRefusal, principal_of_scope, request_body
 from colonnade.surfaces.envelope_parsing import (
     DEFAULT_MAX_BODY_BYTES,
     CommitRequest,
@@ -108,7 +108,7 @@ class RestSurface:
         surface's limit; otherwise (or without the edge) it is read here, with the same checks.
         """
         started = time.perf_counter()
-        body = _edge_body(scope)
+        body = request_body(scope)
         if body is None or len(body) > self.max_body_bytes:
             envelope = await self._envelope(Request(scope, receive), CallRequest)
         else:
@@ -184,12 +184,6 @@ class _Endpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = await self.handle(scope, receive)
         await response(scope, receive, send)
-
-
-def _edge_body(scope: Scope) -> bytes | None:
-    state = scope.get("state")
-    body = state.get(REQUEST_BODY_KEY) if isinstance(state, dict) else None
-    return body if isinstance(body, bytes) else None
 
 
 def _seen(tool: Tool | None, allowed: CallerAllowed) -> Tool | None:
