@@ -50,6 +50,10 @@ class Relay:
     input_responses: types.InputResponses | None = None
     request_state: str | None = None
     answer: UpstreamAnswer = field(default_factory=UpstreamAnswer)
+    continues: str | None = None
+    """The answer round of an approved call this request answers (from the state it carried)."""
+    continuation: str | None = None
+    """The answer round the approval gate parked for this call's question, to hand out in its state."""
 
     @property
     def passes_input_rounds(self) -> bool:

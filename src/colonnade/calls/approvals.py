@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from colonnade.calls.approval_rounds import ApprovalRounds
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallRequest, CallResult, CallStatus, Pending
@@ -78,6 +79,7 @@ class ApprovalCoordinator:
         self.standing = standing
         self._run: Runner | None = None
         parked.register(ParkReason.AWAITING_APPROVAL, self)
+        self.rounds = ApprovalRounds(desk, parked)
 
     def bind(self, run: Runner) -> None:
         """The call entry point an approved call resumes through (`CallService.call`)."""
@@ -113,14 +115,13 @@ class ApprovalCoordinator:
         result = call.result(CallStatus.PENDING)
         return result.model_copy(update={"pending": pending})
 
-    async def redeem(self, call: Call, token: str) -> CallResult | None:
-        """None when the token is good for this call (and now spent), else the refusal."""
+    async def redeem(self, call: Call, token: str) -> ApprovalRecord | CallResult:
+        """The approval, when the token is good for this call (and now spent), else the refusal."""
         try:
-            await self.desk.redeem(token, self.facts(call))
+            return await self.desk.redeem(token, self.facts(call))
         except TokenRefused as refused:
             status, err = error(refused.code, refused.message, approval_id=refused.approval_id)
             return call.result(status, error=err)
-        return None
 
     async def resume_as(
         self, actor: Principal, approval_id: str, *, call_id: str | None = None

@@ -5,10 +5,16 @@ id (nothing runs); with one, the token must be this gateway's, unexpired, unused
 exactly this call (tool, version, arguments, tenant, requester, policy version); it is spent
 before the call goes on. A gateway without a database cannot park calls: it refuses them
 (fail-closed), as it refuses dry runs of such tools (a dry run never asks anyone for anything).
+An approved call whose tool asks its caller a question (a proxied tool's input round) continues
+when the caller answers, without spending the approval again (`calls/approval_rounds.py`).
 """
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from colonnade.adapters.mcp_relay import Relay, current_relay
+from colonnade.adapters.outcome import INPUT_REQUIRED
 from colonnade.calls.approvals import ApprovalCoordinator, needs_approval
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
@@ -28,12 +34,33 @@ class ApprovalGate:
             return await next(call)
         if self.approvals is None or call.request.dry_run:
             return _refused(call)
+        approvals = self.approvals
         token = call.request.approval_token
-        if token is None:
+        relay = current_relay()
+        answering = relay.continues if relay is not None else None
+        until: datetime | None
+        if answering is not None:  # the caller answers the question its approved call was asked
+            taken = await approvals.rounds.take(call, answering, approvals.facts(call), token)
+            if isinstance(taken, CallResult):
+                return taken
+            approval, until = taken[0], taken[1]
+        elif token is None:
             # No approver is asked about a call its tool would refuse anyway.
-            return schema_refusal(call) or await self.approvals.park(call)
-        refusal = await self.approvals.redeem(call, token)
-        return refusal if refusal is not None else await next(call)
+            return schema_refusal(call) or await approvals.park(call)
+        else:
+            redeemed = await approvals.redeem(call, token)
+            if isinstance(redeemed, CallResult):
+                return redeemed
+            approval, until = redeemed, redeemed.token_expires_at
+        result = await next(call)
+        if relay is not None and _asks_its_caller(result, relay):
+            relay.continuation = await approvals.rounds.hold(call, approval.id, until)
+        return result
+
+
+def _asks_its_caller(result: CallResult, relay: Relay) -> bool:
+    """The tool asked a question that goes back to the caller as an input round to answer."""
+    return result.error is not None and result.error.code == INPUT_REQUIRED and relay.passes_input_rounds
 
 
 def _refused(call: Call) -> CallResult:

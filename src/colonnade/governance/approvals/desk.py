@@ -287,6 +287,42 @@ class ApprovalDesk:
         await self._audit(facts.requester, EventKind.APPROVAL_USE, used, call=facts)
         return used
 
+    async def round_approval(self, approval_id: str, token: str | None, facts: CallFacts) -> ApprovalRecord:
+        """The approval an answer round continues, if it may: still in use for exactly this call.
+
+        The same approved call again, answering its tool's question, spends nothing new; a token
+        sent along (the SDK client resends the call's `_meta`) must be this approval's own.
+        Refusals raise `TokenRefused` (audited).
+        """
+        record = await self.store.get(approval_id)
+        if record is None or record.state != "used":
+            state = record.state if record is not None else "unknown"
+            message = f"approval {approval_id} is {state}; an answer to its tool's question cannot run"
+            raise await self._token_refused(facts, approval_id, "A-AUTH-APPROVAL-TOKEN", message)
+        if record.input_hash != facts.input_hash or record.tool != facts.tool:
+            message = "the answer round names other arguments or another tool than the approved call"
+            raise await self._token_refused(facts, approval_id, "A-AUTH-APPROVAL-ARGUMENTS", message)
+        if token is not None:
+            try:
+                claims = self.signer.verify(token)
+            except BadToken as exc:
+                code = "A-AUTH-APPROVAL-TOKEN"
+                raise await self._token_refused(facts, approval_id, code, str(exc)) from None
+            if claims.approval_id != approval_id:
+                message = f"the approval token is not the one approval {approval_id} issued"
+                raise await self._token_refused(facts, approval_id, "A-AUTH-APPROVAL-TOKEN", message)
+        return record
+
+    async def round_used(self, record: ApprovalRecord, facts: CallFacts) -> None:
+        """Audit an answer round taken: a use of the approval, marked as the answer to a question."""
+        await self._audit(facts.requester, EventKind.APPROVAL_USE, record, call=facts, round="answer")
+
+    async def refuse_round(
+        self, facts: CallFacts, approval_id: str | None, code: str, message: str
+    ) -> TokenRefused:
+        """Audit an answer round refused before the approval was read (unknown, replayed, expired)."""
+        return await self._token_refused(facts, approval_id, code, message)
+
     async def refuse_run(self, actor: Principal, record: ApprovalRecord, code: str, message: str) -> None:
         """Audit an approved call that may not run now (its requester's credential is gone)."""
         await self._refused(actor, record, code, message)

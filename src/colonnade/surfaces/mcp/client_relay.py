@@ -29,6 +29,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colonnade.adapters.outcome import INPUT_REQUIRED
 from colonnade.calls.envelope import CallResult
+from colonnade.surfaces.mcp.round_state import open_state, seal_state
 from colonnade.surfaces.mcp.upstream_endpoint import _LEVELS, PROGRESS_KEYS, EndpointRelay, _passable
 
 __all__ = ["STATE_PREFIX", "CallerRelay"]
@@ -52,6 +53,7 @@ class CallerRelay(EndpointRelay):
         meta = dict(params.meta or {})
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         level = meta.get(types.LOG_LEVEL_META_KEY) if modern else None
+        approved = open_state(params.request_state)  # answering an approved call's question
         return cls(
             ctx,
             answers=caps is not None and any((caps.elicitation, caps.sampling, caps.roots)),
@@ -62,7 +64,8 @@ class CallerRelay(EndpointRelay):
             else {},
             meta={key: value for key, value in meta.items() if _passable(key)},
             input_responses=params.input_responses,
-            request_state=_servers_state(params.request_state),
+            request_state=_servers_state(params.request_state) if approved is None else approved[1],
+            continues=approved[0] if approved is not None else None,
         )
 
     @property
@@ -88,6 +91,9 @@ class CallerRelay(EndpointRelay):
         asked = types.InputRequiredResult.model_validate(raw, by_name=False)
         if not all(_capability(r) in self.client_capabilities for r in (asked.input_requests or {}).values()):
             return None  # a question the caller said it cannot answer: the typed result says so
+        if self.continuation is not None:  # an approved call's question: its answer continues the call
+            sealed = seal_state(self.continuation, asked.request_state)
+            return asked.model_copy(update={"request_state": sealed})
         if asked.request_state is None:
             return asked
         return asked.model_copy(update={"request_state": STATE_PREFIX + asked.request_state})

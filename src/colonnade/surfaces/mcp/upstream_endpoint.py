@@ -51,6 +51,7 @@ from colonnade.surfaces.mcp.call_envelope import call_request
 from colonnade.surfaces.mcp.caller import principal_of
 from colonnade.surfaces.mcp.event_store import MemoryEventStore
 from colonnade.surfaces.mcp.render import as_served, render_answer, render_result
+from colonnade.surfaces.mcp.round_state import open_state, seal_state
 from colonnade.surfaces.mcp.sessions import SessionLedger
 from colonnade.surfaces.mcp.upstream_endpoint_streams import EndpointSessions
 
@@ -438,6 +439,10 @@ class UpstreamEndpoint:
             log_level = level if level in _LEVELS else None
         else:
             log_level = self._levels.get(connection_of(ctx.session), "debug")
+        state: str | None = getattr(params, "request_state", None)
+        continues: str | None = None
+        if (approved := open_state(state)) is not None:  # answering an approved call's question
+            continues, state = approved
         return EndpointRelay(
             ctx,
             log_level=log_level,
@@ -447,7 +452,8 @@ class UpstreamEndpoint:
             wants_progress=not PROGRESS_KEYS.isdisjoint(meta),
             meta={key: value for key, value in meta.items() if _passable(key)},
             input_responses=getattr(params, "input_responses", None),
-            request_state=getattr(params, "request_state", None),
+            request_state=state,
+            continues=continues,
         )
 
     def _principal(self, ctx: Ctx) -> Principal:
@@ -468,5 +474,7 @@ def _rendered(result: CallResult, relay: Relay, *, legacy: bool) -> Any:
     raw = answer.result
     asks = raw is not None and is_input_required(raw)
     if raw is not None and asks and code == INPUT_REQUIRED:
+        if relay.continuation is not None:  # an approved call's question: its answer continues the call
+            raw = {**raw, "requestState": seal_state(relay.continuation, raw.get("requestState"))}
         return as_served(raw)
     return render_answer(result, raw, legacy=legacy)
