@@ -139,7 +139,9 @@ async def test_deadline_unix_ms_bounds_the_call(harness: Harness) -> None:
         constraints=CallConstraints(deadline_unix_ms=deadline),
     )
     assert result.error is not None and result.error.code == "R-TIMEOUT-001"
-    assert time.time() * 1000 <= deadline + 50
+    # Answered near the deadline, far from the backend's 3 s: the audit record (PostgreSQL too) is
+    # written after the timeout, and a loaded 2-core machine was seen to take 55 ms for it.
+    assert time.time() * 1000 <= deadline + 500
 
 
 @pytest.mark.parametrize("ago_ms", [None, 1_000, 3_600_000])
