@@ -8,7 +8,10 @@ machine's drift reaches every variant alike. CPU is read from `/proc/<pid>/task/
 (nanoseconds, every thread), for each gateway and for the backend during that gateway's blocks,
 so each variant gets its own gateway/backend ratio from the same run.
 
-Run: .venv/bin/python bench/gateway_ab.py [--calls 50] [--rounds 40] before=/tmp/base/src after=src
+With `--floor`, a bare uvicorn-in, aiohttp-out forwarder (`bench/gateway_floor.py`) takes turns
+too: the CPU any gateway on this stack pays per call before doing any work of its own.
+
+Run: .venv/bin/python bench/gateway_ab.py [--calls 50] [--rounds 40] [--floor] before=/tmp/base/src after=src
 """
 
 from __future__ import annotations
@@ -81,7 +84,7 @@ async def measure(gateways: dict[str, tuple[str, int]], backend_pid: int, calls:
             )
 
 
-def main(variants: list[tuple[str, str]], calls: int, rounds: int) -> None:
+def main(variants: list[tuple[str, str]], calls: int, rounds: int, floor: bool) -> None:
     with tempfile.TemporaryDirectory(prefix="colonnade-ab-") as tmp_name, contextlib.ExitStack() as logs:
         tmp = Path(tmp_name)
         procs: list[subprocess.Popen[bytes]] = []
@@ -107,6 +110,12 @@ def main(variants: list[tuple[str, str]], calls: int, rounds: int) -> None:
                 procs.append(gateway_process(home, port, contracts, logs, settings))
                 wait_http(f"http://127.0.0.1:{port}/readyz", procs[-1])
                 gateways[name] = (f"http://127.0.0.1:{port}", procs[-1].pid)
+            if floor:
+                port = free_port()
+                command = [sys.executable, str(ROOT / "bench" / "gateway_floor.py"), "--port", str(port)]
+                procs.append(subprocess.Popen([*command, "--backend", backend_url], cwd=ROOT))
+                wait_http(f"http://127.0.0.1:{port}/readyz", procs[-1])
+                gateways["floor"] = (f"http://127.0.0.1:{port}", procs[-1].pid)
             asyncio.run(measure(gateways, procs[0].pid, calls, rounds))
         finally:
             stop_all(procs)
@@ -118,6 +127,7 @@ if __name__ == "__main__":
     )
     parser.add_argument("--calls", type=int, default=50, help="calls per block (default 50)")
     parser.add_argument("--rounds", type=int, default=40, help="rounds of blocks (default 40)")
+    parser.add_argument("--floor", action="store_true", help="also run the bare forwarder (gateway_floor.py)")
     parser.add_argument("variants", nargs="+", help="NAME=SRC_FOLDER, two or more")
     arguments = parser.parse_args()
     pairs = [tuple(v.split("=", 1)) for v in arguments.variants]
@@ -125,4 +135,4 @@ if __name__ == "__main__":
         parser.error("give two or more NAME=SRC_FOLDER variants whose folders exist")
     if arguments.calls < 1 or arguments.rounds < 1:
         parser.error("--calls and --rounds must be at least 1")
-    main([(name, source) for name, source in pairs], arguments.calls, arguments.rounds)
+    main([(name, source) for name, source in pairs], arguments.calls, arguments.rounds, arguments.floor)
