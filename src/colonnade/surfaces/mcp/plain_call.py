@@ -1,0 +1,221 @@
+"""The plain 2026-07-28 `tools/call` at `/mcp`, served without the SDK transport's per-request machinery.
+
+A stateless JSON `tools/call` is most of `/mcp`'s traffic, and the SDK's single-exchange entry
+spends on each one what this gateway has already done or does not need: it reads the body again
+through a second size limit (the edge read and checked it), makes a Content-Type check the edge
+made, and closes every request's connection under a shielded, bounded cancel scope although
+nothing registered a cleanup on it. This module decides, before anything runs, whether a request
+is the plain case, using the SDK's own checks in the SDK's order: POST, a modern protocol-version
+header, the edge's checked body within the SDK's size bound, JSON Content-Type, an Accept that
+takes JSON, one JSON-RPC request object for `tools/call` without a progress token, no duplicated
+routing header, the SDK's inbound classification ladder and its `Mcp-Param-*` check. Anything
+else, including every request one of those checks would refuse, goes to the SDK untouched, which
+gives the refusal in its own words. A plain call is then run by the SDK's own `ServerRunner` (its
+middleware, params validation, the surface's `tools/call` handler and the result's validation and
+serialisation, as for every other request), and written as the SDK writes a single-exchange reply.
+Everything here mirrors `mcp.server._streamable_http_modern.handle_modern_request` of mcp 2.3.0
+for JSON-response mode; `tests/surfaces/test_mcp_plain_call.py` compares the two answer by answer.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from mcp.server.connection import Connection
+from mcp.server.lowlevel.server import Server
+from mcp.server.runner import ServerRunner, aclose_shielded, modern_error_data
+from mcp.server.streamable_http import check_accept_headers
+from mcp.shared.dispatcher import CallOptions
+from mcp.shared.exceptions import NoBackChannelError
+from mcp.shared.inbound import (
+    ERROR_CODE_HTTP_STATUS,
+    MCP_PARAM_HEADER_PREFIX,
+    MCP_PROTOCOL_VERSION_HEADER,
+    InboundModernRoute,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+    validate_mcp_param_headers,
+)
+from mcp.shared.message import MessageMetadata, ServerMessageMetadata
+from mcp.shared.transport_context import TransportContext
+from mcp_types import ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse, RequestId
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from colonnade.surfaces.edge import request_body
+
+__all__ = ["PlainCall", "plain_call", "serve_plain_call"]
+
+logger = logging.getLogger(__name__)
+_METHOD = "tools/call"
+_PARAM_PREFIX = MCP_PARAM_HEADER_PREFIX.lower()
+_ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
+
+
+@dataclass(frozen=True, slots=True)
+class PlainCall:
+    """A request that passed every check the SDK makes before it runs a 2026-07-28 `tools/call`."""
+
+    request: Request
+    request_id: RequestId
+    params: dict[str, Any]
+    route: InboundModernRoute
+
+
+def plain_call(scope: Scope, receive: Receive, server: Server[Any], max_body_bytes: int) -> PlainCall | None:
+    """The request as a plain call, or None: the SDK then serves it (and refuses it, if it must)."""
+    if scope.get("method") != "POST":
+        return None
+    body = request_body(scope)
+    if body is None or len(body) > max_body_bytes:
+        return None
+    request = Request(scope, receive)
+    headers = request.headers
+    if headers.get(MCP_PROTOCOL_VERSION_HEADER) not in MODERN_PROTOCOL_VERSIONS:
+        return None
+    if not _within(headers.get("content-length"), max_body_bytes):
+        return None
+    content_type = headers.get("content-type")
+    if content_type is None or not content_type.lower().startswith("application/json"):
+        return None
+    if not check_accept_headers(request)[0]:
+        return None
+    message = _request_message(body)
+    if message is None:
+        return None
+    decoded, request_id, params = message
+    if find_duplicated_routing_header(headers.items()) is not None:
+        return None
+    route = classify_inbound_request(decoded, headers=dict(headers))
+    if not isinstance(route, InboundModernRoute) or not _params_headers_agree(server, request, params):
+        return None
+    return PlainCall(request, request_id, params, route)
+
+
+def _within(declared: str | None, limit: int) -> bool:
+    """The SDK's own size check reads a declared Content-Length first (a bad number it ignores)."""
+    if declared is None:
+        return True
+    try:
+        return int(declared) <= limit
+    except ValueError:
+        return True
+
+
+def _request_message(body: bytes) -> tuple[dict[str, Any], RequestId, dict[str, Any]] | None:
+    """The id and params of a body that is exactly one JSON-RPC `tools/call` request, as the SDK
+    reads it (its own model), with no progress token (whose notifications this path cannot send)."""
+    try:
+        decoded = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(decoded, dict) or "id" not in decoded or not decoded.keys() <= _ENVELOPE_KEYS:
+        return None
+    try:
+        message = JSONRPCRequest.model_validate(decoded)
+    except ValidationError:
+        return None
+    params = message.params
+    if message.method != _METHOD or params is None:
+        return None
+    meta = params.get("_meta")
+    if not isinstance(meta, dict) or "progressToken" in meta:
+        return None
+    return decoded, message.id, params
+
+
+def _params_headers_agree(server: Server[Any], request: Request, params: dict[str, Any]) -> bool:
+    """The SDK's `Mcp-Param-*` check passes, with the schema from the server's own lookup; a request
+    this path cannot judge the same way (no lookup, an odd name or arguments, a failing lookup) is
+    not plain."""
+    lookup = server.get_tool_input_schema
+    name = params.get("name")
+    arguments = params.get("arguments")
+    if lookup is None or not isinstance(name, str) or not isinstance(arguments, Mapping | None):
+        return False
+    headers = request.headers
+    if not arguments and not any(header.startswith(_PARAM_PREFIX) for header in headers):
+        return True
+    try:
+        schema = lookup(name)
+    except Exception:
+        return False
+    return schema is None or validate_mcp_param_headers(schema, arguments or {}, headers) is None
+
+
+@dataclass(slots=True)
+class _OneExchange:
+    """The request's dispatch context: one JSON reply, so nothing can travel back before it."""
+
+    transport: TransportContext
+    request_id: RequestId
+    message_metadata: MessageMetadata
+    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
+    can_send_request: bool = False
+
+    async def send_raw_request(
+        self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
+    ) -> dict[str, Any]:
+        raise NoBackChannelError(method)
+
+    async def notify(
+        self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
+    ) -> None:
+        """A JSON reply has no room for a notification: dropped, as the SDK drops it."""
+
+    async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """No progress token, so no progress to report."""
+
+
+async def serve_plain_call(
+    server: Server[Any], lifespan_state: Any, call: PlainCall, scope: Scope, receive: Receive, send: Send
+) -> None:
+    """Run the call through the SDK's runner and answer with its one JSON-RPC reply."""
+    route = call.route
+    connection = Connection.from_envelope(
+        route.protocol_version, route.client_info, route.client_capabilities
+    )
+    exchange = _OneExchange(
+        transport=TransportContext(
+            kind="streamable-http", can_send_request=False, headers=call.request.headers
+        ),
+        request_id=call.request_id,
+        message_metadata=ServerMessageMetadata(request_context=call.request),
+    )
+    reply: JSONRPCResponse | JSONRPCError
+    try:
+        try:
+            result = await ServerRunner(server, connection, lifespan_state).on_request(
+                exchange, _METHOD, call.params
+            )
+        finally:
+            if _has_cleanup(connection):
+                await aclose_shielded(connection)
+    except Exception as exc:
+        reply = JSONRPCError(jsonrpc="2.0", id=call.request_id, error=modern_error_data(exc))
+    else:
+        reply = JSONRPCResponse(jsonrpc="2.0", id=call.request_id, result=result)
+    await _write(reply, scope, receive, send)
+
+
+def _has_cleanup(connection: Connection) -> bool:
+    """Whether a handler or middleware pushed a cleanup on the request's connection (unknown: yes)."""
+    return bool(getattr(connection.exit_stack, "_exit_callbacks", True))
+
+
+async def _write(reply: JSONRPCResponse | JSONRPCError, scope: Scope, receive: Receive, send: Send) -> None:
+    """As the SDK writes a single-exchange reply: the JSON-RPC error code picks the HTTP status."""
+    error = reply.error if isinstance(reply, JSONRPCError) else None
+    status = ERROR_CODE_HTTP_STATUS.get(error.code, 200) if isinstance(error, ErrorData) else 200
+    body = reply.model_dump(mode="json", by_alias=True, exclude_none=True)
+    await Response(
+        json.dumps(body, separators=(",", ":")), status_code=status, media_type="application/json"
+    )(scope, receive, send)
