@@ -39,15 +39,16 @@ from mcp.shared.inbound import (
     InboundModernRoute,
     classify_inbound_request,
     find_duplicated_routing_header,
+    find_invalid_x_mcp_header,
     validate_mcp_param_headers,
+    x_mcp_header_map,
 )
 from mcp.shared.message import MessageMetadata, ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
-from mcp_types import ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse, RequestId
+from mcp_types import CORE_RESULT_TYPES, ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse, RequestId
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from starlette.requests import Request
-from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from colonnade.surfaces.edge import request_body
@@ -77,25 +78,28 @@ def plain_call(scope: Scope, receive: Receive, server: Server[Any], max_body_byt
     body = request_body(scope)
     if body is None or len(body) > max_body_bytes:
         return None
-    request = Request(scope, receive)
-    headers = request.headers
-    if headers.get(MCP_PROTOCOL_VERSION_HEADER) not in MODERN_PROTOCOL_VERSIONS:
+    pairs = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]]
+    first: dict[str, str] = {}  # as Starlette's `Headers` reads one: the first of repeated lines
+    for name, value in pairs:
+        first.setdefault(name, value)
+    if first.get(MCP_PROTOCOL_VERSION_HEADER) not in MODERN_PROTOCOL_VERSIONS:
         return None
-    if not _within(headers.get("content-length"), max_body_bytes):
+    if not _within(first.get("content-length"), max_body_bytes):
         return None
-    content_type = headers.get("content-type")
+    content_type = first.get("content-type")
     if content_type is None or not content_type.lower().startswith("application/json"):
         return None
+    request = Request(scope, receive)
     if not check_accept_headers(request)[0]:
         return None
     message = _request_message(body)
     if message is None:
         return None
     decoded, request_id, params = message
-    if find_duplicated_routing_header(headers.items()) is not None:
+    if find_duplicated_routing_header(pairs) is not None:
         return None
-    route = classify_inbound_request(decoded, headers=dict(headers))
-    if not isinstance(route, InboundModernRoute) or not _params_headers_agree(server, request, params):
+    route = classify_inbound_request(decoded, headers=first)
+    if not isinstance(route, InboundModernRoute) or not _params_headers_agree(server, request, first, params):
         return None
     return PlainCall(request, request_id, params, route)
 
@@ -111,8 +115,8 @@ def _within(declared: str | None, limit: int) -> bool:
 
 
 def _request_message(body: bytes) -> tuple[dict[str, Any], RequestId, dict[str, Any]] | None:
-    """The id and params of a body that is exactly one JSON-RPC `tools/call` request, as the SDK
-    reads it (its own model), with no progress token (whose notifications this path cannot send)."""
+    """The body, id and params of a body that is exactly one JSON-RPC `tools/call` request, as the
+    SDK reads it (its own model), with no progress token (whose notifications this path cannot send)."""
     try:
         decoded = json.loads(body)
     except (ValueError, RecursionError):
@@ -132,7 +136,9 @@ def _request_message(body: bytes) -> tuple[dict[str, Any], RequestId, dict[str, 
     return decoded, message.id, params
 
 
-def _params_headers_agree(server: Server[Any], request: Request, params: dict[str, Any]) -> bool:
+def _params_headers_agree(
+    server: Server[Any], request: Request, headers: Mapping[str, str], params: dict[str, Any]
+) -> bool:
     """The SDK's `Mcp-Param-*` check passes, with the schema from the server's own lookup; a request
     this path cannot judge the same way (no lookup, an odd name or arguments, a failing lookup) is
     not plain."""
@@ -141,14 +147,42 @@ def _params_headers_agree(server: Server[Any], request: Request, params: dict[st
     arguments = params.get("arguments")
     if lookup is None or not isinstance(name, str) or not isinstance(arguments, Mapping | None):
         return False
-    headers = request.headers
     if not arguments and not any(header.startswith(_PARAM_PREFIX) for header in headers):
         return True
     try:
         schema = lookup(name)
     except Exception:
         return False
-    return schema is None or validate_mcp_param_headers(schema, arguments or {}, headers) is None
+    if schema is None or not _MIRRORED.mirrors(schema):
+        return True
+    return validate_mcp_param_headers(schema, arguments or {}, request.headers) is None
+
+
+class _MirroredArguments:
+    """Whether a tool's input schema mirrors any argument in an `Mcp-Param-*` header, per schema.
+
+    The SDK's check walks the schema twice per call; one without a valid `x-mcp-header` annotation
+    (nearly all of them) passes every request, whatever its headers. Schemas are the catalog's own
+    long-lived objects, so the answer is kept by identity (with the schema, so the identity holds),
+    in a table that starts afresh when it grows past `limit` (republished tools bring new objects).
+    """
+
+    def __init__(self, limit: int = 4096) -> None:
+        self.limit = limit
+        self._known: dict[int, tuple[Any, bool]] = {}
+
+    def mirrors(self, schema: Any) -> bool:
+        known = self._known.get(id(schema))
+        if known is not None and known[0] is schema:
+            return known[1]
+        answer = find_invalid_x_mcp_header(schema) is None and bool(x_mcp_header_map(schema))
+        if len(self._known) >= self.limit:
+            self._known.clear()
+        self._known[id(schema)] = (schema, answer)
+        return answer
+
+
+_MIRRORED = _MirroredArguments()
 
 
 @dataclass(slots=True)
@@ -215,7 +249,23 @@ async def _write(reply: JSONRPCResponse | JSONRPCError, scope: Scope, receive: R
     """As the SDK writes a single-exchange reply: the JSON-RPC error code picks the HTTP status."""
     error = reply.error if isinstance(reply, JSONRPCError) else None
     status = ERROR_CODE_HTTP_STATUS.get(error.code, 200) if isinstance(error, ErrorData) else 200
-    body = reply.model_dump(mode="json", by_alias=True, exclude_none=True)
-    await Response(
-        json.dumps(body, separators=(",", ":")), status_code=status, media_type="application/json"
-    )(scope, receive, send)
+    content = _plain_json(reply) if isinstance(reply, JSONRPCResponse) else None
+    if content is None:
+        body = reply.model_dump(mode="json", by_alias=True, exclude_none=True)
+        content = json.dumps(body, separators=(",", ":")).encode()
+    headers = [(b"content-length", str(len(content)).encode()), (b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": content})
+
+
+def _plain_json(reply: JSONRPCResponse) -> bytes | None:
+    """The reply's bytes without a model dump, for a result the SDK's per-version model already
+    dumped in JSON mode (a core result type): plain JSON values, which the dump would copy as they
+    are. Anything else (None) is dumped through the model, as the SDK does."""
+    if reply.result.get("resultType") not in CORE_RESULT_TYPES:
+        return None
+    envelope = {"jsonrpc": reply.jsonrpc, "id": reply.id, "result": reply.result}
+    try:
+        return json.dumps(envelope, separators=(",", ":"), allow_nan=False).encode()
+    except (TypeError, ValueError):
+        return None
