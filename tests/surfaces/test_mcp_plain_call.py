@@ -390,14 +390,20 @@ def _normal(value: Any, key: str | None = None) -> Any:
 _COMPARED_HEADERS = ("content-type", "allow", "mcp-session-id", "www-authenticate", "retry-after")
 
 
+_NUMBER = re.compile(r'(?<=":)-?\d+\.\d+(e[+-]?\d+)?|(?<=_ms":)\d+')
+
+
 def _answer(response: httpx2.Response) -> dict[str, Any]:
+    """Status, header names in order, the headers that matter, the body parsed (to show where two
+    differ) and as sent (so that key order and spacing count), without ids, times and durations."""
     try:
         body: Any = _normal(response.json())
     except ValueError:
-        body = response.text
-    names = sorted(name for name in response.headers if name not in ("date", "content-length", "server"))
+        body = None
+    sent = _NUMBER.sub("<number>", _TIME.sub("<time>", _ID.sub("<id>", response.text)))
+    names = [name for name in response.headers if name not in ("date", "content-length", "server")]
     kept = {name: _normal(response.headers.get(name)) for name in _COMPARED_HEADERS}
-    return {"status": response.status_code, "headers": names, "kept": kept, "body": body}
+    return {"status": response.status_code, "headers": names, "kept": kept, "body": body, "sent": sent}
 
 
 def _differences(got: Any, expected: Any, where: str = "") -> list[str]:
