@@ -2,25 +2,27 @@
 
 A stateless JSON `tools/call` is most of `/mcp`'s traffic, and the SDK's single-exchange entry
 spends on each one what this gateway has already done or does not need: it reads the body again
-through a second size limit (the edge read and checked it), makes a Content-Type check the edge
-made, and closes every request's connection under a shielded, bounded cancel scope although
-nothing registered a cleanup on it. This module decides, before anything runs, whether a request
-is the plain case, using the SDK's own checks in the SDK's order: POST, a modern protocol-version
-header, the edge's checked body within the SDK's size bound, JSON Content-Type, an Accept that
-takes JSON, one JSON-RPC request object for `tools/call` without a progress token, no duplicated
-routing header, the SDK's inbound classification ladder and its `Mcp-Param-*` check. Anything
-else, including every request one of those checks would refuse, goes to the SDK untouched, which
-gives the refusal in its own words. A plain call is then run by the SDK's own `ServerRunner` (its
-middleware, params validation, the surface's `tools/call` handler and the result's validation and
-serialisation, as for every other request), and written as the SDK writes a single-exchange reply.
-Everything here mirrors `mcp.server._streamable_http_modern.handle_modern_request` of mcp 2.3.0
-for JSON-response mode; `tests/surfaces/test_mcp_plain_call.py` compares the two answer by answer.
+through a second size limit and parses it again (the edge read, checked and parsed it), closes
+every request's connection under a shielded, bounded cancel scope although nothing registered a
+cleanup on it, and dumps the reply through a model again after its runner dumped the result.
+
+This module decides, before anything runs, whether a request is the plain case, with the SDK's
+own checks: POST, a modern protocol-version header, the edge's checked body within the SDK's size
+bound, JSON Content-Type, an Accept that takes JSON, one JSON-RPC request object for `tools/call`
+without a progress token, no duplicated routing header, the SDK's inbound classification ladder
+and its `Mcp-Param-*` check (skipped, as its outcome is known, for a schema that mirrors no
+argument in a header). Anything else, including every request one of those checks would refuse,
+goes to the SDK untouched, which refuses it in its own words. A plain call is then run by the
+SDK's own `ServerRunner` (its middleware, params validation, the surface's `tools/call` handler,
+the result's validation and serialisation, as for every other request) and written as the SDK
+writes a single-exchange reply. It mirrors `handle_modern_request` in
+`mcp/server/_streamable_http_modern.py` of mcp 2.3.0 in JSON-response mode;
+`tests/surfaces/test_mcp_plain_call.py` compares the two answer by answer.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,11 +53,10 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
-from colonnade.surfaces.edge import request_body
+from colonnade.surfaces.edge import request_body, request_document
 
 __all__ = ["PlainCall", "plain_call", "serve_plain_call"]
 
-logger = logging.getLogger(__name__)
 _METHOD = "tools/call"
 _PARAM_PREFIX = MCP_PARAM_HEADER_PREFIX.lower()
 _ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
@@ -92,7 +93,7 @@ def plain_call(scope: Scope, receive: Receive, server: Server[Any], max_body_byt
     request = Request(scope, receive)
     if not check_accept_headers(request)[0]:
         return None
-    message = _request_message(body)
+    message = _request_message(request_document(scope))
     if message is None:
         return None
     decoded, request_id, params = message
@@ -114,13 +115,10 @@ def _within(declared: str | None, limit: int) -> bool:
         return True
 
 
-def _request_message(body: bytes) -> tuple[dict[str, Any], RequestId, dict[str, Any]] | None:
-    """The body, id and params of a body that is exactly one JSON-RPC `tools/call` request, as the
-    SDK reads it (its own model), with no progress token (whose notifications this path cannot send)."""
-    try:
-        decoded = json.loads(body)
-    except (ValueError, RecursionError):
-        return None
+def _request_message(decoded: Any) -> tuple[dict[str, Any], RequestId, dict[str, Any]] | None:
+    """The body, id and params of a body (as the edge parsed it) that is exactly one JSON-RPC
+    `tools/call` request, as the SDK reads it (its own model), with no progress token (whose
+    notifications this path cannot send)."""
     if not isinstance(decoded, dict) or "id" not in decoded or not decoded.keys() <= _ENVELOPE_KEYS:
         return None
     try:
