@@ -203,6 +203,12 @@ def _corpus() -> list[Case]:
             _headers(DROP),
             True,
         ),
+        Case(
+            "a session id besides the modern version",
+            _call(43, READ, {"item_id": "I-1"}),
+            _headers(READ, mcp_session_id="0123456789abcdef0123456789abcdef"),
+            False,
+        ),
         Case("no arguments", _call(13, READ, None), _headers(READ), True),
         Case(
             "mcp-param agrees",

@@ -7,15 +7,15 @@ every request's connection under a shielded, bounded cancel scope although nothi
 cleanup on it, and dumps the reply through a model again after its runner dumped the result.
 
 This module decides, before anything runs, whether a request is the plain case, with the SDK's
-own checks: POST, a modern protocol-version header, the edge's checked body within the SDK's size
-bound, JSON Content-Type, an Accept that takes JSON, one JSON-RPC request object for `tools/call`
-without a progress token, no duplicated routing header, the SDK's inbound classification ladder
-and its `Mcp-Param-*` check (skipped, as its outcome is known, for a schema that mirrors no
-argument in a header). Anything else, including every request one of those checks would refuse,
-goes to the SDK untouched, which refuses it in its own words. A plain call is then run by the
-SDK's own `ServerRunner` (its middleware, params validation, the surface's `tools/call` handler,
-the result's validation and serialisation, as for every other request) and written as the SDK
-writes a single-exchange reply. It mirrors `handle_modern_request` in
+own checks: POST, a modern protocol-version header and no session header, the edge's checked body
+within the SDK's size bound, JSON Content-Type, an Accept that takes JSON, one JSON-RPC request
+object for `tools/call` without a progress token, no duplicated routing header, the SDK's inbound
+classification ladder and its `Mcp-Param-*` check (skipped, as its outcome is known, for a schema
+that mirrors no argument in a header). Anything else, including every request one of those
+checks would refuse, goes to the SDK untouched, which refuses it in its own words. A plain call is
+then run by the SDK's own `ServerRunner` (its middleware, params validation, the surface's
+`tools/call` handler, the result's validation and serialisation, as for every other request) and
+written as the SDK writes a single-exchange reply. It mirrors `handle_modern_request` in
 `mcp/server/_streamable_http_modern.py` of mcp 2.3.0 in JSON-response mode;
 `tests/surfaces/test_mcp_plain_call.py` compares the two answer by answer.
 """
@@ -31,7 +31,7 @@ import anyio
 from mcp.server.connection import Connection
 from mcp.server.lowlevel.server import Server
 from mcp.server.runner import ServerRunner, aclose_shielded, modern_error_data
-from mcp.server.streamable_http import check_accept_headers
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, check_accept_headers
 from mcp.shared.dispatcher import CallOptions
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.shared.inbound import (
@@ -83,7 +83,10 @@ def plain_call(scope: Scope, receive: Receive, server: Server[Any], max_body_byt
     first: dict[str, str] = {}  # as Starlette's `Headers` reads one: the first of repeated lines
     for name, value in pairs:
         first.setdefault(name, value)
-    if first.get(MCP_PROTOCOL_VERSION_HEADER) not in MODERN_PROTOCOL_VERSIONS:
+    if (
+        first.get(MCP_PROTOCOL_VERSION_HEADER) not in MODERN_PROTOCOL_VERSIONS
+        or MCP_SESSION_ID_HEADER in first
+    ):
         return None
     if not _within(first.get("content-length"), max_body_bytes):
         return None
