@@ -178,19 +178,14 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         self.ledger = ledger
         self.on_end = on_end
         self.session_streams = session_streams
-        self.plain_calls = plain_calls
         self._sdk_app = self.asgi_app
-        self.asgi_app = cast(RequestBodyLimitMiddleware, self._plain_first)  # what the ASGI app calls
+        if plain_calls and self.json_response:
+            self.asgi_app = cast(RequestBodyLimitMiddleware, self._plain_first)  # what the ASGI app calls
 
     async def _plain_first(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A plain call is served here, decided before it runs; every other request by the SDK."""
         call = None
-        if (
-            self.plain_calls
-            and self.json_response
-            and self._task_group is not None
-            and scope["type"] == "http"
-        ):
+        if self._task_group is not None and scope["type"] == "http":
             call = plain_call(scope, receive, self.app, self.max_request_body_size)
         if call is None:
             await self._sdk_app(scope, receive, send)
