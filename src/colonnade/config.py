@@ -161,6 +161,13 @@ class ServerSettings(_Section):
         " more CPU per call of such a session. Other sessions,"
         " and false: one JSON body per request (no questions; such calls answer pending at once).",
     )
+    mcp_plain_calls: bool = Field(
+        default=True,
+        description="Serve a plain 2026-07-28 tools/call at /mcp (one JSON answer: no session, no progress"
+        " token) beside the MCP SDK's transport, with the SDK's own checks, runner and serialisation but"
+        " without its per-request transport machinery; every other request, and all of them when false,"
+        " goes through the SDK's transport. Answers are the same either way.",
+    )
     max_request_bytes: int = Field(
         default=1024 * 1024,
         ge=1024,
@@ -363,7 +370,6 @@ class ApprovalSettings(_Section):
         description="How long a finished approval (denied, used, expired, or approved with a spent-out "
         "token) is kept before it is deleted; pending ones never are. The audit log keeps its history.",
     )
-
 
 
 class PolicySettings(_Section):

@@ -131,9 +131,15 @@ def _contract_files(directory: Path, backend_url: str) -> list[Path]:
 
 @contextlib.contextmanager
 def governed_gateway(
-    tmp: Path, *, database_url: str | None = None, policy: PolicySettings | None = None, **auth: Any
+    tmp: Path,
+    *,
+    database_url: str | None = None,
+    policy: PolicySettings | None = None,
+    server: dict[str, Any] | None = None,
+    **auth: Any,
 ) -> Iterator[Governed]:
-    """Issuer, backend and gateway, all on loopback; `auth` overrides AuthSettings fields."""
+    """Issuer, backend and gateway, all on loopback; `server` and `auth` override ServerSettings and
+    AuthSettings fields."""
     backend, hits = FaultBackend(), []
     with running_issuer() as issuer, serve_in_thread(_Hits(create_app(backend), hits)) as backend_url:
         port = free_port()
@@ -147,7 +153,7 @@ def governed_gateway(
             contracts=_contract_files(tmp / "contracts", backend_url),
             manifests_dir=None,
             routing=RoutingSettings(enabled=True),
-            server=ServerSettings(host="127.0.0.1", port=port, page_size=3),
+            server=ServerSettings(**{"host": "127.0.0.1", "port": port, "page_size": 3, **(server or {})}),
             auth=AuthSettings(**{"issuers": [issuer_settings], "resource": resource, **auth}),
             policy=policy or PolicySettings(),
         )

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from colonnade.surfaces.json_input import UTF8_BOM, checked_body, media_type_refusal
+from colonnade.surfaces.json_input import UTF8_BOM, checked_body, checked_json, media_type_refusal
 
 
 @pytest.mark.parametrize(
@@ -46,3 +48,23 @@ def test_the_same_key_in_sibling_objects_is_fine_and_bad_json_is_left_to_the_sur
     assert checked_body(b'[{"k": 1}, {"k": 2}]')[1] is None
     assert checked_body(b'{"k": 1, "k"')[1] is None
     assert checked_body(b"[" * 5000 + b"]" * 5000)[1] is None  # deep nesting: the surface's parser decides
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"a": [1, 2.5, "x", null, true, {"b": {}}], "c": -1e400, "d": 12345678901234567890}',
+        b'[{"k": 1}, {"k": 2}]',
+        b'"text"',
+        b"null",
+    ],
+)
+def test_the_parsed_value_is_the_bodys(body: bytes) -> None:
+    """What the edge hands on (for surfaces that would parse the body again) is what json.loads reads."""
+    assert checked_json(UTF8_BOM + body) == (body, json.loads(body), None)
+
+
+def test_no_value_for_a_refused_or_malformed_body() -> None:
+    _, document, refusal = checked_json(b'{"k": 1, "k": 2}')
+    assert document is None and refusal is not None
+    assert checked_json(b'{"k": 1, "k"') == (b'{"k": 1, "k"', None, None)

@@ -412,6 +412,7 @@ class Gateway:
             open_paths=open_paths,
             sessions=self.sessions,
             session_streams=server.mcp_session_streams,
+            plain_calls=server.mcp_plain_calls,
         )
 
     @contextlib.asynccontextmanager

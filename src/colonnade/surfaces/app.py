@@ -101,12 +101,14 @@ def build_http_app(
     open_paths: frozenset[str] = OPEN_PATHS,
     sessions: SessionLedger | None = None,
     session_streams: bool = True,
+    plain_calls: bool = True,
 ) -> Starlette:
     """`sessions` bounds the MCP sessions of `/mcp` (share it with the `/servers/...` endpoints' managers).
 
     Stateless (2026-07-28) requests are answered with one JSON body; with `session_streams`, the
     requests of a handshake-era session whose client declares elicitation are answered over SSE so
-    that the gateway can ask it mid-call.
+    that the gateway can ask it mid-call. `plain_calls` serves a plain 2026-07-28 `tools/call`
+    beside the SDK's transport (`surfaces/mcp/plain_call.py`); off, the SDK serves every request.
     """
     session_manager = BoundedSessionManager(
         surfaces.mcp.server,
@@ -114,6 +116,7 @@ def build_http_app(
         on_end=surfaces.mcp.announcer.forget,
         json_response=True,
         session_streams=session_streams,
+        plain_calls=plain_calls,
         security_settings=_NO_SDK_CHECK,
     )
     readiness = surfaces.readiness

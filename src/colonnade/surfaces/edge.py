@@ -26,13 +26,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
 from colonnade.surfaces.edge_refusal import EdgeRefusal
-from colonnade.surfaces.json_input import checked_body, media_type_refusal
+from colonnade.surfaces.json_input import checked_json, media_type_refusal
 
 __all__ = [
     "DEFAULT_MAX_REQUEST_BYTES",
     "OPEN_PATHS",
     "PRINCIPAL_KEY",
     "REQUEST_BODY_KEY",
+    "REQUEST_DOCUMENT_KEY",
     "EdgeRefusal",
     "HttpEdge",
     "OriginPolicy",
@@ -40,12 +41,17 @@ __all__ = [
     "current_caller",
     "principal_of_scope",
     "request_body",
+    "request_document",
 ]
 
 DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 PRINCIPAL_KEY = "colonnade.principal"
 REQUEST_BODY_KEY = "colonnade.request_body"
+"""In `scope["state"]`: a JSON request's checked body, for a surface that must look at it before the
+framework reads it (the MCP session manager, to see what an opening `initialize` declares)."""
+REQUEST_DOCUMENT_KEY = "colonnade.request_document"
+"""In `scope["state"]`: that body's JSON value, parsed once by the edge's duplicate-key check."""
 
 
 def request_body(scope: Mapping[str, Any]) -> bytes | None:
@@ -55,8 +61,13 @@ def request_body(scope: Mapping[str, Any]) -> bytes | None:
     return bytes(body) if isinstance(body, bytes | bytearray) else None
 
 
-"""In `scope["state"]`: a JSON request's checked body, for a surface that must look at it before the
-framework reads it (the MCP session manager, to see what an opening `initialize` declares)."""
+def request_document(scope: Mapping[str, Any]) -> Any:
+    """The JSON value of that body, as the edge parsed it to check it (None if it is not JSON, or if
+    the edge read no body). Shared, not copied: read it, do not change it."""
+    state = scope.get("state")
+    return state.get(REQUEST_DOCUMENT_KEY) if isinstance(state, Mapping) else None
+
+
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 _DRAIN_CAP_BYTES = 16 * 1024 * 1024
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
@@ -211,13 +222,15 @@ class HttpEdge:
                 return
             if not message.get("more_body", False):
                 break
-        checked, refusal = checked_body(bytes(body))
+        checked, document, refusal = checked_json(bytes(body))
         if refusal is not None:
             await self._render(scope, refusal)(scope, _disconnected, send)
             return
         if len(checked) != len(body):
             scope = _with_content_length(scope, len(checked))
-        scope.setdefault("state", {})[REQUEST_BODY_KEY] = checked
+        state = scope.setdefault("state", {})
+        state[REQUEST_BODY_KEY] = checked
+        state[REQUEST_DOCUMENT_KEY] = document
         await app(scope, _replay(checked, receive), send)
 
     def _declared_too_large(self, headers: Headers) -> EdgeRefusal | None:

@@ -24,7 +24,7 @@ from typing import Any
 
 from colonnade.surfaces.edge_refusal import EdgeRefusal
 
-__all__ = ["ACCEPTED", "UTF8_BOM", "checked_body", "media_type_refusal"]
+__all__ = ["ACCEPTED", "UTF8_BOM", "checked_body", "checked_json", "media_type_refusal"]
 
 UTF8_BOM = b"\xef\xbb\xbf"
 _OTHER_BOMS = (b"\xff\xfe", b"\xfe\xff")  # UTF-16 (and UTF-32 LE, which starts the same)
@@ -53,24 +53,35 @@ def media_type_refusal(content_type: str | None) -> EdgeRefusal | None:
 
 def checked_body(body: bytes) -> tuple[bytes, EdgeRefusal | None]:
     """The body as the surfaces get it (a UTF-8 byte-order mark dropped), or why it is refused."""
+    checked, _, refusal = checked_json(body)
+    return checked, refusal
+
+
+def checked_json(body: bytes) -> tuple[bytes, Any, EdgeRefusal | None]:
+    """`checked_body`, with the JSON value the duplicate-key check parsed (None when the body is not
+    JSON, or is refused), for a surface that would otherwise parse the same body again."""
     if body.startswith(UTF8_BOM):
         body = body[len(UTF8_BOM) :]
     if body.startswith(_OTHER_BOMS) or b"\x00" in body[:4]:  # RFC 4627's test: JSON starts with ASCII
-        return body, _encoding("the body looks like UTF-16 or UTF-32; send JSON as UTF-8")
+        return body, None, _encoding("the body looks like UTF-16 or UTF-32; send JSON as UTF-8")
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return body, _encoding(f"the body is not valid UTF-8 (byte {exc.start})", offset=exc.start)
-    key = _duplicate_key(text)
+        return body, None, _encoding(f"the body is not valid UTF-8 (byte {exc.start})", offset=exc.start)
+    document, key = _parsed(text)
     if key is not None:
         shown = key if len(key) <= _SHOWN_KEY_CHARS else key[:_SHOWN_KEY_CHARS] + "..."
-        return body, EdgeRefusal(
-            "I-REQ-DUPLICATE-KEY",
-            f"the key {shown!r} appears twice in one JSON object; send each key once",
-            400,
-            {"key": shown},
+        return (
+            body,
+            None,
+            EdgeRefusal(
+                "I-REQ-DUPLICATE-KEY",
+                f"the key {shown!r} appears twice in one JSON object; send each key once",
+                400,
+                {"key": shown},
+            ),
         )
-    return body, None
+    return body, document, None
 
 
 class _Duplicate(Exception):
@@ -78,25 +89,26 @@ class _Duplicate(Exception):
         self.key = key
 
 
-def _unique(pairs: list[tuple[str, Any]]) -> None:
-    """`object_pairs_hook`: the values are not needed, only whether a key repeats."""
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`object_pairs_hook`: the object, unless a key repeats."""
     if len(pairs) > 1 and len({key for key, _ in pairs}) != len(pairs):
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
                 raise _Duplicate(key)
             seen.add(key)
+    return dict(pairs)
 
 
-def _duplicate_key(text: str) -> str | None:
-    """The first repeated key of any object, or None (also for text that is not JSON: not ours to judge)."""
+def _parsed(text: str) -> tuple[Any, str | None]:
+    """The JSON value and None, or None and the first repeated key of any object (None and None for
+    text that is not JSON: not ours to judge)."""
     try:
-        json.loads(text, object_pairs_hook=_unique)
+        return json.loads(text, object_pairs_hook=_unique), None
     except _Duplicate as found:
-        return found.key
+        return None, found.key
     except (ValueError, RecursionError):
-        return None
-    return None
+        return None, None
 
 
 def _encoding(message: str, **details: Any) -> EdgeRefusal:

@@ -20,12 +20,12 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
 from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.streamable_http_manager import RequestBodyLimitMiddleware, StreamableHTTPSessionManager
 from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
@@ -33,6 +33,7 @@ from colonnade.calls.call_errors import error
 from colonnade.governance.principal import PrincipalKind
 from colonnade.surfaces.admission import retry_after_header
 from colonnade.surfaces.edge import principal_of_scope, request_body
+from colonnade.surfaces.mcp.plain_call import plain_call, serve_plain_call
 
 __all__ = [
     "DEFAULT_SESSION_LIMITS",
@@ -164,16 +165,32 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         *,
         on_end: Callable[[str], None] | None = None,
         session_streams: bool = False,
+        plain_calls: bool = False,
         **options: Any,
     ) -> None:
         """`on_end` hears a session's id once it is gone (maybe twice), to drop what was kept for it;
         with `session_streams` the session of a client that declares elicitation answers over SSE
         even when `json_response` is on (for stateless requests and other sessions), so that it can
-        be asked during a call; SSE costs such a session about 1.2 ms of CPU per call."""
+        be asked during a call; SSE costs such a session about 1.2 ms of CPU per call. With
+        `plain_calls` (and `json_response`), a plain 2026-07-28 `tools/call` skips the SDK's
+        transport machinery (`plain_call.py`)."""
         super().__init__(app, session_idle_timeout=ledger.limits.idle_s, max_sessions=None, **options)
         self.ledger = ledger
         self.on_end = on_end
         self.session_streams = session_streams
+        self._sdk_app = self.asgi_app
+        if plain_calls and self.json_response:
+            self.asgi_app = cast(RequestBodyLimitMiddleware, self._plain_first)  # what the ASGI app calls
+
+    async def _plain_first(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A plain call is served here, decided before it runs; every other request by the SDK."""
+        call = None
+        if self._task_group is not None and scope["type"] == "http":
+            call = plain_call(scope, receive, self.app, self.max_request_body_size)
+        if call is None:
+            await self._sdk_app(scope, receive, send)
+            return
+        await serve_plain_call(self.app, self._lifespan_state, call, scope, receive, send)
 
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         session_id = Headers(scope=scope).get(MCP_SESSION_ID_HEADER)
