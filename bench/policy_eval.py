@@ -5,7 +5,11 @@ example and a user rule) four ways: an interpreted query, a compiled bundle fed 
 compiled bundle fed regopy's `Input` object (the gateway's way until the native input), and the
 bundle fed the input written natively (`policy.native`, GIL held; what the gateway uses), plus
 the full `PolicyGate.decide` (the principal's and tool's part recorded once, arguments and time
-per call).
+per call). A decision right after the previous one finds its code and data in the CPU's caches;
+a gateway's does not (its call does other work in between, and time passes). So
+`PolicyGate.decide` is timed a second way too: each decision after `--gap-ms` of busy-waiting
+that touches no memory (what a decision costs once its caches went cold), taking turns with
+back-to-back ones in the same loop.
 
 Part 2 calls a read tool of the demo backend (a child process on loopback) through gateways built
 the production way (`Gateway.open`: SQLite, audit log, full pipeline): without the policy gate,
@@ -14,9 +18,11 @@ shipped policy, with the shipped policy, the business-hours example and a user r
 that same set decided the former way (input document, regopy `Input`, query). They
 take turns call by call, so that all see the same machine; the difference of the medians is
 what the policy gate adds to a call (wall time, and CPU of the gateway's thread, which a loaded machine
-disturbs less). The decisions of the last two gateways are timed where they run, too.
+disturbs less). The decisions of the last two gateways are timed where they run, too; after the
+A/B, the gateway with policy serves as many calls alone (no other gateway's call between two of
+its own), its decisions timed again.
 
-Run: .venv/bin/python bench/policy_eval.py [--decisions 5000] [--calls 2000]
+Run: .venv/bin/python bench/policy_eval.py [--decisions 5000] [--calls 2000] [--gap-ms 5]
 """
 
 from __future__ import annotations
@@ -57,6 +63,8 @@ from colonnade.runtime.gateway import Gateway
 
 TOOL = "acme:crm:get_customer"
 AGENT = Principal(PrincipalKind.AGENT, "bench-bot", tenant="acme", persona="agent")
+ARGUMENTS = {"customer_id": "C-1001"}
+"""The arguments of every decision and call here: the loop decides the gateway's input."""
 USER_RULE = """package colonnade.policy
 
 import rego.v1
@@ -81,6 +89,26 @@ def _timed(work: Callable[[], object], n: int) -> tuple[list[float], list[float]
     return samples, cpu
 
 
+def _warm_and_cold(
+    work: Callable[[], object], n: int, gap_ms: float
+) -> tuple[tuple[list[float], list[float]], tuple[list[float], list[float]]]:
+    """(wall, CPU) in ms of `n` runs right after the previous one, and of `n` runs each after
+    `gap_ms` of busy-waiting that touches no memory, taking turns (both see the same machine)."""
+    warm: tuple[list[float], list[float]] = ([], [])
+    cold: tuple[list[float], list[float]] = ([], [])
+    gap_s = gap_ms / 1000
+    for _ in range(n):
+        deadline = time.perf_counter() + gap_s
+        while time.perf_counter() < deadline:
+            pass
+        for into in (cold, warm):
+            started, cpu_started = time.perf_counter(), time.thread_time()
+            work()
+            into[0].append((time.perf_counter() - started) * 1000)
+            into[1].append((time.thread_time() - cpu_started) * 1000)
+    return warm, cold
+
+
 def _row(table: Table, label: str, samples: list[float], cpu: list[float] | None = None) -> None:
     ordered = sorted(samples)
     p95 = ordered[int(len(ordered) * 0.95) - 1]
@@ -90,13 +118,13 @@ def _row(table: Table, label: str, samples: list[float], cpu: list[float] | None
     table.add_row(*cells)
 
 
-def _decisions(n: int, user_dir: Path, console: Console) -> None:
+def _decisions(n: int, user_dir: Path, console: Console, gap_ms: float) -> None:
     directories = (SHIPPED_POLICIES, SHIPPED_POLICIES / "examples", user_dir)
     policy_set = PolicySet.read(directories)
     gate = PolicyGate(directories, time_zones={"acme": "Europe/Paris"}, isolate=False)
     assert gate.load()
     tool = _demo_tool()
-    document = policy_input(AGENT, tool, {"customer_id": "C-1001"}, time_zones={"acme": "Europe/Paris"})
+    document = policy_input(AGENT, tool, ARGUMENTS, time_zones={"acme": "Europe/Paris"})
     interpreted = interpreter_with(policy_set.policies, {})
     compiled = CompiledPolicy(policy_set)
     text = json.dumps(document)
@@ -119,7 +147,11 @@ def _decisions(n: int, user_dir: Path, console: Console) -> None:
     _row(table, "bundle, input as JSON text", *_timed(bundle_json, n))
     _row(table, "bundle, regopy Input object (before)", *_timed(lambda: regopy_input(document), n))
     _row(table, "bundle, native input (used)", *_timed(lambda: compiled.evaluate(document), n))
-    _row(table, "PolicyGate.decide (recorded + native)", *_timed(lambda: gate.decide(AGENT, tool, {}), n))
+    decide = lambda: gate.decide(AGENT, tool, ARGUMENTS)  # noqa: E731
+    _row(table, "PolicyGate.decide (recorded + native)", *_timed(decide, n))
+    warm, cold = _warm_and_cold(decide, max(200, n // 5), gap_ms)
+    _row(table, "PolicyGate.decide, back to back (in turns)", *warm)
+    _row(table, f"PolicyGate.decide, {gap_ms:g} ms after the last (in turns)", *cold)
     console.print(table)
 
 
@@ -170,7 +202,7 @@ async def _gateways(calls: int, tmp: Path, backend_url: str, user_dir: Path, con
         for round_ in range(calls + 50):
             random.shuffle(labels)
             for label in labels:
-                request = CallRequest(tool_id=TOOL, input={"customer_id": "C-1001"})
+                request = CallRequest(tool_id=TOOL, input=dict(ARGUMENTS))
                 started, cpu_started = time.perf_counter(), time.thread_time()
                 result = await gateways[label].calls.call(request, AGENT)
                 elapsed = (time.perf_counter() - started) * 1000
@@ -179,6 +211,12 @@ async def _gateways(calls: int, tmp: Path, backend_url: str, user_dir: Path, con
                 if round_ >= 50:  # the first rounds warm up connections and caches
                     samples[label].append(elapsed)
                     cpu[label].append(used)
+        in_turns = (inside[0][-calls:], inside[1][-calls:])
+        del inside[0][:], inside[1][:]
+        alone = gateways["with policy"]
+        for _ in range(calls):
+            result = await alone.calls.call(CallRequest(tool_id=TOOL, input=dict(ARGUMENTS)), AGENT)
+            assert result.status.value == "success", result
     finally:
         for gateway in gateways.values():
             await gateway.aclose()
@@ -187,9 +225,10 @@ async def _gateways(calls: int, tmp: Path, backend_url: str, user_dir: Path, con
         table.add_column(column, justify="left" if column == "gateway" else "right")
     for label, values in samples.items():
         _row(table, label, values, cpu[label])
-    _row(table, "(of which PolicyGate.decide, in the gateway)", inside[0][-calls:], inside[1][-calls:])
+    _row(table, "(of which PolicyGate.decide, in the gateway)", *in_turns)
     former, former_cpu = inside_former
     _row(table, "(of which the former decide, in the gateway)", former[-calls:], former_cpu[-calls:])
+    _row(table, "(of which PolicyGate.decide, that gateway alone)", *inside)
     console.print(table)
     base, base_cpu = statistics.median(samples["without policy"]), statistics.median(cpu["without policy"])
     for label in ("with the shipped policy only", "with policy", "with policy, decided the former way"):
@@ -255,11 +294,11 @@ def _time_decisions(gateway: Gateway) -> tuple[list[float], list[float]]:
             samples.append((time.perf_counter() - started) * 1000)
             cpu.append((time.thread_time() - cpu_started) * 1000)
 
-    gate.decide = timed  # type: ignore[method-assign]
+    gate.decide = timed  # type: ignore[method-assign,assignment]
     return samples, cpu
 
 
-def main(decisions: int, calls: int) -> None:
+def main(decisions: int, calls: int, gap_ms: float) -> None:
     configure_logging("warning")
     console = Console()
     with tempfile.TemporaryDirectory(prefix="colonnade-policy-bench-") as name:
@@ -267,7 +306,7 @@ def main(decisions: int, calls: int) -> None:
         user_dir = tmp / "policies"
         user_dir.mkdir()
         (user_dir / "user.rego").write_text(USER_RULE)
-        _decisions(decisions, user_dir, console)
+        _decisions(decisions, user_dir, console, gap_ms)
         port = free_port()
         backend = subprocess.Popen(
             [sys.executable, "-m", "examples.demo_backend", "--port", str(port), "--db", str(tmp / "d.db")],
@@ -290,5 +329,8 @@ if __name__ == "__main__":
     )
     parser.add_argument("--decisions", type=int, default=5000, help="decisions timed per way")
     parser.add_argument("--calls", type=int, default=2000, help="calls per gateway")
+    parser.add_argument(
+        "--gap-ms", type=float, default=5.0, help="busy-wait before each cold decision of the loop"
+    )
     arguments = parser.parse_args()
-    main(arguments.decisions, arguments.calls)
+    main(arguments.decisions, arguments.calls, arguments.gap_ms)
