@@ -5,7 +5,12 @@ example and a user rule) four ways: an interpreted query, a compiled bundle fed 
 compiled bundle fed regopy's `Input` object (the gateway's way until the native input), and the
 bundle fed the input written natively (`policy.native`, GIL held; what the gateway uses), plus
 the full `PolicyGate.decide` (the principal's and tool's part recorded once, arguments and time
-per call).
+per call). A decision right after the previous one finds its code and data in the CPU's caches;
+a gateway's does not (its call does other work in between, and time passes). So
+`PolicyGate.decide` is timed again after each of the `--gap-ms` busy-waits, which touch no
+memory (what a decision costs once its caches cooled), the gaps taking turns with decisions
+right after one another; and step by step (write the ops, the C calls that build the input,
+`set_input`, the query, reading the output), right after a decision and after the longest gap.
 
 Part 2 calls a read tool of the demo backend (a child process on loopback) through gateways built
 the production way (`Gateway.open`: SQLite, audit log, full pipeline): without the policy gate,
@@ -14,15 +19,18 @@ shipped policy, with the shipped policy, the business-hours example and a user r
 that same set decided the former way (input document, regopy `Input`, query). They
 take turns call by call, so that all see the same machine; the difference of the medians is
 what the policy gate adds to a call (wall time, and CPU of the gateway's thread, which a loaded machine
-disturbs less). The decisions of the last two gateways are timed where they run, too.
+disturbs less). The decisions of the last two gateways are timed where they run, too; after the
+A/B, the gateway with policy serves as many calls alone (no other gateway's call between two of
+its own), its decisions timed again.
 
-Run: .venv/bin/python bench/policy_eval.py [--decisions 5000] [--calls 2000]
+Run: .venv/bin/python bench/policy_eval.py [--decisions 5000] [--calls 2000] [--gap-ms 1 5 20]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import json
 import os
 import random
@@ -31,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +53,10 @@ from _stack import ROOT, free_port, wait_http
 
 from colonnade.calls.envelope import CallRequest
 from colonnade.config import PolicySettings, Settings
+from colonnade.governance.policy import native
 from colonnade.governance.policy.decision import PolicyDecision
 from colonnade.governance.policy.engine import CompiledPolicy, interpreter_with
-from colonnade.governance.policy.framing import DECISION_QUERY, OBLIGATION_RULES
+from colonnade.governance.policy.framing import DECISION_ENTRYPOINT, DECISION_QUERY, OBLIGATION_RULES
 from colonnade.governance.policy.gate import PolicyGate
 from colonnade.governance.policy.input_document import policy_input
 from colonnade.governance.policy.sources import SHIPPED_POLICIES, PolicySet
@@ -57,6 +66,8 @@ from colonnade.runtime.gateway import Gateway
 
 TOOL = "acme:crm:get_customer"
 AGENT = Principal(PrincipalKind.AGENT, "bench-bot", tenant="acme", persona="agent")
+ARGUMENTS = {"customer_id": "C-1001"}
+"""The arguments of every decision and call here: the loop decides the gateway's input."""
 USER_RULE = """package colonnade.policy
 
 import rego.v1
@@ -81,6 +92,75 @@ def _timed(work: Callable[[], object], n: int) -> tuple[list[float], list[float]
     return samples, cpu
 
 
+def _after_gaps(
+    work: Callable[[], object], n: int, gaps_ms: Sequence[float]
+) -> dict[float, tuple[list[float], list[float]]]:
+    """(wall, CPU) in ms of `n` runs per gap, each run after that many ms of busy-waiting that
+    touches no memory (0: right after the previous run); the gaps take turns in a shuffled order,
+    so that all see the same machine."""
+    times: dict[float, tuple[list[float], list[float]]] = {gap: ([], []) for gap in gaps_ms}
+    order = list(gaps_ms)
+    for _ in range(n):
+        random.shuffle(order)
+        for gap in order:
+            _busy_wait(gap)
+            started, cpu_started = time.perf_counter(), time.thread_time()
+            work()
+            times[gap][0].append((time.perf_counter() - started) * 1000)
+            times[gap][1].append((time.thread_time() - cpu_started) * 1000)
+    return times
+
+
+def _busy_wait(ms: float) -> None:
+    deadline = time.perf_counter() + ms / 1000
+    while time.perf_counter() < deadline:
+        pass
+
+
+def _steps(gate: PolicyGate, tool: Any, n: int, gap_ms: float, console: Console) -> None:
+    """CPU of each step of `PolicyGate.decide`, right after a decision and `gap_ms` after one."""
+    loaded = gate._loaded
+    assert loaded is not None
+    interpreter, bundle = loaded.policy._rego._impl, loaded.policy._bundle._impl
+    names = ("write the ops (Python)", "build the input (C calls)", "set_input", "query", "read the output")
+    cpu: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in names}
+
+    def decide(cold: int) -> None:
+        clock = [time.thread_time_ns()]
+        ops = loaded.inputs.ops(AGENT, tool, ARGUMENTS)
+        clock.append(time.thread_time_ns())
+        handle = native._new_input()
+        for function, arguments in ops:
+            function(handle, *arguments)
+        clock.append(time.thread_time_ns())
+        native._set_input(interpreter, handle)
+        native._free_input(handle)
+        clock.append(time.thread_time_ns())
+        output = native._query_entrypoint(interpreter, bundle, DECISION_ENTRYPOINT.encode())
+        clock.append(time.thread_time_ns())
+        size = native._output_size(output)
+        buffer = ctypes.create_string_buffer(size)
+        native._output_json(output, buffer, size)
+        native._free_output(output)
+        json.loads(buffer.value)
+        clock.append(time.thread_time_ns())
+        for name, before, after in zip(names, clock, clock[1:], strict=False):
+            cpu[name][cold].append((after - before) / 1e6)
+
+    for _ in range(n):
+        _busy_wait(gap_ms)
+        decide(1)
+        decide(0)
+    calls = len(loaded.inputs.ops(AGENT, tool, ARGUMENTS))
+    table = Table(title=f"PolicyGate.decide step by step ({calls} C calls build the input), CPU median ms")
+    for column in ("step", "right after a decision", f"{gap_ms:g} ms after one", "ratio"):
+        table.add_column(column, justify="left" if column == "step" else "right")
+    for name in names:
+        warm, cold = statistics.median(cpu[name][0]), statistics.median(cpu[name][1])
+        table.add_row(name, f"{warm:.4f}", f"{cold:.4f}", f"{cold / warm:.2f}")
+    console.print(table)
+
+
 def _row(table: Table, label: str, samples: list[float], cpu: list[float] | None = None) -> None:
     ordered = sorted(samples)
     p95 = ordered[int(len(ordered) * 0.95) - 1]
@@ -90,13 +170,13 @@ def _row(table: Table, label: str, samples: list[float], cpu: list[float] | None
     table.add_row(*cells)
 
 
-def _decisions(n: int, user_dir: Path, console: Console) -> None:
+def _decisions(n: int, user_dir: Path, console: Console, gaps_ms: Sequence[float]) -> None:
     directories = (SHIPPED_POLICIES, SHIPPED_POLICIES / "examples", user_dir)
     policy_set = PolicySet.read(directories)
     gate = PolicyGate(directories, time_zones={"acme": "Europe/Paris"}, isolate=False)
     assert gate.load()
     tool = _demo_tool()
-    document = policy_input(AGENT, tool, {"customer_id": "C-1001"}, time_zones={"acme": "Europe/Paris"})
+    document = policy_input(AGENT, tool, ARGUMENTS, time_zones={"acme": "Europe/Paris"})
     interpreted = interpreter_with(policy_set.policies, {})
     compiled = CompiledPolicy(policy_set)
     text = json.dumps(document)
@@ -119,8 +199,13 @@ def _decisions(n: int, user_dir: Path, console: Console) -> None:
     _row(table, "bundle, input as JSON text", *_timed(bundle_json, n))
     _row(table, "bundle, regopy Input object (before)", *_timed(lambda: regopy_input(document), n))
     _row(table, "bundle, native input (used)", *_timed(lambda: compiled.evaluate(document), n))
-    _row(table, "PolicyGate.decide (recorded + native)", *_timed(lambda: gate.decide(AGENT, tool, {}), n))
+    decide = lambda: gate.decide(AGENT, tool, ARGUMENTS)  # noqa: E731
+    _row(table, "PolicyGate.decide (recorded + native)", *_timed(decide, n))
+    gaps = (0.0, *gaps_ms)
+    for gap, times in _after_gaps(decide, max(200, n // (2 * len(gaps))), gaps).items():
+        _row(table, f"PolicyGate.decide, {gap:g} ms after the last (in turns)", *times)
     console.print(table)
+    _steps(gate, tool, max(200, n // 10), max(gaps_ms), console)
 
 
 def _demo_tool() -> Any:
@@ -170,7 +255,7 @@ async def _gateways(calls: int, tmp: Path, backend_url: str, user_dir: Path, con
         for round_ in range(calls + 50):
             random.shuffle(labels)
             for label in labels:
-                request = CallRequest(tool_id=TOOL, input={"customer_id": "C-1001"})
+                request = CallRequest(tool_id=TOOL, input=dict(ARGUMENTS))
                 started, cpu_started = time.perf_counter(), time.thread_time()
                 result = await gateways[label].calls.call(request, AGENT)
                 elapsed = (time.perf_counter() - started) * 1000
@@ -179,6 +264,12 @@ async def _gateways(calls: int, tmp: Path, backend_url: str, user_dir: Path, con
                 if round_ >= 50:  # the first rounds warm up connections and caches
                     samples[label].append(elapsed)
                     cpu[label].append(used)
+        in_turns = (inside[0][-calls:], inside[1][-calls:])
+        del inside[0][:], inside[1][:]
+        alone = gateways["with policy"]
+        for _ in range(calls):
+            result = await alone.calls.call(CallRequest(tool_id=TOOL, input=dict(ARGUMENTS)), AGENT)
+            assert result.status.value == "success", result
     finally:
         for gateway in gateways.values():
             await gateway.aclose()
@@ -187,9 +278,10 @@ async def _gateways(calls: int, tmp: Path, backend_url: str, user_dir: Path, con
         table.add_column(column, justify="left" if column == "gateway" else "right")
     for label, values in samples.items():
         _row(table, label, values, cpu[label])
-    _row(table, "(of which PolicyGate.decide, in the gateway)", inside[0][-calls:], inside[1][-calls:])
+    _row(table, "(of which PolicyGate.decide, in the gateway)", *in_turns)
     former, former_cpu = inside_former
     _row(table, "(of which the former decide, in the gateway)", former[-calls:], former_cpu[-calls:])
+    _row(table, "(of which PolicyGate.decide, that gateway alone)", *inside)
     console.print(table)
     base, base_cpu = statistics.median(samples["without policy"]), statistics.median(cpu["without policy"])
     for label in ("with the shipped policy only", "with policy", "with policy, decided the former way"):
@@ -255,11 +347,11 @@ def _time_decisions(gateway: Gateway) -> tuple[list[float], list[float]]:
             samples.append((time.perf_counter() - started) * 1000)
             cpu.append((time.thread_time() - cpu_started) * 1000)
 
-    gate.decide = timed  # type: ignore[method-assign]
+    gate.decide = timed  # type: ignore[method-assign,assignment]
     return samples, cpu
 
 
-def main(decisions: int, calls: int) -> None:
+def main(decisions: int, calls: int, gaps_ms: Sequence[float]) -> None:
     configure_logging("warning")
     console = Console()
     with tempfile.TemporaryDirectory(prefix="colonnade-policy-bench-") as name:
@@ -267,7 +359,7 @@ def main(decisions: int, calls: int) -> None:
         user_dir = tmp / "policies"
         user_dir.mkdir()
         (user_dir / "user.rego").write_text(USER_RULE)
-        _decisions(decisions, user_dir, console)
+        _decisions(decisions, user_dir, console, gaps_ms)
         port = free_port()
         backend = subprocess.Popen(
             [sys.executable, "-m", "examples.demo_backend", "--port", str(port), "--db", str(tmp / "d.db")],
@@ -290,5 +382,12 @@ if __name__ == "__main__":
     )
     parser.add_argument("--decisions", type=int, default=5000, help="decisions timed per way")
     parser.add_argument("--calls", type=int, default=2000, help="calls per gateway")
+    parser.add_argument(
+        "--gap-ms",
+        type=float,
+        nargs="+",
+        default=[1.0, 5.0, 20.0],
+        help="busy-waits before a decision of the loop (its caches cool meanwhile)",
+    )
     arguments = parser.parse_args()
-    main(arguments.decisions, arguments.calls)
+    main(arguments.decisions, arguments.calls, arguments.gap_ms)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -246,3 +247,30 @@ def test_a_principal_that_cannot_be_hashed_is_decided_without_a_recording(
     assert gate.decide(listed, refund, {"amount": 1}).deny == ("no agents on refunds",)
     loaded = gate._loaded
     assert loaded is not None and len(loaded.inputs) == 0
+
+
+class _Text(str):
+    pass
+
+
+class _Number(int):
+    pass
+
+
+def test_builtin_values_and_their_lookalikes_are_written_alike() -> None:
+    # Exact built-in types take a shorter road than their subclasses and other mappings: both
+    # must write the same calls, and refuse the same integers (an int subclass was once checked
+    # against the 64-bit range by walking it: 2**64 steps).
+    plain = {"a": [1, True, None, 'x"y', {"b": 2.5, "c": False}], "n": -(2**63), "s": {"k"}}
+    lookalike = MappingProxyType(
+        {
+            _Text("a"): (_Number(1), True, None, _Text('x"y'), MappingProxyType({"b": 2.5, "c": False})),
+            "n": _Number(-(2**63)),
+            "s": frozenset({"k"}),
+        }
+    )
+    assert ops_of(plain) == ops_of(lookalike)
+    assert ops_of(True) != ops_of(1) and ops_of(False) != ops_of(0)
+    for too_big in (2**63, _Number(2**63)):
+        with pytest.raises(ValueError, match="does not fit in 64 bits"):
+            ops_of({"n": too_big})

@@ -181,3 +181,14 @@ def test_time_is_given_in_utc_and_in_the_tenants_zone() -> None:
         "day_of_week": 7,
     }
     assert time_document(moment, None)["local"]["hour"] == 20
+
+
+def test_the_weekday_is_the_tenants_and_in_english_every_day() -> None:
+    # 2026-01-05 is a Monday; 23:30 UTC is already the next day in Tokyo, still that day in UTC.
+    names = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+    for offset, name in enumerate(names):
+        moment = datetime(2026, 1, 5 + offset, 23, 30, tzinfo=UTC)
+        assert time_document(moment, None)["local"]["weekday"] == name
+        tokyo = time_document(moment, "Asia/Tokyo")["local"]
+        assert tokyo["weekday"] == names[(offset + 1) % 7]
+        assert tokyo["day_of_week"] == (offset + 1) % 7 + 1

@@ -2,7 +2,7 @@
 
 Time is given in UTC and in the tool's tenant's time zone (`policy.time_zones`, UTC when none is
 configured), already split into hour and weekday, so that a policy compares plain numbers and
-names instead of parsing dates.
+names (English weekday names) instead of parsing dates.
 """
 
 from __future__ import annotations
@@ -16,6 +16,10 @@ from colonnade.catalog.tool import Tool
 from colonnade.governance.principal import Principal, PrincipalKind
 
 __all__ = ["policy_input", "principal_document", "time_document", "tool_document"]
+
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+"""English whatever the process's locale (`strftime("%A")` follows LC_TIME), and cheaper: the
+weekday is written for every call."""
 
 
 def policy_input(
@@ -78,7 +82,7 @@ def time_document(now: datetime, zone: str | None) -> dict[str, Any]:
             "iso": local.isoformat(),
             "hour": local.hour,
             "minute": local.minute,
-            "weekday": local.strftime("%A"),
+            "weekday": _WEEKDAYS[local.weekday()],
             "day_of_week": local.isoweekday(),
         },
     }
