@@ -18,7 +18,8 @@ tried by re-weighing or re-ordering what that pass scored:
   last `slots` places go to the best remaining matching tools of the APIs of the `leaders` best
   tools (siblings never push a leader out);
 - `--fields`: **field weights by length**: the BM25F field weights of `FIELD_VARIANTS`, for long
-  requests (>= 25 words), short ones, or both.
+  requests (>= 25 words), short ones, or both;
+- `--misses`: where the shipped ranking's LiveMCPBench top-10 misses lie (why expansion fails).
 
 Every variant is a restricted grid cross-validated exactly as `routing_eval.py --tune` does
 (5 folds x 4 shufflings; the synthetic requests join every training side, never a scored fold):
@@ -265,6 +266,36 @@ def field_scores(sets: dict[str, Loaded]) -> tuple[Results, list[tuple[str, list
     return results, variants
 
 
+def misses(loaded: Loaded) -> None:
+    """Where the shipped ranking's top-10 misses lie: in the API of one of the two best tools (and
+    then at which place among that API's tools) or elsewhere."""
+    index = loaded.index
+    api_of = dict(zip(index._ids, index._apis, strict=True))
+    size: dict[str, int] = {}
+    for api in index._apis:
+        size[api] = size.get(api, 0) + 1
+    groups = missed = 0
+    leading: list[str] = []
+    for query in loaded.queries:
+        ranked = [hit.id for hit in index.search(query.query, len(index))]
+        position = {tool_id: i for i, tool_id in enumerate(ranked)}
+        for group in query.groups:
+            groups += 1
+            best = min((position[t] for t in group if t in position), default=len(ranked))
+            if best < 10:
+                continue
+            missed += 1
+            api = api_of[group[0]]
+            if api in {api_of[t] for t in ranked[:2]}:
+                siblings = [t for t in ranked if api_of[t] == api]
+                place = siblings.index(group[0]) + 1 if group[0] in siblings else None
+                leading.append(f"{group[0]}: place {best + 1}, {place} of the {size[api]} tools of {api}")
+    console.print(f"{groups} gold groups, {missed} missed in the top 10, {len(leading)} of them in the API "
+                  "of one of the two best tools:")  # fmt: skip
+    for line in leading:
+        console.print(f"  {line}")
+
+
 def print_cv(title: str, variants: list[tuple[str, list[Point]]], results: Results, dev: list[str],
              always: list[str], folds: int, repeats: int) -> None:  # fmt: skip
     """One row per way of choosing: its cross-validated figures and the change against the first."""
@@ -312,7 +343,11 @@ def main(argv: list[str] | None = None) -> int:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--tail", action="store_true", help="bounded server expansion (tail fill)")
     mode.add_argument("--fields", action="store_true", help="field weights by request length")
+    mode.add_argument("--misses", action="store_true", help="where LiveMCPBench's top-10 misses lie")
     args = parser.parse_args(argv)
+    if args.misses:
+        misses(load_set(args.benchmarks, "livemcpbench"))
+        return 0
     sets = {name: load_set(args.benchmarks, name) for name in SETS}
     always: list[str] = []
     if args.synthetic:
