@@ -1,5 +1,6 @@
 """Cross-validate the candidate rules of issue 17's second pass on the dev splits (and the
-synthetic requests) only: server expansion, a dense weight by request length, field weights.
+synthetic requests) only: server expansion, a dense weight by request length, field weights,
+stopwords out of the dense vectors.
 
 The lexical parameters stay at the shipped values (`routing/tuned.py`) unless a mode changes
 them, so one pass over the queries gives every signal (`ToolIndex.signals`) and each rule is
@@ -19,6 +20,7 @@ tried by re-weighing or re-ordering what that pass scored:
   tools (siblings never push a leader out);
 - `--fields`: **field weights by length**: the BM25F field weights of `FIELD_VARIANTS`, for long
   requests (>= 25 words), short ones, or both;
+- `--dense-text`: **the dense signal from texts without stopwords** (tools and requests);
 - `--misses`: where the shipped ranking's LiveMCPBench top-10 misses lie (why expansion fails).
 
 Every variant is a restricted grid cross-validated exactly as `routing_eval.py --tune` does
@@ -26,13 +28,15 @@ Every variant is a restricted grid cross-validated exactly as `routing_eval.py -
 the figure of a way of choosing, with 95% bootstrap intervals over queries and the per-query
 change in nDCG@10 and Recall@10 against the shipped procedure (only the clause weight tuned).
 docs/routing.md has the tables. Run (a few minutes each, on a busy 2-core machine):
-    nice -n 5 .venv/bin/python bench/routing_expand.py --synthetic 300 [--tail | --fields]
+    nice -n 5 .venv/bin/python bench/routing_expand.py --synthetic 300 [--tail | --fields | --dense-text]
+    nice -n 5 .venv/bin/python bench/routing_expand.py --misses
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import re
 import statistics
 import sys
 from dataclasses import replace
@@ -55,7 +59,7 @@ from routing_eval import (
     load_set,
 )
 
-from colonnade.routing import IndexConfig
+from colonnade.routing import IndexConfig, ToolIndex
 from colonnade.routing.benchmark import load_tools
 
 FloatArray = npt.NDArray[np.float64]
@@ -296,6 +300,76 @@ def misses(loaded: Loaded) -> None:
         console.print(f"  {line}")
 
 
+class StoplessEmbedder:
+    """The installed embedder, fed texts without stopwords: a static model sums token vectors, so
+    "I", "the", "can you" weigh as much as "station" or "slide". `query_stopwords` strips the
+    larger request list (`QUERY_STOPWORDS`) from texts embedded once `querying` is set."""
+
+    def __init__(self, inner: Any, document: frozenset[str], query: frozenset[str]) -> None:
+        self.inner, self.document, self.query = inner, document, query
+        self.querying = False
+        self.model_id = f"{inner.model_id}/stopless"
+
+    @property
+    def dim(self) -> int:
+        return int(self.inner.dim)
+
+    def embed(self, texts: list[str]) -> Any:
+        stop = self.query if self.querying else self.document
+        words = re.compile(r"[A-Za-z']+")
+        kept = [words.sub(lambda m: "" if m.group(0).lower() in stop else m.group(0), t) for t in texts]
+        return self.inner.embed(kept)
+
+
+def dense_text_scores(sets: dict[str, Loaded], root: Path) -> tuple[Results, list[tuple[str, list[Point]]]]:
+    """Points (embedding variant, clause weight, dense weight)."""
+    from colonnade.routing.dense import load_embedder
+    from colonnade.routing.tokenize import DOCUMENT_STOPWORDS, QUERY_STOPWORDS
+
+    inner = load_embedder()
+    if inner is None:
+        raise SystemExit("no dense model installed (pip install 'colonnade[dense]')")
+    embedders: dict[str, Any] = {
+        "shipped": None,
+        "no stopwords": StoplessEmbedder(inner, DOCUMENT_STOPWORDS, DOCUMENT_STOPWORDS),
+        "no stopwords, request list for requests": StoplessEmbedder(
+            inner, DOCUMENT_STOPWORDS, QUERY_STOPWORDS
+        ),
+    }
+    dense_weights = (0.0, 0.25, 0.5, 1.0)
+    results: Results = {}
+    for variant, embedder in embedders.items():
+        for name, loaded in sets.items():
+            if embedder is not None:
+                embedder.querying = False
+                source = "livemcpbench" if name == "synthetic" else name
+                index = ToolIndex(embedder=embedder)
+                index.upsert(load_tools(root / source / "tools.jsonl"))
+                index.compact()
+                embedder.querying = True
+                loaded = Loaded(index, loaded.queries, 0.0)
+            ids, sig = signals_of(loaded)
+            gold = _gold_rows(loaded.queries, ids)
+            for clause, dense in itertools.product(CLAUSES, dense_weights):
+                total = sig["lexical"] + clause * sig["clause"] + dense * sig["dense"]
+                results.setdefault((variant, clause, dense), {})[name] = _per_query(
+                    loaded.queries, gold, total
+                )
+        console.print(f"scored embedding variant {variant}")
+    points = list(results)
+    variants = [
+        ("shipped (dense 0.25, clause tuned)", [p for p in points if p[0] == "shipped" and p[2] == 0.25])
+    ]
+    for variant in list(embedders)[1:]:
+        variants.append((f"{variant}, dense 0.25", [p for p in points if p[0] == variant and p[2] == 0.25]))
+    for variant in embedders:
+        variants.append((f"{variant}, dense weight tuned", [p for p in points if p[0] == variant]))
+    for dense in dense_weights:
+        variants.append((f"no stopwords, dense held at {dense}",
+                         [p for p in points if p[0] == "no stopwords" and p[2] == dense]))  # fmt: skip
+    return results, variants
+
+
 def print_cv(title: str, variants: list[tuple[str, list[Point]]], results: Results, dev: list[str],
              always: list[str], folds: int, repeats: int) -> None:  # fmt: skip
     """One row per way of choosing: its cross-validated figures and the change against the first."""
@@ -343,6 +417,7 @@ def main(argv: list[str] | None = None) -> int:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--tail", action="store_true", help="bounded server expansion (tail fill)")
     mode.add_argument("--fields", action="store_true", help="field weights by request length")
+    mode.add_argument("--dense-text", action="store_true", help="embed texts without stopwords")
     mode.add_argument("--misses", action="store_true", help="where LiveMCPBench's top-10 misses lie")
     args = parser.parse_args(argv)
     if args.misses:
@@ -361,6 +436,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.tail:
         results, variants = tail_scores(sets)
         title = "bounded server expansion (tail fill), dense 0.25"
+    elif args.dense_text:
+        results, variants = dense_text_scores(sets, args.benchmarks)
+        title = "dense signal from texts without stopwords"
     elif args.fields:
         results, variants = field_scores(sets)
         title = "field weights by request length (>= 25 words), dense 0.25"
