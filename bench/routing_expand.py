@@ -18,6 +18,8 @@ tried by re-weighing or re-ordering what that pass scored:
 - `--tail`: **bounded server expansion**: the top 10 keeps its first `10 - slots` tools and the
   last `slots` places go to the best remaining matching tools of the APIs of the `leaders` best
   tools (siblings never push a leader out);
+- `--domain`: **the server scored as a whole** (`domains.py`: the API as one document of its
+  name, description, tags and tool names) and blended into its tools' scores;
 - `--fields`: **field weights by length**: the BM25F field weights of `FIELD_VARIANTS`, for long
   requests (>= 25 words), short ones, or both;
 - `--dense-text`: **the dense signal from texts without stopwords** (tools and requests);
@@ -28,7 +30,8 @@ Every variant is a restricted grid cross-validated exactly as `routing_eval.py -
 the figure of a way of choosing, with 95% bootstrap intervals over queries and the per-query
 change in nDCG@10 and Recall@10 against the shipped procedure (only the clause weight tuned).
 docs/routing.md has the tables. Run (a few minutes each, on a busy 2-core machine):
-    nice -n 5 .venv/bin/python bench/routing_expand.py --synthetic 300 [--tail | --fields | --dense-text]
+    nice -n 5 .venv/bin/python bench/routing_expand.py --synthetic 300 \
+        [--tail | --domain | --fields | --dense-text]
     nice -n 5 .venv/bin/python bench/routing_expand.py --misses
 """
 
@@ -153,7 +156,7 @@ def signals_of(loaded: Loaded) -> tuple[list[str], dict[str, FloatArray]]:
     rows = [loaded.index.signals(q.query) for q in loaded.queries]
     stacked = {
         field: np.stack([_signal(getattr(sig, field), sig.lexical) for _, sig in rows])
-        for field in ("lexical", "clause", "dense")
+        for field in ("lexical", "clause", "dense", "domain")
     }
     return rows[0][0], stacked
 
@@ -235,6 +238,35 @@ def tail_scores(sets: dict[str, Loaded]) -> tuple[Results, list[tuple[str, list[
     for slots, leaders in itertools.product((1, 2, 3), (1, 2)):
         variants.append((f"tail fill held at {slots} places, {leaders} leading APIs",
                          [p for p in points if p[1:] == (slots, leaders)]))  # fmt: skip
+    return results, variants
+
+
+def domain_scores(sets: dict[str, Loaded]) -> tuple[Results, list[tuple[str, list[Point]]]]:
+    """Points (clause weight, domain weight): the API scored as one document (`domains.py`) and
+    blended into its tools' scores, with the dense weight as shipped."""
+    weights = (0.0, 0.1, 0.25, 0.5)
+    results: Results = {}
+    for name, loaded in sets.items():
+        ids, sig = signals_of(loaded)
+        gold = _gold_rows(loaded.queries, ids)
+        for clause, domain in itertools.product(CLAUSES, weights):
+            total = (
+                sig["lexical"]
+                + clause * sig["clause"]
+                + SHIPPED_DENSE * sig["dense"]
+                + domain * sig["domain"]
+            )
+            results[(clause, domain)] = results.get((clause, domain), {}) | {
+                name: _per_query(loaded.queries, gold, total)
+            }
+        console.print(f"scored {name}")
+    points = list(results)
+    variants = [
+        ("shipped (domain 0, clause tuned)", [p for p in points if p[1] == 0.0]),
+        ("domain weight tuned", points),
+    ]
+    for domain in weights[1:]:
+        variants.append((f"domain held at {domain}", [p for p in points if p[1] == domain]))
     return results, variants
 
 
@@ -418,6 +450,7 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--tail", action="store_true", help="bounded server expansion (tail fill)")
     mode.add_argument("--fields", action="store_true", help="field weights by request length")
     mode.add_argument("--dense-text", action="store_true", help="embed texts without stopwords")
+    mode.add_argument("--domain", action="store_true", help="the API's own score blended in")
     mode.add_argument("--misses", action="store_true", help="where LiveMCPBench's top-10 misses lie")
     args = parser.parse_args(argv)
     if args.misses:
@@ -439,6 +472,9 @@ def main(argv: list[str] | None = None) -> int:
     elif args.dense_text:
         results, variants = dense_text_scores(sets, args.benchmarks)
         title = "dense signal from texts without stopwords"
+    elif args.domain:
+        results, variants = domain_scores(sets)
+        title = "server score (the API as one document) blended into its tools', dense 0.25"
     elif args.fields:
         results, variants = field_scores(sets)
         title = "field weights by request length (>= 25 words), dense 0.25"
