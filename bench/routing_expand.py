@@ -1,0 +1,490 @@
+"""Cross-validate the candidate rules of issue 17's second pass on the dev splits (and the
+synthetic requests) only: server expansion, a dense weight by request length, field weights,
+stopwords out of the dense vectors.
+
+The lexical parameters stay at the shipped values (`routing/tuned.py`) unless a mode changes
+them, so one pass over the queries gives every signal (`ToolIndex.signals`) and each rule is
+tried by re-weighing or re-ordering what that pass scored:
+
+- default mode, two fusion rules in one grid:
+  - **dense by length**: the dense weight is `dense_short` for a request of fewer than `words`
+    words and `dense_long` otherwise (LiveMCPBench's requests run a median 18 words, Seal-Tools'
+    56, the synthetic ones 17);
+  - **server expansion as a blend**: each tool gains `sibling` times an API-level score, by
+    `mode`: "best", the scaled fused score of the best other tool of its API (any API whose
+    tool leads lifts its siblings); "second", the second-best other tool (an API needs two
+    strong tools); "top1" / "top2", 1 for the matching tools of the API of the best tool (or of
+    the best two), 0 elsewhere;
+- `--tail`: **bounded server expansion**: the top 10 keeps its first `10 - slots` tools and the
+  last `slots` places go to the best remaining matching tools of the APIs of the `leaders` best
+  tools (siblings never push a leader out);
+- `--domain`: **the server scored as a whole** (`domains.py`: the API as one document of its
+  name, description, tags and tool names) and blended into its tools' scores;
+- `--fields`: **field weights by length**: the BM25F field weights of `FIELD_VARIANTS`, for long
+  requests (>= 25 words), short ones, or both;
+- `--dense-text`: **the dense signal from texts without stopwords** (tools and requests);
+- `--misses`: where the shipped ranking's LiveMCPBench top-10 misses lie (why expansion fails).
+
+Every variant is a restricted grid cross-validated exactly as `routing_eval.py --tune` does
+(5 folds x 4 shufflings; the synthetic requests join every training side, never a scored fold):
+the figure of a way of choosing, with 95% bootstrap intervals over queries and the per-query
+change in nDCG@10 and Recall@10 against the shipped procedure (only the clause weight tuned).
+docs/routing.md has the tables. Run (a few minutes each, on a busy 2-core machine):
+    nice -n 5 .venv/bin/python bench/routing_expand.py --synthetic 300 \
+        [--tail | --domain | --fields | --dense-text]
+    nice -n 5 .venv/bin/python bench/routing_expand.py --misses
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import re
+import statistics
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from rich.console import Console
+from rich.table import Table
+from routing_eval import (
+    DEFAULT_BENCHMARKS,
+    SETS,
+    Loaded,
+    _gold_rows,
+    _per_query,
+    _signal,
+    cross_validate,
+    interval,
+    load_set,
+)
+
+from colonnade.routing import IndexConfig, ToolIndex
+from colonnade.routing.benchmark import load_tools
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+Point = tuple[Any, ...]
+Results = dict[Point, dict[str, np.ndarray]]
+console = Console(width=400)  # the tables are wide; a narrower console wraps every cell
+
+CLAUSES = (1.0, 2.0, 3.0)  # the clause weight, tuned in every variant as it is in the shipped one
+SHIPPED_DENSE = 0.25
+GRID: dict[str, tuple[Any, ...]] = {
+    "clause": CLAUSES,
+    "dense_short": (0.0, 0.25, 0.5, 1.0, 1.5),
+    "dense_long": (0.0, 0.25, 0.5, 1.0, 1.5),
+    "words": (25, 40),
+    "sibling": (0.0, 0.05, 0.1, 0.2, 0.3),
+    "mode": ("best", "second", "top1", "top2"),
+}
+NAMES = tuple(GRID)
+# Field weights (name, summary+intent, description, params, server, tags): the shipped ones, and
+# one field changed at a time.
+FIELD_VARIANTS: dict[str, tuple[float, ...]] = {
+    "shipped": (3.0, 1.5, 1.0, 0.5, 1.0, 0.3),
+    "description 2": (3.0, 1.5, 2.0, 0.5, 1.0, 0.3),
+    "params 1": (3.0, 1.5, 1.0, 1.0, 1.0, 0.3),
+    "name 2": (2.0, 1.5, 1.0, 0.5, 1.0, 0.3),
+    "server 2": (3.0, 1.5, 1.0, 0.5, 2.0, 0.3),
+}
+LONG_WORDS = 25
+
+
+def api_numbers(loaded: Loaded, ids: list[str]) -> IntArray:
+    """The API of each row as a number 0..A-1."""
+    numbers: dict[str, int] = {}
+    by_id = dict(zip(loaded.index._ids, loaded.index._apis, strict=True))
+    return np.array([numbers.setdefault(by_id[i], len(numbers)) for i in ids], dtype=np.int64)
+
+
+def api_lift(total: FloatArray, api: IntArray, mode: str) -> FloatArray:
+    """Per query (row of `total`) and tool, the API-level score a tool gains (see `mode` above).
+
+    Scores are first scaled by each query's best, so the lift is in the fused score's units.
+    """
+    top = total.max(axis=1, keepdims=True)
+    scores = total / np.where(top > 0, top, 1.0)
+    if mode in ("top1", "top2"):
+        leaders = np.argsort(-scores, axis=1, kind="stable")[:, : 1 if mode == "top1" else 2]
+        chosen = np.zeros((scores.shape[0], int(api.max()) + 1), dtype=bool)
+        np.put_along_axis(chosen, api[leaders], True, axis=1)
+        lift: FloatArray = np.where(chosen[:, api] & (scores > 0), 1.0, 0.0)
+        return lift
+    order = np.argsort(api, kind="stable")
+    groups = api[order]
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+    grouped = scores[:, order]
+    first = np.maximum.reduceat(grouped, starts, axis=1)  # (queries, APIs): each API's best tool
+    is_first = grouped >= first[:, groups]
+    rest = np.where(is_first, 0.0, grouped)
+    second = np.maximum.reduceat(rest, starts, axis=1)
+    is_second = ~is_first & (rest >= second[:, groups])
+    third = np.maximum.reduceat(np.where(is_first | is_second, 0.0, grouped), starts, axis=1)
+    if mode == "best":
+        grouped_lift = np.where(is_first, second[:, groups], first[:, groups])
+    elif mode == "second":
+        grouped_lift = np.where(is_first | is_second, third[:, groups], second[:, groups])
+    else:
+        raise ValueError(f"unknown mode {mode!r}")
+    out = np.empty_like(grouped_lift)
+    out[:, order] = grouped_lift
+    return out
+
+
+def tail_fill(total: FloatArray, api: IntArray, slots: int, leaders: int) -> FloatArray:
+    """Scores whose top 10 keeps the first `10 - slots` tools of `total` and gives the last
+    `slots` places to the best remaining tools (score > 0) of the APIs of the `leaders` best
+    tools; places those tools do not fill keep their tools. Only the order of the top 10 counts."""
+    out = np.zeros_like(total)
+    for i in range(total.shape[0]):
+        order = np.argsort(-total[i], kind="stable")
+        kept = order[: 10 - slots].tolist()
+        apis = set(api[order[:leaders]].tolist())
+        siblings = [r for r in order[10 - slots : 500].tolist() if api[r] in apis and total[i, r] > 0][:slots]
+        chosen = set(kept + siblings)
+        ranked = (kept + siblings + [r for r in order[:10].tolist() if r not in chosen])[:10]
+        out[i, ranked] = np.arange(len(ranked) + 1, 1, -1, dtype=np.float64)
+    return out
+
+
+def signals_of(loaded: Loaded) -> tuple[list[str], dict[str, FloatArray]]:
+    """Row ids and the stacked (queries, rows) lexical, clause and dense signals of a set."""
+    rows = [loaded.index.signals(q.query) for q in loaded.queries]
+    stacked = {
+        field: np.stack([_signal(getattr(sig, field), sig.lexical) for _, sig in rows])
+        for field in ("lexical", "clause", "dense", "domain")
+    }
+    return rows[0][0], stacked
+
+
+def blend_scores(sets: dict[str, Loaded]) -> tuple[list[Point], Results]:
+    """Per point of `GRID` and set, the per-query metrics (queries, 3)."""
+    points = list(itertools.product(*GRID.values()))
+    results: Results = {}
+    for name, loaded in sets.items():
+        ids, sig = signals_of(loaded)
+        gold = _gold_rows(loaded.queries, ids)
+        api = api_numbers(loaded, ids)
+        words = np.array([len(q.query.split()) for q in loaded.queries])
+        lifts: dict[Point, FloatArray] = {}
+        for point in points:
+            p = dict(zip(NAMES, point, strict=True))
+            weight = np.where(words < p["words"], p["dense_short"], p["dense_long"])[:, None]
+            total = sig["lexical"] + p["clause"] * sig["clause"] + weight * sig["dense"]
+            if p["sibling"]:
+                key = (p["clause"], p["dense_short"], p["dense_long"], p["words"], p["mode"])
+                if key not in lifts:
+                    lifts[key] = api_lift(total, api, p["mode"])
+                top = total.max(axis=1, keepdims=True)
+                total = total / np.where(top > 0, top, 1.0) + p["sibling"] * lifts[key]
+            results.setdefault(point, {})[name] = _per_query(loaded.queries, gold, total)
+        console.print(f"scored {name}: {len(loaded.queries)} queries x {len(points)} points")
+    return points, results
+
+
+def blend_variants(points: list[Point]) -> list[tuple[str, list[Point]]]:
+    def only(**fixed: tuple[Any, ...]) -> list[Point]:
+        return [p for p in points if all(p[NAMES.index(k)] in v for k, v in fixed.items())]
+
+    no_lift = {"sibling": (0.0,), "mode": ("best",)}
+    dense_fixed = {"dense_short": (SHIPPED_DENSE,), "dense_long": (SHIPPED_DENSE,), "words": (LONG_WORDS,)}
+    variants = [
+        ("shipped (dense 0.25, clause tuned)", only(**dense_fixed, **no_lift)),
+        ("one dense weight for all, tuned",
+         [p for p in only(words=(LONG_WORDS,), **no_lift) if p[1] == p[2]]),
+        ("dense by length (25 words), both weights tuned", only(words=(25,), **no_lift)),
+        ("dense by length (40 words), both weights tuned", only(words=(40,), **no_lift)),
+        ("dense by length, threshold and weights tuned", only(**no_lift)),
+    ]  # fmt: skip
+    for short, long in ((0.0, 1.0), (0.25, 0.5), (0.25, 1.0)):
+        variants.append((f"dense held at {short} short / {long} long (25 words)",
+                         only(dense_short=(short,), dense_long=(long,), words=(25,), **no_lift)))  # fmt: skip
+    for mode in GRID["mode"]:
+        variants.append((f"server lift {mode}, weight tuned (0-0.3)", only(**dense_fixed, mode=(mode,))))
+    variants.append(("server lift, mode and weight tuned", only(**dense_fixed)))
+    for value in GRID["sibling"][1:]:
+        for mode in GRID["mode"]:
+            variants.append((f"server lift {mode} held at {value}",
+                             only(**dense_fixed, sibling=(value,), mode=(mode,))))  # fmt: skip
+    variants.append(("everything in the grid tuned", points))
+    return variants
+
+
+def tail_scores(sets: dict[str, Loaded]) -> tuple[Results, list[tuple[str, list[Point]]]]:
+    """Points (clause weight, slots, leaders); slots 0 is the shipped ranking."""
+    results: Results = {}
+    for name, loaded in sets.items():
+        ids, sig = signals_of(loaded)
+        gold = _gold_rows(loaded.queries, ids)
+        api = api_numbers(loaded, ids)
+        for clause in CLAUSES:
+            total = sig["lexical"] + clause * sig["clause"] + SHIPPED_DENSE * sig["dense"]
+            results.setdefault((clause, 0, 0), {})[name] = _per_query(loaded.queries, gold, total)
+            for slots, leaders in itertools.product((1, 2, 3), (1, 2)):
+                filled = tail_fill(total, api, slots, leaders)
+                results.setdefault((clause, slots, leaders), {})[name] = _per_query(
+                    loaded.queries, gold, filled
+                )
+        console.print(f"scored {name}")
+    points = list(results)
+    variants = [
+        ("shipped (clause tuned)", [p for p in points if p[1] == 0]),
+        ("tail fill tuned (slots 0-3, leaders 1-2)", points),
+    ]
+    for slots, leaders in itertools.product((1, 2, 3), (1, 2)):
+        variants.append((f"tail fill held at {slots} places, {leaders} leading APIs",
+                         [p for p in points if p[1:] == (slots, leaders)]))  # fmt: skip
+    return results, variants
+
+
+def domain_scores(sets: dict[str, Loaded]) -> tuple[Results, list[tuple[str, list[Point]]]]:
+    """Points (clause weight, domain weight): the API scored as one document (`domains.py`) and
+    blended into its tools' scores, with the dense weight as shipped."""
+    weights = (0.0, 0.1, 0.25, 0.5)
+    results: Results = {}
+    for name, loaded in sets.items():
+        ids, sig = signals_of(loaded)
+        gold = _gold_rows(loaded.queries, ids)
+        for clause, domain in itertools.product(CLAUSES, weights):
+            total = (
+                sig["lexical"]
+                + clause * sig["clause"]
+                + SHIPPED_DENSE * sig["dense"]
+                + domain * sig["domain"]
+            )
+            results[(clause, domain)] = results.get((clause, domain), {}) | {
+                name: _per_query(loaded.queries, gold, total)
+            }
+        console.print(f"scored {name}")
+    points = list(results)
+    variants = [
+        ("shipped (domain 0, clause tuned)", [p for p in points if p[1] == 0.0]),
+        ("domain weight tuned", points),
+    ]
+    for domain in weights[1:]:
+        variants.append((f"domain held at {domain}", [p for p in points if p[1] == domain]))
+    return results, variants
+
+
+def field_scores(sets: dict[str, Loaded]) -> tuple[Results, list[tuple[str, list[Point]]]]:
+    """Points (variant for long requests, variant for short ones, clause weight)."""
+    base: dict[tuple[str, float], dict[str, np.ndarray]] = {}
+    for variant, weights in FIELD_VARIANTS.items():
+        for name, loaded in sets.items():
+            loaded.index.configure(replace(IndexConfig(), field_weights=weights))
+            ids, sig = signals_of(loaded)
+            gold = _gold_rows(loaded.queries, ids)
+            for clause in CLAUSES:
+                total = sig["lexical"] + clause * sig["clause"] + SHIPPED_DENSE * sig["dense"]
+                base.setdefault((variant, clause), {})[name] = _per_query(loaded.queries, gold, total)
+        console.print(f"scored field variant {variant}")
+    long = {name: (np.array([len(q.query.split()) for q in s.queries]) >= LONG_WORDS)[:, None]
+            for name, s in sets.items()}  # fmt: skip
+    results: Results = {}
+    for for_long, for_short, clause in itertools.product(FIELD_VARIANTS, FIELD_VARIANTS, CLAUSES):
+        results[(for_long, for_short, clause)] = {
+            name: np.where(long[name], base[(for_long, clause)][name], base[(for_short, clause)][name])
+            for name in sets
+        }
+    points = list(results)
+    variants = [("shipped (clause tuned)", [p for p in points if p[:2] == ("shipped", "shipped")])]
+    for v in FIELD_VARIANTS:
+        if v != "shipped":
+            variants.append((f"{v} for all", [p for p in points if p[:2] == (v, v)]))
+            variants.append((f"{v} for long requests only", [p for p in points if p[:2] == (v, "shipped")]))
+            variants.append((f"{v} for short requests only", [p for p in points if p[:2] == ("shipped", v)]))
+    variants.append(("one variant for all, tuned", [p for p in points if p[0] == p[1]]))
+    variants.append(("long and short variants tuned", points))
+    return results, variants
+
+
+def misses(loaded: Loaded) -> None:
+    """Where the shipped ranking's top-10 misses lie: in the API of one of the two best tools (and
+    then at which place among that API's tools) or elsewhere."""
+    index = loaded.index
+    api_of = dict(zip(index._ids, index._apis, strict=True))
+    size: dict[str, int] = {}
+    for api in index._apis:
+        size[api] = size.get(api, 0) + 1
+    groups = missed = 0
+    leading: list[str] = []
+    for query in loaded.queries:
+        ranked = [hit.id for hit in index.search(query.query, len(index))]
+        position = {tool_id: i for i, tool_id in enumerate(ranked)}
+        for group in query.groups:
+            groups += 1
+            best = min((position[t] for t in group if t in position), default=len(ranked))
+            if best < 10:
+                continue
+            missed += 1
+            api = api_of[group[0]]
+            if api in {api_of[t] for t in ranked[:2]}:
+                siblings = [t for t in ranked if api_of[t] == api]
+                place = siblings.index(group[0]) + 1 if group[0] in siblings else None
+                leading.append(f"{group[0]}: place {best + 1}, {place} of the {size[api]} tools of {api}")
+    console.print(f"{groups} gold groups, {missed} missed in the top 10, {len(leading)} of them in the API "
+                  "of one of the two best tools:")  # fmt: skip
+    for line in leading:
+        console.print(f"  {line}")
+
+
+class StoplessEmbedder:
+    """The installed embedder, fed texts without stopwords: a static model sums token vectors, so
+    "I", "the", "can you" weigh as much as "station" or "slide". `query_stopwords` strips the
+    larger request list (`QUERY_STOPWORDS`) from texts embedded once `querying` is set."""
+
+    def __init__(self, inner: Any, document: frozenset[str], query: frozenset[str]) -> None:
+        self.inner, self.document, self.query = inner, document, query
+        self.querying = False
+        self.model_id = f"{inner.model_id}/stopless"
+
+    @property
+    def dim(self) -> int:
+        return int(self.inner.dim)
+
+    def embed(self, texts: list[str]) -> Any:
+        stop = self.query if self.querying else self.document
+        words = re.compile(r"[A-Za-z']+")
+        kept = [words.sub(lambda m: "" if m.group(0).lower() in stop else m.group(0), t) for t in texts]
+        return self.inner.embed(kept)
+
+
+def dense_text_scores(sets: dict[str, Loaded], root: Path) -> tuple[Results, list[tuple[str, list[Point]]]]:
+    """Points (embedding variant, clause weight, dense weight)."""
+    from colonnade.routing.dense import load_embedder
+    from colonnade.routing.tokenize import DOCUMENT_STOPWORDS, QUERY_STOPWORDS
+
+    inner = load_embedder()
+    if inner is None:
+        raise SystemExit("no dense model installed (pip install 'colonnade[dense]')")
+    embedders: dict[str, Any] = {
+        "shipped": None,
+        "no stopwords": StoplessEmbedder(inner, DOCUMENT_STOPWORDS, DOCUMENT_STOPWORDS),
+        "no stopwords, request list for requests": StoplessEmbedder(
+            inner, DOCUMENT_STOPWORDS, QUERY_STOPWORDS
+        ),
+    }
+    dense_weights = (0.0, 0.25, 0.5, 1.0)
+    results: Results = {}
+    for variant, embedder in embedders.items():
+        for name, loaded in sets.items():
+            if embedder is not None:
+                embedder.querying = False
+                source = "livemcpbench" if name == "synthetic" else name
+                index = ToolIndex(embedder=embedder)
+                index.upsert(load_tools(root / source / "tools.jsonl"))
+                index.compact()
+                embedder.querying = True
+                loaded = Loaded(index, loaded.queries, 0.0)
+            ids, sig = signals_of(loaded)
+            gold = _gold_rows(loaded.queries, ids)
+            for clause, dense in itertools.product(CLAUSES, dense_weights):
+                total = sig["lexical"] + clause * sig["clause"] + dense * sig["dense"]
+                results.setdefault((variant, clause, dense), {})[name] = _per_query(
+                    loaded.queries, gold, total
+                )
+        console.print(f"scored embedding variant {variant}")
+    points = list(results)
+    variants = [
+        ("shipped (dense 0.25, clause tuned)", [p for p in points if p[0] == "shipped" and p[2] == 0.25])
+    ]
+    for variant in list(embedders)[1:]:
+        variants.append((f"{variant}, dense 0.25", [p for p in points if p[0] == variant and p[2] == 0.25]))
+    for variant in embedders:
+        variants.append((f"{variant}, dense weight tuned", [p for p in points if p[0] == variant]))
+    for dense in dense_weights:
+        variants.append((f"no stopwords, dense held at {dense}",
+                         [p for p in points if p[0] == "no stopwords" and p[2] == dense]))  # fmt: skip
+    return results, variants
+
+
+def print_cv(title: str, variants: list[tuple[str, list[Point]]], results: Results, dev: list[str],
+             always: list[str], folds: int, repeats: int) -> None:  # fmt: skip
+    """One row per way of choosing: its cross-validated figures and the change against the first."""
+    table = Table(title=f"{title}: {folds}-fold CV x {repeats}, 95% bootstrap intervals over queries")
+    table.add_column("procedure")
+    for name in dev:
+        for metric in ("R@5", "R@10", "nDCG@10"):
+            table.add_column(f"{name} {metric}", justify="right")
+    table.add_column("mean nDCG@10", justify="right")
+    for name in dev:
+        table.add_column(f"{name} change nDCG@10 / R@10", justify="right")
+    reference = None
+    for label, subset in variants:
+        per_query = cross_validate(subset, results, dev, always, folds, repeats)
+        cells = []
+        for name in dev:
+            for m in range(3):
+                low, high = interval(per_query[name][:, m])
+                cells.append(f"{100 * per_query[name][:, m].mean():.1f} [{100 * low:.1f}, {100 * high:.1f}]")
+        changes = ["-" for _ in dev]
+        if reference is None:
+            reference = per_query
+        else:
+            changes = []
+            for name in dev:
+                parts = []
+                for m in (2, 1):
+                    diff = per_query[name][:, m] - reference[name][:, m]
+                    low, high = interval(diff)
+                    parts.append(f"{100 * diff.mean():+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]")
+                changes.append(" / ".join(parts))
+        mean = statistics.fmean(float(per_query[name][:, 2].mean()) for name in dev)
+        table.add_row(label, *cells, f"{100 * mean:.2f}", *changes)
+    console.print(table)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--benchmarks", type=Path, default=DEFAULT_BENCHMARKS, help="benchmarks directory")
+    parser.add_argument("--synthetic", type=int, default=300, help="synthetic requests (0: none)")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=4)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--tail", action="store_true", help="bounded server expansion (tail fill)")
+    mode.add_argument("--fields", action="store_true", help="field weights by request length")
+    mode.add_argument("--dense-text", action="store_true", help="embed texts without stopwords")
+    mode.add_argument("--domain", action="store_true", help="the API's own score blended in")
+    mode.add_argument("--misses", action="store_true", help="where LiveMCPBench's top-10 misses lie")
+    args = parser.parse_args(argv)
+    if args.misses:
+        misses(load_set(args.benchmarks, "livemcpbench"))
+        return 0
+    sets = {name: load_set(args.benchmarks, name) for name in SETS}
+    always: list[str] = []
+    if args.synthetic:
+        from routing_synth import synthetic_queries
+
+        loaded = load_set(args.benchmarks, "livemcpbench")
+        tools = load_tools(args.benchmarks / "livemcpbench" / "tools.jsonl")
+        loaded.queries = synthetic_queries(tools, args.synthetic)
+        sets["synthetic"] = loaded
+        always.append("synthetic")
+    if args.tail:
+        results, variants = tail_scores(sets)
+        title = "bounded server expansion (tail fill), dense 0.25"
+    elif args.dense_text:
+        results, variants = dense_text_scores(sets, args.benchmarks)
+        title = "dense signal from texts without stopwords"
+    elif args.domain:
+        results, variants = domain_scores(sets)
+        title = "server score (the API as one document) blended into its tools', dense 0.25"
+    elif args.fields:
+        results, variants = field_scores(sets)
+        title = "field weights by request length (>= 25 words), dense 0.25"
+    else:
+        points, results = blend_scores(sets)
+        variants = blend_variants(points)
+        title = "dense weight by request length, server expansion as a blend"
+    print_cv(title, variants, results, list(SETS), always, args.folds, args.repeats)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
