@@ -126,6 +126,8 @@ class EndpointRelay(Relay):
     async def log(self, params: types.LoggingMessageNotificationParams) -> None:
         if self.log_level is None or _LEVELS.index(params.level) < _LEVELS.index(self.log_level):
             return
+        if not self.modern and not self.ctx.session.can_send_request:
+            return  # a request answered with one JSON body: it carries the answer only
         notification = types.LoggingMessageNotification(params=params)
         await self.ctx.session.send_notification(notification, related_request_id=self.ctx.request_id)
 
