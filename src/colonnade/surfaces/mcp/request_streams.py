@@ -19,11 +19,17 @@ import contextlib
 from collections.abc import Awaitable, Callable, Iterator
 from contextvars import ContextVar
 
-import anyio
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from starlette.types import Message, Receive, Scope, Send
 
-__all__ = ["PerRequestTransport", "answering", "chosen", "until_disconnected", "wants_stream"]
+__all__ = [
+    "WATCH_AFTER_S",
+    "PerRequestTransport",
+    "answering",
+    "chosen",
+    "until_disconnected",
+    "wants_stream",
+]
 
 
 class _Choice:
@@ -38,6 +44,8 @@ _CHOICE: ContextVar[_Choice | None] = ContextVar("colonnade_mcp_json_body", defa
 # byte search of the body the edge already read, so a plain request pays no JSON parsing for it. A
 # false match (the words inside arguments) costs only a stream.
 _STREAM_MARKERS = (b'"progressToken"', b"/logLevel")
+WATCH_AFTER_S = 0.05
+"""How long a request answered with one JSON body runs before its connection is watched."""
 
 
 def chosen() -> bool | None:
@@ -80,27 +88,46 @@ class PerRequestTransport(StreamableHTTPServerTransport):
 async def until_disconnected(
     serve: Callable[[Scope, Receive, Send], Awaitable[None]], scope: Scope, receive: Receive, send: Send
 ) -> None:
-    """Serve a request, and stop serving it (cancelling its handler) when the client goes away.
+    """Serve a request, and stop serving it (cancelling its task) when the client goes away.
 
-    The client's messages are watched only once the request's body has been read by `serve`.
+    Watching takes a task; a request answered within `WATCH_AFTER_S` (the fast path) never starts
+    one and costs only a timer. A client that leaves sooner is noticed once that time has passed.
     """
-    read = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    serving = asyncio.current_task()
+    assert serving is not None
+    body_read = gone = False
+    watcher: asyncio.Task[None] | None = None
+    timer: asyncio.TimerHandle | None = None
 
     async def reading() -> Message:
+        nonlocal body_read
         message = await receive()
-        if not message.get("more_body", False):
-            read.set()
+        body_read = not message.get("more_body", False)
         return message
 
-    async def watch(serving: anyio.CancelScope) -> None:
-        await read.wait()
+    async def watch() -> None:
+        nonlocal gone
         while (await receive())["type"] != "http.disconnect":
             pass
+        gone = True
         serving.cancel()
 
-    with anyio.CancelScope() as serving:
-        watcher = asyncio.create_task(watch(serving))
-        try:
-            await serve(scope, reading, send)
-        finally:
+    def start() -> None:
+        nonlocal watcher, timer
+        if body_read:  # the client's next message can only be its disconnect
+            watcher = loop.create_task(watch())
+        else:
+            timer = loop.call_later(WATCH_AFTER_S, start)
+
+    timer = loop.call_later(WATCH_AFTER_S, start)
+    try:
+        await serve(scope, reading, send)
+    except asyncio.CancelledError:
+        if gone and serving.uncancel() == 0:
+            return  # nobody is left to answer
+        raise
+    finally:
+        timer.cancel()
+        if watcher is not None:
             watcher.cancel()
