@@ -74,12 +74,18 @@ async def _call_tool(
     return types.CallToolResult(content=[types.TextContent(type="text", text=f"{params.name} done")])
 
 
+async def _list_resources(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListResourcesResult:
+    """One resource to watch (`touch` announces an update of any)."""
+    return types.ListResourcesResult(resources=[types.Resource(uri="test://watched", name="watched")])
+
+
 def build_server() -> Server[Any]:
     return Server(
         "fault-server",
         version="1.0.0",
         on_list_tools=_list_tools,
         on_call_tool=_call_tool,
+        on_list_resources=_list_resources,
         on_subscriptions_listen=ListenHandler(_BUS),
     )
 

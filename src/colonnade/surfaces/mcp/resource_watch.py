@@ -1,4 +1,4 @@
-"""2026-07-28 callers' resource subscriptions on a server's own endpoint, relayed from the server.
+"""Resource subscriptions of a server's own endpoint's callers, relayed from the server.
 
 A 2026-07-28 client asks for a resource's updates on its `subscriptions/listen` stream
 (`resourceSubscriptions`); the endpoint's `ListenHandler` delivers the updates the gateway
@@ -6,8 +6,10 @@ announces. `ResourceWatch` makes the server send them: while at least one caller
 resource, the server's own session (the one 2026-07-28 callers talk to) is subscribed to it once,
 with a `subscriptions/listen` of its own when that session speaks 2026-07-28, with
 `resources/subscribe` when it speaks the handshake era and offers subscriptions (shared with the
-handshake-era callers' subscriptions when they go to the same session). The updates come back as
-the server's list changes do (`Upstream.on_event`) and are announced to the endpoint's clients.
+handshake-era callers' subscriptions when they go to the same session). The handshake-era callers'
+own `resources/subscribe` hold a watch too when their session is that one and speaks 2026-07-28 (a
+stdio server: it has no handshake-era twin). The updates come back as the server's list changes do
+(`Upstream.on_event`) and are announced to the endpoint's clients.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ _RELEASE_S = 5.0
 
 
 class ResourceWatch:
-    """The resources 2026-07-28 callers of one server's endpoint watch, and the server told once each."""
+    """The resources callers of one server's endpoint watch on its own session; the server told once."""
 
     def __init__(self, upstream: Upstream, *, shared: Callable[[str], int]) -> None:
         """`shared(uri)`: the handshake-era callers subscribed to `uri` through this same session."""
@@ -54,17 +56,27 @@ class ResourceWatch:
         try:
             for uri in dict.fromkeys(uris):
                 held.append(uri)
-                self._watchers[uri] = self.watchers(uri) + 1
-                if self._watchers[uri] == 1:
-                    await self._tell(uri, on=True)
+                await self.hold(uri)
             yield
         finally:
             with anyio.move_on_after(_RELEASE_S, shield=True):
                 for uri in held:
-                    self._watchers[uri] -= 1
-                    if self._watchers[uri] == 0:
-                        del self._watchers[uri]
-                        await self._tell(uri, on=False)
+                    await self.release(uri)
+
+    async def hold(self, uri: str) -> None:
+        """One more watcher of `uri` (the first one tells the server)."""
+        self._watchers[uri] = self.watchers(uri) + 1
+        if self._watchers[uri] == 1:
+            await self._tell(uri, on=True)
+
+    async def release(self, uri: str) -> None:
+        """One watcher of `uri` fewer (the last one tells the server)."""
+        if self.watchers(uri) == 0:
+            return
+        self._watchers[uri] -= 1
+        if self._watchers[uri] == 0:
+            del self._watchers[uri]
+            await self._tell(uri, on=False)
 
     async def _tell(self, uri: str, *, on: bool) -> None:
         upstream = self.upstream

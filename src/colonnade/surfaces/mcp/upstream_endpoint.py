@@ -366,6 +366,12 @@ class UpstreamEndpoint:
 
     async def _subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
         """A handshake-era client's resource subscription; the server hears of the first one."""
+        if self._follows_for_handshake_era():
+            self._admit(ctx)
+            if not self.announcer.subscribed(ctx.session, params.uri):
+                self.announcer.subscribe(ctx.session, params.uri)
+                await self.watch.hold(params.uri)
+            return types.EmptyResult()
         first = self.announcer.subscribers(params.uri) == 0 and not self._watched_alike(params.uri)
         self.announcer.subscribe(ctx.session, params.uri)
         if first and self._upstream_subscribes():
@@ -377,6 +383,11 @@ class UpstreamEndpoint:
         return types.EmptyResult()
 
     async def _unsubscribe(self, ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        if self._follows_for_handshake_era():
+            if self.announcer.subscribed(ctx.session, params.uri):
+                self.announcer.subscribe(ctx.session, params.uri, on=False)
+                await self.watch.release(params.uri)
+            return types.EmptyResult()
         self.announcer.subscribe(ctx.session, params.uri, on=False)
         last = self.announcer.subscribers(params.uri) == 0 and not self._watched_alike(params.uri)
         if last and self._upstream_subscribes():
@@ -403,6 +414,10 @@ class UpstreamEndpoint:
         """Whether the callers of both eras talk to the same session of the server."""
         upstream = self.upstream  # the pool's rule (`for_caller`), without opening the twin
         return upstream.settings.transport != "http" or upstream.negotiated not in MODERN_PROTOCOL_VERSIONS
+
+    def _follows_for_handshake_era(self) -> bool:
+        """Whether handshake-era callers share a session with the server that speaks 2026-07-28 (stdio)."""
+        return self._one_session() and self.upstream.negotiated in MODERN_PROTOCOL_VERSIONS
 
     def _subscribed_alike(self, uri: str) -> int:
         return self.announcer.subscribers(uri) if self._one_session() else 0
