@@ -1,4 +1,4 @@
-"""The per-request JSON-or-SSE choice and the disconnect watch of JSON-answered requests, in process."""
+"""The per-request JSON-or-SSE choice and the leave watch of JSON-answered requests, in process."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from starlette.types import Message
 
 from colonnade.surfaces.mcp.request_streams import (
     WATCH_AFTER_S,
+    LeaveWatch,
     PerRequestTransport,
     answering,
     chosen,
-    until_disconnected,
     wants_stream,
 )
 
@@ -96,7 +96,7 @@ async def test_a_request_whose_client_leaves_is_cancelled() -> None:
             cancelled.set()
             raise
 
-    serving = asyncio.create_task(until_disconnected(hang, {}, client.receive, client.send))
+    serving = asyncio.create_task(LeaveWatch().serve(hang, {}, client.receive, client.send))
     await asyncio.sleep(WATCH_AFTER_S * 2)
     client.gone.set()
     await asyncio.wait_for(serving, 2)  # ends quietly: nobody is left to answer
@@ -109,7 +109,7 @@ async def test_a_request_answered_in_time_never_watches_its_client() -> None:
     async def quick(scope: Any, receive: Any, send: Any) -> None:
         await receive()
 
-    await until_disconnected(quick, {}, client.receive, client.send)
+    await LeaveWatch().serve(quick, {}, client.receive, client.send)
     await asyncio.sleep(WATCH_AFTER_S * 2)
     assert client.receives == 1  # the body only: no watcher asked for more
 
@@ -121,8 +121,22 @@ async def test_a_cancellation_from_elsewhere_still_propagates() -> None:
         await receive()
         await asyncio.Event().wait()
 
-    serving = asyncio.create_task(until_disconnected(hang, {}, client.receive, client.send))
+    serving = asyncio.create_task(LeaveWatch().serve(hang, {}, client.receive, client.send))
     await asyncio.sleep(WATCH_AFTER_S * 2)
     serving.cancel()
     with pytest.raises(asyncio.CancelledError):
         await serving
+
+
+async def test_the_sweeper_runs_only_while_requests_are_in_flight() -> None:
+    watch = LeaveWatch()
+    client = Client()
+
+    async def slow(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await asyncio.sleep(WATCH_AFTER_S * 3)
+
+    await watch.serve(slow, {}, client.receive, client.send)
+    assert client.receives == 2  # the body, then the watch of a request that ran past the bound
+    await asyncio.sleep(WATCH_AFTER_S)
+    assert watch._sweeper is None

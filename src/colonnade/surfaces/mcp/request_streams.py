@@ -16,20 +16,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextvars import ContextVar
+from typing import Any
 
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from starlette.types import Message, Receive, Scope, Send
 
-__all__ = [
-    "WATCH_AFTER_S",
-    "PerRequestTransport",
-    "answering",
-    "chosen",
-    "until_disconnected",
-    "wants_stream",
-]
+__all__ = ["WATCH_AFTER_S", "LeaveWatch", "PerRequestTransport", "answering", "chosen", "wants_stream"]
 
 
 class _Choice:
@@ -85,49 +80,74 @@ class PerRequestTransport(StreamableHTTPServerTransport):
         self.__dict__["is_json_response_enabled"] = value
 
 
-async def until_disconnected(
-    serve: Callable[[Scope, Receive, Send], Awaitable[None]], scope: Scope, receive: Receive, send: Send
-) -> None:
-    """Serve a request, and stop serving it (cancelling its task) when the client goes away.
+class _Served:
+    """One request served with one JSON body, as `LeaveWatch` sees it."""
 
-    Watching takes a task; a request answered within `WATCH_AFTER_S` (the fast path) never starts
-    one and costs only a timer. A client that leaves sooner is noticed once that time has passed.
-    """
-    loop = asyncio.get_running_loop()
-    serving = asyncio.current_task()
-    assert serving is not None
-    body_read = gone = False
-    watcher: asyncio.Task[None] | None = None
-    timer: asyncio.TimerHandle | None = None
+    __slots__ = ("body_read", "gone", "receive", "started", "watcher")
 
-    async def reading() -> Message:
-        nonlocal body_read
-        message = await receive()
-        body_read = not message.get("more_body", False)
+    def __init__(self, receive: Receive, started: float) -> None:
+        self.receive = receive
+        self.started = started
+        self.body_read = self.gone = False
+        self.watcher: asyncio.Task[None] | None = None
+
+    async def reading(self) -> Message:
+        message = await self.receive()
+        self.body_read = not message.get("more_body", False)
         return message
 
-    async def watch() -> None:
-        nonlocal gone
-        while (await receive())["type"] != "http.disconnect":
+    async def watch(self, serving: asyncio.Task[Any]) -> None:
+        while (await self.receive())["type"] != "http.disconnect":
             pass
-        gone = True
+        self.gone = True
         serving.cancel()
 
-    def start() -> None:
-        nonlocal watcher, timer
-        if body_read:  # the client's next message can only be its disconnect
-            watcher = loop.create_task(watch())
-        else:
-            timer = loop.call_later(WATCH_AFTER_S, start)
 
-    timer = loop.call_later(WATCH_AFTER_S, start)
-    try:
-        await serve(scope, reading, send)
-    except asyncio.CancelledError:
-        if gone and serving.uncancel() == 0:
-            return  # nobody is left to answer
-        raise
-    finally:
-        timer.cancel()
-        if watcher is not None:
-            watcher.cancel()
+class LeaveWatch:
+    """Stops serving a request (cancelling its task) when its client goes away.
+
+    Watching a client takes a task of its own; a request answered within `WATCH_AFTER_S` (the fast
+    path) never gets one: one sweeper, running while such requests are in flight, starts the watch
+    of those that have run longer. A client that leaves sooner is noticed then.
+    """
+
+    def __init__(self, after_s: float = WATCH_AFTER_S) -> None:
+        self.after_s = after_s
+        self._serving: dict[asyncio.Task[Any], _Served] = {}
+        self._sweeper: asyncio.Task[None] | None = None
+
+    async def serve(
+        self,
+        serve: Callable[[Scope, Receive, Send], Awaitable[None]],
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        served = _Served(receive, time.monotonic())
+        self._serving[task] = served
+        if self._sweeper is None:
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+        try:
+            await serve(scope, served.reading, send)
+        except asyncio.CancelledError:
+            if served.gone and task.uncancel() == 0:
+                return  # nobody is left to answer
+            raise
+        finally:
+            del self._serving[task]
+            if served.watcher is not None:
+                served.watcher.cancel()
+
+    async def _sweep(self) -> None:
+        try:
+            while self._serving:
+                await asyncio.sleep(self.after_s / 2)
+                due = time.monotonic() - self.after_s
+                for task, served in self._serving.items():
+                    # once its body is read, the client's next message can only be its disconnect
+                    if served.watcher is None and served.body_read and served.started <= due:
+                        served.watcher = asyncio.create_task(served.watch(task))
+        finally:
+            self._sweeper = None

@@ -44,10 +44,10 @@ from colonnade.governance.principal import PrincipalKind
 from colonnade.surfaces.admission import retry_after_header
 from colonnade.surfaces.edge import principal_of_scope, request_body
 from colonnade.surfaces.mcp.request_streams import (
+    LeaveWatch,
     PerRequestTransport,
     answering,
     chosen,
-    until_disconnected,
     wants_stream,
 )
 
@@ -195,6 +195,7 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         self.session_streams = session_streams
         self._streamed: set[str] = set()
         self._logging: set[str] = set()
+        self._leaving = LeaveWatch()
 
     @property
     def json_response(self) -> bool:
@@ -207,35 +208,39 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         self._json_default = value
 
     async def _handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
-        choice = self._answer_as(scope)
+        choice, watched = self._answer_as(scope)
         with answering(choice):
-            if choice is None and self._json_default and _stateless_tool_call(scope):
+            if watched:
                 # Closing the stream is how a 2026-07-28 caller cancels; the SDK's JSON path never looks.
-                await until_disconnected(super()._handle_request, scope, receive, send)
+                await self._leaving.serve(super()._handle_request, scope, receive, send)
             else:
                 await super()._handle_request(scope, receive, send)
 
-    def _answer_as(self, scope: Scope) -> bool | None:
-        """One JSON body (True), SSE (False) or the default (None) for this request.
+    def _answer_as(self, scope: Scope) -> tuple[bool | None, bool]:
+        """One JSON body (True), SSE (False) or the default (None) for this request, and whether its
+        client is watched for leaving (a 2026-07-28 tool call answered with one JSON body).
 
         With JSON bodies by default, every handshake-era session is an SSE session underneath (so what
         the gateway sends during a request can reach the request's stream) whose plain requests are
         answered with one JSON body; a 2026-07-28 request keeps JSON unless it asks for a stream.
         """
         if not self._json_default or scope.get("method") != "POST":
-            return None
-        session_id = _header(scope, _SESSION_HEADER)
+            return None, False
+        session_id, version, sse = _routing_headers(scope)
         body = request_body(scope)
         if session_id is None:  # a 2026-07-28 request, or the `initialize` opening a session (`_open`)
-            return False if wants_stream(body) and _accepts_sse(scope) else None
+            if wants_stream(body) and sse:
+                return False, False
+            modern = version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS
+            return None, modern and body is not None and b'"tools/call"' in body
         if session_id in self._streamed:
-            return None
+            return None, False
         if body is not None and b'"logging/setLevel"' in body:
             self._logging.add(session_id)
         streams = wants_stream(body) or (
             session_id in self._logging and body is not None and b'"tools/call"' in body
         )
-        return not (streams and _accepts_sse(scope))
+        return not (streams and sse), False
 
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         session_id = Headers(scope=scope).get(MCP_SESSION_ID_HEADER)
@@ -334,28 +339,19 @@ async def _answer(send: Send, status: int, content: bytes, retry_after: bytes | 
     await send({"type": "http.response.body", "body": content})
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
+def _routing_headers(scope: Scope) -> tuple[str | None, str | None, bool]:
+    """The session id, the protocol version, and whether the client accepts an SSE answer (the SDK
+    refuses a request it would stream otherwise): one pass over the headers."""
+    session_id = version = None
+    sse = False
     for key, value in scope.get("headers", ()):
-        if key == name:
-            return str(value.decode("latin-1"))
-    return None
-
-
-def _stateless_tool_call(scope: Scope) -> bool:
-    """Whether a POST is a 2026-07-28 `tools/call` (the SDK routes by the protocol version header)."""
-    if scope.get("method") != "POST":
-        return False
-    version = _header(scope, b"mcp-protocol-version")
-    if version is None or version in HANDSHAKE_PROTOCOL_VERSIONS:
-        return False
-    body = request_body(scope)
-    return body is not None and b'"tools/call"' in body
-
-
-def _accepts_sse(scope: Scope) -> bool:
-    """Whether the client accepts an SSE answer (the SDK refuses a request it would stream otherwise)."""
-    accept = _header(scope, b"accept")
-    return accept is not None and "text/event-stream" in accept
+        if key == _SESSION_HEADER:
+            session_id = value.decode("latin-1")
+        elif key == b"mcp-protocol-version":
+            version = value.decode("latin-1")
+        elif key == b"accept":
+            sse = b"text/event-stream" in value
+    return session_id, version, sse
 
 
 def declares_elicitation(scope: Scope) -> bool:

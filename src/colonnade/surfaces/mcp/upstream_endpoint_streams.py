@@ -51,7 +51,9 @@ class EndpointSessions(BoundedSessionManager):
             self._unaskable.add(session_id)
         await super()._serve_opening_request(http_transport, scope, receive, send)
 
-    def _answer_as(self, scope: Scope) -> bool | None:
+    def _answer_as(self, scope: Scope) -> tuple[bool | None, bool]:
+        """JSON for a quiet request; never watched (a 2026-07-28 request here is answered over SSE,
+        which the SDK watches itself)."""
         session_id = Headers(scope=scope).get(MCP_SESSION_ID_HEADER)
         quiet = (
             session_id in self._unaskable
@@ -59,7 +61,7 @@ class EndpointSessions(BoundedSessionManager):
             and quiet_request(_body(scope))
             and self.server_is_quiet()
         )
-        return True if quiet else None
+        return (True if quiet else None), False
 
     async def _discard_session(self, session_id: str, transport: Any) -> None:
         self._unaskable.discard(session_id)
