@@ -2,8 +2,9 @@
 
 Tools: `pid` (its process id, so a test can kill it), `sleep` (answers after `seconds`), `hang`
 (never answers), `cancelled` (how many `hang` calls the client cancelled), `env` (one variable of
-its environment), `authorization` (the Authorization header of the HTTP request), `echo`. Served over
-stdio (default) or Streamable HTTP (`--port`); over HTTP a call of the tool `garbage` is answered
+its environment), `authorization` (the Authorization header of the HTTP request), `echo`, `touch`
+(the resource named `name` changed: an update on the `subscriptions/listen` streams that watch it).
+Served over stdio (default) or Streamable HTTP (`--port`); over HTTP a call of the tool `garbage` is answered
 with a body that is not JSON at all, as a broken server or proxy would. Built on the SDK's
 low-level `Server`.
 """
@@ -21,6 +22,7 @@ import uvicorn
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["build_server", "main"]
@@ -30,10 +32,11 @@ _SCHEMA: dict[str, Any] = {
     "properties": {"seconds": {"type": "number"}, "name": {"type": "string"}},
 }
 _CANCELLED = [0]
+_BUS = InMemorySubscriptionBus()
 
 
 async def _list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
-    names = ("pid", "sleep", "hang", "cancelled", "env", "authorization", "echo", "garbage")
+    names = ("pid", "sleep", "hang", "cancelled", "env", "authorization", "echo", "garbage", "touch")
     return types.ListToolsResult(
         tools=[
             types.Tool(name=name, description=f"{name} (fault server)", input_schema=_SCHEMA)
@@ -58,6 +61,8 @@ async def _call_tool(
         return types.CallToolResult(content=[], structured_content={"value": header})
     if params.name == "cancelled":
         return types.CallToolResult(content=[], structured_content={"cancelled": _CANCELLED[0]})
+    if params.name == "touch":
+        await _BUS.publish(ResourceUpdated(uri=str(arguments["name"])))
     if params.name == "sleep":
         await asyncio.sleep(float(arguments.get("seconds", 1)))
     elif params.name == "hang":
@@ -69,8 +74,20 @@ async def _call_tool(
     return types.CallToolResult(content=[types.TextContent(type="text", text=f"{params.name} done")])
 
 
+async def _list_resources(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListResourcesResult:
+    """One resource to watch (`touch` announces an update of any)."""
+    return types.ListResourcesResult(resources=[types.Resource(uri="test://watched", name="watched")])
+
+
 def build_server() -> Server[Any]:
-    return Server("fault-server", version="1.0.0", on_list_tools=_list_tools, on_call_tool=_call_tool)
+    return Server(
+        "fault-server",
+        version="1.0.0",
+        on_list_tools=_list_tools,
+        on_call_tool=_call_tool,
+        on_list_resources=_list_resources,
+        on_subscriptions_listen=ListenHandler(_BUS),
+    )
 
 
 class _GarbageForTheGarbageTool:

@@ -24,7 +24,7 @@ from mcp.shared.subscriptions import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-__all__ = ["MAX_PAGES", "event_of", "list_tools", "listen_for_changes"]
+__all__ = ["MAX_PAGES", "event_of", "list_tools", "listen_for_changes", "listen_for_updates"]
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +68,19 @@ async def listen_for_changes(
                 await on_event(event)
     except (MCPError, RuntimeError, TimeoutError) as exc:
         logger.debug("a list-change subscription ended: %s", exc)
+
+
+async def listen_for_updates(
+    session: ClientSession, uri: str, on_event: Callable[[ServerEvent], Awaitable[None]]
+) -> None:
+    """2026-07-28: hand each update of one resource (a `subscriptions/listen` stream) to `on_event`;
+    ends when the stream does."""
+    try:
+        async with listen(session, resource_subscriptions=[uri]) as subscription:
+            async for event in subscription:
+                await on_event(event)
+    except (MCPError, RuntimeError, TimeoutError) as exc:
+        logger.debug("a subscription to %s ended: %s", uri, exc)
 
 
 def event_of(message: types.ServerNotification) -> ServerEvent | None:

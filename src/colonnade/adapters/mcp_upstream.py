@@ -34,7 +34,7 @@ from opentelemetry.trace import Span, StatusCode, Tracer
 
 from colonnade import __version__
 from colonnade.adapters.mcp_direct import DirectCalls
-from colonnade.adapters.mcp_discovery import event_of, list_tools, listen_for_changes
+from colonnade.adapters.mcp_discovery import event_of, list_tools, listen_for_changes, listen_for_updates
 from colonnade.adapters.mcp_exchange import Build, First, exchange
 from colonnade.adapters.mcp_in_flight import InFlight
 from colonnade.adapters.mcp_relay import Relay
@@ -47,6 +47,8 @@ __all__ = ["Upstream", "UpstreamDown", "UpstreamState", "UpstreamStatus"]
 logger = logging.getLogger("colonnade.servers")
 
 _CLIENT_INFO = types.Implementation(name="colonnade", version=__version__)
+_FOLLOW_AGAIN_S = 1.0
+"""How soon a resource subscription of the 2026-07-28 era is opened again after it ended."""
 ToolsListener = Callable[["Upstream", tuple[types.Tool, ...]], None]
 EventListener = Callable[["Upstream", ServerEvent], Awaitable[None]]
 
@@ -471,6 +473,17 @@ class Upstream:
             except Exception as exc:  # a listing the catalog refuses (e.g. a name clash) is reported
                 self.last_error = f"the tools of server {self.name!r} were not served: {exc}"
                 logger.error(self.last_error)
+
+    async def follow_resource(self, uri: str) -> None:
+        """2026-07-28: pass on the server's updates of one resource (as its list changes are) until
+        cancelled, listening again on each new session."""
+        while True:
+            try:
+                session = await self._live_session(self.settings.connect_timeout_s)
+                await listen_for_updates(session, uri, self._on_server_event)
+            except (UpstreamDown, TimeoutError) as exc:
+                logger.debug("server %r: cannot follow %s yet: %s", self.name, uri, exc)
+            await asyncio.sleep(_FOLLOW_AGAIN_S)  # the stream or its session ended
 
     async def _on_server_event(self, event: ServerEvent) -> None:
         if isinstance(event, ToolsListChanged):

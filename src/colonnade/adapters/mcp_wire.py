@@ -10,12 +10,15 @@ owner when the connection ends. Everything else is the SDK's.
 Over HTTP, a handshake-era server may close a request's SSE stream before it answers (SEP-1699
 polling); the SDK's client then resumes it with `GET` and `Last-Event-ID`. The HTTP client watches
 for those resumptions (`on_resume`), so a call relayed for a handshake-era client can close that
-client's stream too, exactly as the server did.
+client's stream too, exactly as the server did. The SDK sends no `notifications/cancelled` for a
+request it may resume; the gateway never resumes an abandoned call, so `RelayDispatcher` sends it
+for such a request itself (under an id of its own, to know which).
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -30,7 +33,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import CallOptions, OnNotify, OnNotifyIntercept, OnRequest
 from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
-from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, REQUEST_TIMEOUT
 
 from colonnade.adapters.mcp_direct import DirectCalls
 from colonnade.adapters.mcp_http_transport import AiohttpTransport
@@ -55,6 +58,7 @@ ResumeListener = Callable[[str], Awaitable[None]]
 
 _CONNECT_TIMEOUT_S = 30.0
 _SSE_READ_TIMEOUT_S = 300.0
+_ABANDON_WRITE_S = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,11 +80,30 @@ class RelayDispatcher:
     def __init__(self, inner: JSONRPCDispatcher, on_closed: Callable[[], None]) -> None:
         self._inner = inner
         self._on_closed = on_closed
+        self._resumable = itertools.count(1)
 
     async def send_raw_request(
         self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
     ) -> dict[str, Any]:
-        return await self._inner.send_raw_request(method, _with_override(params), opts)
+        if opts is None or opts.get("on_resumption_token") is None or "request_id" in opts:
+            return await self._inner.send_raw_request(method, _with_override(params), opts)
+        request_id = f"colonnade-resumable-{next(self._resumable)}"  # never an integer: never reused
+        try:
+            return await self._inner.send_raw_request(
+                method, _with_override(params), {**opts, "request_id": request_id}
+            )
+        except anyio.get_cancelled_exc_class():
+            await self._cancel(request_id, "caller cancelled")
+            raise
+        except MCPError as exc:
+            if exc.code == REQUEST_TIMEOUT:
+                await self._cancel(request_id, "timed out")
+            raise
+
+    async def _cancel(self, request_id: str, reason: str) -> None:
+        """Tell the server an abandoned resumable request is over (shielded, bounded like the SDK's own)."""
+        with anyio.move_on_after(_ABANDON_WRITE_S, shield=True):
+            await self._inner.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
 
     async def notify(
         self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None

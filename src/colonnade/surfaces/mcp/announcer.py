@@ -75,6 +75,9 @@ class Announcer:
         else:
             uris.discard(uri)
 
+    def subscribed(self, session: ServerSession, uri: str) -> bool:
+        return uri in self._subscribed.get(connection_of(session), ())
+
     def subscribers(self, uri: str) -> int:
         return sum(1 for uris in self._subscribed.values() if uri in uris)
 

@@ -14,8 +14,8 @@ stream of a handshake-era client), with three differences that `/mcp` needs:
   state with that prefix goes back to the server: neither it nor the approval confirmation's state
   (`colonnade-approval:`) can be taken for the other.
 
-`/mcp` has no `logging/setLevel`, so only a 2026-07-28 caller's `_meta` log level opts in to the
-server's log messages.
+A caller opts in to the server's log messages with its `_meta` log level (2026-07-28) or its
+connection's `logging/setLevel` (handshake era); without either it gets none of them.
 """
 
 from __future__ import annotations
@@ -47,17 +47,21 @@ class CallerRelay(EndpointRelay):
         self.answers = answers
 
     @classmethod
-    def of(cls, ctx: Ctx, params: types.CallToolRequestParams) -> CallerRelay:
-        """The relay of one tools/call, from the caller's connection and the call's `_meta`."""
+    def of(
+        cls, ctx: Ctx, params: types.CallToolRequestParams, *, level: types.LoggingLevel | None = None
+    ) -> CallerRelay:
+        """The relay of one tools/call, from the caller's connection (`level`: its `logging/setLevel`)
+        and the call's `_meta`."""
         caps = ctx.session.client_capabilities if ctx.session is not None else None
         meta = dict(params.meta or {})
-        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-        level = meta.get(types.LOG_LEVEL_META_KEY) if modern else None
+        asked: Any = (
+            meta.get(types.LOG_LEVEL_META_KEY) if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS else level
+        )
         approved = open_state(params.request_state)  # answering an approved call's question
         return cls(
             ctx,
             answers=caps is not None and any((caps.elicitation, caps.sampling, caps.roots)),
-            log_level=level if level in _LEVELS else None,
+            log_level=asked if asked in _LEVELS else None,
             wants_progress=not PROGRESS_KEYS.isdisjoint(meta),
             client_capabilities=caps.model_dump(by_alias=True, mode="json", exclude_none=True)
             if caps

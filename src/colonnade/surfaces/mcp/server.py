@@ -11,6 +11,8 @@ listing shows only what the gateway's authorizer lets the caller see.
 from __future__ import annotations
 
 import logging
+import warnings
+import weakref
 from typing import Any, cast
 
 import mcp_types as types
@@ -19,7 +21,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import ListenHandler, ToolsListChanged
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import trace
 
@@ -39,7 +41,7 @@ from colonnade.governance.authorization import AllowAll, Authorizer, permits, to
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
 from colonnade.surfaces.edge import current_caller
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection
-from colonnade.surfaces.mcp.announcer import Announcer
+from colonnade.surfaces.mcp.announcer import Announcer, connection_of
 from colonnade.surfaces.mcp.call_envelope import call_request
 from colonnade.surfaces.mcp.caller import principal_of
 from colonnade.surfaces.mcp.client_relay import CallerRelay
@@ -109,18 +111,24 @@ class McpSurface:
         self.commit = CommitListing(catalog)
         self.announcer = Announcer()
         self.bus = self.announcer.bus
-        self.server = _GatewayServer(
-            "colonnade",
-            version=__version__,
-            title="Colonnade gateway",
-            instructions=_INSTRUCTIONS,
-            get_tool_input_schema=self._input_schema,
-            on_list_tools=self._list_tools,
-            # The runner serialises any mapping a handler returns (`HandlerResult`); the typed hook
-            # names only the models.
-            on_call_tool=cast(Any, self._call_tool),
-            on_subscriptions_listen=ListenHandler(self.bus),
-        )
+        self._levels: weakref.WeakKeyDictionary[object, types.LoggingLevel] = weakref.WeakKeyDictionary()
+        # `logging/setLevel` is the handshake era's opt-in to log messages (deprecated in 2026-07-28, where
+        # `_meta` carries the level); the SDK warns about the handler each time a server is built.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            self.server = _GatewayServer(
+                "colonnade",
+                version=__version__,
+                title="Colonnade gateway",
+                instructions=_INSTRUCTIONS,
+                get_tool_input_schema=self._input_schema,
+                on_list_tools=self._list_tools,
+                # The runner serialises any mapping a handler returns (`HandlerResult`); the typed hook
+                # names only the models.
+                on_call_tool=cast(Any, self._call_tool),
+                on_subscriptions_listen=ListenHandler(self.bus),
+                on_set_logging_level=self._set_level,
+            )
         if not sdk_spans and isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
             self.server.middleware[:] = [
                 layer for layer in self.server.middleware if not isinstance(layer, OpenTelemetryMiddleware)
@@ -190,7 +198,8 @@ class McpSurface:
         caller = None
         target = self.catalog.get(params.name) if not builtin else None
         if target is not None and isinstance(target.binding, McpBinding):
-            caller = CallerRelay.of(ctx, params)
+            level = self._levels.get(connection_of(ctx.session)) if ctx.session is not None else None
+            caller = CallerRelay.of(ctx, params, level=level)
         with relaying(caller or Relay()) as relay:  # a downstream MCP server's own answer, when one answers
             result = await self.calls.call(request, principal)
         if self.confirmation is not None and wants_confirmation(result):
@@ -215,6 +224,14 @@ class McpSurface:
         if isinstance(rendered, types.CallToolResult):
             return rendered
         return types.CallToolResult.model_validate(rendered, by_name=False)
+
+    async def _set_level(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        """A handshake-era caller's opt-in to the log messages of the proxied tools it calls (its own
+        connection only; the gateway writes none of its own)."""
+        self._levels[connection_of(ctx.session)] = params.level
+        return types.EmptyResult()
 
     def _stamped(self, ctx: ServerRequestContext[Any, Any], body: dict[str, Any]) -> dict[str, Any]:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:

@@ -11,6 +11,11 @@ used one of the caller holding the most. A session with a request in flight (an 
 included) is never closed to make room: when no idle session can go, the new one is refused with
 the retryable `R-CAP-SESSIONS`, `Retry-After` and `retry_after_ms`. Idle sessions expire after
 `idle_s` (the SDK's idle timer). A session answers only the principal that opened it.
+
+A manager whose default is one JSON body per request (the gateway's `/mcp`) answers a request over
+SSE when only a stream can carry what it asked for (`request_streams.py`): a progress token, a
+2026-07-28 `_meta` log level, a tool call of a session that set a log level, and every request of
+a session whose client can be asked (it declared elicitation; `session_streams`).
 """
 
 from __future__ import annotations
@@ -22,10 +27,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
+from mcp.server.auth.middleware.bearer_auth import (
+    AuthenticatedUser,
+    AuthorizationContext,
+    authorization_context,
+)
 from mcp.server.lowlevel.server import Server
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import RequestBodyLimitMiddleware, StreamableHTTPSessionManager
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
@@ -34,6 +44,13 @@ from colonnade.governance.principal import PrincipalKind
 from colonnade.surfaces.admission import retry_after_header
 from colonnade.surfaces.edge import principal_of_scope, request_body
 from colonnade.surfaces.mcp.plain_call import plain_call, serve_plain_call
+from colonnade.surfaces.mcp.request_streams import (
+    LeaveWatch,
+    PerRequestTransport,
+    answering,
+    chosen,
+    wants_stream,
+)
 
 __all__ = [
     "DEFAULT_SESSION_LIMITS",
@@ -45,6 +62,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 _NOT_FOUND = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Session not found"}}'
+_SESSION_HEADER = MCP_SESSION_ID_HEADER.lower().encode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,23 +192,80 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         be asked during a call; SSE costs such a session about 1.2 ms of CPU per call. With
         `plain_calls` (and `json_response`), a plain 2026-07-28 `tools/call` skips the SDK's
         transport machinery (`plain_call.py`)."""
+        self._json_default = False
         super().__init__(app, session_idle_timeout=ledger.limits.idle_s, max_sessions=None, **options)
         self.ledger = ledger
         self.on_end = on_end
         self.session_streams = session_streams
+        self._streamed: set[str] = set()
+        self._logging: set[str] = set()
+        self._leaving = LeaveWatch()
         self._sdk_app = self.asgi_app
         if plain_calls and self.json_response:
             self.asgi_app = cast(RequestBodyLimitMiddleware, self._plain_first)  # what the ASGI app calls
 
     async def _plain_first(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """A plain call is served here, decided before it runs; every other request by the SDK."""
+        """A plain call is served here, decided before it runs; every other request by the SDK. A
+        request that asks for a stream (progress, a log level) is never plain."""
         call = None
-        if self._task_group is not None and scope["type"] == "http":
+        if self._task_group is not None and scope["type"] == "http" and not wants_stream(request_body(scope)):
             call = plain_call(scope, receive, self.app, self.max_request_body_size)
         if call is None:
             await self._sdk_app(scope, receive, send)
             return
-        await serve_plain_call(self.app, self._lifespan_state, call, scope, receive, send)
+        plain = call
+
+        async def serve(scope: Scope, reading: Receive, send: Send) -> None:
+            await reading()  # the body the edge replays: the client's next message can only be its leaving
+            await serve_plain_call(self.app, self._lifespan_state, plain, scope, reading, send)
+
+        # Closing the stream is how a 2026-07-28 caller cancels its call.
+        await self._leaving.serve(serve, scope, receive, send)
+
+    @property
+    def json_response(self) -> bool:
+        """Read by the SDK for each 2026-07-28 request, in its task: the request's choice, or the default."""
+        choice = chosen()
+        return self._json_default if choice is None else choice
+
+    @json_response.setter
+    def json_response(self, value: bool) -> None:
+        self._json_default = value
+
+    async def _handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+        choice, watched = self._answer_as(scope)
+        with answering(choice):
+            if watched:
+                # Closing the stream is how a 2026-07-28 caller cancels; the SDK's JSON path never looks.
+                await self._leaving.serve(super()._handle_request, scope, receive, send)
+            else:
+                await super()._handle_request(scope, receive, send)
+
+    def _answer_as(self, scope: Scope) -> tuple[bool | None, bool]:
+        """One JSON body (True), SSE (False) or the default (None) for this request, and whether its
+        client is watched for leaving (a 2026-07-28 tool call answered with one JSON body).
+
+        With JSON bodies by default, every handshake-era session is an SSE session underneath (so what
+        the gateway sends during a request can reach the request's stream) whose plain requests are
+        answered with one JSON body; a 2026-07-28 request keeps JSON unless it asks for a stream.
+        """
+        if not self._json_default or scope.get("method") != "POST":
+            return None, False
+        session_id, version, sse = _routing_headers(scope)
+        body = request_body(scope)
+        if session_id is None:  # a 2026-07-28 request, or the `initialize` opening a session (`_open`)
+            if wants_stream(body) and sse:
+                return False, False
+            modern = version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS
+            return None, modern and body is not None and b'"tools/call"' in body
+        if session_id in self._streamed:
+            return None, False
+        if body is not None and b'"logging/setLevel"' in body:
+            self._logging.add(session_id)
+        streams = wants_stream(body) or (
+            session_id in self._logging and body is not None and b'"tools/call"' in body
+        )
+        return not (streams and sse), False
 
     async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         session_id = Headers(scope=scope).get(MCP_SESSION_ID_HEADER)
@@ -222,16 +297,27 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         if transport is None:  # the SDK's own bound is off (max_sessions=None); kept for safety
             await self._refuse(send, owner)
             return
-        if self.session_streams and declares_elicitation(scope):
-            # Read per message by the SDK's transport (`can_send_request`), so set before the first one.
-            transport.is_json_response_enabled = False
         session_id = transport.mcp_session_id
         assert session_id is not None
+        streamed = self.session_streams and declares_elicitation(scope)
+        if self._json_default:
+            # The session's own setting is read by its message router for what the gateway sends during
+            # a request: SSE, so it reaches the request's stream when the request is answered over SSE.
+            transport.is_json_response_enabled = False
+            if streamed:
+                self._streamed.add(session_id)
         self.ledger.hold(session_id, owner, principal, lambda: self._close(session_id))
         try:
-            await self._serve_opening_request(transport, scope, receive, send)
+            with answering(None if streamed or not self._json_default else True):
+                await self._serve_opening_request(transport, scope, receive, send)
         finally:
             self.ledger.leave(session_id)
+
+    def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
+        transport = super()._admit_session(requestor)
+        if transport is not None:
+            transport.__class__ = PerRequestTransport
+        return transport
 
     def _close(self, session_id: str) -> None:
         """Evicted for room: forgotten at once (its id answers 404), its transport ended in the background."""
@@ -242,6 +328,8 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
 
     async def _discard_session(self, session_id: str, transport: Any) -> None:
         self.ledger.release(session_id)
+        self._streamed.discard(session_id)
+        self._logging.discard(session_id)
         if self.on_end is not None:
             self.on_end(session_id)
         await super()._discard_session(session_id, transport)
@@ -274,6 +362,21 @@ async def _answer(send: Send, status: int, content: bytes, retry_after: bytes | 
         headers.append((b"retry-after", retry_after))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": content})
+
+
+def _routing_headers(scope: Scope) -> tuple[str | None, str | None, bool]:
+    """The session id, the protocol version, and whether the client accepts an SSE answer (the SDK
+    refuses a request it would stream otherwise): one pass over the headers."""
+    session_id = version = None
+    sse = False
+    for key, value in scope.get("headers", ()):
+        if key == _SESSION_HEADER:
+            session_id = value.decode("latin-1")
+        elif key == b"mcp-protocol-version":
+            version = value.decode("latin-1")
+        elif key == b"accept":
+            sse = b"text/event-stream" in value
+    return session_id, version, sse
 
 
 def declares_elicitation(scope: Scope) -> bool:

@@ -51,6 +51,7 @@ from colonnade.surfaces.mcp.call_envelope import call_request
 from colonnade.surfaces.mcp.caller import principal_of
 from colonnade.surfaces.mcp.event_store import MemoryEventStore
 from colonnade.surfaces.mcp.render import as_served, render_answer, render_result
+from colonnade.surfaces.mcp.resource_watch import ResourceWatch
 from colonnade.surfaces.mcp.round_state import open_state, seal_state
 from colonnade.surfaces.mcp.sessions import SessionLedger
 from colonnade.surfaces.mcp.upstream_endpoint_streams import EndpointSessions
@@ -126,6 +127,8 @@ class EndpointRelay(Relay):
     async def log(self, params: types.LoggingMessageNotificationParams) -> None:
         if self.log_level is None or _LEVELS.index(params.level) < _LEVELS.index(self.log_level):
             return
+        if not self.modern and not self.ctx.session.can_send_request:
+            return  # a request answered with one JSON body: it carries the answer only
         notification = types.LoggingMessageNotification(params=params)
         await self.ctx.session.send_notification(notification, related_request_id=self.ctx.request_id)
 
@@ -213,6 +216,8 @@ class UpstreamEndpoint:
         self.principal = principal
         self.announcer = Announcer()
         self._levels: weakref.WeakKeyDictionary[object, types.LoggingLevel] = weakref.WeakKeyDictionary()
+        self._listener = ListenHandler(self.announcer.bus)
+        self.watch = ResourceWatch(upstream, shared=self._subscribed_alike)
         self.server = _EndpointServer(
             upstream,
             get_tool_input_schema=self._input_schema,
@@ -227,7 +232,7 @@ class UpstreamEndpoint:
             on_unsubscribe_resource=self._unsubscribe,
             on_completion=self._complete,
             on_set_logging_level=self._set_level,
-            on_subscriptions_listen=ListenHandler(self.announcer.bus),
+            on_subscriptions_listen=self._listen,
         )
         self.server.middleware.append(self.announcer.remember)
         self.manager = EndpointSessions(
@@ -361,7 +366,13 @@ class UpstreamEndpoint:
 
     async def _subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
         """A handshake-era client's resource subscription; the server hears of the first one."""
-        first = self.announcer.subscribers(params.uri) == 0
+        if self._follows_for_handshake_era():
+            self._admit(ctx)
+            if not self.announcer.subscribed(ctx.session, params.uri):
+                self.announcer.subscribe(ctx.session, params.uri)
+                await self.watch.hold(params.uri)
+            return types.EmptyResult()
+        first = self.announcer.subscribers(params.uri) == 0 and not self._watched_alike(params.uri)
         self.announcer.subscribe(ctx.session, params.uri)
         if first and self._upstream_subscribes():
 
@@ -372,8 +383,14 @@ class UpstreamEndpoint:
         return types.EmptyResult()
 
     async def _unsubscribe(self, ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        if self._follows_for_handshake_era():
+            if self.announcer.subscribed(ctx.session, params.uri):
+                self.announcer.subscribe(ctx.session, params.uri, on=False)
+                await self.watch.release(params.uri)
+            return types.EmptyResult()
         self.announcer.subscribe(ctx.session, params.uri, on=False)
-        if self.announcer.subscribers(params.uri) == 0 and self._upstream_subscribes():
+        last = self.announcer.subscribers(params.uri) == 0 and not self._watched_alike(params.uri)
+        if last and self._upstream_subscribes():
 
             def build(responses: types.InputResponses | None, state: str | None, meta: dict[str, Any]) -> Any:
                 return types.UnsubscribeRequest(
@@ -382,6 +399,31 @@ class UpstreamEndpoint:
 
             await self._forward(ctx, params, build)
         return types.EmptyResult()
+
+    async def _listen(self, ctx: Ctx, params: types.SubscriptionsListenRequestParams) -> Any:
+        """A 2026-07-28 client's event stream; the server is asked for the resource updates it names."""
+        uris = params.notifications.resource_subscriptions or []
+        try:
+            self._admit(ctx)
+        except MCPError:
+            uris = []  # a caller who may read no resource of the server is told of no update
+        async with self.watch.watching(uris):
+            return await self._listener(ctx, params)
+
+    def _one_session(self) -> bool:
+        """Whether the callers of both eras talk to the same session of the server."""
+        upstream = self.upstream  # the pool's rule (`for_caller`), without opening the twin
+        return upstream.settings.transport != "http" or upstream.negotiated not in MODERN_PROTOCOL_VERSIONS
+
+    def _follows_for_handshake_era(self) -> bool:
+        """Whether handshake-era callers share a session with the server that speaks 2026-07-28 (stdio)."""
+        return self._one_session() and self.upstream.negotiated in MODERN_PROTOCOL_VERSIONS
+
+    def _subscribed_alike(self, uri: str) -> int:
+        return self.announcer.subscribers(uri) if self._one_session() else 0
+
+    def _watched_alike(self, uri: str) -> bool:
+        return self._one_session() and self.watch.watchers(uri) > 0
 
     def _upstream_subscribes(self) -> bool:
         """Whether the session of handshake-era callers takes resource subscriptions."""

@@ -9,19 +9,16 @@ token, its client declared none of sampling, elicitation or roots at `initialize
 asked), and the server's session for such clients is up and declares no logging. Anything unknown
 keeps SSE.
 
-The SDK's transport reads its `is_json_response_enabled` flag while it serves a request, in the
-request's own task; here that flag is a per-request decision (a context variable), so concurrent
-requests of one session never see each other's choice.
+The choice is made per request (`request_streams.py`), so concurrent requests of one session never
+see each other's.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from contextvars import ContextVar
 from typing import Any
 
-from mcp.server.auth.middleware.bearer_auth import AuthorizationContext
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
 from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
@@ -31,21 +28,7 @@ from colonnade.surfaces.mcp.sessions import BoundedSessionManager
 
 __all__ = ["EndpointSessions", "asks_nothing", "quiet_request"]
 
-_JSON_BODY: ContextVar[bool | None] = ContextVar("colonnade_endpoint_json_body", default=None)
 _ASKING = ("sampling", "elicitation", "roots")
-
-
-class _PerRequestTransport(StreamableHTTPServerTransport):
-    """The SDK's transport, whose JSON-or-SSE flag is decided per request (the session's own by default)."""
-
-    @property
-    def is_json_response_enabled(self) -> bool:
-        chosen = _JSON_BODY.get()
-        return bool(self.__dict__.get("is_json_response_enabled", False)) if chosen is None else chosen
-
-    @is_json_response_enabled.setter
-    def is_json_response_enabled(self, value: bool) -> None:
-        self.__dict__["is_json_response_enabled"] = value
 
 
 class EndpointSessions(BoundedSessionManager):
@@ -60,12 +43,6 @@ class EndpointSessions(BoundedSessionManager):
         self.server_is_quiet = server_is_quiet
         self._unaskable: set[str] = set()
 
-    def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
-        transport = super()._admit_session(requestor)
-        if transport is not None:
-            transport.__class__ = _PerRequestTransport
-        return transport
-
     async def _serve_opening_request(
         self, http_transport: StreamableHTTPServerTransport, scope: Scope, receive: Receive, send: Send
     ) -> None:
@@ -74,7 +51,9 @@ class EndpointSessions(BoundedSessionManager):
             self._unaskable.add(session_id)
         await super()._serve_opening_request(http_transport, scope, receive, send)
 
-    async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def _answer_as(self, scope: Scope) -> tuple[bool | None, bool]:
+        """JSON for a quiet request; never watched (a 2026-07-28 request here is answered over SSE,
+        which the SDK watches itself)."""
         session_id = Headers(scope=scope).get(MCP_SESSION_ID_HEADER)
         quiet = (
             session_id in self._unaskable
@@ -82,11 +61,7 @@ class EndpointSessions(BoundedSessionManager):
             and quiet_request(_body(scope))
             and self.server_is_quiet()
         )
-        token = _JSON_BODY.set(True if quiet else None)
-        try:
-            await super()._handle_stateful_request(scope, receive, send)
-        finally:
-            _JSON_BODY.reset(token)
+        return (True if quiet else None), False
 
     async def _discard_session(self, session_id: str, transport: Any) -> None:
         self._unaskable.discard(session_id)

@@ -1,0 +1,129 @@
+"""A 2026-07-28 client's resource subscriptions on `/servers/{name}/mcp` reach the server and back.
+
+A 2026-07-28 client names the resources it watches on its `subscriptions/listen` stream. Behind one
+gateway: `server-everything` over stdio (a handshake-era server: the gateway subscribes with
+`resources/subscribe`; its `toggle-subscriber-updates` tool sends an update of every subscribed
+resource at once, then every 5 s), and the fault server over HTTP and over stdio (it speaks
+2026-07-28: the gateway opens a `subscriptions/listen` of its own; its `touch` tool publishes an
+update of one resource). The official SDK client listens through the gateway and hears the updates
+of what it watches only; a handshake-era client of the stdio server (which has no handshake-era
+twin) subscribes with `resources/subscribe` and is notified.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Awaitable, Callable, Iterator
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.subscriptions import Subscription
+from mcp.shared.subscriptions import ResourceUpdated, ServerEvent
+
+from tests.federation.conftest import Federation, run_gateway
+from tests.support.loopback import stop_process
+from tests.support.mcp_servers import EVERYTHING, fault_http, fault_stdio, node_stdio
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def federation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Federation]:
+    tmp = tmp_path_factory.mktemp("resource-updates")
+    processes: list[subprocess.Popen[bytes]] = []
+    try:
+        fault, url = fault_http(tmp / "fault.log")
+        processes.append(fault)
+        servers = [
+            node_stdio("everything", EVERYTHING, "stdio"),
+            fault_stdio("local"),
+            {"name": "fault", "transport": "http", "url": url},
+        ]
+        with run_gateway(tmp / "gateway", servers) as gateway:
+            yield gateway
+    finally:
+        for process in processes:
+            stop_process(process)
+
+
+async def first_event(subscription: Subscription, poke: Callable[[], Awaitable[None]]) -> ServerEvent:
+    """The first event on the stream, poking the server until one comes (the gateway's own
+    subscription to the server may still be on its way when the caller's is acknowledged)."""
+    heard: list[ServerEvent] = []
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as group:
+
+            async def take() -> None:
+                async for event in subscription:
+                    heard.append(event)
+                    group.cancel_scope.cancel()
+
+            group.start_soon(take)
+            for _ in range(40):
+                await poke()
+                await anyio.sleep(0.5)
+    assert heard, "no update reached the caller"
+    return heard[0]
+
+
+async def test_a_2026_server_tells_the_caller_of_the_resources_it_watches(federation: Federation) -> None:
+    watched = "test://watched"
+    async with Client(federation.server("fault")) as client:
+        assert client.protocol_version == "2026-07-28"
+        async with client.listen(resource_subscriptions=[watched]) as subscription:
+
+            async def poke() -> None:
+                await client.call_tool("touch", {"name": "test://not-watched"})
+                await client.call_tool("touch", {"name": watched})
+
+            event = await first_event(subscription, poke)
+    assert event == ResourceUpdated(uri=watched)
+
+
+async def test_a_handshake_era_server_is_subscribed_for_a_2026_caller(federation: Federation) -> None:
+    watched = "demo://resource/dynamic/text/1"
+    async with Client(federation.server("everything")) as client:
+        assert client.protocol_version == "2026-07-28"
+        toggled = 0
+        try:
+            async with client.listen(resource_subscriptions=[watched]) as subscription:
+
+                async def poke() -> None:
+                    nonlocal toggled
+                    if not toggled:  # at once, then every 5 s
+                        await client.call_tool("toggle-subscriber-updates", {})
+                        toggled += 1
+
+                event = await first_event(subscription, poke)
+        finally:
+            if toggled:
+                await client.call_tool("toggle-subscriber-updates", {})
+    assert event == ResourceUpdated(uri=watched)
+
+
+async def test_a_handshake_era_caller_of_a_2026_stdio_server_is_notified(federation: Federation) -> None:
+    watched = "test://watched"
+    updated: list[str] = []
+
+    async def notified(message: object) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updated.append(str(message.params.uri))
+
+    async with Client(federation.server("local"), mode="legacy", message_handler=notified) as client:
+        assert client.server_capabilities.resources is not None
+        assert client.server_capabilities.resources.subscribe
+        await client.subscribe_resource(watched)
+        for _ in range(40):
+            await client.call_tool("touch", {"name": "test://not-watched"})
+            await client.call_tool("touch", {"name": watched})
+            await anyio.sleep(0.5)
+            if updated:
+                break
+        assert updated and set(updated) == {watched}
+        await client.unsubscribe_resource(watched)
+        updated.clear()
+        await client.call_tool("touch", {"name": watched})
+        await anyio.sleep(1.0)
+    assert updated == []  # unsubscribed: no more notifications
