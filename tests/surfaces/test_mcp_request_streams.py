@@ -6,8 +6,11 @@ import asyncio
 from typing import Any
 
 import pytest
+from mcp.server.lowlevel.server import Server
 from starlette.types import Message
 
+from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal, PrincipalKind
+from colonnade.surfaces.edge import PRINCIPAL_KEY, REQUEST_BODY_KEY
 from colonnade.surfaces.mcp.request_streams import (
     WATCH_AFTER_S,
     LeaveWatch,
@@ -16,6 +19,7 @@ from colonnade.surfaces.mcp.request_streams import (
     chosen,
     wants_stream,
 )
+from colonnade.surfaces.mcp.sessions import BoundedSessionManager, SessionLedger
 
 
 @pytest.mark.parametrize(
@@ -140,3 +144,27 @@ async def test_the_sweeper_runs_only_while_requests_are_in_flight() -> None:
     assert client.receives == 2  # the body, then the watch of a request that ran past the bound
     await asyncio.sleep(WATCH_AFTER_S)
     assert watch._sweeper is None
+
+
+def test_only_a_live_session_of_its_own_principal_remembers_a_log_level() -> None:
+    """`logging/setLevel` to a session id nobody holds, or held by another principal, is not kept:
+    forged ids would otherwise pile up in the manager for ever (it forgets a session when it ends)."""
+    ledger = SessionLedger()
+    manager = BoundedSessionManager(Server("levels"), ledger, json_response=True)
+    set_level = b'{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}}'
+
+    def scope(session_id: str, who: Principal = ANONYMOUS_LOOPBACK) -> dict[str, Any]:
+        headers = [
+            (b"mcp-session-id", session_id.encode()),
+            (b"accept", b"application/json, text/event-stream"),
+        ]
+        state = {REQUEST_BODY_KEY: set_level, PRINCIPAL_KEY: who}
+        return {"type": "http", "method": "POST", "headers": headers, "state": state}
+
+    for number in range(1_000):
+        manager._answer_as(scope(f"forged-{number}"))
+    ledger.hold("live", "owner", ANONYMOUS_LOOPBACK.key, lambda: None)
+    manager._answer_as(scope("live", Principal(PrincipalKind.AGENT, "mallory")))
+    assert manager._logging == set()
+    manager._answer_as(scope("live"))
+    assert manager._logging == {"live"}

@@ -260,7 +260,11 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
             return None, modern and body is not None and b'"tools/call"' in body
         if session_id in self._streamed:
             return None, False
-        if body is not None and b'"logging/setLevel"' in body:
+        if (
+            body is not None
+            and b'"logging/setLevel"' in body
+            and self.ledger.principal_of(session_id) == principal_of_scope(scope).key
+        ):  # only a live session, by the principal that opened it: forged ids must not pile up here
             self._logging.add(session_id)
         streams = wants_stream(body) or (
             session_id in self._logging and body is not None and b'"tools/call"' in body
