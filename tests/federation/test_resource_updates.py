@@ -127,3 +127,30 @@ async def test_a_handshake_era_caller_of_a_2026_stdio_server_is_notified(federat
         await client.call_tool("touch", {"name": watched})
         await anyio.sleep(1.0)
     assert updated == []  # unsubscribed: no more notifications
+
+
+async def test_a_handshake_era_session_that_ends_without_unsubscribing_leaves_no_listen_open(
+    federation: Federation,
+) -> None:
+    """Each of its subscriptions held a `subscriptions/listen` of the gateway's on the server; the
+    session's end lets go of them (before, they stayed open for the gateway's lifetime)."""
+
+    async def listening() -> int:
+        async with Client(federation.server("local")) as probe:
+            result = await probe.call_tool("listening", {})
+        return int((result.structured_content or {})["listening"])
+
+    async def settles(expected: int) -> int:
+        seen = -1
+        for _ in range(100):  # the session's end reaches the server within moments
+            if (seen := await listening()) == expected:
+                break
+            await anyio.sleep(0.2)
+        return seen
+
+    before = await listening()
+    async with Client(federation.server("local"), mode="legacy") as client:
+        await client.subscribe_resource("test://left-open-1")
+        await client.subscribe_resource("test://left-open-2")
+        assert await settles(before + 2) == before + 2
+    assert await settles(before) == before  # the client ended its session without unsubscribing

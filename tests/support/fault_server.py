@@ -3,7 +3,8 @@
 Tools: `pid` (its process id, so a test can kill it), `sleep` (answers after `seconds`), `hang`
 (never answers), `cancelled` (how many `hang` calls the client cancelled), `env` (one variable of
 its environment), `authorization` (the Authorization header of the HTTP request), `echo`, `touch`
-(the resource named `name` changed: an update on the `subscriptions/listen` streams that watch it).
+(the resource named `name` changed: an update on the `subscriptions/listen` streams that watch it),
+`listening` (how many `subscriptions/listen` streams are open on it now).
 Served over stdio (default) or Streamable HTTP (`--port`); over HTTP a call of the tool `garbage` is answered
 with a body that is not JSON at all, as a broken server or proxy would. Built on the SDK's
 low-level `Server`.
@@ -33,10 +34,32 @@ _SCHEMA: dict[str, Any] = {
 }
 _CANCELLED = [0]
 _BUS = InMemorySubscriptionBus()
+_LISTEN = ListenHandler(_BUS)
+_LISTENING = [0]
+
+
+async def _listen(ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
+    """The SDK's listen handler, counted while its stream is open."""
+    _LISTENING[0] += 1
+    try:
+        return await _LISTEN(ctx, params)
+    finally:
+        _LISTENING[0] -= 1
 
 
 async def _list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
-    names = ("pid", "sleep", "hang", "cancelled", "env", "authorization", "echo", "garbage", "touch")
+    names = (
+        "pid",
+        "sleep",
+        "hang",
+        "cancelled",
+        "env",
+        "authorization",
+        "echo",
+        "garbage",
+        "touch",
+        "listening",
+    )
     return types.ListToolsResult(
         tools=[
             types.Tool(name=name, description=f"{name} (fault server)", input_schema=_SCHEMA)
@@ -61,6 +84,8 @@ async def _call_tool(
         return types.CallToolResult(content=[], structured_content={"value": header})
     if params.name == "cancelled":
         return types.CallToolResult(content=[], structured_content={"cancelled": _CANCELLED[0]})
+    if params.name == "listening":
+        return types.CallToolResult(content=[], structured_content={"listening": _LISTENING[0]})
     if params.name == "touch":
         await _BUS.publish(ResourceUpdated(uri=str(arguments["name"])))
     if params.name == "sleep":
@@ -86,7 +111,7 @@ def build_server() -> Server[Any]:
         on_list_tools=_list_tools,
         on_call_tool=_call_tool,
         on_list_resources=_list_resources,
-        on_subscriptions_listen=ListenHandler(_BUS),
+        on_subscriptions_listen=_listen,
     )
 
 

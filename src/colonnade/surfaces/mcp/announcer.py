@@ -60,12 +60,13 @@ class Announcer:
         """Handshake-era connections this announcer would notify."""
         return len(self._legacy)
 
-    def forget(self, session_id: str) -> None:
-        """An HTTP session ended: stop holding its connection."""
+    def forget(self, session_id: str) -> frozenset[str]:
+        """An HTTP session ended: stop holding its connection; the resources it had subscribed to."""
         connection = self._by_session_id.pop(session_id, None)
-        if connection is not None:
-            self._legacy.pop(connection, None)
-            self._subscribed.pop(connection, None)
+        if connection is None:
+            return frozenset()
+        self._legacy.pop(connection, None)
+        return frozenset(self._subscribed.pop(connection, ()))
 
     def subscribe(self, session: ServerSession, uri: str, *, on: bool = True) -> None:
         """A handshake-era connection (un)subscribes to updates of one resource."""

@@ -63,6 +63,12 @@ class ResourceWatch:
                 for uri in held:
                     await self.release(uri)
 
+    async def release_all(self, uris: Sequence[str] | frozenset[str]) -> None:
+        """A watcher of each of `uris` fewer, in one go (a caller went without unsubscribing)."""
+        with anyio.move_on_after(_RELEASE_S, shield=True):
+            for uri in uris:
+                await self.release(uri)
+
     async def hold(self, uri: str) -> None:
         """One more watcher of `uri` (the first one tells the server)."""
         self._watchers[uri] = self.watchers(uri) + 1

@@ -181,7 +181,7 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         app: Server[Any],
         ledger: SessionLedger,
         *,
-        on_end: Callable[[str], None] | None = None,
+        on_end: Callable[[str], object] | None = None,
         session_streams: bool = False,
         plain_calls: bool = False,
         **options: Any,

@@ -15,6 +15,7 @@ approval, invalid arguments) is a typed result, as on `/mcp`.
 
 from __future__ import annotations
 
+import asyncio
 import weakref
 from collections.abc import Callable
 from typing import Any, get_args
@@ -218,6 +219,7 @@ class UpstreamEndpoint:
         self._levels: weakref.WeakKeyDictionary[object, types.LoggingLevel] = weakref.WeakKeyDictionary()
         self._listener = ListenHandler(self.announcer.bus)
         self.watch = ResourceWatch(upstream, shared=self._subscribed_alike)
+        self._releasing: set[asyncio.Task[None]] = set()
         self.server = _EndpointServer(
             upstream,
             get_tool_input_schema=self._input_schema,
@@ -239,7 +241,7 @@ class UpstreamEndpoint:
             self.server,
             sessions if sessions is not None else SessionLedger(),
             server_is_quiet=self._server_is_quiet,
-            on_end=self.announcer.forget,
+            on_end=self._session_ended,
             event_store=MemoryEventStore(),
             retry_interval=RETRY_INTERVAL_MS,
             security_settings=_NO_SDK_CHECK,
@@ -409,6 +411,20 @@ class UpstreamEndpoint:
             uris = []  # a caller who may read no resource of the server is told of no update
         async with self.watch.watching(uris):
             return await self._listener(ctx, params)
+
+    def _session_ended(self, session_id: str) -> None:
+        """An HTTP session ended: the announcer forgets it, and the resources it watched through the
+        gateway's own listen on a server that speaks 2026-07-28 are released, so a session that went
+        without `resources/unsubscribe` leaves no stream open on the server."""
+        uris = self.announcer.forget(session_id)
+        if not uris or not self._follows_for_handshake_era():
+            return
+        try:
+            task = asyncio.get_running_loop().create_task(self.watch.release_all(uris))
+        except RuntimeError:  # no loop: the gateway is stopping, and its streams with it
+            return
+        self._releasing.add(task)
+        task.add_done_callback(self._releasing.discard)
 
     def _one_session(self) -> bool:
         """Whether the callers of both eras talk to the same session of the server."""
