@@ -11,7 +11,11 @@ so each variant gets its own gateway/backend ratio from the same run.
 With `--floor`, a bare uvicorn-in, aiohttp-out forwarder (`bench/gateway_floor.py`) takes turns
 too: the CPU any gateway on this stack pays per call before doing any work of its own.
 
-Run: .venv/bin/python bench/gateway_ab.py [--calls 50] [--rounds 40] [--floor] before=/tmp/base/src after=src
+With `--session`, a third path calls `tools/call` in one 2025-11-25 MCP session per gateway
+(`initialize` once, then `Mcp-Session-Id` on each request; the floor is left out then).
+
+Run (two or more NAME=SRC_FOLDER variants):
+    .venv/bin/python bench/gateway_ab.py [--calls 50] [--rounds 40] [--floor | --session] old=/tmp/b new=src
 """
 
 from __future__ import annotations
@@ -33,6 +37,18 @@ from _stack import ROOT, backend_command, demo_contracts, free_port, gateway_pro
 from call_overhead import _HEADERS, ARGS, TOOL, _mcp_body
 
 PATHS = ("rest", "mcp")
+SESSION_PATH = "mcp-session"  # a 2025-11-25 client in one session (`--session`)
+_SESSION_VERSION = "2025-11-25"
+_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": _SESSION_VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "0"},
+    },
+}
 
 
 def cpu_ns(pid: int) -> int:
@@ -44,14 +60,32 @@ def cpu_ns(pid: int) -> int:
     return total
 
 
-async def measure(gateways: dict[str, tuple[str, int]], backend_pid: int, calls: int, rounds: int) -> None:
+async def measure(
+    gateways: dict[str, tuple[str, int]], backend_pid: int, calls: int, rounds: int, paths: tuple[str, ...]
+) -> None:
     async with httpx2.AsyncClient() as http:
-        ids = count()
+        ids = count(1)
+        sessions: dict[str, str] = {}
+        accept = {"accept": "application/json, text/event-stream", "mcp-protocol-version": _SESSION_VERSION}
+        if SESSION_PATH in paths:
+            for base, _ in gateways.values():
+                opened = await http.post(f"{base}/mcp", json=_INITIALIZE, headers=accept)
+                sessions[base] = opened.headers["mcp-session-id"]
+                ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+                await http.post(
+                    f"{base}/mcp", json=ready, headers={**accept, "mcp-session-id": sessions[base]}
+                )
 
         async def call(base: str, path: str) -> None:
             if path == "rest":
                 response = await http.post(f"{base}/v1/calls", json={"tool_id": TOOL, "input": ARGS})
                 ok = b'"status":"success"' in response.content
+            elif path == SESSION_PATH:
+                body = {"jsonrpc": "2.0", "id": next(ids), "method": "tools/call"}
+                body["params"] = {"name": TOOL, "arguments": ARGS}
+                headers = {**accept, "mcp-session-id": sessions[base]}
+                response = await http.post(f"{base}/mcp", json=body, headers=headers)
+                ok = b'"isError":true' not in response.content and b'"result"' in response.content
             else:
                 response = await http.post(f"{base}/mcp", json=_mcp_body(next(ids)), headers=_HEADERS)
                 ok = b'"isError":true' not in response.content
@@ -59,13 +93,13 @@ async def measure(gateways: dict[str, tuple[str, int]], backend_pid: int, calls:
                 raise SystemExit(f"the gateway answered an error: {response.text[:300]}")
 
         for base, _ in gateways.values():
-            for path in PATHS:
+            for path in paths:
                 for _ in range(100):  # warm-up
                     await call(base, path)
-        spent = {(name, path): [0, 0, 0] for name in gateways for path in PATHS}
+        spent = {(name, path): [0, 0, 0] for name in gateways for path in paths}
         names = list(gateways)
         for turn in range(rounds):
-            for path in PATHS:
+            for path in paths:
                 for name in names if turn % 2 == 0 else names[::-1]:
                     base, pid = gateways[name]
                     gateway_start, backend_start = cpu_ns(pid), cpu_ns(backend_pid)
@@ -75,16 +109,16 @@ async def measure(gateways: dict[str, tuple[str, int]], backend_pid: int, calls:
                     total[0] += cpu_ns(pid) - gateway_start
                     total[1] += cpu_ns(backend_pid) - backend_start
                     total[2] += calls
-    for path in PATHS:
+    for path in paths:
         for name in names:
             gateway, backend, n = spent[(name, path)]
             print(
-                f"{path:4} {name:12} gateway {gateway / n / 1e6:.3f} ms/call"
+                f"{path:11} {name:12} gateway {gateway / n / 1e6:.3f} ms/call"
                 f"  backend {backend / n / 1e6:.3f} ms/call  ratio {gateway / backend:.2f}x"
             )
 
 
-def main(variants: list[tuple[str, str]], calls: int, rounds: int, floor: bool) -> None:
+def main(variants: list[tuple[str, str]], calls: int, rounds: int, floor: bool, session: bool) -> None:
     with tempfile.TemporaryDirectory(prefix="colonnade-ab-") as tmp_name, contextlib.ExitStack() as logs:
         tmp = Path(tmp_name)
         procs: list[subprocess.Popen[bytes]] = []
@@ -116,7 +150,10 @@ def main(variants: list[tuple[str, str]], calls: int, rounds: int, floor: bool) 
                 procs.append(subprocess.Popen([*command, "--backend", backend_url], cwd=ROOT))
                 wait_http(f"http://127.0.0.1:{port}/readyz", procs[-1])
                 gateways["floor"] = (f"http://127.0.0.1:{port}", procs[-1].pid)
-            asyncio.run(measure(gateways, procs[0].pid, calls, rounds))
+            paths = PATHS if not session else (*PATHS, SESSION_PATH)
+            if session and floor:
+                del gateways["floor"]  # the floor speaks no sessions
+            asyncio.run(measure(gateways, procs[0].pid, calls, rounds, paths))
         finally:
             stop_all(procs)
 
@@ -128,6 +165,9 @@ if __name__ == "__main__":
     parser.add_argument("--calls", type=int, default=50, help="calls per block (default 50)")
     parser.add_argument("--rounds", type=int, default=40, help="rounds of blocks (default 40)")
     parser.add_argument("--floor", action="store_true", help="also run the bare forwarder (gateway_floor.py)")
+    parser.add_argument(
+        "--session", action="store_true", help="also call in one 2025-11-25 MCP session (path mcp-session)"
+    )
     parser.add_argument("variants", nargs="+", help="NAME=SRC_FOLDER, two or more")
     arguments = parser.parse_args()
     pairs = [tuple(v.split("=", 1)) for v in arguments.variants]
@@ -135,4 +175,5 @@ if __name__ == "__main__":
         parser.error("give two or more NAME=SRC_FOLDER variants whose folders exist")
     if arguments.calls < 1 or arguments.rounds < 1:
         parser.error("--calls and --rounds must be at least 1")
-    main([(name, source) for name, source in pairs], arguments.calls, arguments.rounds, arguments.floor)
+    variants = [(name, source) for name, source in pairs]
+    main(variants, arguments.calls, arguments.rounds, arguments.floor, arguments.session)
