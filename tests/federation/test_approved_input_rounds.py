@@ -142,3 +142,35 @@ async def test_an_answer_given_twice_runs_once(gated: tuple[Federation, Path]) -
     assert isinstance(first, types.CallToolResult) and not first.is_error, first
     assert isinstance(again, types.CallToolResult)
     assert _envelope(again)["error"]["code"] == "A-AUTH-APPROVAL-REPLAY"
+
+
+@pytest.mark.parametrize("endpoint", ["aggregate", "own"])
+async def test_a_keyed_call_answers_the_servers_questions_then_replays_its_outcome(
+    gated: tuple[Federation, Path], endpoint: str
+) -> None:
+    """An input round is not the call's outcome: the key is not spent on it, the answers run with
+    the same key, and the finished outcome is what a resend with that key gets back, as the server
+    first answered it (its content blocks, not their JSON)."""
+    federation, _ = gated
+    tool = "test_input_required_result_multi_round"
+    url, name = (
+        (federation.mcp, f"default__reference__{tool}")
+        if endpoint == "aggregate"
+        else (
+            federation.server("reference"),
+            tool,
+        )
+    )
+    meta = {"colonnade/request": {"constraints": {"idempotency_key": f"rounds-{endpoint}"}}}
+
+    async def answer(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        field = "color" if "color" in params.message else "name"
+        return types.ElicitResult(action="accept", content={field: "Ada" if field == "name" else "blue"})
+
+    async with Client(url, elicitation_callback=answer) as client:
+        done = await client.call_tool(name, {}, meta=meta)
+        again = await client.call_tool(name, {}, meta=meta)
+    assert not done.is_error, _envelope(done)
+    assert _text(done) == "Favourite colour: blue"
+    assert _text(again) == "Favourite colour: blue"
+    assert any(warning.startswith("replay of ") for warning in _envelope(again)["warnings"])

@@ -9,7 +9,7 @@ import mcp_types as types
 import pytest
 
 from colonnade.calls.envelope import CallResult, CallStatus
-from colonnade.surfaces.mcp.render import render_result
+from colonnade.surfaces.mcp.render import proxied_replay, render_result
 
 
 @pytest.mark.parametrize("legacy", [True, False], ids=["2025-11-25", "2026-07-28"])
@@ -32,3 +32,18 @@ def test_structured_content_is_always_an_object(
     assert rendered.structured_content == structured
     text = rendered.content[0]
     assert isinstance(text, types.TextContent) and json.loads(text.text) == output  # the text keeps it bare
+
+
+def test_a_proxied_replay_keeps_the_servers_content_blocks_and_only_them() -> None:
+    blocks = [
+        {"type": "text", "text": "Favourite colour: blue"},
+        {"type": "image", "data": "AA==", "mimeType": "image/png"},
+    ]
+    replayed = proxied_replay(CallResult(call_id="c", status=CallStatus.SUCCESS, output={"content": blocks}))
+    assert replayed is not None and replayed["content"] == blocks and replayed["isError"] is False
+    assert replayed["_meta"]["colonnade/result"]["status"] == "success"
+    types.CallToolResult.model_validate(replayed, by_name=False)
+    # structured content that only looks like blocks, structured content, and failures: not a replay of blocks
+    lookalike = CallResult(call_id="c", status=CallStatus.SUCCESS, output={"content": [{"kind": "row"}]})
+    structured = CallResult(call_id="c", status=CallStatus.SUCCESS, output={"content": blocks, "total": 2})
+    assert proxied_replay(lookalike) is None and proxied_replay(structured) is None

@@ -16,6 +16,8 @@ whether it took effect is unknown. Nothing runs it again by itself: a resend get
 contract declares that the backend deduplicates on the forwarded `Idempotency-Key`
 (`runtime.deduplicates_idempotency_key`); then it runs again and its result says so in a warning.
 
+A tool's question to its caller (an MCP server's input round, `P-PRECOND-INPUT-REQUIRED`) is not an
+outcome either: it frees the key, since the caller's answer repeats the call with the same key.
 A retryable outcome frees the key, so a retry runs again; but when the backend may have acted
 (a timeout, a cut connection, a 502/504, several attempts) and repeating is not safe, the effect
 is unknown, and that is the outcome recorded and answered. A database that does not answer
@@ -33,6 +35,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from colonnade.adapters.outcome import INPUT_REQUIRED
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult, CallStatus
@@ -232,6 +235,11 @@ class Idempotency:
             self._write_later(scope, key, attempt, self._completion(scope, key, attempt, unknown))
             return unknown, None
         outcome = result
+        if result.error is not None and result.error.code == INPUT_REQUIRED:
+            # The tool asked its caller a question: no outcome yet, and the answer comes back with
+            # the same key (an MCP client repeats the call with its answers), so the key is freed.
+            attempt.outcome.set_result(result)
+            return result, lambda: self.store.release(scope, key, attempt.holder)
         if result.status is CallStatus.RETRYABLE_ERROR:
             if safe or not may_have_acted(result):
                 attempt.outcome.set_result(result)

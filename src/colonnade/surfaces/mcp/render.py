@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 import mcp_types as types
+from pydantic import ValidationError
 
 from colonnade.adapters.outcome import TOOL_ERROR
 from colonnade.calls.envelope import CallResult
@@ -82,6 +83,27 @@ def _body(
     if structured is not None:
         body["structuredContent"] = structured
     return body
+
+
+def proxied_replay(result: CallResult) -> dict[str, Any] | None:
+    """A proxied tool's recorded success answered again (an idempotency replay: no server answered
+    this time) with the content blocks the server first sent, when they are all its output holds
+    (a server's answer without structured content); None otherwise (`result_body` renders it)."""
+    output = result.output
+    if not result.ok or not isinstance(output, dict) or output.keys() != {"content"}:
+        return None
+    try:
+        blocks = types.CallToolResult.model_validate({"content": output["content"]}, by_name=False)
+    except ValidationError:
+        return None  # not content blocks after all: structured content that looks like them
+    envelope = result.model_dump(mode="json", exclude={"output"}, exclude_none=True)
+    served = blocks.model_dump(mode="json", by_alias=True, exclude_none=True)["content"]
+    return {
+        "resultType": "complete",
+        "content": served,
+        "isError": False,
+        "_meta": {RESULT_META_KEY: envelope},
+    }
 
 
 def render_answer(

@@ -51,7 +51,7 @@ from colonnade.surfaces.mcp.confirmation import (
     answers_confirmation,
     wants_confirmation,
 )
-from colonnade.surfaces.mcp.render import render_answer, result_body
+from colonnade.surfaces.mcp.render import proxied_replay, render_answer, result_body
 from colonnade.surfaces.mcp.routing import DynamicToolList, RoutingMetaError, RoutingRequest
 
 __all__ = ["DEFAULT_PAGE_SIZE", "McpSurface"]
@@ -218,7 +218,8 @@ class McpSurface:
         if caller is not None and (asked := caller.input_round(result)) is not None:
             return asked
         if relay.answer.result is None:
-            return self._stamped(ctx, result_body(result))
+            replayed = proxied_replay(result) if caller is not None else None
+            return self._stamped(ctx, replayed if replayed is not None else result_body(result))
         legacy = ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
         rendered = render_answer(result, relay.answer.result, legacy=legacy)
         if isinstance(rendered, types.CallToolResult):

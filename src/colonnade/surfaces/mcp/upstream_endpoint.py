@@ -51,7 +51,7 @@ from colonnade.surfaces.mcp.announcer import Announcer, connection_of
 from colonnade.surfaces.mcp.call_envelope import call_request
 from colonnade.surfaces.mcp.caller import principal_of
 from colonnade.surfaces.mcp.event_store import MemoryEventStore
-from colonnade.surfaces.mcp.render import as_served, render_answer, render_result
+from colonnade.surfaces.mcp.render import as_served, proxied_replay, render_answer, render_result
 from colonnade.surfaces.mcp.resource_watch import ResourceWatch
 from colonnade.surfaces.mcp.round_state import open_state, seal_state
 from colonnade.surfaces.mcp.sessions import SessionLedger
@@ -535,4 +535,6 @@ def _rendered(result: CallResult, relay: Relay, *, legacy: bool) -> Any:
         if relay.continuation is not None:  # an approved call's question: its answer continues the call
             raw = {**raw, "requestState": seal_state(relay.continuation, raw.get("requestState"))}
         return as_served(raw)
+    if raw is None and (replayed := proxied_replay(result)) is not None:
+        return replayed
     return render_answer(result, raw, legacy=legacy)
