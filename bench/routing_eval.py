@@ -368,19 +368,41 @@ def tune(root: Path, names: list[str], top: int, synthetic: int, folds: int, rep
     for parameter in PARAMETERS:
         held = _restricted(points, {parameter: (NEUTRAL[parameter],)})
         variants.append((f"all tuned but {parameter} held at {NEUTRAL[parameter]}", held))
-    reference = None
     extra = " + synthetic" if always else ""
-    table = Table(
-        title=f"{folds}-fold cross-validation x {repeats} (tune on the other folds{extra}, score the "
+    title = (
+        f"{folds}-fold cross-validation x {repeats} (tune on the other folds{extra}, score the "
         "held-back fold), 95% bootstrap intervals over queries"
     )
+    print_cv(title, variants, results, dev, always, folds, repeats, change="nDCG@10 change vs all tuned")
+    console.print(
+        "A parameter is worth tuning when holding it at its neutral value lowers the cross-validated "
+        "figure (negative change); otherwise it is fitted noise."
+    )
+
+
+def print_cv(
+    title: str,
+    variants: list[tuple[str, list[Point]]],
+    results: dict[Point, dict[str, np.ndarray]],
+    dev: list[str],
+    always: list[str],
+    folds: int,
+    repeats: int,
+    *,
+    change: str,
+    change_metrics: tuple[int, ...] = (2,),
+) -> None:
+    """One row per way of choosing: its cross-validated figures (95% bootstrap intervals) and, per
+    set, the change against the first row in `change_metrics` (0 R@5, 1 R@10, 2 nDCG@10)."""
+    table = Table(title=title)
     table.add_column("procedure")
     for name in dev:
         for metric in ("R@5", "R@10", "nDCG@10"):
             table.add_column(f"{name} {metric}", justify="right")
     table.add_column("mean nDCG@10", justify="right")
     for name in dev:
-        table.add_column(f"{name} nDCG@10 change vs all tuned", justify="right")
+        table.add_column(f"{name} {change}", justify="right")
+    reference = None
     for label, subset in variants:
         per_query = cross_validate(subset, results, dev, always, folds, repeats)
         cells = []
@@ -388,22 +410,21 @@ def tune(root: Path, names: list[str], top: int, synthetic: int, folds: int, rep
             for m in range(3):
                 low, high = interval(per_query[name][:, m])
                 cells.append(f"{100 * per_query[name][:, m].mean():.1f} [{100 * low:.1f}, {100 * high:.1f}]")
+        changes = ["-" for _ in dev]
         if reference is None:
             reference = per_query
-            changes = ["-" for _ in dev]
         else:
             changes = []
             for name in dev:
-                diff = per_query[name][:, 2] - reference[name][:, 2]
-                low, high = interval(diff)
-                changes.append(f"{100 * diff.mean():+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]")
+                parts = []
+                for m in change_metrics:
+                    diff = per_query[name][:, m] - reference[name][:, m]
+                    low, high = interval(diff)
+                    parts.append(f"{100 * diff.mean():+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]")
+                changes.append(" / ".join(parts))
         mean = statistics.fmean(float(per_query[name][:, 2].mean()) for name in dev)
         table.add_row(label, *cells, f"{100 * mean:.2f}", *changes)
     console.print(table)
-    console.print(
-        "A parameter is worth tuning when holding it at its neutral value lowers the cross-validated "
-        "figure (negative change); otherwise it is fitted noise."
-    )
 
 
 def _cells(values: np.ndarray) -> str:

@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import re
-import statistics
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -49,7 +48,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from rich.console import Console
-from rich.table import Table
 from routing_eval import (
     DEFAULT_BENCHMARKS,
     SETS,
@@ -57,9 +55,8 @@ from routing_eval import (
     _gold_rows,
     _per_query,
     _signal,
-    cross_validate,
-    interval,
     load_set,
+    print_cv,
 )
 
 from colonnade.routing import IndexConfig, ToolIndex
@@ -402,42 +399,6 @@ def dense_text_scores(sets: dict[str, Loaded], root: Path) -> tuple[Results, lis
     return results, variants
 
 
-def print_cv(title: str, variants: list[tuple[str, list[Point]]], results: Results, dev: list[str],
-             always: list[str], folds: int, repeats: int) -> None:  # fmt: skip
-    """One row per way of choosing: its cross-validated figures and the change against the first."""
-    table = Table(title=f"{title}: {folds}-fold CV x {repeats}, 95% bootstrap intervals over queries")
-    table.add_column("procedure")
-    for name in dev:
-        for metric in ("R@5", "R@10", "nDCG@10"):
-            table.add_column(f"{name} {metric}", justify="right")
-    table.add_column("mean nDCG@10", justify="right")
-    for name in dev:
-        table.add_column(f"{name} change nDCG@10 / R@10", justify="right")
-    reference = None
-    for label, subset in variants:
-        per_query = cross_validate(subset, results, dev, always, folds, repeats)
-        cells = []
-        for name in dev:
-            for m in range(3):
-                low, high = interval(per_query[name][:, m])
-                cells.append(f"{100 * per_query[name][:, m].mean():.1f} [{100 * low:.1f}, {100 * high:.1f}]")
-        changes = ["-" for _ in dev]
-        if reference is None:
-            reference = per_query
-        else:
-            changes = []
-            for name in dev:
-                parts = []
-                for m in (2, 1):
-                    diff = per_query[name][:, m] - reference[name][:, m]
-                    low, high = interval(diff)
-                    parts.append(f"{100 * diff.mean():+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]")
-                changes.append(" / ".join(parts))
-        mean = statistics.fmean(float(per_query[name][:, 2].mean()) for name in dev)
-        table.add_row(label, *cells, f"{100 * mean:.2f}", *changes)
-    console.print(table)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -482,7 +443,17 @@ def main(argv: list[str] | None = None) -> int:
         points, results = blend_scores(sets)
         variants = blend_variants(points)
         title = "dense weight by request length, server expansion as a blend"
-    print_cv(title, variants, results, list(SETS), always, args.folds, args.repeats)
+    print_cv(
+        f"{title}: {args.folds}-fold CV x {args.repeats}, 95% bootstrap intervals over queries",
+        variants,
+        results,
+        list(SETS),
+        always,
+        args.folds,
+        args.repeats,
+        change="change nDCG@10 / R@10",
+        change_metrics=(2, 1),
+    )
     return 0
 
 
