@@ -26,8 +26,7 @@ from colonnade.surfaces.mcp.client_relay import STATE_PREFIX
 from colonnade.surfaces.mcp.confirmation import STATE_PREFIX as APPROVAL_PREFIX
 from colonnade.surfaces.mcp.render import RESULT_META_KEY
 from tests.federation.conftest import COLONNADE, Federation, run_gateway
-from tests.support.loopback import stop_process
-from tests.support.mcp_servers import EVERYTHING, ROOT, node_stdio, python_http
+from tests.support.mcp_servers import EVERYTHING, node_stdio, reference_http
 
 pytestmark = pytest.mark.e2e
 
@@ -38,11 +37,7 @@ USER = {"username": "ada", "email": "ada@example.com"}
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[dict[str, Any]]]:
-    tmp = tmp_path_factory.mktemp("relay")
-    reference, url = python_http(
-        ROOT / "tests" / "conformance" / "reference_server.py", tmp / "reference.log"
-    )
-    try:
+    with reference_http(tmp_path_factory.mktemp("relay") / "reference.log") as url:
         yield [
             {
                 "name": "reference",
@@ -51,8 +46,6 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[dict[str,
                 "tools": {"test_simple_text": {"side_effects": "destructive"}},
             }
         ]
-    finally:
-        stop_process(reference)
 
 
 @pytest.fixture(scope="module")

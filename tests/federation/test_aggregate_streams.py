@@ -23,8 +23,7 @@ import yaml
 from mcp import Client, StdioServerParameters
 
 from tests.federation.conftest import COLONNADE, Federation, run_gateway
-from tests.support.loopback import stop_process
-from tests.support.mcp_servers import ROOT, python_http
+from tests.support.mcp_servers import reference_http
 
 pytestmark = pytest.mark.e2e
 
@@ -37,14 +36,8 @@ HANDSHAKE = "2025-11-25"
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[dict[str, Any]]]:
-    tmp = tmp_path_factory.mktemp("aggregate-streams")
-    reference, url = python_http(
-        ROOT / "tests" / "conformance" / "reference_server.py", tmp / "reference.log"
-    )
-    try:
+    with reference_http(tmp_path_factory.mktemp("aggregate-streams") / "reference.log") as url:
         yield [{"name": "reference", "transport": "http", "url": url}]
-    finally:
-        stop_process(reference)
 
 
 @pytest.fixture(scope="module")

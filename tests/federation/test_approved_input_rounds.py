@@ -25,8 +25,7 @@ from colonnade.calls.envelope import APPROVAL_TOKEN_META_KEY
 from colonnade.surfaces.mcp.render import RESULT_META_KEY
 from colonnade.surfaces.mcp.round_state import APPROVED_PREFIX
 from tests.federation.conftest import COLONNADE, Federation, run_gateway
-from tests.support.loopback import stop_process
-from tests.support.mcp_servers import ROOT, python_http
+from tests.support.mcp_servers import reference_http
 
 pytestmark = pytest.mark.e2e
 
@@ -38,20 +37,15 @@ CANONICAL = "default:reference:test_input_required_result_request_state"
 @pytest.fixture(scope="module")
 def gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Federation, Path]]:
     tmp = tmp_path_factory.mktemp("approved-rounds")
-    reference, url = python_http(
-        ROOT / "tests" / "conformance" / "reference_server.py", tmp / "reference.log"
-    )
-    server = {
-        "name": "reference",
-        "transport": "http",
-        "url": url,
-        "tools": {"test_input_required_result_request_state": {"requires_human_approval": True}},
-    }
-    try:
+    with reference_http(tmp / "reference.log") as url:
+        server = {
+            "name": "reference",
+            "transport": "http",
+            "url": url,
+            "tools": {"test_input_required_result_request_state": {"requires_human_approval": True}},
+        }
         with run_gateway(tmp / "gateway", [server]) as federation:
             yield federation, tmp / "gateway"
-    finally:
-        stop_process(reference)
 
 
 def _envelope(result: types.CallToolResult) -> dict[str, Any]:

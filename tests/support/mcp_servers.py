@@ -8,13 +8,15 @@ server (a Python SDK server over HTTP) and the fault server.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tests.support.loopback import free_port, start_process, wait_http
+from tests.support.loopback import free_port, start_process, stop_process, wait_http
 from tests.support.node_tools import CACHE, install, node_env
 
 __all__ = [
@@ -97,6 +99,16 @@ def python_http(script: Path, log: Path, *args: str) -> tuple[subprocess.Popen[b
     url = f"http://127.0.0.1:{port}/mcp"
     wait_http(url, process, log=log)
     return process, url
+
+
+@contextlib.contextmanager
+def reference_http(log: Path) -> Iterator[str]:
+    """The conformance reference server over Streamable HTTP while the block runs: its URL."""
+    process, url = python_http(ROOT / "tests" / "conformance" / "reference_server.py", log)
+    try:
+        yield url
+    finally:
+        stop_process(process)
 
 
 def fault_http(log: Path) -> tuple[subprocess.Popen[bytes], str]:
