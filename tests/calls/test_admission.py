@@ -54,7 +54,9 @@ async def test_a_call_that_the_work_in_front_would_make_late_is_refused_at_once(
     details = tight.error.details
     assert details["reason"] == DEADLINE
     assert details["predicted_wait_ms"] >= 300 and details["remaining_ms"] <= 100
-    assert 150 <= details["retry_after_ms"] <= 450  # the predicted wait, spread from 0.5x to 1.5x
+    # the predicted wait (about 300 ms: a few more calls may count by now), spread from 0.5x to 1.5x
+    wait = details["predicted_wait_ms"]
+    assert 0.5 * wait - 1 <= details["retry_after_ms"] <= 1.5 * wait + 1
     assert load.shed == {DEADLINE: 1}
 
     roomy = await stage(stage_call(timeout_ms=2_000), backend)  # time enough: admitted
