@@ -85,6 +85,8 @@ def test_a_static_embedder_averages_token_vectors_to_unit_length() -> None:
     assert vectors[0].tolist() == pytest.approx([1.0, 0.0])
     assert vectors[1].tolist() == pytest.approx([2**-0.5, 2**-0.5])
     assert vectors[2].tolist() == [0.0, 0.0]  # nothing known: a zero vector, not NaN
+    mixed = embedder.embed(["zzz", "b", "zzz", "zzz", "a b", "a"])  # texts without tokens in between
+    assert mixed.tolist() == [[0.0, 0.0], [0.0, 1.0], [0.0, 0.0], [0.0, 0.0], vectors[1].tolist(), [1.0, 0.0]]
     assert embedder.embed([]).shape == (0, 2)
     many = [f"a b {i}" for i in range(100)]  # a catalog-sized batch goes through encode_batch
     assert embedder.embed(many).tolist() == [vectors[1].tolist()] * 100
