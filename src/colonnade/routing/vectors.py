@@ -25,7 +25,7 @@ from collections.abc import Mapping
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["CODE_MAX", "ToolVectors", "quantize", "query_code_max"]
+__all__ = ["CODE_MAX", "ToolVectors", "block_rows", "quantize", "query_code_max"]
 
 FloatArray = npt.NDArray[np.float64]
 Float32Array = npt.NDArray[np.float32]
@@ -35,6 +35,12 @@ _EXACT = 2**24  # float32 holds every integer up to this exactly
 # OpenBLAS runs a product of at most this many multiply-adds on the calling thread
 # (SMP_THRESHOLD_MIN x GEMM_MULTITHREAD_THRESHOLD in its interface/gemm.c).
 _ONE_THREAD_WORK = 4 * 65_536
+
+
+def block_rows(dim: int, columns: int) -> int:
+    """Rows per block of the product with `columns` request vectors: OpenBLAS runs a block on
+    the calling thread when rows x dim x columns stays within `_ONE_THREAD_WORK`."""
+    return max(1, _ONE_THREAD_WORK // (max(dim, 1) * max(columns, 1)))
 
 
 def query_code_max(dim: int) -> int:
@@ -100,7 +106,7 @@ class ToolVectors:
             codes, steps = np.repeat(codes, 2, axis=0), np.repeat(steps, 2)
         tools = self._codes[: self._rows]
         products = np.empty((len(codes), self._rows), dtype=np.float32)
-        block = max(1, _ONE_THREAD_WORK // (self.dim * len(codes)))
+        block = block_rows(self.dim, len(codes))
         scratch = np.empty((min(block, self._rows), self.dim), dtype=np.float32)
         for start in range(0, self._rows, block):
             rows = scratch[: min(block, self._rows - start)]
