@@ -32,6 +32,9 @@ tried by re-weighing or re-ordering what that pass scored:
   tool taking a `query` or a `url` serves open-ended needs; one taking a `station_code`, one). Each
   is scaled to [0, 1] over the catalog and added at weight `prior`, to every request or only to
   long ones (>= 25 words), flat or times the tool's own dense signal;
+- `--dense-dims`: **the dense model's first 128 or 64 dimensions** (WordLlama is trained so that a
+  prefix of its dimensions is a smaller model of its own): the product, most of a dense search's
+  CPU, shrinks in proportion;
 - `--misses`: where the shipped ranking's LiveMCPBench top-10 misses lie (why expansion fails).
 
 Every variant is a restricted grid cross-validated exactly as `routing_eval.py --tune` does
@@ -436,6 +439,52 @@ class StoplessEmbedder:
         return self.inner.embed(kept)
 
 
+class TruncatedEmbedder:
+    """The installed embedder cut to its first `dim` dimensions, renormalised."""
+
+    def __init__(self, inner: Any, dim: int) -> None:
+        self.inner, self.dim = inner, dim
+        self.model_id = f"{inner.model_id}/first{dim}"
+
+    def embed(self, texts: list[str]) -> Any:
+        vectors = np.ascontiguousarray(self.inner.embed(texts)[:, : self.dim])
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return np.divide(vectors, norms, out=vectors, where=norms > 0)
+
+
+def dense_dims_scores(sets: dict[str, Loaded], root: Path) -> tuple[Results, list[tuple[str, list[Point]]]]:
+    """Points (dimensions, clause weight, dense weight)."""
+    from colonnade.routing.dense import load_embedder
+
+    inner = load_embedder()
+    if inner is None:
+        raise SystemExit("no dense model installed (pip install 'colonnade[dense]')")
+    dense_weights = (0.0, 0.25, 0.5, 1.0)
+    results: Results = {}
+    for dims in (256, 128, 64):
+        for name, loaded in sets.items():
+            if dims != inner.dim:
+                source = "livemcpbench" if name == "synthetic" else name
+                index = ToolIndex(embedder=TruncatedEmbedder(inner, dims))
+                index.upsert(load_tools(root / source / "tools.jsonl"))
+                index.compact()
+                loaded = Loaded(index, loaded.queries, 0.0)
+            ids, sig = signals_of(loaded)
+            gold = _gold_rows(loaded.queries, ids)
+            for clause, dense in itertools.product(CLAUSES, dense_weights):
+                total = sig["lexical"] + clause * sig["clause"] + dense * sig["dense"]
+                results.setdefault((dims, clause, dense), {})[name] = _per_query(loaded.queries, gold, total)
+        console.print(f"scored {dims} dimensions")
+    points = list(results)
+    variants = [
+        ("shipped (256, dense 0.25, clause tuned)", [p for p in points if p[0] == 256 and p[2] == 0.25])
+    ]
+    for dims in (128, 64):
+        variants.append((f"first {dims}, dense 0.25", [p for p in points if p[0] == dims and p[2] == 0.25]))
+        variants.append((f"first {dims}, dense weight tuned", [p for p in points if p[0] == dims]))
+    return results, variants
+
+
 def dense_text_scores(sets: dict[str, Loaded], root: Path) -> tuple[Results, list[tuple[str, list[Point]]]]:
     """Points (embedding variant, clause weight, dense weight)."""
     from colonnade.routing.dense import load_embedder
@@ -499,6 +548,7 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--dense-text", action="store_true", help="embed texts without stopwords")
     mode.add_argument("--domain", action="store_true", help="the API's own score blended in")
     mode.add_argument("--prior", action="store_true", help="a prior for general-purpose tools")
+    mode.add_argument("--dense-dims", action="store_true", help="the dense model's first 128 / 64 dimensions")
     mode.add_argument("--misses", action="store_true", help="where LiveMCPBench's top-10 misses lie")
     args = parser.parse_args(argv)
     if args.misses:
@@ -520,6 +570,9 @@ def main(argv: list[str] | None = None) -> int:
     elif args.dense_text:
         results, variants = dense_text_scores(sets, args.benchmarks)
         title = "dense signal from texts without stopwords"
+    elif args.dense_dims:
+        results, variants = dense_dims_scores(sets, args.benchmarks)
+        title = "the dense model's first dimensions only"
     elif args.prior:
         results, variants = prior_scores(sets, args.benchmarks)
         title = "a prior for general-purpose tools (from the tool texts), dense 0.25"
