@@ -43,7 +43,7 @@ the figure of a way of choosing, with 95% bootstrap intervals over queries and t
 change in nDCG@10 and Recall@10 against the shipped procedure (only the clause weight tuned).
 docs/routing.md has the tables. Run (a few minutes each, on a busy 2-core machine):
     nice -n 5 .venv/bin/python bench/routing_expand.py --synthetic 300 \
-        [--tail | --domain | --fields | --dense-text | --prior]
+        [--tail | --domain | --fields | --dense-text | --prior | --dense-dims]
     nice -n 5 .venv/bin/python bench/routing_expand.py --misses
 """
 
