@@ -13,10 +13,11 @@ with `nice -n 5` on a shared machine, and compare sizes within one run.
 `--busy N` times the queries a second time while N busy-loop processes (at `--busy-nice`, default
 0: an ordinary process) compete for the cores: a controlled form of a saturated machine. Both
 the wall time and the searching thread's own CPU time are shown, quiet and busy: CPU that stays
-put while the wall time grows is time spent waiting for a core, not searching.
+put while the wall time grows is time spent waiting for a core, not searching. `--gap MS` pauses
+before each timed search, as when requests arrive one by one (the default times them back to back).
 
 Run: .venv/bin/python bench/routing_scale.py [--sizes 1000 4000 10000 100000] [--dense-sizes 1000 4000 10000]
-     [--busy 2 [--busy-nice 0]]
+     [--busy 2 [--busy-nice 0]] [--gap 5]
 """
 
 from __future__ import annotations
@@ -102,11 +103,16 @@ def neighbours(count: int, nice: int) -> Iterator[None]:
             proc.wait()
 
 
-def time_queries(index: ToolIndex, queries: list[str]) -> tuple[list[float], list[float], list[float]]:
+def time_queries(
+    index: ToolIndex, queries: list[str], gap_ms: float = 0.0
+) -> tuple[list[float], list[float], list[float]]:
     """Wall, thread-CPU and process-CPU milliseconds of each search (process CPU above the
-    thread's is work done by helper threads: a BLAS or tokenizer pool)."""
+    thread's is work done by helper threads: a BLAS or tokenizer pool), each search after a
+    pause of `gap_ms` (requests arriving one by one) or back to back."""
     latencies, cpu, process = [], [], []
     for query in queries:
+        if gap_ms:
+            time.sleep(gap_ms / 1000)
         started, started_cpu, started_process = time.perf_counter(), time.thread_time(), time.process_time()
         index.search(query)
         latencies.append((time.perf_counter() - started) * 1000)
@@ -125,7 +131,13 @@ def _timings(latencies: list[float], cpu: list[float], process: list[float]) -> 
 
 
 def measure(
-    docs: list[ToolDoc], queries: list[str], workdir: Path, dense: bool, busy: int = 0, busy_nice: int = 0
+    docs: list[ToolDoc],
+    queries: list[str],
+    workdir: Path,
+    dense: bool,
+    busy: int = 0,
+    busy_nice: int = 0,
+    gap_ms: float = 0.0,
 ) -> list[str]:
     gc.collect()
     started = time.perf_counter()
@@ -154,10 +166,10 @@ def measure(
 
     for query in queries[:20]:
         index.search(query)
-    timings = _timings(*time_queries(index, queries))
+    timings = _timings(*time_queries(index, queries, gap_ms))
     if busy:
         with neighbours(busy, busy_nice):
-            timings += _timings(*time_queries(index, queries))
+            timings += _timings(*time_queries(index, queries, gap_ms))
 
     publish, remove = [], []
     for doc in docs[:50]:
@@ -202,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=300, help="queries timed per size (default 300)")
     parser.add_argument("--busy", type=int, default=0, help="also time with N busy-loop neighbour processes")
     parser.add_argument("--busy-nice", type=int, default=0, help="their niceness (default 0)")
+    parser.add_argument("--gap", type=float, default=0.0, help="ms of pause before each timed search")
     args = parser.parse_args(argv)
     try:
         pool = [doc for name in SETS for doc in load_tools(args.benchmarks / name / "tools.jsonl")]
@@ -228,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         for size, dense in sorted(runs):
             status.update(f"measuring {size:,} tools, dense {'on' if dense else 'off'}")
             docs = synthetic_catalog(pool, size)
-            table.add_row(*measure(docs, queries, Path(tmp), dense, args.busy, args.busy_nice))
+            table.add_row(*measure(docs, queries, Path(tmp), dense, args.busy, args.busy_nice, args.gap))
     console.print(table)
     if args.busy:
         console.print(
