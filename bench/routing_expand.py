@@ -35,6 +35,8 @@ tried by re-weighing or re-ordering what that pass scored:
 - `--dense-dims`: **the dense model's first 128 or 64 dimensions** (WordLlama is trained so that a
   prefix of its dimensions is a smaller model of its own): the product, most of a dense search's
   CPU, shrinks in proportion;
+- `--rich-text`: **richer tool texts for the dense side only**: each tool's dense text with its
+  parameters' descriptions added, and also its API's description (the words-only side unchanged);
 - `--misses`: where the shipped ranking's LiveMCPBench top-10 misses lie (why expansion fails).
 
 Every variant is a restricted grid cross-validated exactly as `routing_eval.py --tune` does
@@ -43,7 +45,7 @@ the figure of a way of choosing, with 95% bootstrap intervals over queries and t
 change in nDCG@10 and Recall@10 against the shipped procedure (only the clause weight tuned).
 docs/routing.md has the tables. Run (a few minutes each, on a busy 2-core machine):
     nice -n 5 .venv/bin/python bench/routing_expand.py --synthetic 300 \
-        [--tail | --domain | --fields | --dense-text | --prior | --dense-dims]
+        [--tail | --domain | --fields | --dense-text | --prior | --dense-dims | --rich-text]
     nice -n 5 .venv/bin/python bench/routing_expand.py --misses
 """
 
@@ -485,6 +487,65 @@ def dense_dims_scores(sets: dict[str, Loaded], root: Path) -> tuple[Results, lis
     return results, variants
 
 
+class RicherTextEmbedder:
+    """The installed embedder, fed a richer text for each tool: `texts` maps a tool's shipped
+    dense text to the richer one (requests, not in it, pass through unchanged)."""
+
+    def __init__(self, inner: Any, texts: dict[str, str], label: str) -> None:
+        self.inner, self.texts = inner, texts
+        self.dim = inner.dim
+        self.model_id = f"{inner.model_id}/{label}"
+
+    def embed(self, texts: list[str]) -> Any:
+        return self.inner.embed([self.texts.get(text, text) for text in texts])
+
+
+def rich_text_scores(sets: dict[str, Loaded], root: Path) -> tuple[Results, list[tuple[str, list[Point]]]]:
+    """Points (tool text, clause weight, dense weight)."""
+    from colonnade.routing.dense import load_embedder
+    from colonnade.routing.documents import dense_text
+
+    inner = load_embedder()
+    if inner is None:
+        raise SystemExit("no dense model installed (pip install 'colonnade[dense]')")
+
+    def with_params(doc: Any) -> str:
+        return " ".join([dense_text(doc), *(text for _, text in doc.params if text)])
+
+    def with_api(doc: Any) -> str:
+        return " ".join(part for part in (with_params(doc), doc.server_description) if part)
+
+    variants_of = {"shipped": None, "+ parameter descriptions": with_params, "+ API description": with_api}
+    dense_weights = (0.0, 0.25, 0.5, 1.0)
+    results: Results = {}
+    for variant, richer in variants_of.items():
+        for name, loaded in sets.items():
+            if richer is not None:
+                source = "livemcpbench" if name == "synthetic" else name
+                docs = load_tools(root / source / "tools.jsonl")
+                texts = {dense_text(doc): richer(doc) for doc in docs}
+                index = ToolIndex(embedder=RicherTextEmbedder(inner, texts, variant))
+                index.upsert(docs)
+                index.compact()
+                loaded = Loaded(index, loaded.queries, 0.0)
+            ids, sig = signals_of(loaded)
+            gold = _gold_rows(loaded.queries, ids)
+            for clause, dense in itertools.product(CLAUSES, dense_weights):
+                total = sig["lexical"] + clause * sig["clause"] + dense * sig["dense"]
+                results.setdefault((variant, clause, dense), {})[name] = _per_query(
+                    loaded.queries, gold, total
+                )
+        console.print(f"scored tool text {variant}")
+    points = list(results)
+    variants = [
+        ("shipped (dense 0.25, clause tuned)", [p for p in points if p[0] == "shipped" and p[2] == 0.25])
+    ]
+    for variant in list(variants_of)[1:]:
+        variants.append((f"{variant}, dense 0.25", [p for p in points if p[0] == variant and p[2] == 0.25]))
+        variants.append((f"{variant}, dense weight tuned", [p for p in points if p[0] == variant]))
+    return results, variants
+
+
 def dense_text_scores(sets: dict[str, Loaded], root: Path) -> tuple[Results, list[tuple[str, list[Point]]]]:
     """Points (embedding variant, clause weight, dense weight)."""
     from colonnade.routing.dense import load_embedder
@@ -548,6 +609,7 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--dense-text", action="store_true", help="embed texts without stopwords")
     mode.add_argument("--domain", action="store_true", help="the API's own score blended in")
     mode.add_argument("--prior", action="store_true", help="a prior for general-purpose tools")
+    mode.add_argument("--rich-text", action="store_true", help="richer tool texts, dense side only")
     mode.add_argument("--dense-dims", action="store_true", help="the dense model's first 128 / 64 dimensions")
     mode.add_argument("--misses", action="store_true", help="where LiveMCPBench's top-10 misses lie")
     args = parser.parse_args(argv)
@@ -570,6 +632,9 @@ def main(argv: list[str] | None = None) -> int:
     elif args.dense_text:
         results, variants = dense_text_scores(sets, args.benchmarks)
         title = "dense signal from texts without stopwords"
+    elif args.rich_text:
+        results, variants = rich_text_scores(sets, args.benchmarks)
+        title = "richer tool texts for the dense side"
     elif args.dense_dims:
         results, variants = dense_dims_scores(sets, args.benchmarks)
         title = "the dense model's first dimensions only"
