@@ -15,7 +15,8 @@ Both are removed here:
 - the product runs in blocks of rows small enough that OpenBLAS keeps each on the calling thread
   (it threads products of more than 4 x 65,536 multiply-adds), each block's codes cast to
   float32 on the way, with at least two request columns (one column would go to the
-  matrix-vector routine, threaded from far smaller sizes).
+  matrix-vector routine, threaded from far smaller sizes). numpy's wheels ship OpenBLAS; another
+  BLAS has thresholds of its own, and the exactness holds whatever it does.
 """
 
 from __future__ import annotations
