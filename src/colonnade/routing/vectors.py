@@ -2,8 +2,9 @@
 
 The dense signal compares each clause of a request with every tool (at 4,000 tools and four
 clauses, four million multiply-adds). Done clause by clause with `einsum`, numpy's own loop, it
-took most of a dense search's 2 ms of CPU: long enough that on a saturated machine a search
-rarely finished within its scheduler time slice and then waited for a core. A BLAS product is
+took 0.6-0.75 ms of a dense search's 2.2 ms of CPU, which made the search outlast a scheduler
+time slice (about 1 ms here): on a saturated machine it was then switched out and waited for a
+core (docs/routing.md, latency under CPU contention). A BLAS product is
 about five times faster, but was kept out for two reasons: a large product runs on BLAS's thread
 pool, whose threads wait for free cores on a busy machine; and BLAS may add in an order that
 depends on where a row lies, so an index updated in place could rank unlike one rebuilt.
