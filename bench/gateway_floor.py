@@ -15,8 +15,10 @@ gateway's own code, so the price of the guarantees alone can be read beside the 
   `AuditLog.append` to the same store the gateway uses (SQLite file under `--data-dir`, migrated
   by the gateway's migrator, `SqliteDirect`'s settings, the hash chain's seal), committed before
   the answer is sent;
-- `envelope`: the request parsed into the `CallRequest` envelope with the REST surface's parser
-  and the answer built as a typed `CallResult` (REST: dumped as the gateway dumps it);
+- `envelope`: the request parsed into the `CallRequest` envelope (REST: with the REST surface's
+  parser; MCP: from the tools/call params) and the answer built as a typed `CallResult`, dumped as
+  the REST surface dumps it or rendered as the MCP surface renders a result (`result_body`: the
+  output as text and structured content, the envelope in `_meta`);
 - `auth`: the HTTP edge's authentication of the request's bearer token (the development issuer
   under `--data-dir`, as `make run` trusts it); a refusal is answered 401.
 
@@ -44,6 +46,7 @@ from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
 from colonnade.store.audit_repo import AuditStore
 from colonnade.store.engine import create_store_engine
 from colonnade.store.migrator import migrate_engine
+from colonnade.surfaces.mcp.render import result_body
 
 CUSTOMER_PATH = "/customers/C-1001"
 TOOL = "acme:crm:get_customer"
@@ -97,14 +100,7 @@ class Floor:
             customer = await response.json()
         if self.audit is not None:
             await self.audit.append(self._event(principal, envelope, request, mcp))
-        if mcp:
-            text = json.dumps(customer)
-            answer: Any = {
-                "jsonrpc": "2.0",
-                "id": request.get("id"),
-                "result": {"content": [{"type": "text", "text": text}], "structuredContent": customer},
-            }
-        elif envelope is not None:
+        if envelope is not None:
             result = CallResult(
                 call_id=envelope.call_id,
                 status=CallStatus.SUCCESS,
@@ -112,8 +108,17 @@ class Floor:
                 metrics=CallMetrics(duration_ms=round((time.perf_counter() - started) * 1000, 3)),
                 provenance=Provenance(tool_id=TOOL, tool_version=TOOL_VERSION, digest="sha256:floor"),
             )
-            await _answer(send, result.model_dump_json().encode())
-            return
+            if not mcp:
+                await _answer(send, result.model_dump_json().encode())
+                return
+            answer: Any = {"jsonrpc": "2.0", "id": request.get("id"), "result": result_body(result)}
+        elif mcp:
+            text = json.dumps(customer)
+            answer = {
+                "jsonrpc": "2.0",
+                "id": request.get("id"),
+                "result": {"content": [{"type": "text", "text": text}], "structuredContent": customer},
+            }
         else:
             answer = {"status": "success", "output": customer}
         await _answer(send, json.dumps(answer, separators=(",", ":")).encode())
