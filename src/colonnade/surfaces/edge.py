@@ -34,6 +34,7 @@ __all__ = [
     "PRINCIPAL_KEY",
     "REQUEST_BODY_KEY",
     "REQUEST_DOCUMENT_KEY",
+    "DirectKey",
     "EdgeRefusal",
     "HttpEdge",
     "OriginPolicy",
@@ -73,6 +74,8 @@ _DRAIN_CAP_BYTES = 16 * 1024 * 1024
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
+DirectKey = str | tuple[str, str]
+"""A path the edge serves past the router: every method of it, or (method, path)."""
 RefusalRenderer = Callable[[EdgeRefusal, Scope], Response]
 """A surface's rendering of a refusal of one of its requests (the scope says which)."""
 Authenticator = Callable[[Headers, Scope], Awaitable[Principal | EdgeRefusal]]
@@ -151,13 +154,15 @@ class HttpEdge:
         authenticate: Authenticator = _anonymous,
         open_paths: frozenset[str] = OPEN_PATHS,
         json_prefixes: Sequence[str] = (),
-        direct: Mapping[str, ASGIApp] | None = None,
+        direct: Mapping[DirectKey, ASGIApp] | None = None,
     ) -> None:
-        """`direct` maps exact paths to the app that serves them, handed the request past the
-        framework's exception middleware and router (about 20 us a request): for apps that raise no
-        HTTP exceptions and read no path parameters, such as the MCP SDK's transport at /mcp."""
+        """`direct` maps exact paths (every method), or (method, path) pairs, to the app that serves
+        them, handed the request past the framework's exception middleware and router (about 20 us a
+        request): for apps that raise no HTTP exceptions and read no path parameters, such as the MCP
+        SDK's transport at /mcp and the REST surface's `POST /v1/calls`. Other methods of a path
+        given with one still meet the router (and its 405)."""
         self.app = app
-        self.direct = dict(direct or {})
+        self.direct: dict[DirectKey, ASGIApp] = dict(direct or {})
         self.origins = origins
         # Longest prefix first, so `/v1/calls` may render differently from `/v1` if it ever needs to.
         self.renderers = sorted((renderers or {}).items(), key=lambda item: -len(item[0]))
@@ -184,7 +189,7 @@ class HttpEdge:
             await self._render(scope, refusal)(scope, receive, send)
             return
         caller = _CALLER.set(principal_of_scope(scope))
-        app = self.direct.get(scope["path"], self.app)
+        app = self._app_for(scope)
         try:
             if scope.get("method") not in _BODY_METHODS:
                 await app(scope, receive, send)
@@ -196,6 +201,13 @@ class HttpEdge:
                 await app(scope, receive, send)
         finally:
             _CALLER.reset(caller)
+
+    def _app_for(self, scope: Scope) -> ASGIApp:
+        if not self.direct:
+            return self.app
+        path = scope["path"]
+        app = self.direct.get(path)
+        return app if app is not None else self.direct.get((scope.get("method", ""), path), self.app)
 
     async def _json_request(
         self, app: ASGIApp, scope: Scope, headers: Headers, receive: Receive, send: Send
