@@ -67,11 +67,12 @@ def _params_contract(directory: Path, backend_url: str) -> Path:
 
 
 @contextlib.contextmanager
-def plain_and_sdk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Served]]:
-    """The gateway with plain calls (`on`) and the one without (`off`), each with the params tool."""
+def plain_and_sdk(tmp_path_factory: pytest.TempPathFactory, **server: Any) -> Iterator[dict[str, Served]]:
+    """The gateway with plain calls (`on`) and the one without (`off`), each with the params tool;
+    `server` sets other ServerSettings fields of both."""
     with (
-        governed_gateway(tmp_path_factory.mktemp("on"), server={"mcp_plain_calls": True}) as on,
-        governed_gateway(tmp_path_factory.mktemp("off"), server={"mcp_plain_calls": False}) as off,
+        governed_gateway(tmp_path_factory.mktemp("on"), server={**server, "mcp_plain_calls": True}) as on,
+        governed_gateway(tmp_path_factory.mktemp("off"), server={**server, "mcp_plain_calls": False}) as off,
     ):
         for governed in (on, off):
             contracts = governed.data_dir.parent / "contracts"

@@ -104,10 +104,7 @@ class Opened:
 def _open_sessions(client: httpx2.Client) -> Opened:
     opened = Opened()
     for name, capabilities in SESSIONS.items():
-        response = _post(client, _initialize(capabilities), _headers(None))
-        session = opened.ids[name] = response.headers["mcp-session-id"]
-        ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        opened.answers += [answer(response), answer(_post(client, ready, _headers(session)))]
+        opened.ids[name] = _open(client, capabilities, opened.answers)
     level = {"jsonrpc": "2.0", "id": 0, "method": "logging/setLevel", "params": {"level": "info"}}
     opened.answers.append(answer(_post(client, level, _headers(opened.ids["logging"]))))
     # A session opened by a tool call: the SDK keeps it (the answer is an error with status 200).
@@ -116,6 +113,15 @@ def _open_sessions(client: httpx2.Client) -> Opened:
     opened.answers.append(answer(response))
     opened.ids["unknown"] = "0123456789abcdef0123456789abcdef"
     return opened
+
+
+def _open(client: httpx2.Client, capabilities: dict[str, Any], answers: list[dict[str, Any]]) -> str:
+    """An initialized session of a client declaring `capabilities` (the answers go to `answers`)."""
+    response = _post(client, _initialize(capabilities), _headers(None))
+    session = response.headers["mcp-session-id"]
+    ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    answers += [answer(response), answer(_post(client, ready, _headers(session)))]
+    return session
 
 
 @dataclass(frozen=True)
@@ -299,3 +305,48 @@ async def test_the_sdk_client_gets_the_same_results(gateways: dict[str, Served])
     assert results[0] == results[1]
     assert not results[1][0]["is_error"] and results[1][1]["is_error"]
     assert len(gateways["on"].plain) >= 3
+
+
+def _held_while_in_flight(served: Served) -> tuple[Any, ...]:
+    """A 1.8 s call in a session that idles out after 0.6 s, for a caller allowed one session: the
+    sessions held 1 s into it, the answer to opening another, the call's, the sessions held once it
+    is over and idle, the answer to a call in it then, and what the plain path served."""
+    plain: list[Any] = []
+    serve = PlainSessionTransport._serve
+
+    async def recording(transport: PlainSessionTransport, calls: Any, call: Any, *rest: Any) -> None:
+        plain.append(call.request_id)
+        await serve(transport, calls, call, *rest)
+
+    ledger = served.governed.running.gateway.sessions
+    with served.http() as client, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(PlainSessionTransport, "_serve", recording)
+        session = _open(client, {}, [])
+        call = _call(80, READ, {"item_id": "I-1", "fault": "slow:1800"})
+        answered: list[httpx2.Response] = []
+        thread = threading.Thread(target=lambda: answered.append(_post(client, call, _headers(session))))
+        thread.start()
+        time.sleep(1.0)  # past the idle timeout, the call still running
+        held = ledger.held()
+        another = _post(client, _initialize({}), _headers(None))
+        thread.join(timeout=10)
+        deadline = time.monotonic() + 5
+        while ledger.held() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        after = _post(client, _call(81, READ, {"item_id": "I-1"}), _headers(session))
+    return held, answer(another), answer(answered[0]), ledger.held(), answer(after), plain
+
+
+def test_a_call_in_flight_holds_its_session_as_the_sdks_does(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """While a plain call runs, its session neither expires (idle timer) nor is closed to make room
+    for the caller's next one (the session table's in-flight count); once it is over, it expires."""
+    with plain_and_sdk(tmp_path_factory, mcp_session_idle_s=0.6, max_mcp_sessions_per_caller=1) as both:
+        off, on = _held_while_in_flight(both["off"]), _held_while_in_flight(both["on"])
+    assert on[:5] == off[:5], differences(on[:5], off[:5])
+    held, another, called, left, after, plain = on
+    assert held == 1 and another["status"] == 503
+    assert called["status"] == 200 and '"isError":false' in called["sent"]
+    assert (left, after["status"]) == (0, 404)
+    assert plain == [80] and off[5] == []
