@@ -8,7 +8,8 @@ session, header and body defects, progress tokens, a session that set a log leve
 can be asked, other methods). Status, the headers that matter and the body must match, modulo
 ids, times and durations, and the plain path must have served exactly the requests it should
 have. A call cancelled by `notifications/cancelled`, and one whose session is deleted meanwhile,
-end as the SDK ends them.
+end as the SDK ends them; a call in flight holds its session (idle timer, session table) as the
+SDK's does.
 """
 
 from __future__ import annotations
