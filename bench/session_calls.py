@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,13 +33,12 @@ from typing import Any
 from starlette.applications import Starlette
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _stack import free_port, wait_http
+from _stack import echo_upstream
 
 from colonnade.config import McpServerSettings, ServerSettings, Settings
 from colonnade.observability.logging import configure_logging
 from colonnade.runtime.gateway import Gateway
 
-HERE = Path(__file__).resolve().parent
 TOOL = "default__echo__echo"
 _HOST = b"127.0.0.1:8765"
 _JSON = [
@@ -222,28 +220,15 @@ async def measure(upstream: str, tmp: Path, calls: int, rounds: int) -> None:
         print(f"plain calls save a handshake-era call {saved:.3f} ms of CPU ({share:.0%}; {pick.__name__})")
 
 
-def main(calls: int, rounds: int) -> None:
-    with tempfile.TemporaryDirectory(prefix="colonnade-bench-") as name:
-        port = free_port()
-        upstream = f"http://127.0.0.1:{port}/mcp"
-        process = subprocess.Popen(
-            [sys.executable, str(HERE / "echo_upstream.py"), "--port", str(port)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            wait_http(upstream, process, any_answer=True)
-            asyncio.run(measure(upstream, Path(name), calls, rounds))
-        finally:
-            process.terminate()
-            process.wait(timeout=10)
-
-
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+def main() -> None:
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
     parser.add_argument("--calls", type=int, default=200, help="calls per block (default 200)")
     parser.add_argument("--rounds", type=int, default=15, help="rounds of blocks (default 15)")
     arguments = parser.parse_args()
-    main(arguments.calls, arguments.rounds)
+    with echo_upstream() as upstream, tempfile.TemporaryDirectory(prefix="colonnade-bench-") as name:
+        asyncio.run(measure(upstream, Path(name), arguments.calls, arguments.rounds))
+
+
+if __name__ == "__main__":
+    main()
