@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -24,13 +23,12 @@ import aiohttp
 import uvloop
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _stack import free_port, wait_http
+from _stack import echo_upstream
 
 from colonnade.adapters.mcp_relay import Relay
 from colonnade.adapters.mcp_upstream import Upstream
 from colonnade.config import McpServerSettings
 
-HERE = Path(__file__).resolve().parent
 VERSION = "2026-07-28"
 
 
@@ -97,19 +95,8 @@ async def measure(url: str, calls: int, rounds: int) -> dict[str, list[tuple[flo
 
 
 def main(calls: int, rounds: int) -> None:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    upstream_process = subprocess.Popen(
-        [sys.executable, str(HERE / "echo_upstream.py"), "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_http(url, upstream_process, any_answer=True)
+    with echo_upstream() as url:
         costs = uvloop.run(measure(url, calls, rounds))
-    finally:
-        upstream_process.terminate()
-        upstream_process.wait(timeout=10)
     print(f"{rounds} rounds x {calls} sequential echo calls, in process (median of the rounds)")
     print(f"{'path':<24} {'CPU ms/call':>12} {'wall ms/call':>13}")
     for name, measured in costs.items():

@@ -12,49 +12,31 @@ plain path must have served exactly the requests it should have.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import httpx2
 import pytest
-import yaml
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 import colonnade.surfaces.mcp.sessions as sessions
 from colonnade.surfaces.mcp.confirmation import CONFIRM_KEY
 from colonnade.surfaces.mcp.plain_call import serve_plain_call
-from tests.support.governed import Governed, governed_gateway
-from tests.support.tenant_contracts import tenant_contract
+from tests.support.mcp_differential import (
+    PARAMS,
+    Served,
+    answer,
+    differences,
+    normal,
+    plain_and_sdk,
+    record,
+    sdk_client_results,
+)
 
 VERSION = "2026-07-28"
 READ, WRITE, DROP = "acme__items__read_item", "acme__items__write_item", "acme__items__drop_item"
 HIDDEN = "globex__items__read_item"
-PARAMS = "acme__params__read_item"
-"""A tool whose `item_id` argument is mirrored in an `Mcp-Param-Item` header (`x-mcp-header`)."""
 ELICITS: dict[str, Any] = {"elicitation": {"form": {}}}
-
-
-@dataclass
-class Served:
-    governed: Governed
-    plain: list[Any] = field(default_factory=list)
-    """The JSON-RPC ids the plain path served."""
-
-    def http(self) -> httpx2.Client:
-        token = self.governed.token("admin", sub="alice")
-        return httpx2.Client(base_url=self.governed.base_url, headers={"Authorization": f"Bearer {token}"})
-
-
-def _params_contract(directory: Path, backend_url: str) -> Path:
-    contract = tenant_contract("acme", "params", backend_url).model_dump(mode="json", exclude_none=True)
-    contract["endpoints"][0]["input_schema"]["properties"]["item_id"]["x-mcp-header"] = "Item"
-    path = directory / "acme-params.yaml"
-    path.write_text(yaml.safe_dump(contract, sort_keys=False))
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -63,26 +45,13 @@ def gateways(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Ser
     served: dict[str, Served] = {}
 
     async def recording(server: Any, state: Any, call: Any, *rest: Any) -> None:
-        for entry in served.values():
-            if entry.governed.running.gateway.mcp.server is server:
-                entry.plain.append(call.request_id)
+        record(served, server, call.request_id)
         await serve_plain_call(server, state, call, *rest)
 
-    with pytest.MonkeyPatch.context() as patch:
+    with pytest.MonkeyPatch.context() as patch, plain_and_sdk(tmp_path_factory) as both:
         patch.setattr(sessions, "serve_plain_call", recording)
-        with (
-            governed_gateway(tmp_path_factory.mktemp("on"), server={"mcp_plain_calls": True}) as on,
-            governed_gateway(tmp_path_factory.mktemp("off"), server={"mcp_plain_calls": False}) as off,
-        ):
-            for governed in (on, off):
-                contracts = governed.data_dir.parent / "contracts"
-                backend_url = yaml.safe_load((contracts / "acme-items.yaml").read_text())["backend"][
-                    "base_url"
-                ]
-                path = _params_contract(contracts, backend_url)
-                governed.running.run(governed.running.gateway.publish_files([path]))
-            served.update(on=Served(on), off=Served(off))
-            yield served
+        served.update(both)
+        yield served
 
 
 def _meta(capabilities: dict[str, Any] | None = None, /, **extra: Any) -> dict[str, Any]:
@@ -373,55 +342,6 @@ def _corpus() -> list[Case]:
     ]
 
 
-_ID = re.compile(
-    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\b[0-9a-f]{16,64}\b|\bap_[A-Za-z0-9_-]{20,}"
-)
-_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")
-_VARYING_NUMBERS = frozenset({"duration_ms", "backend_ms", "gateway_ms", "queue_ms", "elapsed_ms"})
-
-
-def _normal(value: Any, key: str | None = None) -> Any:
-    """The answer without what differs between two runs of the same call (ids, times, durations)."""
-    if isinstance(value, dict):
-        return {k: _normal(v, k) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_normal(v) for v in value]
-    if isinstance(value, str):
-        return _TIME.sub("<time>", _ID.sub("<id>", value))
-    if isinstance(value, float) or (key in _VARYING_NUMBERS and isinstance(value, int)):
-        return "<number>"
-    return value
-
-
-_COMPARED_HEADERS = ("content-type", "allow", "mcp-session-id", "www-authenticate", "retry-after")
-
-
-_NUMBER = re.compile(r'(?<=":)-?\d+\.\d+(e[+-]?\d+)?|(?<=_ms":)\d+')
-
-
-def _answer(response: httpx2.Response) -> dict[str, Any]:
-    """Status, header names in order, the headers that matter, the body parsed (to show where two
-    differ) and as sent (so that key order and spacing count), without ids, times and durations."""
-    try:
-        body: Any = _normal(response.json())
-    except ValueError:
-        body = None
-    sent = _NUMBER.sub("<number>", _TIME.sub("<time>", _ID.sub("<id>", response.text)))
-    names = [name for name in response.headers if name not in ("date", "content-length", "server")]
-    kept = {name: _normal(response.headers.get(name)) for name in _COMPARED_HEADERS}
-    return {"status": response.status_code, "headers": names, "kept": kept, "body": body, "sent": sent}
-
-
-def _differences(got: Any, expected: Any, where: str = "") -> list[str]:
-    """Where two answers differ, for the failure message."""
-    if isinstance(got, dict) and isinstance(expected, dict):
-        keys = list(dict.fromkeys([*expected, *got]))
-        return [d for k in keys for d in _differences(got.get(k), expected.get(k), f"{where}/{k}")]
-    if got != expected:
-        return [f"{where}: {got!r} != {expected!r}"]
-    return []
-
-
 def _send(client: httpx2.Client, case: Case) -> httpx2.Response:
     content = case.body if isinstance(case.body, bytes) else json.dumps(case.body).encode()
     return client.post("/mcp", content=content, headers=case.headers)
@@ -432,8 +352,8 @@ def test_every_answer_is_the_sdks(gateways: dict[str, Served]) -> None:
     corpus = _corpus()
     with on.http() as to_on, off.http() as to_off:
         for case in corpus:
-            expected, got = _answer(_send(to_off, case)), _answer(_send(to_on, case))
-            assert got == expected, (case.name, _differences(got, expected))
+            expected, got = answer(_send(to_off, case)), answer(_send(to_on, case))
+            assert got == expected, (case.name, differences(got, expected))
     rid = {case.name: case.body.get("id") if isinstance(case.body, dict) else None for case in corpus}
     assert on.plain == [rid[case.name] for case in corpus if case.plain]
     assert off.plain == []
@@ -464,25 +384,12 @@ def test_the_confirmation_round_ends_pending_on_both_paths(gateways: dict[str, S
             answered = client.post("/mcp", json=retry, headers=_headers(DROP))
         envelope = answered.json()["result"]["_meta"]["colonnade/result"]
         assert envelope["status"] == "pending", envelope
-        answers.append((_normal(asked), _answer(answered)))
+        answers.append((normal(asked), answer(answered)))
     assert answers[0] == answers[1]
     assert gateways["on"].plain[-2:] == [1, 2]
 
 
 async def test_the_sdk_client_gets_the_same_results(gateways: dict[str, Served]) -> None:
-    results = []
-    for name in ("off", "on"):
-        governed = gateways[name].governed
-        token = governed.token("admin", sub="alice")
-        async with (
-            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30.0) as http,
-            Client(streamable_http_client(governed.mcp_url, http_client=http)) as client,
-        ):
-            called = [
-                await client.call_tool(READ, {"item_id": "I-1"}),
-                await client.call_tool(HIDDEN, {"item_id": "I-1"}),
-                await client.call_tool(PARAMS, {"item_id": "I-2"}),
-            ]
-        results.append([_normal(result.model_dump(mode="json")) for result in called])
+    results = await sdk_client_results(gateways, "auto")
     assert results[0] == results[1]
     assert not results[1][0]["is_error"] and results[1][1]["is_error"]

@@ -55,7 +55,7 @@ from starlette.types import Receive, Scope, Send
 
 from colonnade.surfaces.edge import request_body, request_document
 
-__all__ = ["PlainCall", "plain_call", "serve_plain_call"]
+__all__ = ["OneExchange", "PlainCall", "PlainRequest", "plain_call", "request_message", "serve_plain_call"]
 
 _METHOD = "tools/call"
 _PARAM_PREFIX = MCP_PARAM_HEADER_PREFIX.lower()
@@ -63,12 +63,18 @@ _ENVELOPE_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
 
 
 @dataclass(frozen=True, slots=True)
-class PlainCall:
-    """A request that passed every check the SDK makes before it runs a 2026-07-28 `tools/call`."""
+class PlainRequest:
+    """One JSON-RPC `tools/call` request, as a plain path serves it."""
 
     request: Request
     request_id: RequestId
     params: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PlainCall(PlainRequest):
+    """A request that passed every check the SDK makes before it runs a 2026-07-28 `tools/call`."""
+
     route: InboundModernRoute
 
 
@@ -96,7 +102,7 @@ def plain_call(scope: Scope, receive: Receive, server: Server[Any], max_body_byt
     request = Request(scope, receive)
     if not check_accept_headers(request)[0]:
         return None
-    message = _request_message(request_document(scope))
+    message = request_message(request_document(scope))
     if message is None:
         return None
     decoded, request_id, params = message
@@ -118,10 +124,13 @@ def _within(declared: str | None, limit: int) -> bool:
         return True
 
 
-def _request_message(decoded: Any) -> tuple[dict[str, Any], RequestId, dict[str, Any]] | None:
+def request_message(
+    decoded: Any, *, envelope: bool = True
+) -> tuple[dict[str, Any], RequestId, dict[str, Any]] | None:
     """The body, id and params of a body (as the edge parsed it) that is exactly one JSON-RPC
     `tools/call` request, as the SDK reads it (its own model), with no progress token (whose
-    notifications this path cannot send)."""
+    notifications this path cannot send). With `envelope` (2026-07-28) the params must carry a
+    `_meta`; a handshake-era request may have none."""
     if not isinstance(decoded, dict) or "id" not in decoded or not decoded.keys() <= _ENVELOPE_KEYS:
         return None
     try:
@@ -131,7 +140,7 @@ def _request_message(decoded: Any) -> tuple[dict[str, Any], RequestId, dict[str,
     params = message.params
     if message.method != _METHOD or params is None:
         return None
-    meta = params.get("_meta")
+    meta = params.get("_meta") if envelope or "_meta" in params else {}
     if not isinstance(meta, dict) or "progressToken" in meta:
         return None
     return decoded, message.id, params
@@ -187,8 +196,9 @@ _MIRRORED = _MirroredArguments()
 
 
 @dataclass(slots=True)
-class _OneExchange:
-    """The request's dispatch context: one JSON reply, so nothing can travel back before it."""
+class OneExchange:
+    """A request's dispatch context when its answer is one JSON body: nothing can travel back before
+    it (a request to the client is refused, a notification dropped, as the SDK does then)."""
 
     transport: TransportContext
     request_id: RequestId
@@ -218,7 +228,7 @@ async def serve_plain_call(
     connection = Connection.from_envelope(
         route.protocol_version, route.client_info, route.client_capabilities
     )
-    exchange = _OneExchange(
+    exchange = OneExchange(
         transport=TransportContext(
             kind="streamable-http", can_send_request=False, headers=call.request.headers
         ),

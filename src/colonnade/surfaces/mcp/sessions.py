@@ -15,7 +15,9 @@ the retryable `R-CAP-SESSIONS`, `Retry-After` and `retry_after_ms`. Idle session
 A manager whose default is one JSON body per request (the gateway's `/mcp`) answers a request over
 SSE when only a stream can carry what it asked for (`request_streams.py`): a progress token, a
 2026-07-28 `_meta` log level, a tool call of a session that set a log level, and every request of
-a session whose client can be asked (it declared elicitation; `session_streams`).
+a session whose client can be asked (it declared elicitation; `session_streams`). With plain calls
+on, a plain tool call answered with one JSON body runs in its HTTP request's task, beside the
+SDK's transport (`plain_call.py` without a session, `session_plain_call.py` in one).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from colonnade.surfaces.mcp.request_streams import (
     chosen,
     wants_stream,
 )
+from colonnade.surfaces.mcp.session_plain_call import PlainSessionTransport, SessionCalls
 
 __all__ = [
     "DEFAULT_SESSION_LIMITS",
@@ -191,7 +194,8 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         even when `json_response` is on (for stateless requests and other sessions), so that it can
         be asked during a call; SSE costs such a session about 1.2 ms of CPU per call. With
         `plain_calls` (and `json_response`), a plain 2026-07-28 `tools/call` skips the SDK's
-        transport machinery (`plain_call.py`)."""
+        transport machinery (`plain_call.py`), and a plain `tools/call` in a handshake-era session
+        its session machinery (`session_plain_call.py`)."""
         self._json_default = False
         super().__init__(app, session_idle_timeout=ledger.limits.idle_s, max_sessions=None, **options)
         self.ledger = ledger
@@ -201,8 +205,13 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         self._logging: set[str] = set()
         self._leaving = LeaveWatch()
         self._sdk_app = self.asgi_app
+        self._session_calls: SessionCalls | None = None
         if plain_calls and self.json_response:
             self.asgi_app = cast(RequestBodyLimitMiddleware, self._plain_first)  # what the ASGI app calls
+            self._session_calls = SessionCalls(
+                app, lambda: self._lifespan_state, self._logging, self._server_instances.get
+            )
+            app.middleware.append(self._session_calls.learn_connection)
 
     async def _plain_first(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A plain call is served here, decided before it runs; every other request by the SDK. A
@@ -319,7 +328,10 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
 
     def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
         transport = super()._admit_session(requestor)
-        if transport is not None:
+        if transport is not None and self._session_calls is not None:
+            transport.__class__ = PlainSessionTransport
+            cast(PlainSessionTransport, transport).calls = self._session_calls
+        elif transport is not None:
             transport.__class__ = PerRequestTransport
         return transport
 
