@@ -19,6 +19,7 @@ import httpx2
 __all__ = ["AiohttpTransport"]
 
 _CHUNK = 64 * 1024
+_SESSION_HEADERS = ("mcp-session-id", "mcp-protocol-version")
 
 
 class _Body(httpx2.AsyncByteStream):
@@ -43,6 +44,8 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
 
     def __init__(self) -> None:
         self._session: aiohttp.ClientSession | None = None
+        self.session_headers: dict[str, str] = {}
+        """The `Mcp-Session-Id` and `MCP-Protocol-Version` the SDK last sent in a session (handshake era)."""
 
     def pool(self) -> aiohttp.ClientSession:
         """The aiohttp session (opened on first use), also for requests made without httpx2."""
@@ -57,6 +60,9 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
         timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=timeouts.get("connect"), sock_read=timeouts.get("read")
         )
+        sent = request.headers
+        if "mcp-session-id" in sent:
+            self.session_headers = {name: sent[name] for name in _SESSION_HEADERS if name in sent}
         body = await request.aread()
         try:
             response = await self.pool().request(

@@ -246,9 +246,15 @@ class Upstream:
         metadata = self.in_flight.resumption(relay) if follows else None
         direct = self._direct
         first: First | None = None
-        if tool is not None and direct is not None and version is not None and direct.takes(relay, version):
+        if (
+            tool is not None
+            and direct is not None
+            and version is not None
+            and direct.takes(relay, version, session.server_capabilities)
+        ):
             name, arguments = tool
-            headers = session._resolve_param_headers(name, arguments)  # the SDK's own `Mcp-Param-*`
+            # the SDK's own `Mcp-Param-*` (a 2026-07-28 request's)
+            headers = session._resolve_param_headers(name, arguments) if modern else {}
             first = functools.partial(direct.call_tool, name, arguments, relay, version, headers)
         try:
             answer = await exchange(session, build, relay, deadline, metadata=metadata, first=first)
@@ -376,8 +382,11 @@ class Upstream:
                 inner = JSONRPCDispatcher(
                     connection.read, connection.write, on_stream_exception=self._garbage
                 )
+                dispatcher = RelayDispatcher(inner, closed.set)
+                if connection.direct is not None:
+                    connection.direct.session = dispatcher  # a handshake-era direct call runs in this session
                 session = ClientSession(
-                    dispatcher=RelayDispatcher(inner, closed.set),
+                    dispatcher=dispatcher,
                     read_timeout_seconds=self.settings.connect_timeout_s,
                     sampling_callback=self.in_flight.sampling,
                     elicitation_callback=self.in_flight.elicitation,

@@ -18,6 +18,7 @@ for such a request itself (under an id of its own, to know which).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import itertools
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -33,7 +34,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import CallOptions, OnNotify, OnNotifyIntercept, OnRequest
 from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
-from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, REQUEST_TIMEOUT
+from mcp.shared.message import SessionMessage
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, REQUEST_TIMEOUT, JSONRPCMessage
 
 from colonnade.adapters.mcp_direct import DirectCalls
 from colonnade.adapters.mcp_http_transport import AiohttpTransport
@@ -81,6 +83,7 @@ class RelayDispatcher:
         self._inner = inner
         self._on_closed = on_closed
         self._resumable = itertools.count(1)
+        self._handlers: tuple[OnRequest, OnNotify] | None = None
 
     async def send_raw_request(
         self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
@@ -93,17 +96,28 @@ class RelayDispatcher:
                 method, _with_override(params), {**opts, "request_id": request_id}
             )
         except anyio.get_cancelled_exc_class():
-            await self._cancel(request_id, "caller cancelled")
+            await self.cancel(request_id, "caller cancelled")
             raise
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:
-                await self._cancel(request_id, "timed out")
+                await self.cancel(request_id, "timed out")
             raise
 
-    async def _cancel(self, request_id: str, reason: str) -> None:
-        """Tell the server an abandoned resumable request is over (shielded, bounded like the SDK's own)."""
+    async def cancel(self, request_id: str, reason: str) -> None:
+        """Tell the server an abandoned request is over (shielded, bounded like the SDK's own): a
+        resumable one, or a direct call's (`mcp_direct.py`)."""
         with anyio.move_on_after(_ABANDON_WRITE_S, shield=True):
             await self._inner.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+
+    async def deliver(self, message: JSONRPCMessage) -> None:
+        """A message the server sent on a direct call's stream, handled as the session handles what its
+        transport reads: a request to the client, a notification (in the caller's context)."""
+        if self._handlers is None:
+            return
+        on_request, on_notify = self._handlers
+        # The dispatcher's own routing of one inbound message (mcp 2.3.0 has no public entry for it).
+        context = contextvars.copy_context()
+        await self._inner._dispatch(SessionMessage(message), on_request, on_notify, context)
 
     async def notify(
         self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
@@ -118,9 +132,11 @@ class RelayDispatcher:
         *,
         task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
+        self._handlers = (on_request, on_notify)
         try:
             await self._inner.run(on_request, on_notify, on_notify_intercept, task_status=task_status)
         finally:
+            self._handlers = None
             self._on_closed()
 
 
@@ -210,6 +226,7 @@ async def open_transport(
             pool.pool,
             client_info=client_info or {},
             on_connection_lost=on_connection_lost,
+            session_headers=lambda: pool.session_headers,
         )
         yield Connection(read, write, direct)
 
