@@ -142,19 +142,8 @@ class DirectCalls:
 
         `param_headers` are the `Mcp-Param-*` headers the session derives from the tool's listing.
         """
-        if protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return await self._stateless(name, arguments, relay, protocol_version, param_headers, timeout_s)
-        return await self._in_session(name, arguments, relay, protocol_version, timeout_s)
-
-    async def _stateless(
-        self,
-        name: str,
-        arguments: dict[str, Any],
-        relay: Relay,
-        protocol_version: str,
-        param_headers: Mapping[str, str],
-        timeout_s: float,
-    ) -> dict[str, Any]:
+        if protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return await self._in_session(name, arguments, relay, protocol_version, timeout_s)
         meta = {
             **relay.meta,
             types.PROTOCOL_VERSION_META_KEY: protocol_version,

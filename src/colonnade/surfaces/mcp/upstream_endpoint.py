@@ -245,6 +245,8 @@ class UpstreamEndpoint:
             event_store=MemoryEventStore(),
             retry_interval=RETRY_INTERVAL_MS,
             security_settings=_NO_SDK_CHECK,
+            json_response=True,
+            plain_calls=True,
         )
 
     @property
