@@ -402,7 +402,13 @@ class Gateway:
             )
             open_paths = OPEN_PATHS | metadata_paths(resource)
             authenticate = with_page_sessions(edge_auth, login.sessions)
-        surfaces = HttpSurfaces(self.mcp, routes=routes, readiness=self.readiness, lifespan=self._background)
+        surfaces = HttpSurfaces(
+            self.mcp,
+            routes=routes,
+            direct_match=self.endpoints.direct_match,
+            readiness=self.readiness,
+            lifespan=self._background,
+        )
         origins = OriginPolicy.for_bind(server.host, server.allowed_hosts, server.allowed_origins)
         return build_http_app(
             surfaces,

@@ -27,6 +27,7 @@ from colonnade.surfaces.edge import (
     DEFAULT_MAX_REQUEST_BYTES,
     OPEN_PATHS,
     Authenticator,
+    DirectMatch,
     EdgeRefusal,
     HttpEdge,
     OriginPolicy,
@@ -83,11 +84,15 @@ class HttpSurfaces:
         mcp: McpSurface,
         *,
         routes: list[BaseRoute] | None = None,
+        direct_match: DirectMatch | None = None,
         readiness: Readiness | None = None,
         lifespan: Lifespan | None = None,
     ) -> None:
+        """`direct_match` names the apps of paths the edge hands on past the router (each must
+        be the one the routes would pick for that path)."""
         self.mcp = mcp
         self.routes = routes or []
+        self.direct_match = direct_match
         self.readiness = readiness
         self.lifespan = lifespan
 
@@ -165,6 +170,7 @@ def build_http_app(
         "open_paths": open_paths,
         "json_prefixes": JSON_PREFIXES,
         "direct": {"/mcp": mcp_app},
+        "direct_match": surfaces.direct_match,
     }
     if authenticate is not None:
         edge_options["authenticate"] = authenticate

@@ -34,6 +34,7 @@ __all__ = [
     "PRINCIPAL_KEY",
     "REQUEST_BODY_KEY",
     "REQUEST_DOCUMENT_KEY",
+    "DirectMatch",
     "EdgeRefusal",
     "HttpEdge",
     "OriginPolicy",
@@ -74,6 +75,8 @@ _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
 RefusalRenderer = Callable[[EdgeRefusal, Scope], Response]
+DirectMatch = Callable[[str], ASGIApp | None]
+"""The app that serves a path directly, past the router, or None."""
 """A surface's rendering of a refusal of one of its requests (the scope says which)."""
 Authenticator = Callable[[Headers, Scope], Awaitable[Principal | EdgeRefusal]]
 
@@ -152,12 +155,16 @@ class HttpEdge:
         open_paths: frozenset[str] = OPEN_PATHS,
         json_prefixes: Sequence[str] = (),
         direct: Mapping[str, ASGIApp] | None = None,
+        direct_match: DirectMatch | None = None,
     ) -> None:
         """`direct` maps exact paths to the app that serves them, handed the request past the
         framework's exception middleware and router (about 20 us a request): for apps that raise no
-        HTTP exceptions and read no path parameters, such as the MCP SDK's transport at /mcp."""
+        HTTP exceptions and read no path parameters, such as the MCP SDK's transport at /mcp.
+        `direct_match` does the same for a family of paths: the app for a path, or None (the router
+        then has it), such as the per-server endpoints' `/servers/{name}/mcp`."""
         self.app = app
         self.direct = dict(direct or {})
+        self.direct_match = direct_match
         self.origins = origins
         # Longest prefix first, so `/v1/calls` may render differently from `/v1` if it ever needs to.
         self.renderers = sorted((renderers or {}).items(), key=lambda item: -len(item[0]))
@@ -184,7 +191,7 @@ class HttpEdge:
             await self._render(scope, refusal)(scope, receive, send)
             return
         caller = _CALLER.set(principal_of_scope(scope))
-        app = self.direct.get(scope["path"], self.app)
+        app = self.direct.get(scope["path"]) or self._matched(scope["path"])
         try:
             if scope.get("method") not in _BODY_METHODS:
                 await app(scope, receive, send)
@@ -196,6 +203,10 @@ class HttpEdge:
                 await app(scope, receive, send)
         finally:
             _CALLER.reset(caller)
+
+    def _matched(self, path: str) -> ASGIApp:
+        matched = self.direct_match(path) if self.direct_match is not None else None
+        return matched if matched is not None else self.app
 
     async def _json_request(
         self, app: ASGIApp, scope: Scope, headers: Headers, receive: Receive, send: Send
