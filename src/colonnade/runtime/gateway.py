@@ -265,6 +265,7 @@ class Gateway:
             authorizer=self.authorizer,
             principal=self.local_principal,
             sessions=self.sessions,
+            plain_calls=self.settings.server.mcp_plain_calls,
         )
 
     def mcp_surface(self, principal: Principal, *, routing: DynamicToolList | None = None) -> McpSurface:
