@@ -5,7 +5,10 @@ client capabilities. A proxied call must instead carry the capabilities of the c
 (a server may refuse a tool, or pick which questions to ask, by them), so the session runs over a
 `RelayDispatcher`: a thin wrapper of the SDK's JSON-RPC dispatcher that swaps in the capabilities a
 request names under `OVERRIDE_CAPABILITIES` (in its `_meta`, removed before sending) and tells its
-owner when the connection ends. Everything else is the SDK's.
+owner when the connection ends. A handshake-era direct call (`mcp_direct.py`) runs inside the same
+session through it: what the server sends on that call's stream besides the answer is dispatched
+as if the SDK's transport had read it (`deliver`), and its abandonment is announced through the
+session (`cancel`). Everything else is the SDK's.
 
 Over HTTP, a handshake-era server may close a request's SSE stream before it answers (SEP-1699
 polling); the SDK's client then resumes it with `GET` and `Last-Event-ID`. The HTTP client watches
