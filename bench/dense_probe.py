@@ -194,7 +194,7 @@ def probe(root: Path, name: str, label: str, encode: Encode, key: str | None) ->
         one_ms.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
         vectors = encode(parts)
-        best = matrix @ vectors[0]  # as `ToolIndex._dense`: one matrix-vector product per clause
+        best = matrix @ vectors[0]  # the best clause, as `ToolIndex._dense` (in float, not int8 codes)
         for other in vectors[1:]:
             np.maximum(best, matrix @ other, out=best)
         batch_ms.append((time.perf_counter() - started) * 1000)

@@ -23,6 +23,20 @@ tried by re-weighing or re-ordering what that pass scored:
 - `--fields`: **field weights by length**: the BM25F field weights of `FIELD_VARIANTS`, for long
   requests (>= 25 words), short ones, or both;
 - `--dense-text`: **the dense signal from texts without stopwords** (tools and requests);
+- `--prior`: **a prior for general-purpose tools** (a browser, a web search, a fetcher, a file
+  system serve many unrelated tasks), computed from the tool texts alone, never from labels:
+  "idf", one minus the mean inverse document frequency of a tool's name and description terms
+  over its catalog (generic tools are described in words many tools use: page, file, url,
+  content); "centroid", the cosine of a tool's dense vector to the catalog's mean vector;
+  "params", the share of the catalog's APIs that use its most widely used parameter name (a
+  tool taking a `query` or a `url` serves open-ended needs; one taking a `station_code`, one). Each
+  is scaled to [0, 1] over the catalog and added at weight `prior`, to every request or only to
+  long ones (>= 25 words), flat or times the tool's own dense signal;
+- `--dense-dims`: **the dense model's first 128 or 64 dimensions** (WordLlama is trained so that a
+  prefix of its dimensions is a smaller model of its own): the product, most of a dense search's
+  CPU, shrinks in proportion;
+- `--rich-text`: **richer tool texts for the dense side only**: each tool's dense text with its
+  parameters' descriptions added, and also its API's description (the words-only side unchanged);
 - `--misses`: where the shipped ranking's LiveMCPBench top-10 misses lie (why expansion fails).
 
 Every variant is a restricted grid cross-validated exactly as `routing_eval.py --tune` does
@@ -31,7 +45,7 @@ the figure of a way of choosing, with 95% bootstrap intervals over queries and t
 change in nDCG@10 and Recall@10 against the shipped procedure (only the clause weight tuned).
 docs/routing.md has the tables. Run (a few minutes each, on a busy 2-core machine):
     nice -n 5 .venv/bin/python bench/routing_expand.py --synthetic 300 \
-        [--tail | --domain | --fields | --dense-text]
+        [--tail | --domain | --fields | --dense-text | --prior | --dense-dims | --rich-text]
     nice -n 5 .venv/bin/python bench/routing_expand.py --misses
 """
 
@@ -47,6 +61,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import routing_eval
 from rich.console import Console
 from routing_eval import (
     DEFAULT_BENCHMARKS,
@@ -299,6 +314,82 @@ def field_scores(sets: dict[str, Loaded]) -> tuple[Results, list[tuple[str, list
     return results, variants
 
 
+def generality(docs: list[Any], kind: str) -> FloatArray:
+    """Per tool, how general-purpose its own text says it is, scaled to [0, 1] over the catalog."""
+    from colonnade.routing.dense import load_embedder
+    from colonnade.routing.documents import dense_text
+    from colonnade.routing.tokenize import Analyzer
+
+    if kind == "params":
+        apis: dict[str, set[str]] = {}
+        for doc in docs:
+            for param, _ in doc.params:
+                apis.setdefault(param.lower(), set()).add(doc.server)
+        raw = np.array(
+            [max((len(apis[p.lower()]) for p, _ in doc.params), default=0) for doc in docs], dtype=np.float64
+        ) / max(1, len({doc.server for doc in docs}))
+    elif kind == "idf":
+        analyzer = Analyzer()
+        terms = [set(analyzer.terms(f"{doc.name} {doc.description}")) for doc in docs]
+        df: dict[str, int] = {}
+        for seen in terms:
+            for term in seen:
+                df[term] = df.get(term, 0) + 1
+        n = len(docs)
+        idf = [np.mean([np.log(n / df[t]) for t in seen]) / np.log(n) if seen else 1.0 for seen in terms]
+        raw = 1.0 - np.array(idf, dtype=np.float64)
+    else:
+        embedder = load_embedder()
+        if embedder is None:
+            raise SystemExit("no dense model installed (pip install 'colonnade[dense]')")
+        vectors = embedder.embed([dense_text(doc) for doc in docs]).astype(np.float64)
+        mean = vectors.mean(axis=0)
+        raw = vectors @ (mean / np.linalg.norm(mean))
+    low, high = raw.min(), raw.max()
+    scaled: FloatArray = (raw - low) / (high - low) if high > low else np.zeros(len(raw))
+    return scaled
+
+
+def prior_scores(sets: dict[str, Loaded], root: Path) -> tuple[Results, list[tuple[str, list[Point]]]]:
+    """Points (clause weight, generality kind, gate, form, prior weight), dense as shipped."""
+    weights = (0.0, 0.05, 0.1, 0.2, 0.3)
+    kinds, gates, forms = ("idf", "centroid", "params"), ("all", "long"), ("flat", "x dense")
+    results: Results = {}
+    for name, loaded in sets.items():
+        ids, sig = signals_of(loaded)
+        gold = _gold_rows(loaded.queries, ids)
+        source = "livemcpbench" if name == "synthetic" else name
+        by_id = {doc.id: doc for doc in load_tools(root / source / "tools.jsonl")}
+        docs = [by_id[i] for i in ids]
+        long = (np.array([len(q.query.split()) for q in loaded.queries]) >= LONG_WORDS)[:, None]
+        for kind in kinds:
+            prior = generality(docs, kind)[None, :]
+            if name == "livemcpbench":
+                top = np.argsort(-prior[0])[:12]
+                console.print(f"most general by {kind}: " + ", ".join(ids[i] for i in top))
+            for clause, gate, form, weight in itertools.product(CLAUSES, gates, forms, weights):
+                total = sig["lexical"] + clause * sig["clause"] + SHIPPED_DENSE * sig["dense"]
+                if weight:
+                    lift = prior * (sig["dense"] if form == "x dense" else 1.0)
+                    total = total + weight * (lift * long if gate == "long" else lift)
+                results.setdefault((clause, kind, gate, form, weight), {})[name] = _per_query(
+                    loaded.queries, gold, total
+                )
+        console.print(f"scored {name}")
+    points = list(results)
+    variants = [
+        ("shipped (clause tuned)", [p for p in points if p[4] == 0.0 and p[1:4] == ("idf", "all", "flat")])
+    ]
+    for kind, gate, form in itertools.product(kinds, gates, forms):
+        variants.append((f"prior {kind}, {gate} requests, {form}, weight tuned",
+                         [p for p in points if p[1:4] == (kind, gate, form)]))  # fmt: skip
+    variants.append(("prior: kind, gate, form and weight tuned", points))
+    for kind, gate, form, weight in itertools.product(kinds, gates, forms, weights[1:4]):
+        variants.append((f"prior {kind}, {gate}, {form} held at {weight}",
+                         [p for p in points if p[1:] == (kind, gate, form, weight)]))  # fmt: skip
+    return results, variants
+
+
 def misses(loaded: Loaded) -> None:
     """Where the shipped ranking's top-10 misses lie: in the API of one of the two best tools (and
     then at which place among that API's tools) or elsewhere."""
@@ -348,6 +439,111 @@ class StoplessEmbedder:
         words = re.compile(r"[A-Za-z']+")
         kept = [words.sub(lambda m: "" if m.group(0).lower() in stop else m.group(0), t) for t in texts]
         return self.inner.embed(kept)
+
+
+class TruncatedEmbedder:
+    """The installed embedder cut to its first `dim` dimensions, renormalised."""
+
+    def __init__(self, inner: Any, dim: int) -> None:
+        self.inner, self.dim = inner, dim
+        self.model_id = f"{inner.model_id}/first{dim}"
+
+    def embed(self, texts: list[str]) -> Any:
+        vectors = np.ascontiguousarray(self.inner.embed(texts)[:, : self.dim])
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return np.divide(vectors, norms, out=vectors, where=norms > 0)
+
+
+def dense_dims_scores(sets: dict[str, Loaded], root: Path) -> tuple[Results, list[tuple[str, list[Point]]]]:
+    """Points (dimensions, clause weight, dense weight)."""
+    from colonnade.routing.dense import load_embedder
+
+    inner = load_embedder()
+    if inner is None:
+        raise SystemExit("no dense model installed (pip install 'colonnade[dense]')")
+    dense_weights = (0.0, 0.25, 0.5, 1.0)
+    results: Results = {}
+    for dims in (256, 128, 64):
+        for name, loaded in sets.items():
+            if dims != inner.dim:
+                source = "livemcpbench" if name == "synthetic" else name
+                index = ToolIndex(embedder=TruncatedEmbedder(inner, dims))
+                index.upsert(load_tools(root / source / "tools.jsonl"))
+                index.compact()
+                loaded = Loaded(index, loaded.queries, 0.0)
+            ids, sig = signals_of(loaded)
+            gold = _gold_rows(loaded.queries, ids)
+            for clause, dense in itertools.product(CLAUSES, dense_weights):
+                total = sig["lexical"] + clause * sig["clause"] + dense * sig["dense"]
+                results.setdefault((dims, clause, dense), {})[name] = _per_query(loaded.queries, gold, total)
+        console.print(f"scored {dims} dimensions")
+    points = list(results)
+    variants = [
+        ("shipped (256, dense 0.25, clause tuned)", [p for p in points if p[0] == 256 and p[2] == 0.25])
+    ]
+    for dims in (128, 64):
+        variants.append((f"first {dims}, dense 0.25", [p for p in points if p[0] == dims and p[2] == 0.25]))
+        variants.append((f"first {dims}, dense weight tuned", [p for p in points if p[0] == dims]))
+    return results, variants
+
+
+class RicherTextEmbedder:
+    """The installed embedder, fed a richer text for each tool: `texts` maps a tool's shipped
+    dense text to the richer one (requests, not in it, pass through unchanged)."""
+
+    def __init__(self, inner: Any, texts: dict[str, str], label: str) -> None:
+        self.inner, self.texts = inner, texts
+        self.dim = inner.dim
+        self.model_id = f"{inner.model_id}/{label}"
+
+    def embed(self, texts: list[str]) -> Any:
+        return self.inner.embed([self.texts.get(text, text) for text in texts])
+
+
+def rich_text_scores(sets: dict[str, Loaded], root: Path) -> tuple[Results, list[tuple[str, list[Point]]]]:
+    """Points (tool text, clause weight, dense weight)."""
+    from colonnade.routing.dense import load_embedder
+    from colonnade.routing.documents import dense_text
+
+    inner = load_embedder()
+    if inner is None:
+        raise SystemExit("no dense model installed (pip install 'colonnade[dense]')")
+
+    def with_params(doc: Any) -> str:
+        return " ".join([dense_text(doc), *(text for _, text in doc.params if text)])
+
+    def with_api(doc: Any) -> str:
+        return " ".join(part for part in (with_params(doc), doc.server_description) if part)
+
+    variants_of = {"shipped": None, "+ parameter descriptions": with_params, "+ API description": with_api}
+    dense_weights = (0.0, 0.25, 0.5, 1.0)
+    results: Results = {}
+    for variant, richer in variants_of.items():
+        for name, loaded in sets.items():
+            if richer is not None:
+                source = "livemcpbench" if name == "synthetic" else name
+                docs = load_tools(root / source / "tools.jsonl")
+                texts = {dense_text(doc): richer(doc) for doc in docs}
+                index = ToolIndex(embedder=RicherTextEmbedder(inner, texts, variant))
+                index.upsert(docs)
+                index.compact()
+                loaded = Loaded(index, loaded.queries, 0.0)
+            ids, sig = signals_of(loaded)
+            gold = _gold_rows(loaded.queries, ids)
+            for clause, dense in itertools.product(CLAUSES, dense_weights):
+                total = sig["lexical"] + clause * sig["clause"] + dense * sig["dense"]
+                results.setdefault((variant, clause, dense), {})[name] = _per_query(
+                    loaded.queries, gold, total
+                )
+        console.print(f"scored tool text {variant}")
+    points = list(results)
+    variants = [
+        ("shipped (dense 0.25, clause tuned)", [p for p in points if p[0] == "shipped" and p[2] == 0.25])
+    ]
+    for variant in list(variants_of)[1:]:
+        variants.append((f"{variant}, dense 0.25", [p for p in points if p[0] == variant and p[2] == 0.25]))
+        variants.append((f"{variant}, dense weight tuned", [p for p in points if p[0] == variant]))
+    return results, variants
 
 
 def dense_text_scores(sets: dict[str, Loaded], root: Path) -> tuple[Results, list[tuple[str, list[Point]]]]:
@@ -412,6 +608,9 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--fields", action="store_true", help="field weights by request length")
     mode.add_argument("--dense-text", action="store_true", help="embed texts without stopwords")
     mode.add_argument("--domain", action="store_true", help="the API's own score blended in")
+    mode.add_argument("--prior", action="store_true", help="a prior for general-purpose tools")
+    mode.add_argument("--rich-text", action="store_true", help="richer tool texts, dense side only")
+    mode.add_argument("--dense-dims", action="store_true", help="the dense model's first 128 / 64 dimensions")
     mode.add_argument("--misses", action="store_true", help="where LiveMCPBench's top-10 misses lie")
     args = parser.parse_args(argv)
     if args.misses:
@@ -433,6 +632,15 @@ def main(argv: list[str] | None = None) -> int:
     elif args.dense_text:
         results, variants = dense_text_scores(sets, args.benchmarks)
         title = "dense signal from texts without stopwords"
+    elif args.rich_text:
+        results, variants = rich_text_scores(sets, args.benchmarks)
+        title = "richer tool texts for the dense side"
+    elif args.dense_dims:
+        results, variants = dense_dims_scores(sets, args.benchmarks)
+        title = "the dense model's first dimensions only"
+    elif args.prior:
+        results, variants = prior_scores(sets, args.benchmarks)
+        title = "a prior for general-purpose tools (from the tool texts), dense 0.25"
     elif args.domain:
         results, variants = domain_scores(sets)
         title = "server score (the API as one document) blended into its tools', dense 0.25"
@@ -443,6 +651,7 @@ def main(argv: list[str] | None = None) -> int:
         points, results = blend_scores(sets)
         variants = blend_variants(points)
         title = "dense weight by request length, server expansion as a blend"
+    routing_eval.console.width = console.width  # print_cv's console: as wide as this one
     print_cv(
         f"{title}: {args.folds}-fold CV x {args.repeats}, 95% bootstrap intervals over queries",
         variants,

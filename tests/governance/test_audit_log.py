@@ -167,6 +167,37 @@ def test_argument_hashes_are_keyed() -> None:
     assert one.args_hash(arguments) == expected
 
 
+def test_seals_and_keyed_hashes_stay_those_of_earlier_records() -> None:
+    """Fixed values computed before the hashing was made cheaper: a change of encoding would break
+    every chain written so far (and every arguments hash an operator compares)."""
+    fields = {
+        "seq": 7,
+        "at": datetime(2026, 1, 2, 3, 4, 5, 60, tzinfo=UTC),
+        "kind": "call",
+        "actor": "user:\u00e5d\u0430",
+        "actor_kind": "user",
+        "tenant": "acme",
+        "tool": "acme:crm:get_customer",
+        "args_hash": "ab" * 32,
+        "decision": "allow",
+        "reasons": ["no authorization configured", "\u00fc"],
+        "outcome": "success",
+        "code": None,
+        "trace_id": "t",
+        "call_id": "c",
+        "details": {"version": "1.0.0", "z": [1, "2"], "a": {"b": None}},
+        "prev_hash": "0" * 64,
+    }
+    assert record_hash(fields) == "b13ce009ddd230691ccd44d5250e8bf53afd970491d84a5ac25a25fe6d241d13"
+    store: Any = None  # hashing needs no store
+    log = AuditLog(store, b"a" * 32)
+    arguments = {"b": [1, 2.5, "\u00e9"], "a": {"y": None, "x": True}}
+    assert log.args_hash(arguments) == "f63e1e8f30975f4c29075e73396c8fc7d6e08dfa0679f478d837ba085f248b5a"
+    for _ in range(2):  # the second time from the remembered stored form
+        assert log.stored_actor("user:ada@example.com") == "user:pseudonym:bd7f7cc67c5e093ecfa78ccf"
+        assert log.stored_actor("user:alice") == "user:alice"
+
+
 async def test_whole_second_and_sub_second_times_read_back_as_sealed(engine: AsyncEngine) -> None:
     log = AuditLog(AuditStore(engine), KEY)
     moments = [datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC), datetime(2026, 1, 2, 3, 4, 5, 60, tzinfo=UTC)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 
 from colonnade.routing import IndexConfig, ToolDoc, ToolIndex
 from colonnade.routing.dense import SIMILARITY_SCALE, StaticEmbedder, load_embedder, normalized_similarity
+from colonnade.routing.documents import dense_text
 from colonnade.routing.fusion import FusionWeights
 from colonnade.routing.index import IndexLoadError
 
@@ -85,6 +87,8 @@ def test_a_static_embedder_averages_token_vectors_to_unit_length() -> None:
     assert vectors[0].tolist() == pytest.approx([1.0, 0.0])
     assert vectors[1].tolist() == pytest.approx([2**-0.5, 2**-0.5])
     assert vectors[2].tolist() == [0.0, 0.0]  # nothing known: a zero vector, not NaN
+    mixed = embedder.embed(["zzz", "b", "zzz", "zzz", "a b", "a"])  # texts without tokens in between
+    assert mixed.tolist() == [[0.0, 0.0], [0.0, 1.0], [0.0, 0.0], [0.0, 0.0], vectors[1].tolist(), [1.0, 0.0]]
     assert embedder.embed([]).shape == (0, 2)
     many = [f"a b {i}" for i in range(100)]  # a catalog-sized batch goes through encode_batch
     assert embedder.embed(many).tolist() == [vectors[1].tolist()] * 100
@@ -147,6 +151,26 @@ def test_vectors_are_saved_with_the_index_and_tied_to_their_model(tmp_path: Path
         ToolIndex.load(path, DENSE, embedder=ToyEmbedder("toy/2"))
     with pytest.raises(IndexLoadError, match="dense model"):
         ToolIndex.load(path, IndexConfig(dense=False))
+
+
+def test_an_index_saved_with_float16_vectors_loads_and_ranks_as_before(tmp_path: Path) -> None:
+    """Indexes saved before the int8 codes stored float16 unit vectors: they still load, as the
+    codes a fresh index holds, so an upgrade does not rebuild or re-rank anything."""
+    embedder = ToyEmbedder()
+    index = _index(embedder=embedder)
+    path = tmp_path / "tools.npz"
+    index.save(path)
+    with np.load(path) as stored:
+        arrays = {name: stored[name] for name in stored.files if not name.startswith("dense_")}
+    rows = json.loads(arrays["header"].tobytes())["ids"]  # the order of the stored rows
+    by_id = {doc.id: doc for doc in TOOLS}
+    arrays["dense_vectors"] = embedder.embed([dense_text(by_id[i]) for i in rows]).astype(np.float16)
+    np.savez(path, **arrays)
+    loaded = ToolIndex.load(path, DENSE, embedder=ToyEmbedder())
+    for request in ("Will I need an umbrella?", "refund my money and mail the receipt"):
+        assert [(h.id, h.score) for h in loaded.search(request)] == [
+            (h.id, h.score) for h in index.search(request)
+        ]
 
 
 def test_with_dense_on_incremental_updates_still_rank_like_a_rebuild() -> None:

@@ -170,3 +170,26 @@ async def test_a_matched_path_gets_the_checked_request_past_the_router(seen: See
         ).status_code == 421
         assert (await client.post("/other", json={"b": 2})).json()["bytes"] == len(b'{"b":2}')
     assert served == ["/servers/a/mcp"]
+
+
+async def test_a_direct_method_and_path_leaves_the_other_methods_to_the_router(seen: Seen) -> None:
+    """A (method, path) entry, as the REST surface gives `POST /v1/calls`: that method goes past the
+    router, checked like any request; another method of the path still meets the router's route."""
+    served: list[bytes] = []
+
+    async def direct(scope: Scope, receive: object, send: object) -> None:
+        served.append(await Request(scope, receive).body())  # type: ignore[arg-type]
+        await PlainTextResponse("direct")(scope, receive, send)  # type: ignore[arg-type]
+
+    edge = _app(seen)
+    edge.direct = {("POST", "/v1/calls"): direct}
+    async with httpx2.AsyncClient(
+        transport=httpx2.ASGITransport(app=edge), base_url="http://127.0.0.1:8765"
+    ) as client:
+        assert (await client.post("/v1/calls", json={"a": 1})).text == "direct"
+        assert (await client.get("/v1/calls")).json()["bytes"] == 0  # the router's route
+        refused = await client.post("/v1/calls", json={}, headers={"host": "attacker.example"})
+        assert refused.status_code == 421
+        assert (await client.post("/other", json={"b": 2})).json()["bytes"] == len(b'{"b":2}')
+    assert served == [b'{"a":1}']
+    assert seen.bodies == [0, len(b'{"b":2}')]

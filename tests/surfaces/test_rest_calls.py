@@ -247,6 +247,12 @@ def test_foreign_hosts_and_origins_are_refused(client: httpx2.Client) -> None:
     assert assert_typed_result(same_origin)["status"] == "success"
 
 
+def test_calls_take_posts_only(client: httpx2.Client) -> None:
+    """`POST /v1/calls` is served past the router (`HttpEdge.direct`); its other methods still are not."""
+    for method in ("GET", "PUT", "DELETE"):
+        assert client.request(method, "/v1/calls").status_code == 405
+
+
 # -- schemas ----------------------------------------------------------------------------------------
 
 

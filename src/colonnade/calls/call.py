@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 from colonnade.calls.envelope import CallError, CallMetrics, CallRequest, CallResult, CallStatus, Provenance
@@ -112,9 +113,7 @@ class Call:
                 duration_ms=round((time.perf_counter() - self.started) * 1000, 3),
                 cpu_ms=round(cpu_ms, 3) if cpu_ms is not None else None,
             ),
-            provenance=Provenance(tool_id=tool.canonical_name, tool_version=tool.version, digest=tool.digest)
-            if tool is not None
-            else None,
+            provenance=None if tool is None else _provenance(tool.canonical_name, tool.version, tool.digest),
             warnings=warnings or [],
         )
 
@@ -125,6 +124,12 @@ class Call:
         kind = self.resolved_tool.side_effects.value
         ran = status in (CallStatus.SUCCESS, CallStatus.SUCCESS_PREP) and not self.request.dry_run
         return [kind] if ran and kind in ("write", "destructive") else []
+
+
+@lru_cache(maxsize=4096)
+def _provenance(tool_id: str, tool_version: str, digest: str) -> Provenance:
+    """Built once per tool version, not per call (the model is frozen, so results can share it)."""
+    return Provenance(tool_id=tool_id, tool_version=tool_version, digest=digest)
 
 
 def effective_timeout_ms(request: CallRequest, manifest: ToolManifest) -> float:

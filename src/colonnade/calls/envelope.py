@@ -129,6 +129,10 @@ class CallMetrics(_Model):
 
 
 class Provenance(_Model):
+    # One per tool version, shared by its calls' results (hence frozen). No docstring: it would
+    # become the published schema's description.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     tool_id: str
     tool_version: str
     digest: str

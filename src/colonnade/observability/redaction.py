@@ -87,6 +87,8 @@ _PLAIN_ID = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9a-fA-F]{16,32}"
 )
 _CACHED_CHARS = 64
+# One encoder for every call's input fingerprint (`json.dumps` with options builds one per call).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr).encode
 _UNREDACTED_KEYS = frozenset({"timestamp", "level", "logger", "duration_ms"})
 
 
@@ -189,7 +191,7 @@ class InputFingerprint:
 
     def __call__(self, value: Any) -> str:
         try:
-            data = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
+            data = _CANONICAL(value)
         except (TypeError, ValueError):  # keys of mixed types or a cycle: still hash something stable
             data = repr(value)
         digest = hashlib.blake2b(data.encode("utf-8", "surrogatepass"), key=self._key, digest_size=8)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import itertools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -73,12 +74,16 @@ class StaticEmbedder:
             encodings = self.tokenizer.encode_batch(texts, add_special_tokens=False)
         else:  # a query's few clauses: one thread, no pool to wait for on busy cores
             encodings = [self.tokenizer.encode(text, add_special_tokens=False) for text in texts]
-        lengths = [len(e.ids) for e in encodings]
-        flat = np.fromiter((t for e in encodings for t in e.ids), dtype=np.int64, count=sum(lengths))
+        ids = [e.ids for e in encodings]  # each `.ids` builds a new list
+        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(texts))
+        flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
         if len(flat):
             np.clip(flat, 0, len(self.table) - 1, out=flat)
-            owners = np.repeat(np.arange(len(texts)), lengths)
-            np.add.at(out, owners, self.table[flat])
+            # Sums per text over its run of rows (`np.add.at` took several times longer);
+            # a text without tokens keeps its zero row.
+            starts = np.cumsum(lengths) - lengths
+            filled = lengths > 0
+            out[filled] = np.add.reduceat(self.table[flat], starts[filled], axis=0)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         result: Matrix = np.divide(out, norms, out=out, where=norms > 0)
         return result

@@ -40,6 +40,7 @@ from colonnade.routing.tuned import (
     TUNED_SYNONYM_WEIGHT,
     TUNED_WRITE_RULE,
 )
+from colonnade.routing.vectors import ToolVectors
 
 __all__ = ["Hit", "IndexConfig", "IndexLoadError", "Signals", "ToolIndex"]
 
@@ -177,9 +178,8 @@ class ToolIndex:
         self.embedder: Embedder | None = (
             embedder if embedder is not None else (load_embedder() if self.config.dense else None)
         )
-        # Tool vectors at float16 precision (what is saved, so a loaded index scores the same).
-        self._vectors = np.zeros((0, self.embedder.dim if self.embedder else 0), dtype=np.float32)
-        self._n_vectors = 0  # rows of `_vectors` in use (it grows by doubling)
+        # One quantized vector per row (`vectors.py`), exactly what is saved.
+        self._vectors = ToolVectors(self.embedder.dim if self.embedder else 0)
 
     def configure(self, config: IndexConfig) -> None:
         """Switch to other retrieval parameters without re-indexing: stored data holds raw term
@@ -219,7 +219,7 @@ class ToolIndex:
             self._row_of[tool_id] = row
             self._domains.add(tool_id, doc.server, [*terms[_SERVER_FIELD], *terms[_TAGS_FIELD]], terms[0])
         if self.embedder is not None:
-            self._append_vectors(self.embedder.embed([dense_text(doc) for doc in latest.values()]))
+            self._vectors.append(self.embedder.embed([dense_text(doc) for doc in latest.values()]))
         self._maybe_compact()
 
     def remove(self, ids: Iterable[str]) -> None:
@@ -236,8 +236,7 @@ class ToolIndex:
         self._row_api = None
         self._row_of = {tool_id: row for row, tool_id in enumerate(self._ids)}
         if self.embedder is not None:
-            self._vectors = self._vectors[old_rows]
-            self._n_vectors = len(old_rows)
+            self._vectors.take(old_rows)
 
     # -- persistence --------------------------------------------------------------------------
     def save(self, path: Path) -> None:
@@ -258,7 +257,7 @@ class ToolIndex:
         }
         arrays: dict[str, Any] = dict(self._lexical.arrays())
         if self.embedder is not None:
-            arrays["dense_vectors"] = self._vectors[: self._n_vectors].astype(np.float16)
+            arrays.update(self._vectors.arrays())
         arrays["header"] = np.frombuffer(
             json.dumps(header, ensure_ascii=False).encode("utf-8"), dtype=np.uint8
         )
@@ -301,11 +300,10 @@ class ToolIndex:
         if len(ids) != index._lexical.n_rows or len(set(ids)) != len(ids) or len(apis) != len(ids):
             raise IndexLoadError(path, "the stored ids do not match the stored rows")
         if index.embedder is not None:
-            vectors = arrays.get("dense_vectors")
-            if vectors is None or vectors.shape != (len(ids), index.embedder.dim):
+            vectors = ToolVectors.from_arrays(index.embedder.dim, arrays)
+            if vectors is None or len(vectors) != len(ids):
                 raise IndexLoadError(path, "the stored tool vectors do not match the stored rows")
-            index._vectors = vectors.astype(np.float32)
-            index._n_vectors = len(ids)
+            index._vectors = vectors
         index._ids = ids
         index._apis = apis
         index._row_of = {tool_id: row for row, tool_id in enumerate(ids)}
@@ -407,16 +405,7 @@ class ToolIndex:
         splits the whole-request similarity, alone or averaged in, lost to this.)
         """
         assert self.embedder is not None
-        vectors = _half_precision(self.embedder.embed(clauses or [query]))
-        tools = self._vectors[: self._n_vectors]
-        # `einsum`, not a BLAS product: single-threaded (a multi-threaded BLAS product on two busy
-        # shared cores waits for its threads: median 12 ms against 3 ms a Seal-Tools request),
-        # and it computes every row the same way wherever the row lies. On a 2^-24 grid the
-        # similarities then sum exactly, so an index updated in place ranks like one rebuilt.
-        best = np.einsum("ij,j->i", tools, vectors[0])
-        for vector in vectors[1:]:
-            np.maximum(best, np.einsum("ij,j->i", tools, vector), out=best)
-        similarity = np.round(best.astype(np.float64) * _GRID) / _GRID
+        similarity = self._vectors.best_similarity(self.embedder.embed(clauses or [query]))
         live = np.flatnonzero(self._lexical.alive)
         dense = np.zeros(len(similarity), dtype=np.float64)
         dense[live] = normalized_similarity(similarity[live])
@@ -471,16 +460,6 @@ class ToolIndex:
         domain[~self._lexical.alive] = 0.0
         return domain
 
-    def _append_vectors(self, embedded: npt.NDArray[np.float32]) -> None:
-        vectors = _half_precision(embedded)
-        needed = self._n_vectors + len(vectors)
-        if needed > len(self._vectors):
-            grown = np.zeros((max(needed, 2 * len(self._vectors)), vectors.shape[1]), dtype=np.float32)
-            grown[: self._n_vectors] = self._vectors[: self._n_vectors]
-            self._vectors = grown
-        self._vectors[self._n_vectors : needed] = vectors
-        self._n_vectors = needed
-
     def _restore_domains(self) -> None:
         """Rebuild the API documents from the stored postings (a loaded index has no documents)."""
         terms = self._lexical.vocabulary.terms
@@ -529,15 +508,6 @@ def _read_header(path: Path, raw: npt.NDArray[np.generic] | None) -> dict[str, A
     if not isinstance(header.get("ids"), list) or not isinstance(header.get("vocabulary"), list):
         raise IndexLoadError(path, "header lacks ids or vocabulary")
     return header
-
-
-_GRID = float(2**24)
-
-
-def _half_precision(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """Vectors rounded to float16 precision (what `save` stores, exactly)."""
-    rounded: npt.NDArray[np.float32] = vectors.astype(np.float16).astype(np.float32)
-    return rounded
 
 
 def _field_terms(terms: list[str], ids: npt.NDArray[np.int64], counts: npt.NDArray[np.uint8]) -> list[str]:

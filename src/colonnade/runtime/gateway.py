@@ -409,6 +409,7 @@ class Gateway:
             direct_match=self.endpoints.direct_match,
             readiness=self.readiness,
             lifespan=self._background,
+            direct=rest.direct(),
         )
         origins = OriginPolicy.for_bind(server.host, server.allowed_hosts, server.allowed_origins)
         return build_http_app(

@@ -190,8 +190,8 @@ def _bound(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _json_text(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+_json_text = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+"""`json.dumps(value, separators=(",", ":"), ensure_ascii=False)` without building an encoder per call."""
 
 
 async def _append_postgres(driver: Any, rows: Sequence[dict[str, Any]], seal: Seal) -> list[dict[str, Any]]:

@@ -37,7 +37,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -83,24 +83,24 @@ def parse_date(value: str) -> datetime:
     return datetime.strptime(value, _DATE_FORMAT).replace(tzinfo=UTC)
 
 
-@contextlib.contextmanager
-def _immediate(conn: sqlite3.Connection, transaction: bool = True) -> Iterator[None]:
-    """A write transaction that takes the write lock first, so nothing is half done when busy.
+def _immediate(conn: sqlite3.Connection, work: Callable[[sqlite3.Connection], T], transaction: bool) -> T:
+    """`work` in a write transaction that takes the write lock first, so nothing is half done when busy.
 
     `transaction=False` is for one statement, which SQLite runs atomically by itself (in
-    autocommit mode): two round trips fewer, and just as safe to try again when busy.
+    autocommit mode): two round trips fewer, and just as safe to try again when busy. (A plain
+    function, not a context manager: every call's audit record comes through here.)
     """
     if not transaction:
-        yield
-        return
+        return work(conn)
     conn.execute("BEGIN IMMEDIATE")
     try:
-        yield
+        result = work(conn)
     except BaseException:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+    return result
 
 
 def _busy(exc: sqlite3.OperationalError) -> bool:
@@ -154,9 +154,7 @@ class SqliteDirect:
             result = await self._patiently_on_worker(work, transaction)
         else:
             try:
-                conn = self._connection()
-                with _immediate(conn, transaction):
-                    result = work(conn)
+                result = _immediate(self._connection(), work, transaction)
             except sqlite3.OperationalError as exc:
                 if not _busy(exc):
                     self._drop_connection()
@@ -190,8 +188,7 @@ class SqliteDirect:
         conn = self._connection()
         conn.execute(f"PRAGMA busy_timeout={_PATIENCE_MS}")
         try:
-            with _immediate(conn, transaction):
-                return work(conn)
+            return _immediate(conn, work, transaction)
         except sqlite3.Error:
             self._drop_connection()
             raise

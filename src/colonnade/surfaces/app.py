@@ -9,7 +9,7 @@ routes and, where it has one, its lifespan and its way of rendering the edge's r
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
@@ -19,7 +19,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
-from starlette.types import Scope
+from starlette.types import ASGIApp, Scope
 
 from colonnade import __version__
 from colonnade.calls.call_errors import error
@@ -27,6 +27,7 @@ from colonnade.surfaces.edge import (
     DEFAULT_MAX_REQUEST_BYTES,
     OPEN_PATHS,
     Authenticator,
+    DirectKey,
     DirectMatch,
     EdgeRefusal,
     HttpEdge,
@@ -87,11 +88,14 @@ class HttpSurfaces:
         direct_match: DirectMatch | None = None,
         readiness: Readiness | None = None,
         lifespan: Lifespan | None = None,
+        direct: Mapping[DirectKey, ASGIApp] | None = None,
     ) -> None:
-        """`direct_match` names the apps of paths the edge hands on past the router (each must
-        be the one the routes would pick for that path)."""
+        """`direct`: routes among `routes` the HTTP edge may serve past the router (`HttpEdge`);
+        `direct_match` names the apps of a family of paths it may serve so (each must be the one the
+        routes would pick for that path)."""
         self.mcp = mcp
         self.routes = routes or []
+        self.direct = dict(direct or {})
         self.direct_match = direct_match
         self.readiness = readiness
         self.lifespan = lifespan
@@ -169,7 +173,7 @@ def build_http_app(
         "max_request_bytes": max_request_bytes,
         "open_paths": open_paths,
         "json_prefixes": JSON_PREFIXES,
-        "direct": {"/mcp": mcp_app},
+        "direct": {"/mcp": mcp_app, **surfaces.direct},
         "direct_match": surfaces.direct_match,
     }
     if authenticate is not None:

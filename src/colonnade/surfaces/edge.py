@@ -34,6 +34,7 @@ __all__ = [
     "PRINCIPAL_KEY",
     "REQUEST_BODY_KEY",
     "REQUEST_DOCUMENT_KEY",
+    "DirectKey",
     "DirectMatch",
     "EdgeRefusal",
     "HttpEdge",
@@ -74,9 +75,11 @@ _DRAIN_CAP_BYTES = 16 * 1024 * 1024
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
-RefusalRenderer = Callable[[EdgeRefusal, Scope], Response]
+DirectKey = str | tuple[str, str]
+"""A path the edge serves past the router: every method of it, or (method, path)."""
 DirectMatch = Callable[[str], ASGIApp | None]
-"""The app that serves a path directly, past the router, or None."""
+"""The app that serves a family of paths past the router: the one for a path, or None."""
+RefusalRenderer = Callable[[EdgeRefusal, Scope], Response]
 """A surface's rendering of a refusal of one of its requests (the scope says which)."""
 Authenticator = Callable[[Headers, Scope], Awaitable[Principal | EdgeRefusal]]
 
@@ -154,16 +157,18 @@ class HttpEdge:
         authenticate: Authenticator = _anonymous,
         open_paths: frozenset[str] = OPEN_PATHS,
         json_prefixes: Sequence[str] = (),
-        direct: Mapping[str, ASGIApp] | None = None,
+        direct: Mapping[DirectKey, ASGIApp] | None = None,
         direct_match: DirectMatch | None = None,
     ) -> None:
-        """`direct` maps exact paths to the app that serves them, handed the request past the
-        framework's exception middleware and router (about 20 us a request): for apps that raise no
-        HTTP exceptions and read no path parameters, such as the MCP SDK's transport at /mcp.
-        `direct_match` does the same for a family of paths: the app for a path, or None (the router
-        then has it), such as the per-server endpoints' `/servers/{name}/mcp`."""
+        """`direct` maps exact paths (every method), or (method, path) pairs, to the app that serves
+        them, handed the request past the framework's exception middleware and router (about 20 us a
+        request): for apps that raise no HTTP exceptions and read no path parameters, such as the MCP
+        SDK's transport at /mcp and the REST surface's `POST /v1/calls`. Other methods of a path
+        given with one still meet the router (and its 405). `direct_match` does the same for a
+        family of paths: the app for a path, or None (the router then has it), such as the
+        per-server endpoints' `/servers/{name}/mcp`."""
         self.app = app
-        self.direct = dict(direct or {})
+        self.direct: dict[DirectKey, ASGIApp] = dict(direct or {})
         self.direct_match = direct_match
         self.origins = origins
         # Longest prefix first, so `/v1/calls` may render differently from `/v1` if it ever needs to.
@@ -191,7 +196,7 @@ class HttpEdge:
             await self._render(scope, refusal)(scope, receive, send)
             return
         caller = _CALLER.set(principal_of_scope(scope))
-        app = self.direct.get(scope["path"]) or self._matched(scope["path"])
+        app = self._app_for(scope)
         try:
             if scope.get("method") not in _BODY_METHODS:
                 await app(scope, receive, send)
@@ -204,7 +209,14 @@ class HttpEdge:
         finally:
             _CALLER.reset(caller)
 
-    def _matched(self, path: str) -> ASGIApp:
+    def _app_for(self, scope: Scope) -> ASGIApp:
+        path = scope["path"]
+        if self.direct:
+            app = self.direct.get(path)
+            if app is None:
+                app = self.direct.get((scope.get("method", ""), path))
+            if app is not None:
+                return app
         matched = self.direct_match(path) if self.direct_match is not None else None
         return matched if matched is not None else self.app
 

@@ -38,6 +38,10 @@ _MAX_BATCH = 512
 _Waiting = tuple[dict[str, Any], "asyncio.Future[None]"]
 """A queued row and the future its caller awaits."""
 _MAX_TEXT = 256
+_MAX_ACTORS = 1024
+"""Principal keys whose stored form is remembered (a few per gateway; the cache restarts when full)."""
+# `json.dumps` with options builds an encoder per call; every call's arguments are hashed with this one.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr).encode
 
 
 class AuditUnavailable(Exception):
@@ -49,7 +53,9 @@ class AuditLog:
         if len(key) < 16:
             raise ValueError("the audit hash key must have at least 16 bytes")
         self.store = store
-        self._key = key
+        # The keyed hash's state after the key, copied per hash: OpenSSL sets up HMAC-SHA256 once.
+        self._keyed = hmac.new(key, digestmod=hashlib.sha256)
+        self._actors: dict[str, str] = {}
         self._pending: list[_Waiting] = []
         self._flusher: asyncio.Task[None] | None = None
         self._writing = False
@@ -88,13 +94,16 @@ class AuditLog:
 
     def args_hash(self, value: Any) -> str:
         """A keyed hash of a call's arguments: equal arguments, equal hashes; values stay unknown."""
-        data = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
-        return hmac.digest(self._key, data.encode("utf-8", "surrogatepass"), "sha256").hex()
+        return self._hmac(_CANONICAL(value))
 
     def pseudonym(self, value: str) -> str:
         """A stable stand-in for personal data (e.g. an e-mail address as a subject)."""
-        digest = hmac.new(self._key, value.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
-        return f"pseudonym:{digest[:24]}"
+        return f"pseudonym:{self._hmac(value)[:24]}"
+
+    def _hmac(self, text: str) -> str:
+        keyed = self._keyed.copy()
+        keyed.update(text.encode("utf-8", "surrogatepass"))
+        return keyed.hexdigest()
 
     def row(self, event: AuditEvent) -> dict[str, Any]:
         """The stored form of an event (without seq and hashes, which the chain adds)."""
@@ -124,6 +133,14 @@ class AuditLog:
         """A principal key as records store it (a pseudonym when it looks like personal data)."""
         if actor is None:
             return None
+        stored = self._actors.get(actor)
+        if stored is None:
+            if len(self._actors) >= _MAX_ACTORS:
+                self._actors.clear()
+            stored = self._actors[actor] = self._stored_actor(actor)
+        return stored
+
+    def _stored_actor(self, actor: str) -> str:
         cleaned = actor.replace("\x00", "")
         if scrub(cleaned) != cleaned or len(cleaned) > _MAX_TEXT:
             kind, _, _ = cleaned.partition(":")

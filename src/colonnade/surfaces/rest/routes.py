@@ -24,7 +24,7 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallMetrics, CallRequest, CallResult
@@ -36,7 +36,7 @@ from colonnade.catalog.tool import Tool
 from colonnade.governance.authorization import AllowAll, Authorizer, permits, tool_filter
 from colonnade.governance.tool_lookup import AMBIGUOUS_TOOL, AmbiguousName, find_tool, near_names
 from colonnade.routing.router import CallerAllowed
-from colonnade.surfaces.edge import EdgeRefusal, principal_of_scope, request_body
+from colonnade.surfaces.edge import DirectKey, EdgeRefusal, principal_of_scope, request_body
 from colonnade.surfaces.envelope_parsing import (
     DEFAULT_MAX_BODY_BYTES,
     CommitRequest,
@@ -58,6 +58,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+CALLS_PATH = "/v1/calls"
 DEFAULT_PAGE_SIZE = 200
 APPROVAL_TOKEN_HEADER = "Colonnade-Approval-Token"
 """A REST call may carry its approval token in this header instead of the body's `approval_token`."""
@@ -88,10 +89,11 @@ class RestSurface:
         self.page_size = page_size
         self.max_body_bytes = max_body_bytes
         self.authorizer: Authorizer = authorizer if authorizer is not None else AllowAll()
+        self._call_endpoint = _Endpoint(self.post_call)
 
     def routes(self) -> list[BaseRoute]:
         return [
-            Route("/v1/calls", _Endpoint(self.post_call), methods=["POST"]),
+            Route(CALLS_PATH, self._call_endpoint, methods=["POST"]),
             Route("/v1/calls/commit", self.post_commit, methods=["POST"]),
             Route(TOOLS_PATH, self.list_tools, methods=["GET"]),
             # `path`: names of tools from other sources may hold `/`
@@ -100,6 +102,11 @@ class RestSurface:
         ]
 
     # -- calls ---------------------------------------------------------------------------------
+
+    def direct(self) -> dict[DirectKey, ASGIApp]:
+        """What the HTTP edge may serve past the router: `POST /v1/calls`, whose endpoint raises no
+        HTTP exceptions and reads no path parameters (every call comes this way)."""
+        return {("POST", CALLS_PATH): self._call_endpoint}
 
     async def post_call(self, scope: Scope, receive: Receive) -> Response:
         """`POST /v1/calls`: a CallRequest in, a CallResult out.
