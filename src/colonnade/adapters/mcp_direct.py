@@ -63,7 +63,6 @@ __all__ = ["DirectCalls", "NotTaken", "SessionSide"]
 
 _ACCEPT = "application/json, text/event-stream"
 _METHOD = "tools/call"
-_SESSION_HEADERS = ("mcp-session-id", "mcp-protocol-version")
 
 
 class NotTaken(Exception):
