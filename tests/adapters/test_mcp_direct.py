@@ -261,6 +261,11 @@ class InSession(Direct):
         self.side = Session()
         self.calls.session_headers = lambda: SESSION
         self.calls.session = self.side
+        self.gone = 0
+        self.calls.on_session_gone = self._gone
+
+    def _gone(self) -> None:
+        self.gone += 1
 
     async def call(self, relay: Relay | None = None, timeout_s: float = 5.0) -> dict[str, Any]:
         return await self.calls.call_tool("echo", {"text": "hi"}, relay or Relay(), HANDSHAKE, {}, timeout_s)
@@ -380,6 +385,7 @@ async def test_a_session_the_server_no_longer_knows_is_terminated_as_the_sdk_say
             await made.call()
         assert caught.value.error.code == types.INVALID_REQUEST
         assert caught.value.error.message == "Session terminated"
+        assert made.gone == 1 and made.lost == 0  # a new session is opened; the connection is fine
 
     await in_session(reply(http("404 Not Found", b"", "text/plain")), scenario)
 

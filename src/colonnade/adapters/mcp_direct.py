@@ -28,7 +28,8 @@ would hand it; a stream that ends before the answer is resumed from its last eve
 server's retry interval, as the SDK resumes one (and a caller that follows stream closes hears of
 it). Abandoning the call sends `notifications/cancelled` through the session, as the SDK does. The
 result is checked and trimmed as the SDK checks it for the negotiated version; a 404 means the
-server ended the session (`Session terminated`, as the SDK says).
+server ended the session (`Session terminated`, as the SDK says, unless the server's body says
+otherwise), and the session is opened again for the next calls, as the spec asks of a client.
 
 Both eras read the answer as the SDK reads it, with the same errors: a JSON-RPC error is the
 server's; a body that is not a JSON-RPC answer is a parse error; a status of 400 and above, a 202
@@ -96,6 +97,7 @@ class DirectCalls:
         client_info: dict[str, Any],
         on_connection_lost: Callable[[], None],
         session_headers: Callable[[], Mapping[str, str]] = dict,
+        on_session_gone: Callable[[], None] = lambda: None,
     ) -> None:
         self.url = url
         self.headers = {key: value for key, value in headers.items() if key.lower() != "accept-encoding"}
@@ -103,6 +105,7 @@ class DirectCalls:
         self.client_info = client_info
         self.on_connection_lost = on_connection_lost
         self.session_headers = session_headers
+        self.on_session_gone = on_session_gone
         self.session: SessionSide | None = None
         self.enabled = True
         """False once a 2026-07-28 server answered with an SSE stream: its calls go through the SDK."""
@@ -244,6 +247,8 @@ class DirectCalls:
         if 300 <= status < 400 and "location" in response.headers:
             raise NotTaken(f"the server redirected the request ({status})")
         if status >= 400:
+            if status == 404 and session is not None:
+                self.on_session_gone()  # the spec's MUST: a new session (the SDK's transport says so too)
             if kind.startswith("application/json"):
                 error = _error_of(await response.read())
                 if error is not None:

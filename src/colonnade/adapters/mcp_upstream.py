@@ -160,6 +160,14 @@ class Upstream:
         if self._task is None or self._task.done():
             self.start()
 
+    def _session_gone(self) -> None:
+        """The server answered 404 to a request of the session: it no longer knows it. The spec says a
+        client MUST open a new session; the request that heard it has failed already."""
+        if not self._restart_requested:
+            self.last_error = "the server no longer knows the session (HTTP 404): opening a new one"
+            _event("mcp.server.session_gone", self.name, level=logging.WARNING)
+            self.restart()
+
     def status(self) -> UpstreamStatus:
         info = self.server_info
         return UpstreamStatus(
@@ -377,6 +385,7 @@ class Upstream:
                     on_resume=self.in_flight.resumed,
                     client_info=_CLIENT_INFO.model_dump(by_alias=True, mode="json", exclude_none=True),
                     on_connection_lost=closed.set,
+                    on_session_gone=self._session_gone,
                 )
                 connection = await stack.enter_async_context(transport)
                 inner = JSONRPCDispatcher(

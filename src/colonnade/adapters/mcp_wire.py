@@ -191,9 +191,11 @@ async def open_transport(
     on_resume: ResumeListener | None = None,
     client_info: dict[str, Any] | None = None,
     on_connection_lost: Callable[[], None] = lambda: None,
+    on_session_gone: Callable[[], None] = lambda: None,
 ) -> AsyncIterator[Connection]:
     """One connection: a child process, or one pooled HTTP client (and its direct calls, which
-    announce themselves as `client_info` and report a failed connection to `on_connection_lost`)."""
+    announce themselves as `client_info` and report a failed connection to `on_connection_lost`);
+    over HTTP, `on_session_gone` hears that the server answered a request of the session 404."""
     if server.transport == "stdio":
         assert server.command is not None
         env = dict(server.env)
@@ -217,7 +219,7 @@ async def open_transport(
     timeout = httpx2.Timeout(_CONNECT_TIMEOUT_S, read=_SSE_READ_TIMEOUT_S)
     # One client (and TLS context) per connection, shared by every call on it; never proxies from
     # the environment, like the contract adapter.
-    pool = AiohttpTransport()
+    pool = AiohttpTransport(on_session_gone)
     transport: httpx2.AsyncBaseTransport = pool if on_resume is None else _ResumeWatch(pool, on_resume)
     async with (
         httpx2.AsyncClient(headers=headers, timeout=timeout, transport=transport, trust_env=False) as client,
@@ -230,6 +232,7 @@ async def open_transport(
             client_info=client_info or {},
             on_connection_lost=on_connection_lost,
             session_headers=lambda: pool.session_headers,
+            on_session_gone=on_session_gone,
         )
         yield Connection(read, write, direct)
 
