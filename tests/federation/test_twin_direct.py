@@ -211,7 +211,7 @@ async def test_a_server_killed_mid_call_fails_the_call_fast_and_comes_back(
 async def test_a_session_the_server_forgot_is_refused_then_opened_again(
     federation: Federation, fault: Fault, path: str
 ) -> None:
-    """The server restarted at the same address no longer knows the twin's session: the call that
+    """The server restarted at the same address no longer knows the twin's session: a call that
     meets it fails with the server's 404 error on either path, and the twin opens a new session
     (a client MUST, says the spec), so the next calls go through."""
     progress = _ignore_progress if path == "sdk" else None
@@ -219,10 +219,13 @@ async def test_a_session_the_server_forgot_is_refused_then_opened_again(
         await reach(client)
         assert direct_arrival(await client.call_tool("request", {}))  # the twin session is up
         fault.restart()
-        with pytest.raises(MCPError) as caught:
-            await client.call_tool("request", {}, progress_callback=progress)
-        assert (caught.value.error.code, caught.value.error.message) == (
-            types.INVALID_REQUEST,
-            "Session not found",
-        )
+        try:
+            result = await client.call_tool("request", {}, progress_callback=progress)
+        except MCPError as exc:
+            assert (exc.error.code, exc.error.message) == (types.INVALID_REQUEST, "Session not found")
+        else:
+            # The twin may have heard the 404 first, on its SDK client's GET stream reconnecting: the
+            # call then went through on the new session, or was cut when the old one closed.
+            error = dict((result.meta or {}).get("colonnade/result") or {}).get("error") or {}
+            assert result.is_error is not True or error["details"]["cause"] == "R-UPSTREAM-CONNECT", error
         await reach(client)
