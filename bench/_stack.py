@@ -60,6 +60,25 @@ def wait_http(
     raise SystemExit(f"{url} did not answer within {timeout}s")
 
 
+@contextlib.contextmanager
+def echo_upstream() -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """`bench/echo_upstream.py` (one trivial `echo` tool, JSON answers) on a free port: the process and
+    its MCP URL, until the block ends."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "bench" / "echo_upstream.py"), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_http(url, process, any_answer=True)
+        yield process, url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
 async def sequential(call: Call, n: int) -> list[float]:
     """Milliseconds of `n` calls one after the other, after a warm-up of up to 50."""
     for _ in range(min(50, n)):

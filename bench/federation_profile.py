@@ -29,9 +29,8 @@ import yaml
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _stack import cpu_seconds, free_port, wait_http
+from _stack import cpu_seconds, echo_upstream, free_port, wait_http
 
-HERE = Path(__file__).resolve().parent
 PATHS = (("/mcp", "auto"), ("/servers/echo/mcp", "auto"), ("/mcp", "legacy"), ("/servers/echo/mcp", "legacy"))
 # The gateway, with a profiler that SIGUSR1 switches on and SIGUSR2 off (and writes to $PROFILE_TO).
 _LAUNCH = """
@@ -134,25 +133,16 @@ def grouped(profile: Path, calls: int) -> dict[str, float]:
 
 
 def main(calls: int, src: Path | None) -> None:
-    upstream_port = free_port()
-    upstream = f"http://127.0.0.1:{upstream_port}/mcp"
-    process = subprocess.Popen(
-        [sys.executable, str(HERE / "echo_upstream.py"), "--port", str(upstream_port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     columns: list[tuple[str, dict[str, float], float]] = []
-    try:
-        wait_http(upstream, process, any_answer=True)
-        with tempfile.TemporaryDirectory(prefix="colonnade-profiles-") as folder:
-            for path, mode in PATHS:
-                out = Path(folder) / f"{path.strip('/').replace('/', '-')}-{mode}.prof"
-                cpu = profile_path(upstream, path, mode, calls, src, out)
-                era = "2026-07-28" if mode == "auto" else "2025-11-25"
-                columns.append((f"{path} {era}", grouped(out, calls), cpu))
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with (
+        echo_upstream() as (_, upstream),
+        tempfile.TemporaryDirectory(prefix="colonnade-profiles-") as folder,
+    ):
+        for path, mode in PATHS:
+            out = Path(folder) / f"{path.strip('/').replace('/', '-')}-{mode}.prof"
+            cpu = profile_path(upstream, path, mode, calls, src, out)
+            era = "2026-07-28" if mode == "auto" else "2025-11-25"
+            columns.append((f"{path} {era}", grouped(out, calls), cpu))
     labels = [label for label, _ in GROUPS] + [OTHER]
     width = max(len(label) for label in labels) + 2
     print(f"{calls} calls per path; exclusive CPU ms per call under cProfile, by library")
