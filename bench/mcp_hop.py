@@ -1,9 +1,10 @@
 """What one proxied `tools/call` costs the gateway's process on its way to the server and back.
 
 In one process, without the HTTP server or the pipeline: the adapter's `Upstream.call_tool` on a
-session with the echo upstream (`bench/echo_upstream.py`, 2026-07-28), through the `mcp` SDK's
-client session and through the direct POST (`adapters/mcp_direct.py`); and, as the floor, the same
-JSON-RPC POST made with aiohttp alone. The three take turns in `--rounds` rounds; CPU and wall time
+session with the echo upstream (`bench/echo_upstream.py`), through the `mcp` SDK's client session
+and through the direct POST (`adapters/mcp_direct.py`), at 2026-07-28 and on a handshake-era
+(2025-11-25) session such as the per-server endpoint's twin; and, as the floor, the same 2026-07-28
+JSON-RPC POST made with aiohttp alone. The paths take turns in `--rounds` rounds; CPU and wall time
 per call are medians over the rounds.
 
 Run: .venv/bin/python bench/mcp_hop.py [--calls 1000] [--rounds 5]
@@ -30,6 +31,7 @@ from colonnade.adapters.mcp_upstream import Upstream
 from colonnade.config import McpServerSettings
 
 VERSION = "2026-07-28"
+HANDSHAKE = "2025-11-25"
 
 
 async def _cost(call: Callable[[], Awaitable[object]], calls: int) -> tuple[float, float]:
@@ -43,12 +45,16 @@ async def measure(url: str, calls: int, rounds: int) -> dict[str, list[tuple[flo
     """CPU and wall milliseconds per call of each path, per round."""
     upstream = Upstream(McpServerSettings(name="echo", transport="http", url=url))
     upstream.start()
+    twin = Upstream(McpServerSettings(name="echo", transport="http", url=url, protocol="legacy"))
+    twin.start()
     arguments = {"text": "ping"}
     sdk = Relay(wants_progress=True)  # a caller listening for progress keeps the SDK's path
     direct = Relay()
     try:
         await upstream.call_tool("echo", arguments, relay=sdk, timeout_s=30)  # waits for the session
+        await twin.call_tool("echo", arguments, relay=sdk, timeout_s=30)
         assert upstream.negotiated == VERSION, upstream.negotiated
+        assert twin.negotiated == HANDSHAKE, twin.negotiated
         body = json.dumps(
             {
                 "jsonrpc": "2.0",
@@ -79,8 +85,10 @@ async def measure(url: str, calls: int, rounds: int) -> dict[str, list[tuple[flo
                     return json.loads(await response.read())
 
             paths: dict[str, Callable[[], Awaitable[object]]] = {
-                "SDK client session": lambda: upstream.call_tool("echo", arguments, relay=sdk, timeout_s=10),
-                "direct POST": lambda: upstream.call_tool("echo", arguments, relay=direct, timeout_s=10),
+                "SDK client session": lambda: upstream.call_tool("echo", arguments, relay=sdk, timeout_s=9),
+                "direct POST": lambda: upstream.call_tool("echo", arguments, relay=direct, timeout_s=9),
+                f"{HANDSHAKE} SDK session": lambda: twin.call_tool("echo", arguments, relay=sdk, timeout_s=9),
+                f"{HANDSHAKE} direct": lambda: twin.call_tool("echo", arguments, relay=direct, timeout_s=9),
                 "aiohttp alone (floor)": raw,
             }
             costs: dict[str, list[tuple[float, float]]] = {name: [] for name in paths}
@@ -91,6 +99,7 @@ async def measure(url: str, calls: int, rounds: int) -> dict[str, list[tuple[flo
                     costs[name].append(await _cost(call, calls))
     finally:
         await upstream.stop()
+        await twin.stop()
     return costs
 
 
@@ -98,11 +107,11 @@ def main(calls: int, rounds: int) -> None:
     with echo_upstream() as url:
         costs = uvloop.run(measure(url, calls, rounds))
     print(f"{rounds} rounds x {calls} sequential echo calls, in process (median of the rounds)")
-    print(f"{'path':<24} {'CPU ms/call':>12} {'wall ms/call':>13}")
+    print(f"{'path':<28} {'CPU ms/call':>12} {'wall ms/call':>13}")
     for name, measured in costs.items():
         cpu = statistics.median(c for c, _ in measured)
         wall = statistics.median(w for _, w in measured)
-        print(f"{name:<24} {cpu:>12.3f} {wall:>13.3f}")
+        print(f"{name:<28} {cpu:>12.3f} {wall:>13.3f}")
 
 
 if __name__ == "__main__":
@@ -110,7 +119,7 @@ if __name__ == "__main__":
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--calls", type=int, default=1000, help="calls per path and round (default 1000)")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds of the three paths (default 5)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of the paths (default 5)")
     arguments = parser.parse_args()
     if arguments.calls < 1 or arguments.rounds < 1:
         parser.error("--calls and --rounds must be at least 1")

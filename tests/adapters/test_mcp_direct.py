@@ -12,6 +12,7 @@ import aiohttp
 import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from colonnade.adapters.mcp_direct import DirectCalls, NotTaken
 from colonnade.adapters.mcp_relay import Relay
@@ -232,3 +233,226 @@ def test_only_a_call_that_needs_nothing_of_the_session_is_taken(
         "http://127.0.0.1:1/mcp", {}, aiohttp.ClientSession, client_info=INFO, on_connection_lost=print
     )
     assert calls.takes(relay, version) is taken
+
+
+# -- the handshake era: a direct call inside the SDK's session ------------------------------------
+
+HANDSHAKE = "2025-11-25"
+SESSION = {"mcp-session-id": "s-1", "mcp-protocol-version": HANDSHAKE}
+
+
+class Session:
+    """What the SDK's session would get: the messages handed to it, the cancellations sent through it."""
+
+    def __init__(self) -> None:
+        self.delivered: list[types.JSONRPCMessage] = []
+        self.cancelled: list[tuple[str, str]] = []
+
+    async def deliver(self, message: types.JSONRPCMessage) -> None:
+        self.delivered.append(message)
+
+    async def cancel(self, request_id: str, reason: str) -> None:
+        self.cancelled.append((request_id, reason))
+
+
+class InSession(Direct):
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.side = Session()
+        self.calls.session_headers = lambda: SESSION
+        self.calls.session = self.side
+        self.gone = 0
+        self.calls.on_session_gone = self._gone
+
+    def _gone(self) -> None:
+        self.gone += 1
+
+    async def call(self, relay: Relay | None = None, timeout_s: float = 5.0) -> dict[str, Any]:
+        return await self.calls.call_tool("echo", {"text": "hi"}, relay or Relay(), HANDSHAKE, {}, timeout_s)
+
+
+async def in_session(answer: Any, scenario: Callable[[InSession, RawServer], Any]) -> Any:
+    async with RawServer(answer) as server:
+        made = InSession(server.url)
+        try:
+            return await scenario(made, server)
+        finally:
+            await made.session.close()
+
+
+def sse(*events: bytes) -> bytes:
+    body = b"".join(events)
+    return (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + f"{len(body):x}\r\n".encode()
+        + body
+        + b"\r\n0\r\n\r\n"
+    )
+
+
+def event(message: dict[str, Any] | None, event_id: str | None = None, retry: int | None = None) -> bytes:
+    lines = [f"id: {event_id}"] if event_id else []
+    if retry is not None:
+        lines.append(f"retry: {retry}")
+    lines.append(f"data: {json.dumps(message) if message is not None else ''}")
+    return ("\n".join(lines) + "\n\n").encode()
+
+
+def result_for(exchange: Exchange, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": json.loads(exchange.body)["id"], "result": result}
+
+
+async def test_a_session_call_carries_the_session_and_an_id_of_its_own_and_no_progress_token() -> None:
+    async def scenario(made: InSession, server: RawServer) -> None:
+        relay = Relay(meta={"trace": "t-1"})
+        assert await made.call(relay) == {"content": [{"type": "text", "text": "hi"}]}
+        await made.call()
+        (headers, body), (_, second) = wire(server.exchanges[0]), wire(server.exchanges[1])
+        assert headers["mcp-session-id"] == "s-1"
+        assert headers["mcp-protocol-version"] == HANDSHAKE
+        assert "mcp-method" not in headers and "mcp-name" not in headers
+        assert body == {
+            "jsonrpc": "2.0",
+            "id": "colonnade-direct-1",
+            "method": "tools/call",
+            "params": {"_meta": {"trace": "t-1"}, "name": "echo", "arguments": {"text": "hi"}},
+        }
+        assert second["id"] == "colonnade-direct-2" and "_meta" not in second["params"]
+
+    async def answer(exchange: Exchange, writer: asyncio.StreamWriter) -> bool:
+        result = {"content": [{"type": "text", "text": "hi"}], "resultType": "complete"}
+        writer.write(http("200 OK", json.dumps(result_for(exchange, result)).encode()))
+        return True
+
+    await in_session(answer, scenario)
+
+
+async def test_what_else_the_server_sends_on_the_stream_goes_to_the_session() -> None:
+    asked = {"jsonrpc": "2.0", "id": 7, "method": "roots/list"}
+    logged = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}
+
+    async def answer(exchange: Exchange, writer: asyncio.StreamWriter) -> bool:
+        writer.write(
+            sse(
+                event(None, "e0"),
+                event(asked, "e1"),
+                event(logged),
+                event(result_for(exchange, {"content": []}), "e2"),
+            )
+        )
+        return True
+
+    async def scenario(made: InSession, server: RawServer) -> None:
+        assert await made.call() == {"content": []}
+        assert [type(m).__name__ for m in made.side.delivered] == ["JSONRPCRequest", "JSONRPCNotification"]
+        assert made.calls.takes(Relay(), HANDSHAKE)  # SSE answers stay on this path in a session
+
+    await in_session(answer, scenario)
+
+
+async def test_a_stream_closed_before_the_answer_is_resumed_from_its_last_event() -> None:
+    async def answer(exchange: Exchange, writer: asyncio.StreamWriter) -> bool:
+        if exchange.head.startswith(b"POST"):
+            writer.write(sse(event(None, "e1", retry=50)))  # priming, then the server closes the stream
+            return True
+        body = {"jsonrpc": "2.0", "id": "colonnade-direct-1", "result": {"content": [], "isError": False}}
+        writer.write(sse(event(body, "e2")))
+        return True
+
+    async def scenario(made: InSession, server: RawServer) -> None:
+        closed: list[bool] = []
+
+        class Follower(Relay):
+            @property
+            def follows_stream_closes(self) -> bool:
+                return True
+
+            async def stream_closed(self) -> None:
+                closed.append(True)
+
+        assert await made.call(Follower()) == {"content": [], "isError": False}
+        resumed, _ = wire(server.exchanges[1]) if server.exchanges[1].body else (None, None)
+        head = server.exchanges[1].head.decode().lower()
+        assert head.startswith("get ") and "last-event-id: e1" in head and "mcp-session-id: s-1" in head
+        assert resumed is None and closed == [True]
+
+    await in_session(answer, scenario)
+
+
+async def test_a_session_the_server_no_longer_knows_is_terminated_as_the_sdk_says() -> None:
+    async def scenario(made: InSession, server: RawServer) -> None:
+        with pytest.raises(MCPError) as caught:
+            await made.call()
+        assert caught.value.error.code == types.INVALID_REQUEST
+        assert caught.value.error.message == "Session terminated"
+        assert made.gone == 1 and made.lost == 0  # a new session is opened; the connection is fine
+
+    await in_session(reply(http("404 Not Found", b"", "text/plain")), scenario)
+
+
+async def test_a_result_is_checked_and_trimmed_for_the_negotiated_version_as_the_sdk_does() -> None:
+    async def answer(exchange: Exchange, writer: asyncio.StreamWriter) -> bool:
+        body = exchange.body
+        result = {"content": [], "resultType": "complete"} if b"echo" in body else {"content": "not a list"}
+        writer.write(http("200 OK", json.dumps(result_for(exchange, result)).encode()))
+        return True
+
+    async def scenario(made: InSession, server: RawServer) -> None:
+        assert await made.call() == {"content": []}  # a later revision's field is dropped
+        with pytest.raises(ValidationError):
+            await made.calls.call_tool("other", {}, Relay(), HANDSHAKE, {}, 5.0)
+
+    await in_session(answer, scenario)
+
+
+async def test_an_abandoned_session_call_is_cancelled_through_the_session() -> None:
+    async def never(exchange: Exchange, writer: asyncio.StreamWriter) -> bool:
+        await asyncio.sleep(30)
+        return False
+
+    async def scenario(made: InSession, server: RawServer) -> None:
+        with pytest.raises(MCPError) as caught:
+            await made.call(timeout_s=0.2)
+        assert caught.value.error.code == types.REQUEST_TIMEOUT
+        call = asyncio.ensure_future(made.call())
+        await asyncio.sleep(0.2)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        assert made.side.cancelled == [
+            ("colonnade-direct-1", "timed out after 0.2s"),
+            ("colonnade-direct-2", "caller cancelled"),
+        ]
+
+    await in_session(never, scenario)
+
+
+class Askable(Relay):
+    @property
+    def can_ask(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("relay", "logging", "session", "taken"),
+    [
+        (Relay(), False, True, True),
+        (Relay(), False, False, False),
+        (Relay(log_level="debug"), False, True, True),
+        (Relay(log_level="debug"), True, True, False),
+        (Relay(), True, True, True),
+        (Relay(wants_progress=True), False, True, False),
+        (Askable(), False, True, False),
+    ],
+    ids=["quiet", "no-session-yet", "logs-none-declared", "logs", "no-level", "progress", "can-be-asked"],
+)
+def test_a_session_call_is_taken_only_when_nothing_else_can_travel_with_it(
+    relay: Relay, logging: bool, session: bool, taken: bool
+) -> None:
+    calls = DirectCalls(
+        "http://127.0.0.1:1/mcp", {}, aiohttp.ClientSession, client_info=INFO, on_connection_lost=print
+    )
+    calls.session = Session()
+    calls.session_headers = lambda: SESSION if session else {}
+    capabilities = types.ServerCapabilities(logging={} if logging else None)
+    assert calls.takes(relay, HANDSHAKE, capabilities) is taken

@@ -157,3 +157,48 @@ async def test_progress_still_reaches_a_caller_who_asks_for_it(federation: Feder
             result = await client.call_tool("test_tool_with_progress", {}, progress_callback=progress)
             assert not result.is_error
             assert seen == [0, 50, 100]
+
+
+MODERN = "2026-07-28"
+
+
+def _modern(client: httpx2.Client, url: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A 2026-07-28 `tools/call` as raw HTTP: the answer's media type and the JSON-RPC response."""
+    response = _modern_raw(client, url, params)
+    return response.headers["content-type"].split(";")[0], _message(response)
+
+
+def _modern_raw(client: httpx2.Client, url: str, params: dict[str, Any]) -> httpx2.Response:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+        **params.pop("_meta", {}),
+    }
+    headers = {
+        "accept": ACCEPT,
+        "content-type": "application/json",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "tools/call",
+        "mcp-name": params["name"],
+    }
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {**params, "_meta": meta}}
+    response = client.post(url, json=message, headers=headers)
+    assert response.status_code == 200, response.text
+    return response
+
+
+def test_a_modern_request_is_answered_as_on_the_aggregate_endpoint(federation: Federation) -> None:
+    """One JSON body for a 2026-07-28 call that names neither a progress token nor a log level (the
+    SDK's SSE before); a stream when it does and the server reports progress or logs."""
+    with httpx2.Client(timeout=30) as client:
+        kind, answer = _modern(client, federation.server("fault"), _call("echo"))
+        assert (kind, answer["result"]["content"][0]["text"]) == ("application/json", "echo done")
+        reference = federation.server("reference")
+        response = _modern_raw(client, reference, _call("test_tool_with_progress", {"progressToken": "p-1"}))
+        assert response.headers["content-type"].startswith("text/event-stream")
+        assert response.text.count('"notifications/progress"') == 3
+        level = {"io.modelcontextprotocol/logLevel": "info"}
+        response = _modern_raw(client, reference, _call("test_logging_tool", level))
+        assert response.headers["content-type"].startswith("text/event-stream")
+        assert response.text.count('"notifications/message"') == 2

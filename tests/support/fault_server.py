@@ -4,7 +4,9 @@ Tools: `pid` (its process id, so a test can kill it), `sleep` (answers after `se
 (never answers), `cancelled` (how many `hang` calls the client cancelled), `env` (one variable of
 its environment), `authorization` (the Authorization header of the HTTP request), `echo`, `touch`
 (the resource named `name` changed: an update on the `subscriptions/listen` streams that watch it),
-`listening` (how many `subscriptions/listen` streams are open on it now).
+`listening` (how many `subscriptions/listen` streams are open on it now), `request` (how the call
+arrived: its JSON-RPC id, the `Mcp-Session-Id` header over HTTP, whether it named a progress token),
+`roots` (asks the client for its roots on the call's stream, in a session; says what came back).
 Served over stdio (default) or Streamable HTTP (`--port`); over HTTP a call of the tool `garbage` is answered
 with a body that is not JSON at all, as a broken server or proxy would. Built on the SDK's
 low-level `Server`.
@@ -24,6 +26,8 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["build_server", "main"]
@@ -59,6 +63,8 @@ async def _list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types
         "garbage",
         "touch",
         "listening",
+        "request",
+        "roots",
     )
     return types.ListToolsResult(
         tools=[
@@ -84,6 +90,25 @@ async def _call_tool(
         return types.CallToolResult(content=[], structured_content={"value": header})
     if params.name == "cancelled":
         return types.CallToolResult(content=[], structured_content={"cancelled": _CANCELLED[0]})
+    if params.name == "request":
+        request = ctx.request
+        session = request.headers.get("mcp-session-id") if request is not None else None
+        meta: dict[str, Any] = dict(ctx.meta or {})
+        progress = meta.get("progress_token", meta.get("progressToken")) is not None
+        return types.CallToolResult(
+            content=[], structured_content={"id": ctx.request_id, "session": session, "progress": progress}
+        )
+    if params.name == "roots":
+        try:
+            listed = await ctx.session.send_request(
+                types.ListRootsRequest(),
+                types.ListRootsResult,
+                metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+            )
+            answer = f"{len(listed.roots)} roots"
+        except MCPError as exc:
+            answer = f"refused: {exc.error.message}"
+        return types.CallToolResult(content=[types.TextContent(type="text", text=answer)])
     if params.name == "listening":
         return types.CallToolResult(content=[], structured_content={"listening": _LISTENING[0]})
     if params.name == "touch":

@@ -150,6 +150,28 @@ async def test_a_direct_path_gets_the_checked_request_past_the_router(seen: Seen
     assert seen.bodies == [len(b'{"b":2}')]
 
 
+async def test_a_matched_path_gets_the_checked_request_past_the_router(seen: Seen) -> None:
+    """`direct_match` names the app of a family of paths (the per-server endpoints); a path it does
+    not match goes through the router, and refusals still come from the edge."""
+    served: list[str] = []
+
+    async def endpoint(scope: Scope, receive: object, send: object) -> None:
+        served.append(scope["path"])
+        await PlainTextResponse("matched")(scope, receive, send)  # type: ignore[arg-type]
+
+    edge = _app(seen)
+    edge.direct_match = lambda path: endpoint if path.startswith("/servers/") else None
+    async with httpx2.AsyncClient(
+        transport=httpx2.ASGITransport(app=edge), base_url="http://127.0.0.1:8765"
+    ) as client:
+        assert (await client.post("/servers/a/mcp", json={})).text == "matched"
+        assert (
+            await client.post("/servers/a/mcp", json={}, headers={"host": "evil.example"})
+        ).status_code == 421
+        assert (await client.post("/other", json={"b": 2})).json()["bytes"] == len(b'{"b":2}')
+    assert served == ["/servers/a/mcp"]
+
+
 async def test_a_direct_method_and_path_leaves_the_other_methods_to_the_router(seen: Seen) -> None:
     """A (method, path) entry, as the REST surface gives `POST /v1/calls`: that method goes past the
     router, checked like any request; another method of the path still meets the router's route."""

@@ -5,13 +5,15 @@ aiohttp is the gateway's HTTP client (DESIGN §4): on this machine one request c
 0.15 ms of CPU through aiohttp against 0.6 ms through httpx2's default transport, and a proxied call
 makes one request per round trip. Bodies stream both ways (SSE answers are read as they arrive);
 redirects are left to the SDK (it follows only same-origin ones); transport failures become the
-httpx2 errors the SDK handles.
+httpx2 errors the SDK handles. A 404 to a request of a session means the server no longer knows
+the session: the SDK's client fails that request and keeps the session, but the spec says a client
+MUST start a new one, so the owner hears of it (`on_session_gone`).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import aiohttp
 import httpx2
@@ -19,6 +21,7 @@ import httpx2
 __all__ = ["AiohttpTransport"]
 
 _CHUNK = 64 * 1024
+_SESSION_HEADERS = ("mcp-session-id", "mcp-protocol-version")
 
 
 class _Body(httpx2.AsyncByteStream):
@@ -41,8 +44,11 @@ class _Body(httpx2.AsyncByteStream):
 class AiohttpTransport(httpx2.AsyncBaseTransport):
     """One aiohttp session (its own pool) for the requests of one httpx2 client."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_session_gone: Callable[[], None] = lambda: None) -> None:
+        self.on_session_gone = on_session_gone
         self._session: aiohttp.ClientSession | None = None
+        self.session_headers: dict[str, str] = {}
+        """The `Mcp-Session-Id` and `MCP-Protocol-Version` the SDK last sent in a session (handshake era)."""
 
     def pool(self) -> aiohttp.ClientSession:
         """The aiohttp session (opened on first use), also for requests made without httpx2."""
@@ -57,6 +63,9 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
         timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=timeouts.get("connect"), sock_read=timeouts.get("read")
         )
+        sent = request.headers
+        if "mcp-session-id" in sent:
+            self.session_headers = {name: sent[name] for name in _SESSION_HEADERS if name in sent}
         body = await request.aread()
         try:
             response = await self.pool().request(
@@ -74,6 +83,8 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
             raise httpx2.TimeoutException(str(exc) or "timed out", request=request) from exc
         except aiohttp.ClientError as exc:
             raise httpx2.TransportError(str(exc) or type(exc).__name__, request=request) from exc
+        if response.status == 404 and "mcp-session-id" in sent and request.method != "DELETE":
+            self.on_session_gone()
         headers = list(response.raw_headers)
         return httpx2.Response(response.status, headers=headers, stream=_Body(response), request=request)
 

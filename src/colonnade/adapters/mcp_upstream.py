@@ -160,6 +160,14 @@ class Upstream:
         if self._task is None or self._task.done():
             self.start()
 
+    def _session_gone(self) -> None:
+        """The server answered 404 to a request of the session: it no longer knows it. The spec says a
+        client MUST open a new session; the request that heard it has failed already."""
+        if not self._restart_requested:
+            self.last_error = "the server no longer knows the session (HTTP 404): opening a new one"
+            _event("mcp.server.session_gone", self.name, level=logging.WARNING)
+            self.restart()
+
     def status(self) -> UpstreamStatus:
         info = self.server_info
         return UpstreamStatus(
@@ -246,9 +254,15 @@ class Upstream:
         metadata = self.in_flight.resumption(relay) if follows else None
         direct = self._direct
         first: First | None = None
-        if tool is not None and direct is not None and version is not None and direct.takes(relay, version):
+        if (
+            tool is not None
+            and direct is not None
+            and version is not None
+            and direct.takes(relay, version, session.server_capabilities)
+        ):
             name, arguments = tool
-            headers = session._resolve_param_headers(name, arguments)  # the SDK's own `Mcp-Param-*`
+            # the SDK's own `Mcp-Param-*` (a 2026-07-28 request's)
+            headers = session._resolve_param_headers(name, arguments) if modern else {}
             first = functools.partial(direct.call_tool, name, arguments, relay, version, headers)
         try:
             answer = await exchange(session, build, relay, deadline, metadata=metadata, first=first)
@@ -371,13 +385,17 @@ class Upstream:
                     on_resume=self.in_flight.resumed,
                     client_info=_CLIENT_INFO.model_dump(by_alias=True, mode="json", exclude_none=True),
                     on_connection_lost=closed.set,
+                    on_session_gone=self._session_gone,
                 )
                 connection = await stack.enter_async_context(transport)
                 inner = JSONRPCDispatcher(
                     connection.read, connection.write, on_stream_exception=self._garbage
                 )
+                dispatcher = RelayDispatcher(inner, closed.set)
+                if connection.direct is not None:
+                    connection.direct.session = dispatcher  # a handshake-era direct call runs in this session
                 session = ClientSession(
-                    dispatcher=RelayDispatcher(inner, closed.set),
+                    dispatcher=dispatcher,
                     read_timeout_seconds=self.settings.connect_timeout_s,
                     sampling_callback=self.in_flight.sampling,
                     elicitation_callback=self.in_flight.elicitation,

@@ -265,6 +265,7 @@ class Gateway:
             authorizer=self.authorizer,
             principal=self.local_principal,
             sessions=self.sessions,
+            plain_calls=self.settings.server.mcp_plain_calls,
         )
 
     def mcp_surface(self, principal: Principal, *, routing: DynamicToolList | None = None) -> McpSurface:
@@ -403,7 +404,12 @@ class Gateway:
             open_paths = OPEN_PATHS | metadata_paths(resource)
             authenticate = with_page_sessions(edge_auth, login.sessions)
         surfaces = HttpSurfaces(
-            self.mcp, routes=routes, readiness=self.readiness, lifespan=self._background, direct=rest.direct()
+            self.mcp,
+            routes=routes,
+            direct_match=self.endpoints.direct_match,
+            readiness=self.readiness,
+            lifespan=self._background,
+            direct=rest.direct(),
         )
         origins = OriginPolicy.for_bind(server.host, server.allowed_hosts, server.allowed_origins)
         return build_http_app(

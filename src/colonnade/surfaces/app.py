@@ -28,6 +28,7 @@ from colonnade.surfaces.edge import (
     OPEN_PATHS,
     Authenticator,
     DirectKey,
+    DirectMatch,
     EdgeRefusal,
     HttpEdge,
     OriginPolicy,
@@ -84,14 +85,18 @@ class HttpSurfaces:
         mcp: McpSurface,
         *,
         routes: list[BaseRoute] | None = None,
+        direct_match: DirectMatch | None = None,
         readiness: Readiness | None = None,
         lifespan: Lifespan | None = None,
         direct: Mapping[DirectKey, ASGIApp] | None = None,
     ) -> None:
-        """`direct`: routes among `routes` the HTTP edge may serve past the router (`HttpEdge`)."""
+        """`direct`: routes among `routes` the HTTP edge may serve past the router (`HttpEdge`);
+        `direct_match` names the apps of a family of paths it may serve so (each must be the one the
+        routes would pick for that path)."""
         self.mcp = mcp
         self.routes = routes or []
         self.direct = dict(direct or {})
+        self.direct_match = direct_match
         self.readiness = readiness
         self.lifespan = lifespan
 
@@ -169,6 +174,7 @@ def build_http_app(
         "open_paths": open_paths,
         "json_prefixes": JSON_PREFIXES,
         "direct": {"/mcp": mcp_app, **surfaces.direct},
+        "direct_match": surfaces.direct_match,
     }
     if authenticate is not None:
         edge_options["authenticate"] = authenticate

@@ -35,6 +35,7 @@ __all__ = [
     "REQUEST_BODY_KEY",
     "REQUEST_DOCUMENT_KEY",
     "DirectKey",
+    "DirectMatch",
     "EdgeRefusal",
     "HttpEdge",
     "OriginPolicy",
@@ -76,6 +77,8 @@ _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 DirectKey = str | tuple[str, str]
 """A path the edge serves past the router: every method of it, or (method, path)."""
+DirectMatch = Callable[[str], ASGIApp | None]
+"""The app that serves a family of paths past the router: the one for a path, or None."""
 RefusalRenderer = Callable[[EdgeRefusal, Scope], Response]
 """A surface's rendering of a refusal of one of its requests (the scope says which)."""
 Authenticator = Callable[[Headers, Scope], Awaitable[Principal | EdgeRefusal]]
@@ -155,14 +158,18 @@ class HttpEdge:
         open_paths: frozenset[str] = OPEN_PATHS,
         json_prefixes: Sequence[str] = (),
         direct: Mapping[DirectKey, ASGIApp] | None = None,
+        direct_match: DirectMatch | None = None,
     ) -> None:
         """`direct` maps exact paths (every method), or (method, path) pairs, to the app that serves
         them, handed the request past the framework's exception middleware and router (about 20 us a
         request): for apps that raise no HTTP exceptions and read no path parameters, such as the MCP
         SDK's transport at /mcp and the REST surface's `POST /v1/calls`. Other methods of a path
-        given with one still meet the router (and its 405)."""
+        given with one still meet the router (and its 405). `direct_match` does the same for a
+        family of paths: the app for a path, or None (the router then has it), such as the
+        per-server endpoints' `/servers/{name}/mcp`."""
         self.app = app
         self.direct: dict[DirectKey, ASGIApp] = dict(direct or {})
+        self.direct_match = direct_match
         self.origins = origins
         # Longest prefix first, so `/v1/calls` may render differently from `/v1` if it ever needs to.
         self.renderers = sorted((renderers or {}).items(), key=lambda item: -len(item[0]))
@@ -203,11 +210,15 @@ class HttpEdge:
             _CALLER.reset(caller)
 
     def _app_for(self, scope: Scope) -> ASGIApp:
-        if not self.direct:
-            return self.app
         path = scope["path"]
-        app = self.direct.get(path)
-        return app if app is not None else self.direct.get((scope.get("method", ""), path), self.app)
+        if self.direct:
+            app = self.direct.get(path)
+            if app is None:
+                app = self.direct.get((scope.get("method", ""), path))
+            if app is not None:
+                return app
+        matched = self.direct_match(path) if self.direct_match is not None else None
+        return matched if matched is not None else self.app
 
     async def _json_request(
         self, app: ASGIApp, scope: Scope, headers: Headers, receive: Receive, send: Send

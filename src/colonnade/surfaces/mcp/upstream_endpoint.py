@@ -209,7 +209,10 @@ class UpstreamEndpoint:
         authorizer: Authorizer,
         principal: Principal = ANONYMOUS_LOOPBACK,
         sessions: SessionLedger | None = None,
+        plain_calls: bool = True,
     ) -> None:
+        """`plain_calls` serves a plain 2026-07-28 `tools/call` beside the SDK's transport, as on
+        `/mcp` (`server.mcp_plain_calls`)."""
         self.upstream = upstream
         self.pool = pool
         self.calls = calls
@@ -245,6 +248,8 @@ class UpstreamEndpoint:
             event_store=MemoryEventStore(),
             retry_interval=RETRY_INTERVAL_MS,
             security_settings=_NO_SDK_CHECK,
+            json_response=True,
+            plain_calls=plain_calls,
         )
 
     @property

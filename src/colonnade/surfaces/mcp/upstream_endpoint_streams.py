@@ -9,6 +9,12 @@ token, its client declared none of sampling, elicitation or roots at `initialize
 asked), and the server's session for such clients is up and declares no logging. Anything unknown
 keeps SSE.
 
+A 2026-07-28 request (no session) is answered as on `/mcp`: with one JSON body (all the era can
+carry back during a request without a progress token or a log level is the answer; an input round
+is an answer too), over SSE when it names a progress token or a log level, a tool call watched for
+its caller leaving; a plain `tools/call` is served by `plain_call.py`. The `initialize` that opens
+a session gets one JSON body as well.
+
 The choice is made per request (`request_streams.py`), so concurrent requests of one session never
 see each other's.
 """
@@ -52,9 +58,11 @@ class EndpointSessions(BoundedSessionManager):
         await super()._serve_opening_request(http_transport, scope, receive, send)
 
     def _answer_as(self, scope: Scope) -> tuple[bool | None, bool]:
-        """JSON for a quiet request; never watched (a 2026-07-28 request here is answered over SSE,
-        which the SDK watches itself)."""
+        """A request of a session: JSON when it is quiet, else the session's SSE. Any other request (a
+        2026-07-28 one, an `initialize`) as on `/mcp`: one JSON body unless it asks for a stream."""
         session_id = Headers(scope=scope).get(MCP_SESSION_ID_HEADER)
+        if session_id is None:
+            return super()._answer_as(scope)
         quiet = (
             session_id in self._unaskable
             and scope.get("method") == "POST"

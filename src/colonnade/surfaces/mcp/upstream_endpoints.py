@@ -4,19 +4,21 @@ Servers come and go while the gateway runs, so one ASGI route serves them all: i
 up by name on each request, builds its `UpstreamEndpoint` on first use and hosts that endpoint's
 SDK session manager in a task of its own for as long as the app runs (`running()`, entered by the
 app's lifespan). A name with no server is answered 404; a server removed and added again gets a
-fresh endpoint (its old sessions end).
+fresh endpoint (its old sessions end). The edge hands these paths on without the router
+(`direct_match`), as it does `/mcp`: the route is the only one of its shape.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Callable
 
 from mcp.server.subscriptions import ServerEvent
 from starlette.responses import PlainTextResponse
 from starlette.routing import BaseRoute, Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from colonnade.adapters.mcp_upstream import Upstream
 from colonnade.surfaces.mcp.upstream_endpoint import UpstreamEndpoint
@@ -24,6 +26,8 @@ from colonnade.surfaces.mcp.upstream_endpoint import UpstreamEndpoint
 __all__ = ["SERVERS_PREFIX", "UpstreamEndpoints"]
 
 SERVERS_PREFIX = "/servers"
+_PATH_START = SERVERS_PREFIX + "/"
+_PATH_END = "/mcp"
 
 Lookup = Callable[[str], Upstream | None]
 Factory = Callable[[Upstream], UpstreamEndpoint]
@@ -60,8 +64,21 @@ class UpstreamEndpoints:
     def routes(self) -> list[BaseRoute]:
         return [Route(SERVERS_PREFIX + "/{name}/mcp", self)]
 
+    def direct_match(self, path: str) -> ASGIApp | None:
+        """The app serving `path` if it is `/servers/{name}/mcp` (a name as the route reads it: one
+        segment, not empty), else None."""
+        if not path.startswith(_PATH_START) or not path.endswith(_PATH_END):
+            return None
+        name = path[len(_PATH_START) : -len(_PATH_END)]
+        if not name or "/" in name:
+            return None
+        return functools.partial(self.serve, name)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        name = str(scope.get("path_params", {}).get("name", ""))
+        await self.serve(str(scope.get("path_params", {}).get("name", "")), scope, receive, send)
+
+    async def serve(self, name: str, scope: Scope, receive: Receive, send: Send) -> None:
+        """One request to the endpoint of the server called `name`."""
         upstream = self.lookup(name)
         if upstream is None or not self._running:
             response = PlainTextResponse(f"No MCP server named {name!r} is served here\n", status_code=404)
