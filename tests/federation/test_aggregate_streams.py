@@ -25,7 +25,12 @@ from mcp import Client, StdioServerParameters
 from tests.federation.conftest import COLONNADE, Federation, run_gateway
 from tests.support.mcp_servers import reference_http
 
-pytestmark = pytest.mark.e2e
+# These tests drive the handshake era's own features on purpose (logging/setLevel, resources/subscribe),
+# which the SDK flags as deprecated since 2026-07-28.
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning"),
+]
 
 TOOL = "default__reference__"
 LINES = ["Tool execution started", "Tool processing data", "Tool execution completed"]

@@ -26,7 +26,12 @@ from tests.federation.conftest import Federation, run_gateway
 from tests.support.loopback import stop_process
 from tests.support.mcp_servers import EVERYTHING, fault_http, fault_stdio, node_stdio
 
-pytestmark = pytest.mark.e2e
+# These tests drive the handshake era's own features on purpose (logging/setLevel, resources/subscribe),
+# which the SDK flags as deprecated since 2026-07-28.
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning"),
+]
 
 
 @pytest.fixture(scope="module")
