@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 import time
 import uuid
@@ -25,33 +26,22 @@ from pathlib import Path
 
 import uvloop
 
-from colonnade.governance.audit import AuditEvent, AuditLog, EventKind
+from colonnade.governance.audit import AuditEvent, AuditLog
 from colonnade.governance.audit.chain import seal
-from colonnade.governance.authorization import ALLOWED
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK
 from colonnade.store.audit_repo import AuditStore
 from colonnade.store.engine import create_store_engine
 from colonnade.store.migrator import migrate_engine
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gateway_floor import demo_read_event
 
 ARGUMENTS = {"customer_id": "C-1001"}
 
 
 def call_event(log: AuditLog, trace_id: str, call_id: str) -> AuditEvent:
     """The event the audit stage builds for the demo's read (see `calls/stages/audit.py`)."""
-    return AuditEvent.by(
-        ANONYMOUS_LOOPBACK,
-        EventKind.CALL,
-        tenant="acme",
-        tool="acme:crm:get_customer",
-        args_hash=log.args_hash(ARGUMENTS),
-        decision="allow",
-        reasons=ALLOWED.reasons,
-        outcome="success",
-        code=None,
-        trace_id=trace_id,
-        call_id=call_id,
-        details={"version": "1.0.0"},
-    )
+    return demo_read_event(ANONYMOUS_LOOPBACK, log.args_hash(ARGUMENTS), trace_id, call_id)
 
 
 def cpu_us(work: Callable[[], object], n: int, rounds: int) -> float:

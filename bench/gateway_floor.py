@@ -51,10 +51,29 @@ from colonnade.surfaces.mcp.render import result_body
 CUSTOMER_PATH = "/customers/C-1001"
 TOOL = "acme:crm:get_customer"
 TOOL_VERSION = "1.0.0"
+
 GUARANTEES = ("audit", "envelope", "auth")
 CALL_PATHS = ("/v1/calls", "/mcp")
 BENCH_RESOURCE = "http://127.0.0.1/bench/mcp"
 """The audience of the benchmark's tokens (every gateway under test is told it is this resource)."""
+
+
+def demo_read_event(principal: Principal, args_hash: str, trace_id: str, call_id: str) -> AuditEvent:
+    """The event the audit stage records for an allowed, successful call of the demo's read."""
+    return AuditEvent.by(
+        principal,
+        EventKind.CALL,
+        tenant="acme",
+        tool=TOOL,
+        args_hash=args_hash,
+        decision="allow",
+        reasons=ALLOWED.reasons,
+        outcome="success",
+        code=None,
+        trace_id=trace_id,
+        call_id=call_id,
+        details={"version": TOOL_VERSION},
+    )
 
 
 class Floor:
@@ -146,20 +165,7 @@ class Floor:
         else:
             arguments = request.get("params", {}).get("arguments", {}) if mcp else request.get("input", {})
             trace_id, call_id = uuid.uuid4().hex, str(uuid.uuid4())
-        return AuditEvent.by(
-            principal,
-            EventKind.CALL,
-            tenant="acme",
-            tool=TOOL,
-            args_hash=self.audit.args_hash(arguments),
-            decision="allow",
-            reasons=ALLOWED.reasons,
-            outcome="success",
-            code=None,
-            trace_id=trace_id,
-            call_id=call_id,
-            details={"version": TOOL_VERSION},
-        )
+        return demo_read_event(principal, self.audit.args_hash(arguments), trace_id, call_id)
 
     async def _lifespan(self, receive: Any, send: Any) -> None:
         while True:
