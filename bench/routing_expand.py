@@ -316,7 +316,6 @@ def field_scores(sets: dict[str, Loaded]) -> tuple[Results, list[tuple[str, list
 
 def generality(docs: list[Any], kind: str) -> FloatArray:
     """Per tool, how general-purpose its own text says it is, scaled to [0, 1] over the catalog."""
-    from colonnade.routing.dense import load_embedder
     from colonnade.routing.documents import dense_text
     from colonnade.routing.tokenize import Analyzer
 
@@ -339,10 +338,7 @@ def generality(docs: list[Any], kind: str) -> FloatArray:
         idf = [np.mean([np.log(n / df[t]) for t in seen]) / np.log(n) if seen else 1.0 for seen in terms]
         raw = 1.0 - np.array(idf, dtype=np.float64)
     else:
-        embedder = load_embedder()
-        if embedder is None:
-            raise SystemExit("no dense model installed (pip install 'colonnade[dense]')")
-        vectors = embedder.embed([dense_text(doc) for doc in docs]).astype(np.float64)
+        vectors = installed_embedder().embed([dense_text(doc) for doc in docs]).astype(np.float64)
         mean = vectors.mean(axis=0)
         raw = vectors @ (mean / np.linalg.norm(mean))
     low, high = raw.min(), raw.max()
@@ -454,28 +450,51 @@ class TruncatedEmbedder:
         return np.divide(vectors, norms, out=vectors, where=norms > 0)
 
 
-def dense_dims_scores(sets: dict[str, Loaded], root: Path) -> tuple[Results, list[tuple[str, list[Point]]]]:
-    """Points (dimensions, clause weight, dense weight)."""
+def installed_embedder() -> Any:
+    """The dense model the router would load, or exit saying how to install it."""
     from colonnade.routing.dense import load_embedder
 
     inner = load_embedder()
     if inner is None:
         raise SystemExit("no dense model installed (pip install 'colonnade[dense]')")
+    return inner
+
+
+def tools_of(root: Path, name: str) -> list[Any]:
+    """The tools of a set (the synthetic requests use LiveMCPBench's)."""
+    source = "livemcpbench" if name == "synthetic" else name
+    return load_tools(root / source / "tools.jsonl")
+
+
+def reindexed(loaded: Loaded, embedder: Any, docs: list[Any]) -> Loaded:
+    """The set's requests over an index of `docs` built with another embedder."""
+    index = ToolIndex(embedder=embedder)
+    index.upsert(docs)
+    index.compact()
+    return Loaded(index, loaded.queries, 0.0)
+
+
+def score_grid(
+    results: Results, variant: Any, name: str, loaded: Loaded, dense_weights: tuple[float, ...]
+) -> None:
+    """Score a set at every (clause, dense) weight pair, under the key (variant, clause, dense)."""
+    ids, sig = signals_of(loaded)
+    gold = _gold_rows(loaded.queries, ids)
+    for clause, dense in itertools.product(CLAUSES, dense_weights):
+        total = sig["lexical"] + clause * sig["clause"] + dense * sig["dense"]
+        results.setdefault((variant, clause, dense), {})[name] = _per_query(loaded.queries, gold, total)
+
+
+def dense_dims_scores(sets: dict[str, Loaded], root: Path) -> tuple[Results, list[tuple[str, list[Point]]]]:
+    """Points (dimensions, clause weight, dense weight)."""
+    inner = installed_embedder()
     dense_weights = (0.0, 0.25, 0.5, 1.0)
     results: Results = {}
     for dims in (256, 128, 64):
         for name, loaded in sets.items():
             if dims != inner.dim:
-                source = "livemcpbench" if name == "synthetic" else name
-                index = ToolIndex(embedder=TruncatedEmbedder(inner, dims))
-                index.upsert(load_tools(root / source / "tools.jsonl"))
-                index.compact()
-                loaded = Loaded(index, loaded.queries, 0.0)
-            ids, sig = signals_of(loaded)
-            gold = _gold_rows(loaded.queries, ids)
-            for clause, dense in itertools.product(CLAUSES, dense_weights):
-                total = sig["lexical"] + clause * sig["clause"] + dense * sig["dense"]
-                results.setdefault((dims, clause, dense), {})[name] = _per_query(loaded.queries, gold, total)
+                loaded = reindexed(loaded, TruncatedEmbedder(inner, dims), tools_of(root, name))
+            score_grid(results, dims, name, loaded, dense_weights)
         console.print(f"scored {dims} dimensions")
     points = list(results)
     variants = [
@@ -502,12 +521,9 @@ class RicherTextEmbedder:
 
 def rich_text_scores(sets: dict[str, Loaded], root: Path) -> tuple[Results, list[tuple[str, list[Point]]]]:
     """Points (tool text, clause weight, dense weight)."""
-    from colonnade.routing.dense import load_embedder
     from colonnade.routing.documents import dense_text
 
-    inner = load_embedder()
-    if inner is None:
-        raise SystemExit("no dense model installed (pip install 'colonnade[dense]')")
+    inner = installed_embedder()
 
     def with_params(doc: Any) -> str:
         return " ".join([dense_text(doc), *(text for _, text in doc.params if text)])
@@ -521,20 +537,10 @@ def rich_text_scores(sets: dict[str, Loaded], root: Path) -> tuple[Results, list
     for variant, richer in variants_of.items():
         for name, loaded in sets.items():
             if richer is not None:
-                source = "livemcpbench" if name == "synthetic" else name
-                docs = load_tools(root / source / "tools.jsonl")
+                docs = tools_of(root, name)
                 texts = {dense_text(doc): richer(doc) for doc in docs}
-                index = ToolIndex(embedder=RicherTextEmbedder(inner, texts, variant))
-                index.upsert(docs)
-                index.compact()
-                loaded = Loaded(index, loaded.queries, 0.0)
-            ids, sig = signals_of(loaded)
-            gold = _gold_rows(loaded.queries, ids)
-            for clause, dense in itertools.product(CLAUSES, dense_weights):
-                total = sig["lexical"] + clause * sig["clause"] + dense * sig["dense"]
-                results.setdefault((variant, clause, dense), {})[name] = _per_query(
-                    loaded.queries, gold, total
-                )
+                loaded = reindexed(loaded, RicherTextEmbedder(inner, texts, variant), docs)
+            score_grid(results, variant, name, loaded, dense_weights)
         console.print(f"scored tool text {variant}")
     points = list(results)
     variants = [
@@ -548,12 +554,9 @@ def rich_text_scores(sets: dict[str, Loaded], root: Path) -> tuple[Results, list
 
 def dense_text_scores(sets: dict[str, Loaded], root: Path) -> tuple[Results, list[tuple[str, list[Point]]]]:
     """Points (embedding variant, clause weight, dense weight)."""
-    from colonnade.routing.dense import load_embedder
     from colonnade.routing.tokenize import DOCUMENT_STOPWORDS, QUERY_STOPWORDS
 
-    inner = load_embedder()
-    if inner is None:
-        raise SystemExit("no dense model installed (pip install 'colonnade[dense]')")
+    inner = installed_embedder()
     embedders: dict[str, Any] = {
         "shipped": None,
         "no stopwords": StoplessEmbedder(inner, DOCUMENT_STOPWORDS, DOCUMENT_STOPWORDS),
@@ -567,19 +570,9 @@ def dense_text_scores(sets: dict[str, Loaded], root: Path) -> tuple[Results, lis
         for name, loaded in sets.items():
             if embedder is not None:
                 embedder.querying = False
-                source = "livemcpbench" if name == "synthetic" else name
-                index = ToolIndex(embedder=embedder)
-                index.upsert(load_tools(root / source / "tools.jsonl"))
-                index.compact()
+                loaded = reindexed(loaded, embedder, tools_of(root, name))
                 embedder.querying = True
-                loaded = Loaded(index, loaded.queries, 0.0)
-            ids, sig = signals_of(loaded)
-            gold = _gold_rows(loaded.queries, ids)
-            for clause, dense in itertools.product(CLAUSES, dense_weights):
-                total = sig["lexical"] + clause * sig["clause"] + dense * sig["dense"]
-                results.setdefault((variant, clause, dense), {})[name] = _per_query(
-                    loaded.queries, gold, total
-                )
+            score_grid(results, variant, name, loaded, dense_weights)
         console.print(f"scored embedding variant {variant}")
     points = list(results)
     variants = [
