@@ -45,6 +45,7 @@ import asyncio
 import itertools
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import aiohttp
@@ -309,14 +310,12 @@ class DirectCalls:
         return stream
 
 
+@dataclass(slots=True)
 class _Seen:
     """Where a stream got to: its last event id and the server's retry interval."""
 
-    __slots__ = ("last_id", "retry_ms")
-
-    def __init__(self) -> None:
-        self.last_id: str | None = None
-        self.retry_ms: int | None = None
+    last_id: str | None = None
+    retry_ms: int | None = None
 
 
 async def _read_stream(

@@ -18,6 +18,8 @@ __all__ = ["Event", "events"]
 
 @dataclass(frozen=True, slots=True)
 class Event:
+    """One event: its data (empty for a priming event), its id and the retry interval it names."""
+
     data: str
     id: str | None = None
     retry: int | None = None

@@ -21,7 +21,15 @@ from structlog.typing import EventDict, WrappedLogger
 
 from colonnade.contracts.secrets import luhn_valid
 
-__all__ = ["REDACTED", "InputFingerprint", "argument_names", "redact_event", "scrub", "scrub_values"]
+__all__ = [
+    "REDACTED",
+    "InputFingerprint",
+    "argument_names",
+    "canonical_json",
+    "redact_event",
+    "scrub",
+    "scrub_values",
+]
 
 REDACTED = "[redacted]"
 _MAX_NAMES = 32
@@ -87,8 +95,11 @@ _PLAIN_ID = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9a-fA-F]{16,32}"
 )
 _CACHED_CHARS = 64
-# One encoder for every call's input fingerprint (`json.dumps` with options builds one per call).
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr).encode
+canonical_json = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr
+).encode
+"""A value as canonical JSON text, for keyed hashes of call arguments (the log line's input fingerprint,
+the audit record's `args_hash`): one encoder, where `json.dumps` with options builds one per call."""
 _UNREDACTED_KEYS = frozenset({"timestamp", "level", "logger", "duration_ms"})
 
 
@@ -191,7 +202,7 @@ class InputFingerprint:
 
     def __call__(self, value: Any) -> str:
         try:
-            data = _CANONICAL(value)
+            data = canonical_json(value)
         except (TypeError, ValueError):  # keys of mixed types or a cycle: still hash something stable
             data = repr(value)
         digest = hashlib.blake2b(data.encode("utf-8", "surrogatepass"), key=self._key, digest_size=8)

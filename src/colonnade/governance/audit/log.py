@@ -22,13 +22,12 @@ import asyncio
 import contextlib
 import hashlib
 import hmac
-import json
 import logging
 from typing import Any
 
 from colonnade.governance.audit.chain import seal
 from colonnade.governance.audit.events import AuditEvent
-from colonnade.observability.redaction import scrub
+from colonnade.observability.redaction import canonical_json, scrub
 from colonnade.store.audit_repo import AuditStore
 
 __all__ = ["AuditLog", "AuditUnavailable"]
@@ -40,8 +39,6 @@ _Waiting = tuple[dict[str, Any], "asyncio.Future[None]"]
 _MAX_TEXT = 256
 _MAX_ACTORS = 1024
 """Principal keys whose stored form is remembered (a few per gateway; the cache restarts when full)."""
-# `json.dumps` with options builds an encoder per call; every call's arguments are hashed with this one.
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr).encode
 
 
 class AuditUnavailable(Exception):
@@ -94,7 +91,7 @@ class AuditLog:
 
     def args_hash(self, value: Any) -> str:
         """A keyed hash of a call's arguments: equal arguments, equal hashes; values stay unknown."""
-        return self._hmac(_CANONICAL(value))
+        return self._hmac(canonical_json(value))
 
     def pseudonym(self, value: str) -> str:
         """A stable stand-in for personal data (e.g. an e-mail address as a subject)."""
