@@ -45,7 +45,7 @@ def test_feedback_rows_are_the_best_positive_rows_best_first() -> None:
 def test_rm3_at_beta_zero_is_the_shipped_whole_request_signal() -> None:
     index = _index(dense=False)
     request = analyse(index, "send a message")
-    ids, signals = index.signals("send a message")
+    _, signals = index.signals("send a message")
     (zero,) = rm3_lexical(index, request, np.array([0]), np.array([1.0]), (0.0,))
     assert zero.tolist() == signals.lexical.tolist()
 
