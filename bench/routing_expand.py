@@ -37,7 +37,13 @@ tried by re-weighing or re-ordering what that pass scored:
   CPU, shrinks in proportion;
 - `--rich-text`: **richer tool texts for the dense side only**: each tool's dense text with its
   parameters' descriptions added, and also its API's description (the words-only side unchanged);
-- `--misses`: where the shipped ranking's LiveMCPBench top-10 misses lie (why expansion fails).
+- `--prf`: **pseudo-relevance feedback** (`routing_prf.py`): the request's best 3, 5 or 10 tools
+  taken as relevant; (a) dense Rocchio, each clause vector plus `alpha` times their mean vector,
+  (b) RM3-style terms, their relevance model's 10 best terms added to the BM25F request at
+  `beta`, (c) both; alpha, beta, the depth (and in two variants the dense weight) tuned inside
+  the folds;
+- `--misses`: where the shipped ranking's LiveMCPBench top-10 misses lie (why expansion fails),
+  and the misses grouped by server.
 
 Every variant is a restricted grid cross-validated exactly as `routing_eval.py --tune` does
 (5 folds x 4 shufflings; the synthetic requests join every training side, never a scored fold):
@@ -45,7 +51,7 @@ the figure of a way of choosing, with 95% bootstrap intervals over queries and t
 change in nDCG@10 and Recall@10 against the shipped procedure (only the clause weight tuned).
 docs/routing.md has the tables. Run (a few minutes each, on a busy 2-core machine):
     nice -n 5 .venv/bin/python bench/routing_expand.py --synthetic 300 \
-        [--tail | --domain | --fields | --dense-text | --prior | --dense-dims | --rich-text]
+        [--tail | --domain | --fields | --dense-text | --prior | --dense-dims | --rich-text | --prf]
     nice -n 5 .venv/bin/python bench/routing_expand.py --misses
 """
 
@@ -421,7 +427,8 @@ def misses_by_server(loaded: Loaded) -> None:
     """The gold groups the shipped ranking misses in its top 10, grouped by the server (API) of
     the group's first tool: how many, of how many gold groups of that server, how many of them
     with a tool of that server in the top 10 anyway (only there can feedback from the top of the
-    ranking point), and which tools at which place."""
+    ranking point), and which tools at which place; then the dev Recall@10 if the misses of the
+    servers that miss most were found (what knowing those servers' tasks would be worth)."""
     from rich.table import Table
 
     index = loaded.index
@@ -429,9 +436,11 @@ def misses_by_server(loaded: Loaded) -> None:
     gold: dict[str, int] = {}
     missed: dict[str, list[str]] = {}
     reachable: dict[str, int] = {}
+    per_query: list[tuple[int, list[str]]] = []  # found groups, servers of the missed groups
     for query in loaded.queries:
         ranked = [hit.id for hit in index.search(query.query, len(index))]
         position = {tool_id: i for i, tool_id in enumerate(ranked)}
+        per_query.append((0, []))
         for group in query.groups:
             api = api_of[group[0]]
             gold[api] = gold.get(api, 0) + 1
@@ -440,6 +449,9 @@ def misses_by_server(loaded: Loaded) -> None:
                 missed.setdefault(api, []).append(f"{group[0].split('/', 1)[-1]} ({best + 1})")
                 in_top = any(api_of[t] == api for t in ranked[:10])
                 reachable[api] = reachable.get(api, 0) + in_top
+                per_query[-1][1].append(api)
+            else:
+                per_query[-1] = (per_query[-1][0] + 1, per_query[-1][1])
     total = sum(len(tools) for tools in missed.values())
     table = Table(
         title=f"{total} of {sum(gold.values())} gold groups missed in the top 10, by server "
@@ -450,6 +462,14 @@ def misses_by_server(loaded: Loaded) -> None:
     for api, tools in sorted(missed.items(), key=lambda item: (-len(item[1]), item[0])):
         table.add_row(api, str(len(tools)), str(gold[api]), str(reachable[api]), ", ".join(tools))
     console.print(table)
+    worst = sorted(missed, key=lambda api: (-len(missed[api]), api))
+    for top in (0, 1, 2, 3):
+        found = set(worst[:top])
+        recall = np.mean(
+            [(hits + sum(a in found for a in apis)) / (hits + len(apis)) for hits, apis in per_query]
+        )
+        what = f"with the misses of {', '.join(worst[:top])} found" if top else "as ranked"
+        console.print(f"dev Recall@10 {what}: {100 * recall:.1f}")
 
 
 PRF_ALPHAS = (0.0, 0.1, 0.25, 0.5, 1.0)  # dense Rocchio: weight of the feedback tools' mean vector
