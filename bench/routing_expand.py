@@ -37,7 +37,13 @@ tried by re-weighing or re-ordering what that pass scored:
   CPU, shrinks in proportion;
 - `--rich-text`: **richer tool texts for the dense side only**: each tool's dense text with its
   parameters' descriptions added, and also its API's description (the words-only side unchanged);
-- `--misses`: where the shipped ranking's LiveMCPBench top-10 misses lie (why expansion fails).
+- `--prf`: **pseudo-relevance feedback** (`routing_prf.py`): the request's best 3, 5 or 10 tools
+  taken as relevant; (a) dense Rocchio, each clause vector plus `alpha` times their mean vector,
+  (b) RM3-style terms, their relevance model's 10 best terms added to the BM25F request at
+  `beta`, (c) both; alpha, beta, the depth (and in two variants the dense weight) tuned inside
+  the folds;
+- `--misses`: where the shipped ranking's LiveMCPBench top-10 misses lie (why expansion fails),
+  and the misses grouped by server.
 
 Every variant is a restricted grid cross-validated exactly as `routing_eval.py --tune` does
 (5 folds x 4 shufflings; the synthetic requests join every training side, never a scored fold):
@@ -45,7 +51,7 @@ the figure of a way of choosing, with 95% bootstrap intervals over queries and t
 change in nDCG@10 and Recall@10 against the shipped procedure (only the clause weight tuned).
 docs/routing.md has the tables. Run (a few minutes each, on a busy 2-core machine):
     nice -n 5 .venv/bin/python bench/routing_expand.py --synthetic 300 \
-        [--tail | --domain | --fields | --dense-text | --prior | --dense-dims | --rich-text]
+        [--tail | --domain | --fields | --dense-text | --prior | --dense-dims | --rich-text | --prf]
     nice -n 5 .venv/bin/python bench/routing_expand.py --misses
 """
 
@@ -414,6 +420,136 @@ def misses(loaded: Loaded) -> None:
                   "of one of the two best tools:")  # fmt: skip
     for line in leading:
         console.print(f"  {line}")
+    misses_by_server(loaded)
+
+
+def misses_by_server(loaded: Loaded) -> None:
+    """The gold groups the shipped ranking misses in its top 10, grouped by the server (API) of
+    the group's first tool: how many, of how many gold groups of that server, how many of them
+    with a tool of that server in the top 10 anyway (only there can feedback from the top of the
+    ranking point), and which tools at which place; then the dev Recall@10 if the misses of the
+    servers that miss most were found (what knowing those servers' tasks would be worth)."""
+    from rich.table import Table
+
+    index = loaded.index
+    api_of = dict(zip(index._ids, index._apis, strict=True))
+    gold: dict[str, int] = {}
+    missed: dict[str, list[str]] = {}
+    reachable: dict[str, int] = {}
+    per_query: list[tuple[int, list[str]]] = []  # found groups, servers of the missed groups
+    for query in loaded.queries:
+        ranked = [hit.id for hit in index.search(query.query, len(index))]
+        position = {tool_id: i for i, tool_id in enumerate(ranked)}
+        per_query.append((0, []))
+        for group in query.groups:
+            api = api_of[group[0]]
+            gold[api] = gold.get(api, 0) + 1
+            best = min((position[t] for t in group if t in position), default=len(ranked))
+            if best >= 10:
+                missed.setdefault(api, []).append(f"{group[0].split('/', 1)[-1]} ({best + 1})")
+                in_top = any(api_of[t] == api for t in ranked[:10])
+                reachable[api] = reachable.get(api, 0) + in_top
+                per_query[-1][1].append(api)
+            else:
+                per_query[-1] = (per_query[-1][0] + 1, per_query[-1][1])
+    total = sum(len(tools) for tools in missed.values())
+    table = Table(
+        title=f"{total} of {sum(gold.values())} gold groups missed in the top 10, by server "
+        f"({sum(reachable.values())} with a tool of their server in the top 10)"
+    )
+    for column in ("server", "missed", "of its gold groups", "server in the top 10", "missed tools (place)"):
+        table.add_column(column)
+    for api, tools in sorted(missed.items(), key=lambda item: (-len(item[1]), item[0])):
+        table.add_row(api, str(len(tools)), str(gold[api]), str(reachable[api]), ", ".join(tools))
+    console.print(table)
+    worst = sorted(missed, key=lambda api: (-len(missed[api]), api))
+    for top in (0, 1, 2, 3):
+        found = set(worst[:top])
+        recall = np.mean(
+            [(hits + sum(a in found for a in apis)) / (hits + len(apis)) for hits, apis in per_query]
+        )
+        what = f"with the misses of {', '.join(worst[:top])} found" if top else "as ranked"
+        console.print(f"dev Recall@10 {what}: {100 * recall:.1f}")
+
+
+PRF_ALPHAS = (0.0, 0.1, 0.25, 0.5, 1.0)  # dense Rocchio: weight of the feedback tools' mean vector
+PRF_BETAS = (0.0, 0.1, 0.25, 0.5, 1.0)  # RM3: weight of the expansion terms
+PRF_DEPTHS = (3, 5, 10)  # feedback tools: the request's best 3, 5 or 10
+PRF_DENSE = (SHIPPED_DENSE, 0.5, 1.0)  # the dense weight, shipped or tuned (Rocchio moves only it)
+
+
+def prf_scores(sets: dict[str, Loaded]) -> tuple[Results, list[tuple[str, list[Point]]]]:
+    """Points (clause weight, depth, alpha, beta, dense weight): pseudo-relevance feedback
+    (`routing_prf.py`) from the shipped ranking at that clause weight (feedback is always taken
+    at the shipped dense weight); alpha = beta = 0 at dense 0.25 is the shipped ranking."""
+    from routing_prf import analyse, feedback_rows, rm3_lexical, rocchio_dense, tool_vectors
+
+    results: Results = {}
+    for name, loaded in sets.items():
+        index = loaded.index
+        ids, sig = signals_of(loaded)
+        gold = _gold_rows(loaded.queries, ids)
+        requests = [analyse(index, q.query) for q in loaded.queries]
+        tools = tool_vectors(index)
+        for clause in CLAUSES:
+            base = sig["lexical"] + clause * sig["clause"] + SHIPPED_DENSE * sig["dense"]
+            for depth in PRF_DEPTHS:
+                rows = feedback_rows(base, depth)
+                dense = {0.0: sig["dense"]}
+                for alpha in PRF_ALPHAS[1:]:
+                    dense[alpha] = np.stack(
+                        [rocchio_dense(index, r, tools, rows[q], alpha) for q, r in enumerate(requests)]
+                    )
+                expanded = [
+                    rm3_lexical(index, r, rows[q], base[q, rows[q]], PRF_BETAS[1:])
+                    for q, r in enumerate(requests)
+                ]
+                lexical = {0.0: sig["lexical"]}
+                for b, beta in enumerate(PRF_BETAS[1:]):
+                    lexical[beta] = np.stack([per_beta[b] for per_beta in expanded])
+                for alpha, beta, weight in itertools.product(PRF_ALPHAS, PRF_BETAS, PRF_DENSE):
+                    total = lexical[beta] + clause * sig["clause"] + weight * dense[alpha]
+                    results.setdefault((clause, depth, alpha, beta, weight), {})[name] = _per_query(
+                        loaded.queries, gold, total
+                    )
+        console.print(f"scored {name}: {len(loaded.queries)} queries x {len(results)} points")
+    return results, prf_variants(list(results))
+
+
+def prf_variants(points: list[Point]) -> list[tuple[str, list[Point]]]:
+    """The ways of choosing: each form with its weight and depth tuned (forced on, or with 0 among
+    the choices), and held points."""
+
+    def only(
+        depths: tuple[int, ...],
+        alphas: tuple[float, ...],
+        betas: tuple[float, ...],
+        dense: tuple[float, ...] = (SHIPPED_DENSE,),
+    ) -> list[Point]:
+        return [p for p in points if p[1] in depths and p[2] in alphas and p[3] in betas and p[4] in dense]
+
+    on_a, on_b = PRF_ALPHAS[1:], PRF_BETAS[1:]
+    variants = [
+        ("shipped (no feedback, clause tuned)", only((PRF_DEPTHS[0],), (0.0,), (0.0,))),
+        ("no feedback, dense weight tuned", only((PRF_DEPTHS[0],), (0.0,), (0.0,), PRF_DENSE)),
+        ("(a) dense Rocchio, alpha, depth and dense weight tuned", only(PRF_DEPTHS, on_a, (0.0,), PRF_DENSE)),
+        ("(a) dense Rocchio, alpha and depth tuned", only(PRF_DEPTHS, on_a, (0.0,))),
+        ("(a) dense Rocchio, alpha (0 allowed) and depth tuned", only(PRF_DEPTHS, PRF_ALPHAS, (0.0,))),
+        ("(b) RM3 terms, beta and depth tuned", only(PRF_DEPTHS, (0.0,), on_b)),
+        ("(b) RM3 terms, beta (0 allowed) and depth tuned", only(PRF_DEPTHS, (0.0,), PRF_BETAS)),
+        ("(c) both, alpha, beta and depth tuned", only(PRF_DEPTHS, on_a, on_b)),
+        ("(c) both, alpha, beta (0 allowed) and depth tuned", only(PRF_DEPTHS, PRF_ALPHAS, PRF_BETAS)),
+        ("(c) both, alpha, beta (0 allowed), depth and dense weight tuned", points),
+    ]
+    for depth in PRF_DEPTHS:
+        for alpha in on_a:
+            variants.append((f"(a) held at alpha {alpha}, depth {depth}", only((depth,), (alpha,), (0.0,))))
+        for beta in on_b:
+            variants.append((f"(b) held at beta {beta}, depth {depth}", only((depth,), (0.0,), (beta,))))
+        for value in (0.25, 0.5):
+            variants.append((f"(c) held at alpha = beta = {value}, depth {depth}",
+                             only((depth,), (value,), (value,))))  # fmt: skip
+    return variants
 
 
 class StoplessEmbedder:
@@ -604,7 +740,8 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--prior", action="store_true", help="a prior for general-purpose tools")
     mode.add_argument("--rich-text", action="store_true", help="richer tool texts, dense side only")
     mode.add_argument("--dense-dims", action="store_true", help="the dense model's first 128 / 64 dimensions")
-    mode.add_argument("--misses", action="store_true", help="where LiveMCPBench's top-10 misses lie")
+    mode.add_argument("--prf", action="store_true", help="pseudo-relevance feedback (Rocchio, RM3)")
+    mode.add_argument("--misses", action="store_true", help="LiveMCPBench's top-10 misses, by server")
     args = parser.parse_args(argv)
     if args.misses:
         misses(load_set(args.benchmarks, "livemcpbench"))
@@ -634,6 +771,9 @@ def main(argv: list[str] | None = None) -> int:
     elif args.prior:
         results, variants = prior_scores(sets, args.benchmarks)
         title = "a prior for general-purpose tools (from the tool texts), dense 0.25"
+    elif args.prf:
+        results, variants = prf_scores(sets)
+        title = "pseudo-relevance feedback from the shipped ranking, dense 0.25"
     elif args.domain:
         results, variants = domain_scores(sets)
         title = "server score (the API as one document) blended into its tools', dense 0.25"
