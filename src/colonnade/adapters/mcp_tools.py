@@ -18,7 +18,7 @@ from colonnade.adapters.mcp_outcomes import down, error_outcome, malformed, resu
 from colonnade.adapters.mcp_pool import McpPool
 from colonnade.adapters.mcp_relay import Relay, UpstreamAnswer, current_relay
 from colonnade.adapters.mcp_upstream import Upstream, UpstreamDown
-from colonnade.adapters.outcome import AdapterOutcome
+from colonnade.adapters.outcome import MALFORMED, AdapterOutcome
 from colonnade.adapters.registry import Invocation
 from colonnade.catalog.bindings import McpBinding
 from colonnade.observability.tracing import start_call_span
@@ -70,7 +70,12 @@ class McpTools:
             first = exc.errors()[0]["msg"] if exc.errors() else str(exc)
             return malformed(f"server {binding.server!r} answered with an invalid result: {first}", elapsed())
         relay.answer = UpstreamAnswer(result=raw)
-        return result_outcome(raw, elapsed())
+        outcome = result_outcome(
+            raw, elapsed(), server=binding.server, output_schema=invocation.tool.output_schema is not None
+        )
+        if outcome.error_code == MALFORMED:
+            upstream.errors += 1
+        return outcome
 
     def _span(self, invocation: Invocation, binding: McpBinding) -> Span | None:
         if self.tracer is None:

@@ -90,8 +90,9 @@ _LEVELS: tuple[types.LoggingLevel, ...] = (
 _STALE: dict[CacheableMethod, CacheHint] = {
     method: CacheHint(0, "private") for method in get_args(CacheableMethod)
 }
-# Errors the gateway itself produced while waiting: typed results, not the server's own errors.
-_LOCAL_ERRORS = frozenset({types.REQUEST_TIMEOUT, types.CONNECTION_CLOSED})
+# Errors the gateway itself produced while waiting, or reading an answer it could not parse:
+# typed results (`D-DATA-MALFORMED` for the last, as on `/mcp`), not the server's own errors.
+_LOCAL_ERRORS = frozenset({types.REQUEST_TIMEOUT, types.CONNECTION_CLOSED, types.PARSE_ERROR})
 
 
 class EndpointRelay(Relay):
