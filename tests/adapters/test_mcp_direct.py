@@ -50,7 +50,7 @@ class Direct:
 
     async def call(self, relay: Relay | None = None, timeout_s: float = 5.0) -> dict[str, Any]:
         return await self.calls.call_tool(
-            "echo", {"text": "hi"}, relay or Relay(), VERSION, {"mcp-param-region": "eu"}, timeout_s
+            "echo", {"text": "hi"}, relay or Relay(), VERSION, {"mcp-param-region": "eu"}, None, timeout_s
         )
 
 
@@ -282,7 +282,7 @@ class InSession(Direct):
 
     async def call(self, relay: Relay | None = None, timeout_s: float = 5.0) -> dict[str, Any]:
         return await self.calls.call_tool(
-            "echo", {"text": "hi"}, relay or Relay(), HANDSHAKE, {}, timeout_s
+            "echo", {"text": "hi"}, relay or Relay(), HANDSHAKE, {}, None, timeout_s
         )
 
 
@@ -415,7 +415,7 @@ async def test_a_result_is_checked_and_trimmed_for_the_negotiated_version_as_the
     async def scenario(made: InSession, server: RawServer) -> None:
         assert await made.call() == {"content": []}  # a later revision's field is dropped
         with pytest.raises(ValidationError):
-            await made.calls.call_tool("other", {}, Relay(), HANDSHAKE, {}, 5.0)
+            await made.calls.call_tool("other", {}, Relay(), HANDSHAKE, {}, None, 5.0)
 
     await in_session(answer, scenario)
 

@@ -61,6 +61,7 @@ from pydantic import ValidationError
 
 from colonnade.adapters.mcp_relay import Relay
 from colonnade.adapters.mcp_sse import Event, events
+from colonnade.observability.tracing import with_trace
 
 __all__ = ["DirectCalls", "NotTaken", "SessionSide"]
 
@@ -140,16 +141,18 @@ class DirectCalls:
         relay: Relay,
         protocol_version: str,
         param_headers: Mapping[str, str],
+        trace: Mapping[str, str] | None,
         timeout_s: float,
     ) -> dict[str, Any]:
         """The server's result; raises `MCPError` as the SDK would, or `NotTaken`.
 
-        `param_headers` are the `Mcp-Param-*` headers the session derives from the tool's listing.
+        `param_headers` are the `Mcp-Param-*` headers the session derives from the tool's listing;
+        `trace` (W3C trace context) goes into the request's `_meta`, over the caller's own keys.
         """
         if protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            return await self._in_session(name, arguments, relay, protocol_version, timeout_s)
+            return await self._in_session(name, arguments, relay, protocol_version, trace, timeout_s)
         meta = {
-            **relay.meta,
+            **with_trace(relay.meta, trace),
             types.PROTOCOL_VERSION_META_KEY: protocol_version,
             types.CLIENT_INFO_META_KEY: self.client_info,
             types.CLIENT_CAPABILITIES_META_KEY: relay.client_capabilities,
@@ -186,13 +189,14 @@ class DirectCalls:
         arguments: dict[str, Any],
         relay: Relay,
         protocol_version: str,
+        trace: Mapping[str, str] | None,
         timeout_s: float,
     ) -> dict[str, Any]:
         session = self.session
         assert session is not None
         params: dict[str, Any] = {"name": name, "arguments": arguments}
-        if relay.meta:
-            params = {"_meta": dict(relay.meta), **params}
+        if relay.meta or trace:
+            params = {"_meta": dict(with_trace(relay.meta, trace)), **params}
         request_id = f"colonnade-direct-{next(self._ids)}"
         message = {"jsonrpc": "2.0", "id": request_id, "method": _METHOD, "params": params}
         headers = {
