@@ -16,7 +16,15 @@ compare rows.
 `git worktree` of main) against the same upstream, and interleaves its paths (b0), (c0) with the
 others in every round: an A/B of two versions in one run.
 
-Run: .venv/bin/python bench/federation_overhead.py [--calls 1000] [--rounds 3] [--baseline DIR]
+`--floor` adds the floor under the gateway (`bench/mcp_floor.py`, same uvicorn and aiohttp) in the
+same rounds: (f) a bare MCP forwarder, no guarantees; (g) the same forwarder plus the per-call work
+the guarantees the benchmark's gateway gives cannot do without (a durable audit record before the
+answer, the typed envelope rendered into the answer's `_meta`; the gateway runs without
+authentication here, so the floor does too). Their CPU per call beside the gateway's, each as a
+ratio to the upstream's CPU in the same round, reads as: what the stack costs, what the
+guarantees cost, and what the gateway spends beyond both.
+
+Run: .venv/bin/python bench/federation_overhead.py [--calls 1000] [--rounds 3] [--baseline DIR] [--floor]
 """
 
 from __future__ import annotations
@@ -60,10 +68,15 @@ class Federation:
     upstream_pid: int
     gateway: Gateway
     baseline: Gateway | None
+    floors: tuple[Gateway, Gateway] | None = None
+    """The bare forwarder and the forwarder with the guarantees (`--floor`), their `/mcp` URLs."""
+
+
+FLOOR_GUARANTEES = "audit,envelope"
 
 
 @contextlib.contextmanager
-def federation(baseline: Path | None) -> Iterator[Federation]:
+def federation(baseline: Path | None, floor: bool = False) -> Iterator[Federation]:
     """The echo upstream and a gateway (two with a baseline) with it as their only server, as processes."""
     with tempfile.TemporaryDirectory(prefix="colonnade-bench-") as name, contextlib.ExitStack() as logs:
         tmp = Path(name)
@@ -114,7 +127,35 @@ def federation(baseline: Path | None) -> Iterator[Federation]:
                 if baseline is not None
                 else None
             )
-            yield Federation(upstream, upstream_pid, ours, theirs)
+
+            def floor_of(label: str, guarantees: str) -> Gateway:
+                home = tmp / label
+                home.mkdir()
+                port = free_port()
+                command = [
+                    sys.executable,
+                    str(HERE / "mcp_floor.py"),
+                    "--port",
+                    str(port),
+                    "--upstream",
+                    upstream,
+                ]
+                if guarantees:
+                    command += ["--guarantees", guarantees, "--data-dir", str(home / "data")]
+                processes.append(
+                    subprocess.Popen(
+                        command,
+                        stdout=logs.enter_context((home / "floor.log").open("wb")),
+                        stderr=subprocess.STDOUT,
+                    )
+                )
+                wait_http(f"http://127.0.0.1:{port}/readyz", processes[-1], timeout=60)
+                return Gateway(f"http://127.0.0.1:{port}", processes[-1].pid)
+
+            floors = (
+                (floor_of("floor", ""), floor_of("floor-guarantees", FLOOR_GUARANTEES)) if floor else None
+            )
+            yield Federation(upstream, upstream_pid, ours, theirs, floors)
         finally:
             for process in reversed(processes):
                 process.terminate()
@@ -173,6 +214,22 @@ async def _era(stack: Federation, mode: str, calls: int, rounds: int) -> tuple[l
             paths.append(
                 Measured(f"(c{suffix}) Colonnade /servers/echo/mcp{tag}", _caller(own, "echo"), gateway.pid)
             )
+        if stack.floors is not None:
+            bare, guaranteed = stack.floors
+            paths.append(
+                Measured(
+                    "(f) floor: bare MCP forwarder",
+                    _caller(await client(f"{bare.url}/mcp"), "echo"),
+                    bare.pid,
+                )
+            )
+            paths.append(
+                Measured(
+                    f"(g) floor + {FLOOR_GUARANTEES.replace(',', ', ')}",
+                    _caller(await client(f"{guaranteed.url}/mcp"), "echo"),
+                    guaranteed.pid,
+                )
+            )
         paths.sort(key=lambda path: path.label)
         samples: list[list[float]] = [[] for _ in paths]
         medians: list[list[float]] = [[] for _ in paths]
@@ -226,9 +283,9 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-async def main(calls: int, rounds: int, baseline: Path | None) -> None:
+async def main(calls: int, rounds: int, baseline: Path | None, floor: bool = False) -> None:
     console = Console(width=None if sys.stdout.isatty() else 170)
-    with federation(baseline) as stack:
+    with federation(baseline, floor) as stack:
         for version, mode in ERAS:
             rows, added = await _era(stack, mode, calls, rounds)
             table = Table(
@@ -280,9 +337,14 @@ if __name__ == "__main__":
         type=Path,
         help="a checkout of another version (its src/ is run) to measure as (b0), (c0) in the same rounds",
     )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also measure the floor (bench/mcp_floor.py): (f) a bare forwarder, (g) plus audit, envelope",
+    )
     arguments = parser.parse_args()
     if arguments.calls < 1 or arguments.rounds < 1:
         parser.error("--calls and --rounds must be at least 1")
     if arguments.baseline is not None and not (arguments.baseline / "src" / "colonnade").is_dir():
         parser.error(f"--baseline {arguments.baseline} has no src/colonnade")
-    asyncio.run(main(arguments.calls, arguments.rounds, arguments.baseline))
+    asyncio.run(main(arguments.calls, arguments.rounds, arguments.baseline, arguments.floor))

@@ -50,7 +50,7 @@ class Direct:
 
     async def call(self, relay: Relay | None = None, timeout_s: float = 5.0) -> dict[str, Any]:
         return await self.calls.call_tool(
-            "echo", {"text": "hi"}, relay or Relay(), VERSION, {"mcp-param-region": "eu"}, timeout_s
+            "echo", {"text": "hi"}, relay or Relay(), VERSION, {"mcp-param-region": "eu"}, None, timeout_s
         )
 
 
@@ -79,7 +79,11 @@ async def test_the_request_is_the_one_the_sdk_would_send_without_a_progress_toke
 
     async def scenario(made: Direct, server: RawServer) -> None:
         result = await made.call(relay)
-        assert result == {"content": [{"type": "text", "text": "hi"}], "isError": False}
+        assert result == {
+            "resultType": "complete",
+            "content": [{"type": "text", "text": "hi"}],
+            "isError": False,
+        }
         headers, body = wire(server.exchanges[0])
         assert headers["mcp-protocol-version"] == VERSION
         assert headers["mcp-method"] == "tools/call"
@@ -102,7 +106,7 @@ async def test_the_request_is_the_one_the_sdk_would_send_without_a_progress_toke
         assert server.connections == 1  # an answered call leaves its connection in the pool
 
     async def echo(exchange: Exchange, writer: asyncio.StreamWriter) -> bool:
-        result = {"content": [{"type": "text", "text": "hi"}], "isError": False}
+        result = {"resultType": "complete", "content": [{"type": "text", "text": "hi"}], "isError": False}
         writer.write(http("200 OK", answer(result, json.loads(exchange.body)["id"])))
         await writer.drain()
         return True
@@ -160,6 +164,15 @@ async def test_a_redirect_is_not_taken_so_the_sdk_sends_it() -> None:
     await scripted(http("307 Temporary Redirect", b"", "text/plain", "Location: /mcp/\r\n"), scenario)
 
 
+async def test_a_result_that_is_not_one_of_the_version_fails_as_on_the_sdks_path() -> None:
+    async def scenario(made: Direct, server: RawServer) -> None:
+        with pytest.raises(ValidationError):
+            await made.call()
+
+    no_result_type = answer({"content": [{"type": "text", "text": "hi"}]})  # required at 2026-07-28
+    await scripted(http("200 OK", no_result_type), scenario)
+
+
 async def test_an_sse_answer_is_read_to_its_response_and_the_server_then_gets_the_sdk_path() -> None:
     notice = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}
     stream = (
@@ -168,13 +181,13 @@ async def test_an_sse_answer_is_read_to_its_response_and_the_server_then_gets_th
         + json.dumps(notice).encode()
         + b"\n\n"
         + b"id: e2\ndata: "
-        + answer({"content": [], "structuredContent": {"n": 1}})
+        + answer({"resultType": "complete", "content": [], "structuredContent": {"n": 1}})
         + b"\n\n"
     )
 
     async def scenario(made: Direct, server: RawServer) -> None:
         assert made.calls.takes(Relay(), VERSION)
-        assert await made.call() == {"content": [], "structuredContent": {"n": 1}}
+        assert await made.call() == {"resultType": "complete", "content": [], "structuredContent": {"n": 1}}
         assert not made.calls.takes(Relay(), VERSION)
 
     await scripted(http("200 OK", stream, "text/event-stream"), scenario)
@@ -268,7 +281,9 @@ class InSession(Direct):
         self.gone += 1
 
     async def call(self, relay: Relay | None = None, timeout_s: float = 5.0) -> dict[str, Any]:
-        return await self.calls.call_tool("echo", {"text": "hi"}, relay or Relay(), HANDSHAKE, {}, timeout_s)
+        return await self.calls.call_tool(
+            "echo", {"text": "hi"}, relay or Relay(), HANDSHAKE, {}, None, timeout_s
+        )
 
 
 async def in_session(answer: Any, scenario: Callable[[InSession, RawServer], Any]) -> Any:
@@ -400,7 +415,7 @@ async def test_a_result_is_checked_and_trimmed_for_the_negotiated_version_as_the
     async def scenario(made: InSession, server: RawServer) -> None:
         assert await made.call() == {"content": []}  # a later revision's field is dropped
         with pytest.raises(ValidationError):
-            await made.calls.call_tool("other", {}, Relay(), HANDSHAKE, {}, 5.0)
+            await made.calls.call_tool("other", {}, Relay(), HANDSHAKE, {}, None, 5.0)
 
     await in_session(answer, scenario)
 

@@ -40,6 +40,38 @@ def test_an_input_round_the_caller_cannot_answer_says_what_was_asked() -> None:
     assert outcome.error_code == "P-PRECOND-INPUT-REQUIRED" and "age, name" in (outcome.message or "")
 
 
+_TEXT = [{"type": "text", "text": "hi"}]
+
+
+@pytest.mark.parametrize(
+    ("raw", "why"),
+    [
+        ({"resultType": "bogus", "content": _TEXT}, "resultType 'bogus'"),
+        ({"content": "hi"}, "content is not a list"),
+        ({}, "content is not a list"),
+        ({"content": [{"type": "text"}]}, "content blocks (0.TextContent.text: Field required)"),
+        ({"content": [{"type": "video", "url": "x"}]}, "content is not a list of content blocks"),
+        ({"content": _TEXT, "isError": "yes"}, "isError is not a boolean"),
+        ({"content": _TEXT, "isError": 1}, "isError is not a boolean"),
+        ({"content": _TEXT, "structuredContent": [1]}, "structuredContent is not an object"),
+    ],
+)
+def test_what_lax_validation_lets_through_is_malformed(raw: dict[str, object], why: str) -> None:
+    outcome = result_outcome(raw, 1.0, server="s")
+    assert (outcome.kind, outcome.error_code) == (OutcomeKind.TERMINAL_ERROR, "D-DATA-MALFORMED")
+    assert outcome.message is not None and outcome.message.startswith("server 's' answered with an invalid")
+    assert why in outcome.message
+
+
+def test_a_tool_with_an_output_schema_must_answer_structured_content() -> None:
+    missing = result_outcome({"content": _TEXT}, 1.0, output_schema=True)
+    assert missing.error_code == "D-DATA-MALFORMED" and "no structuredContent" in (missing.message or "")
+    assert result_outcome({"content": _TEXT, "isError": True}, 1.0, output_schema=True).error_code == (
+        "S-TOOL-UPSTREAM-ERROR"  # a tool error needs none
+    )
+    assert result_outcome({"content": [], "structuredContent": {}}, 1.0, output_schema=True).ok
+
+
 @pytest.mark.parametrize(
     ("code", "kind", "mapped"),
     [

@@ -26,6 +26,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from colonnade.surfaces.mcp.render import RESULT_META_KEY
 from tests.federation.conftest import Federation, run_gateway
 from tests.support.loopback import free_port, start_process, stop_process, wait_http
 from tests.support.mcp_servers import ROOT
@@ -147,9 +148,11 @@ async def both_paths(federation: Federation, tool: str) -> list[types.CallToolRe
 
 
 async def test_garbage_ends_the_same_on_both_paths(federation: Federation) -> None:
+    """A body that is not JSON is no error of the server's: a typed result on both paths."""
     direct, sdk = await both_paths(federation, "garbage")
-    assert isinstance(direct, MCPError) and isinstance(sdk, MCPError)
-    assert direct.error.code == sdk.error.code == types.PARSE_ERROR
+    assert isinstance(direct, types.CallToolResult) and isinstance(sdk, types.CallToolResult)
+    codes = [dict((r.meta or {})[RESULT_META_KEY])["error"]["code"] for r in (direct, sdk)]
+    assert codes == ["D-DATA-MALFORMED"] * 2 and direct.is_error and sdk.is_error
 
 
 async def test_a_question_on_the_call_stream_is_answered_by_the_session(federation: Federation) -> None:

@@ -6,7 +6,12 @@ its environment), `authorization` (the Authorization header of the HTTP request)
 (the resource named `name` changed: an update on the `subscriptions/listen` streams that watch it),
 `listening` (how many `subscriptions/listen` streams are open on it now), `request` (how the call
 arrived: its JSON-RPC id, the `Mcp-Session-Id` header over HTTP, whether it named a progress token),
-`roots` (asks the client for its roots on the call's stream, in a session; says what came back).
+`roots` (asks the client for its roots on the call's stream, in a session; says what came back),
+`meta` (the `_meta` the call arrived with). The tools named in `MALFORMED` answer with a result
+that is not a valid `CallToolResult` for them (wrong types, missing content, an unknown result
+type, a `_meta` that is not an object, structured content that breaks the tool's output schema,
+or none where the schema asks for it), sent past the SDK's own check of a handler's result, in
+either transport and era.
 Served over stdio (default) or Streamable HTTP (`--port`); over HTTP a call of the tool `garbage` is answered
 with a body that is not JSON at all, as a broken server or proxy would. Built on the SDK's
 low-level `Server`.
@@ -36,6 +41,25 @@ _SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"seconds": {"type": "number"}, "name": {"type": "string"}},
 }
+_COUNT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"count": {"type": "integer"}},
+    "required": ["count"],
+}
+_TEXT = [{"type": "text", "text": "malformed"}]
+MALFORMED: dict[str, dict[str, Any]] = {
+    "content_not_a_list": {"resultType": "complete", "content": "not a list"},
+    "no_content": {"resultType": "complete", "structuredContent": {"count": 1}},
+    "block_without_text": {"resultType": "complete", "content": [{"type": "text"}]},
+    "is_error_not_a_bool": {"resultType": "complete", "content": _TEXT, "isError": "yes"},
+    "structured_not_an_object": {"resultType": "complete", "content": _TEXT, "structuredContent": [1]},
+    "unknown_result_type": {"resultType": "bogus", "content": _TEXT},
+    "meta_not_an_object": {"resultType": "complete", "content": _TEXT, "_meta": "not an object"},
+    "off_schema": {"resultType": "complete", "content": _TEXT, "structuredContent": {"count": "three"}},
+    "no_structured": {"resultType": "complete", "content": _TEXT},
+}
+"""What each malformed tool answers; the last two declare `_COUNT_SCHEMA` as their output schema."""
+_WITH_SCHEMA = frozenset({"off_schema", "no_structured"})
 _CANCELLED = [0]
 _BUS = InMemorySubscriptionBus()
 _LISTEN = ListenHandler(_BUS)
@@ -65,13 +89,32 @@ async def _list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types
         "listening",
         "request",
         "roots",
+        "meta",
+        *MALFORMED,
     )
     return types.ListToolsResult(
         tools=[
-            types.Tool(name=name, description=f"{name} (fault server)", input_schema=_SCHEMA)
+            types.Tool(
+                name=name,
+                description=f"{name} (fault server)",
+                input_schema=_SCHEMA,
+                output_schema=_COUNT_SCHEMA if name in _WITH_SCHEMA else None,
+            )
             for name in names
         ]
     )
+
+
+async def _malformed(ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+    """Server middleware: a malformed tool's answer, returned before the SDK checks a handler's result;
+    `meta`'s answer, from the request's params as they arrived."""
+    params = ctx.params or {}
+    if ctx.method == "tools/call" and params.get("name") in MALFORMED:
+        return dict(MALFORMED[params["name"]])
+    if ctx.method == "tools/call" and params.get("name") == "meta":  # the `_meta` as it came, unparsed
+        meta = dict(params.get("_meta") or {})
+        return {"resultType": "complete", "content": [], "structuredContent": {"meta": meta}}
+    return await call_next(ctx)
 
 
 async def _call_tool(
@@ -130,7 +173,7 @@ async def _list_resources(ctx: ServerRequestContext[Any, Any], params: Any) -> t
 
 
 def build_server() -> Server[Any]:
-    return Server(
+    server: Server[Any] = Server(
         "fault-server",
         version="1.0.0",
         on_list_tools=_list_tools,
@@ -138,6 +181,8 @@ def build_server() -> Server[Any]:
         on_list_resources=_list_resources,
         on_subscriptions_listen=_listen,
     )
+    server.middleware.append(_malformed)
+    return server
 
 
 class _GarbageForTheGarbageTool:

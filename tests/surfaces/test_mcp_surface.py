@@ -85,6 +85,29 @@ async def test_no_sdk_span_per_request_without_a_recording_tracer(gateway: Gatew
     assert spans(McpSurface(gateway.surface.catalog, gateway.surface.calls, sdk_spans=True))
 
 
+async def test_no_sdk_span_per_request_on_a_servers_endpoint_either(gateway: Gateway) -> None:
+    """`/servers/{name}/mcp` as `/mcp`: the gateway's endpoint drops the SDK's span middleware when
+    the gateway records no spans; one told that spans are recorded keeps it."""
+    from mcp.server._otel import OpenTelemetryMiddleware
+
+    from colonnade.adapters.mcp_pool import McpPool
+    from colonnade.adapters.mcp_upstream import Upstream
+    from colonnade.config import McpServerSettings
+    from colonnade.governance.authorization import AllowAll
+    from colonnade.surfaces.mcp.upstream_endpoint import UpstreamEndpoint
+
+    upstream = Upstream(McpServerSettings(name="far", transport="http", url="http://127.0.0.1:9/mcp"))
+
+    def spans(recorded: bool) -> bool:
+        endpoint = UpstreamEndpoint(
+            upstream, McpPool(), gateway.surface.calls, authorizer=AllowAll(), sdk_spans=recorded
+        )
+        return any(isinstance(layer, OpenTelemetryMiddleware) for layer in endpoint.server.middleware)
+
+    assert not spans(False)
+    assert spans(True)
+
+
 @pytest.mark.parametrize("mode", MODES)
 async def test_bad_arguments_list_every_violation(gateway: Gateway, mode: str) -> None:
     async with Client(gateway.surface.server, mode=mode) as client:  # type: ignore[arg-type]

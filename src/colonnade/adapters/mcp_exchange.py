@@ -12,7 +12,7 @@ the server's result as it was sent (the SDK validated it; a first round sent dir
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import mcp_types as types
@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from colonnade.adapters.mcp_direct import NotTaken
 from colonnade.adapters.mcp_relay import Relay
 from colonnade.adapters.mcp_wire import OVERRIDE_CAPABILITIES
+from colonnade.observability.tracing import with_trace
 
 __all__ = ["MAX_INPUT_ROUNDS", "Build", "First", "exchange"]
 
@@ -53,13 +54,15 @@ async def exchange(
     *,
     metadata: ClientMessageMetadata | None = None,
     first: First | None = None,
+    trace: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The server's answer, after the input rounds the caller can be asked (`first` sends the first).
+    """The server's answer, after the input rounds the caller can be asked (`first` sends the first);
+    `trace` (W3C trace context) goes into every round's `_meta`.
 
     Raises `MCPError` (the server's error, a timeout, a lost connection) or pydantic's
     `ValidationError` (an answer that is not a valid result).
     """
-    meta = _meta_for(relay, session)
+    meta = _meta_for(relay, session, trace)
     answer: dict[str, Any] | None = None
     if first is not None:
         try:
@@ -100,8 +103,8 @@ async def _send(
     return dict(answer.model_extra or {})
 
 
-def _meta_for(relay: Relay, session: ClientSession) -> dict[str, Any]:
-    meta = {**relay.meta, OVERRIDE_CAPABILITIES: relay.client_capabilities}
+def _meta_for(relay: Relay, session: ClientSession, trace: Mapping[str, str] | None) -> dict[str, Any]:
+    meta = {**with_trace(relay.meta, trace), OVERRIDE_CAPABILITIES: relay.client_capabilities}
     if relay.log_level is not None and session.protocol_version in MODERN_PROTOCOL_VERSIONS:
         meta[types.LOG_LEVEL_META_KEY] = relay.log_level
     return meta

@@ -5,6 +5,15 @@ blocks (`{"content": [...]}`), so REST callers get data and MCP surfaces can pas
 result marked `isError` keeps the tool's own message under `S-TOOL-UPSTREAM-ERROR`. JSON-RPC errors,
 timeouts, lost connections and answers that are not valid results (or not JSON: the transport's
 parse error) map onto the taxonomy's codes.
+
+Every path to a server validates its answer as the SDK's session does for the negotiated version
+(pydantic, in lax mode; at 2026-07-28 the SDK does not look inside content blocks). What that lets
+through and the gateway would misread or pass on is checked here, on every path alike: a
+`resultType` the gateway never claimed, content blocks that are none of the spec's (about 8 us for
+a small result), an `isError` that is not a boolean (`"yes"` passes as true), and a success
+without structured content from a tool that lists an output schema (the spec's MUST; a client
+would refuse it). Structured content that is present and
+breaks the schema is the output validation stage's (`D-DATA-OUTPUT-SCHEMA`), as for every tool.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types.methods import is_input_required
+from pydantic import TypeAdapter, ValidationError
 
 from colonnade.adapters.outcome import (
     INPUT_REQUIRED,
@@ -41,9 +51,13 @@ _REJECTED_CODES = frozenset(
     }
 )
 _MAX_DATA_CHARS = 2_000
+_BLOCKS: TypeAdapter[list[types.ContentBlock]] = TypeAdapter(list[types.ContentBlock])
 
 
-def result_outcome(raw: dict[str, Any], duration_ms: float) -> AdapterOutcome:
+def result_outcome(
+    raw: dict[str, Any], duration_ms: float, *, server: str = "", output_schema: bool = False
+) -> AdapterOutcome:
+    """`output_schema`: whether the tool lists one (then a success must carry structured content)."""
     if is_input_required(raw):
         asked = sorted((raw.get("inputRequests") or {}).keys())
         return AdapterOutcome(
@@ -53,7 +67,10 @@ def result_outcome(raw: dict[str, Any], duration_ms: float) -> AdapterOutcome:
             duration_ms=duration_ms,
             details={"input_requests": asked},
         )
-    content = raw.get("content") or []
+    fault = _misread(raw, output_schema)
+    if fault is not None:
+        return malformed(f"server {server!r} answered with an invalid result: {fault}", duration_ms)
+    content = raw["content"]
     if raw.get("isError") is True:
         return AdapterOutcome(
             OutcomeKind.TERMINAL_ERROR,
@@ -103,6 +120,37 @@ def malformed(message: str, duration_ms: float) -> AdapterOutcome:
     return AdapterOutcome(
         OutcomeKind.TERMINAL_ERROR, error_code=MALFORMED, message=message, duration_ms=duration_ms
     )
+
+
+def _misread(raw: dict[str, Any], output_schema: bool) -> str | None:
+    """Why the gateway cannot take a validated `tools/call` result at its word, or None."""
+    kind = raw.get("resultType", "complete")
+    if kind != "complete":
+        return f"resultType {kind!r} is none this gateway asked for"
+    content = raw.get("content")
+    if not isinstance(content, list):
+        return "content is not a list"
+    try:
+        _BLOCKS.validate_python(content, by_name=False)
+    except ValidationError as exc:
+        return f"content is not a list of content blocks ({_first(exc)})"
+    is_error = raw.get("isError")
+    if is_error is not None and not isinstance(is_error, bool):
+        return "isError is not a boolean"
+    structured = raw.get("structuredContent")
+    if structured is not None and not isinstance(structured, dict):
+        return "structuredContent is not an object"
+    if output_schema and structured is None and is_error is not True:
+        return "the tool lists an output schema and the result has no structuredContent"
+    return None
+
+
+def _first(exc: ValidationError) -> str:
+    errors = exc.errors()
+    if not errors:
+        return str(exc)
+    where = ".".join(str(part) for part in errors[0]["loc"])
+    return f"{where}: {errors[0]['msg']}" if where else errors[0]["msg"]
 
 
 def _text_of(content: list[Any]) -> str:

@@ -3,7 +3,10 @@
 It knows nothing of governance: the pipeline has authorized, validated and bounded the call before
 it gets here. It relays the caller's protocol facets (progress, logs, questions, input rounds)
 through the call's `Relay`, records the server's own answer there for the surfaces that pass it on,
-and reports what happened as an `AdapterOutcome`. One span per proxied call, in the call's trace.
+and reports what happened as an `AdapterOutcome`. One span per proxied call, in the call's trace,
+when the gateway records spans: current while the call runs, so the request to the server carries
+it in `_meta` (W3C `traceparent`/`tracestate`, `Upstream.exchange`) and the server's spans join
+the caller's trace. A gateway that records none creates no span here.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 import time
 
 from mcp.shared.exceptions import MCPError
+from opentelemetry import context as otel_context
+from opentelemetry import trace
 from opentelemetry.trace import Span, StatusCode, Tracer
 from pydantic import ValidationError
 
@@ -18,10 +23,10 @@ from colonnade.adapters.mcp_outcomes import down, error_outcome, malformed, resu
 from colonnade.adapters.mcp_pool import McpPool
 from colonnade.adapters.mcp_relay import Relay, UpstreamAnswer, current_relay
 from colonnade.adapters.mcp_upstream import Upstream, UpstreamDown
-from colonnade.adapters.outcome import AdapterOutcome
+from colonnade.adapters.outcome import MALFORMED, AdapterOutcome
 from colonnade.adapters.registry import Invocation
 from colonnade.catalog.bindings import McpBinding
-from colonnade.observability.tracing import start_call_span
+from colonnade.observability.tracing import records_spans, start_call_span
 
 __all__ = ["McpTools"]
 
@@ -29,7 +34,7 @@ __all__ = ["McpTools"]
 class McpTools:
     def __init__(self, pool: McpPool, *, tracer: Tracer | None = None) -> None:
         self.pool = pool
-        self.tracer = tracer
+        self.tracer = tracer if tracer is not None and records_spans(tracer) else None
 
     async def execute(self, invocation: Invocation) -> AdapterOutcome:
         binding = invocation.tool.binding
@@ -39,12 +44,17 @@ class McpTools:
         if upstream is None:
             return down(f"server {binding.server!r} is not configured in this gateway any more")
         span = self._span(invocation, binding)
-        outcome = await self._call(upstream, binding, invocation, relay)
-        if span is not None:
-            span.set_attribute("colonnade.outcome", outcome.kind.value)
-            if not outcome.ok:
-                span.set_status(StatusCode.ERROR, outcome.error_code or "")
-            span.end()
+        if span is None:
+            return await self._call(upstream, binding, invocation, relay)
+        activation = otel_context.attach(trace.set_span_in_context(span))
+        try:
+            outcome = await self._call(upstream, binding, invocation, relay)
+        finally:
+            otel_context.detach(activation)
+        span.set_attribute("colonnade.outcome", outcome.kind.value)
+        if not outcome.ok:
+            span.set_status(StatusCode.ERROR, outcome.error_code or "")
+        span.end()
         return outcome
 
     async def _call(
@@ -70,7 +80,12 @@ class McpTools:
             first = exc.errors()[0]["msg"] if exc.errors() else str(exc)
             return malformed(f"server {binding.server!r} answered with an invalid result: {first}", elapsed())
         relay.answer = UpstreamAnswer(result=raw)
-        return result_outcome(raw, elapsed())
+        outcome = result_outcome(
+            raw, elapsed(), server=binding.server, output_schema=invocation.tool.output_schema is not None
+        )
+        if outcome.error_code == MALFORMED:
+            upstream.errors += 1
+        return outcome
 
     def _span(self, invocation: Invocation, binding: McpBinding) -> Span | None:
         if self.tracer is None:

@@ -41,6 +41,7 @@ from colonnade.adapters.mcp_relay import Relay
 from colonnade.adapters.mcp_wire import RelayDispatcher, negotiate, open_transport
 from colonnade.adapters.secrets import EnvSecretResolver, SecretResolver
 from colonnade.config import McpServerSettings
+from colonnade.observability.tracing import trace_meta
 
 __all__ = ["Upstream", "UpstreamDown", "UpstreamState", "UpstreamStatus"]
 
@@ -225,6 +226,8 @@ class Upstream:
     ) -> dict[str, Any]:
         """Send one request built by `build(input_responses, request_state, _meta)`; the raw answer.
 
+        Its `_meta` carries the current span (W3C `traceparent`/`tracestate`), when there is one.
+
         A `tools/call` names its `tool` (name, arguments): a call that needs nothing of the SDK's
         session is POSTed directly (`mcp_direct.py`). Raises `UpstreamDown`, `MCPError` (the
         server's error, a timeout, a lost connection) or pydantic's `ValidationError` (an answer
@@ -253,6 +256,7 @@ class Upstream:
         follows = self.settings.transport == "http" and not modern and relay.follows_stream_closes
         metadata = self.in_flight.resumption(relay) if follows else None
         direct = self._direct
+        traced = trace_meta()  # the current span, for the server: None when no span is recorded
         first: First | None = None
         if (
             tool is not None
@@ -263,9 +267,11 @@ class Upstream:
             name, arguments = tool
             # the SDK's own `Mcp-Param-*` (a 2026-07-28 request's)
             headers = session._resolve_param_headers(name, arguments) if modern else {}
-            first = functools.partial(direct.call_tool, name, arguments, relay, version, headers)
+            first = functools.partial(direct.call_tool, name, arguments, relay, version, headers, traced)
         try:
-            answer = await exchange(session, build, relay, deadline, metadata=metadata, first=first)
+            answer = await exchange(
+                session, build, relay, deadline, metadata=metadata, first=first, trace=traced
+            )
         except MCPError as exc:
             if counted:
                 self.errors += 1

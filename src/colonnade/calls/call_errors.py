@@ -641,8 +641,9 @@ _SPECS = (
     ErrorSpec(
         "D-DATA-MALFORMED",
         _TERMINAL,
-        "The backend returned a body that cannot be parsed",
-        "Report to the API owner: the backend's response is not valid JSON.",
+        "The backend returned a body that cannot be parsed, or an MCP result that is not a valid one",
+        "Report to the API owner (for an MCP server, its maintainer): the response is not valid JSON, "
+        "or not a valid tools/call result (the message names the part).",
     ),
     ErrorSpec(
         "S-TOOL-UPSTREAM-ERROR",

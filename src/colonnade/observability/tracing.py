@@ -8,14 +8,16 @@ one process keep their spans apart.
 
 A call's span carries the call's `trace_id` as its OpenTelemetry trace id when it is 32 hex digits,
 so the `trace_id` of a log line finds the trace. A call that names a `parent_span_id` continues
-the caller's trace.
+the caller's trace. A request the gateway sends on (to a downstream MCP server) carries the current
+span as W3C `traceparent`/`tracestate` in its `_meta` (`trace_meta`), so the server continues it.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from contextvars import ContextVar
-from typing import TextIO
+from typing import Any, TextIO
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
@@ -29,15 +31,26 @@ from opentelemetry.sdk.trace.export import (
 from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ALWAYS_ON
 from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, Tracer
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util.types import Attributes
 
 from colonnade import __version__
 
-__all__ = ["TRACER_NAME", "build_tracer_provider", "console_exporter", "records_spans", "start_call_span"]
+__all__ = [
+    "TRACER_NAME",
+    "build_tracer_provider",
+    "console_exporter",
+    "records_spans",
+    "start_call_span",
+    "trace_meta",
+    "with_trace",
+]
 
 TRACER_NAME = "colonnade.calls"
 
 _NEXT_TRACE_ID: ContextVar[int] = ContextVar("colonnade_next_trace_id", default=0)
+_W3C = TraceContextTextMapPropagator()
+_W3C_KEYS = frozenset({"traceparent", "tracestate"})
 
 
 class _CallTraceIds(RandomIdGenerator):
@@ -101,3 +114,21 @@ def start_call_span(
         return tracer.start_span(name, attributes=attributes)
     finally:
         _NEXT_TRACE_ID.reset(token)
+
+
+def trace_meta() -> dict[str, str] | None:
+    """The current span as W3C `traceparent` (and `tracestate`), for a proxied request's `_meta`;
+    None when no span is current (a gateway that records no spans makes none: one context lookup)."""
+    if not trace.get_current_span().get_span_context().is_valid:
+        return None
+    carrier: dict[str, str] = {}
+    _W3C.inject(carrier)
+    return carrier
+
+
+def with_trace(meta: Mapping[str, Any], trace_context: Mapping[str, str] | None) -> Mapping[str, Any]:
+    """A request's `_meta` with `trace_context` in place of any the caller sent (the two W3C keys
+    travel together: a caller's `tracestate` never rides on the gateway's `traceparent`)."""
+    if trace_context is None:
+        return meta
+    return {**{key: value for key, value in meta.items() if key not in _W3C_KEYS}, **trace_context}

@@ -266,6 +266,7 @@ class Gateway:
             principal=self.local_principal,
             sessions=self.sessions,
             plain_calls=self.settings.server.mcp_plain_calls,
+            sdk_spans=records_spans(self.tracer_provider.get_tracer(TRACER_NAME)),
         )
 
     def mcp_surface(self, principal: Principal, *, routing: DynamicToolList | None = None) -> McpSurface:

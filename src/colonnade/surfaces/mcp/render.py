@@ -17,7 +17,15 @@ from colonnade.adapters.outcome import TOOL_ERROR
 from colonnade.calls.envelope import CallResult
 from colonnade.contracts.output_shape import wrap_result
 
-__all__ = ["DRY_RUN_TEXT", "RESULT_META_KEY", "as_served", "render_answer", "render_result", "result_body"]
+__all__ = [
+    "DRY_RUN_TEXT",
+    "RESULT_META_KEY",
+    "as_served",
+    "model_defaults",
+    "render_answer",
+    "render_result",
+    "result_body",
+]
 
 RESULT_META_KEY = "colonnade/result"
 
@@ -116,6 +124,13 @@ def render_answer(
     served = as_served(answer)
     envelope = result.model_dump(mode="json", exclude={"output"}, exclude_none=True)
     return {**served, "_meta": {**(served.get("_meta") or {}), RESULT_META_KEY: envelope}}
+
+
+def model_defaults(rendered: dict[str, Any]) -> dict[str, Any]:
+    """A rendered answer (a fresh dict) with the defaults `CallToolResult` would dump: `/mcp` serves
+    what a model of it serialised to, without building one (`isError` is its only default there)."""
+    rendered.setdefault("isError", False)
+    return rendered
 
 
 def as_served(answer: dict[str, Any]) -> dict[str, Any]:

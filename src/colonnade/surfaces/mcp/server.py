@@ -16,14 +16,12 @@ import weakref
 from typing import Any, cast
 
 import mcp_types as types
-from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from opentelemetry import trace
 
 from colonnade import __version__
 from colonnade.adapters.mcp_relay import Relay, relaying
@@ -51,8 +49,9 @@ from colonnade.surfaces.mcp.confirmation import (
     answers_confirmation,
     wants_confirmation,
 )
-from colonnade.surfaces.mcp.render import proxied_replay, render_answer, result_body
+from colonnade.surfaces.mcp.render import model_defaults, proxied_replay, render_answer, result_body
 from colonnade.surfaces.mcp.routing import DynamicToolList, RoutingMetaError, RoutingRequest
+from colonnade.surfaces.mcp.sdk_spans import drop_idle_sdk_spans
 
 __all__ = ["DEFAULT_PAGE_SIZE", "McpSurface"]
 
@@ -129,10 +128,7 @@ class McpSurface:
                 on_subscriptions_listen=ListenHandler(self.bus),
                 on_set_logging_level=self._set_level,
             )
-        if not sdk_spans and isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
-            self.server.middleware[:] = [
-                layer for layer in self.server.middleware if not isinstance(layer, OpenTelemetryMiddleware)
-            ]
+        drop_idle_sdk_spans(self.server, sdk_spans=sdk_spans)
         self.server.middleware.append(self.announcer.remember)
         # `serverInfo` for 2026-07-28 results, made once: the SDK deep-copies its dump per response
         # otherwise, and its serialisation copies this one into each response anyway.
@@ -224,7 +220,10 @@ class McpSurface:
         rendered = render_answer(result, relay.answer.result, legacy=legacy)
         if isinstance(rendered, types.CallToolResult):
             return rendered
-        return types.CallToolResult.model_validate(rendered, by_name=False)
+        # The server's answer as a dict: the adapter checked it (`mcp_outcomes.py`), and the SDK's
+        # runner validates it for the caller's version as it serialises it; a model built here
+        # would be dumped again for the same bytes (about 15 us), and its `serverInfo` deep-copied.
+        return self._stamped(ctx, model_defaults(rendered))
 
     async def _set_level(
         self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams

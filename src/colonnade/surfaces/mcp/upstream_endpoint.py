@@ -54,6 +54,7 @@ from colonnade.surfaces.mcp.event_store import MemoryEventStore
 from colonnade.surfaces.mcp.render import as_served, proxied_replay, render_answer, render_result
 from colonnade.surfaces.mcp.resource_watch import ResourceWatch
 from colonnade.surfaces.mcp.round_state import open_state, seal_state
+from colonnade.surfaces.mcp.sdk_spans import drop_idle_sdk_spans
 from colonnade.surfaces.mcp.sessions import SessionLedger
 from colonnade.surfaces.mcp.upstream_endpoint_streams import EndpointSessions
 
@@ -90,8 +91,9 @@ _LEVELS: tuple[types.LoggingLevel, ...] = (
 _STALE: dict[CacheableMethod, CacheHint] = {
     method: CacheHint(0, "private") for method in get_args(CacheableMethod)
 }
-# Errors the gateway itself produced while waiting: typed results, not the server's own errors.
-_LOCAL_ERRORS = frozenset({types.REQUEST_TIMEOUT, types.CONNECTION_CLOSED})
+# Errors the gateway itself produced while waiting, or reading an answer it could not parse:
+# typed results (`D-DATA-MALFORMED` for the last, as on `/mcp`), not the server's own errors.
+_LOCAL_ERRORS = frozenset({types.REQUEST_TIMEOUT, types.CONNECTION_CLOSED, types.PARSE_ERROR})
 
 
 class EndpointRelay(Relay):
@@ -210,9 +212,11 @@ class UpstreamEndpoint:
         principal: Principal = ANONYMOUS_LOOPBACK,
         sessions: SessionLedger | None = None,
         plain_calls: bool = True,
+        sdk_spans: bool = True,
     ) -> None:
         """`plain_calls` serves a plain 2026-07-28 `tools/call` beside the SDK's transport, as on
-        `/mcp` (`server.mcp_plain_calls`)."""
+        `/mcp` (`server.mcp_plain_calls`); `sdk_spans=False` (the gateway records no spans) drops the
+        SDK's span per request, as on `/mcp` (`sdk_spans.py`)."""
         self.upstream = upstream
         self.pool = pool
         self.calls = calls
@@ -239,6 +243,7 @@ class UpstreamEndpoint:
             on_set_logging_level=self._set_level,
             on_subscriptions_listen=self._listen,
         )
+        drop_idle_sdk_spans(self.server, sdk_spans=sdk_spans)
         self.server.middleware.append(self.announcer.remember)
         self.manager = EndpointSessions(
             self.server,
