@@ -59,6 +59,11 @@ def test_list_show_approve_and_deny(tmp_path: Path) -> None:
     assert shown["arguments"] == {"item_id": "I-0"} and shown["state"] == "pending" and "token" not in shown
 
     assert "A-AUTH-APPROVAL-SELF" in _run(env, "approvals", "approve", "ap_one", "--as", "alice", code=1)
+    # the requester under its principal key is the requester too (four-eyes), on approve and deny
+    assert "A-AUTH-APPROVAL-SELF" in _run(env, "approvals", "approve", "ap_one", "--as", "user:alice", code=1)
+    assert "A-AUTH-APPROVAL-SELF" in _run(env, "approvals", "deny", "ap_one", "--as", "user:alice", code=1)
+    for other in ("user:user:alice", "alice ", "system:cli", "group:alice", "user:"):
+        assert "--as:" in _run(env, "approvals", "approve", "ap_one", "--as", other, code=2)
     approved = _run(env, "approvals", "approve", "ap_one", "--as", "bob", "--comment", "checked")
     assert "approved ap_one" in approved and "user:bob" in approved
     assert "denied ap_two" in _run(env, "approvals", "deny", "ap_two", "--comment", "no")
@@ -76,4 +81,4 @@ def test_list_show_approve_and_deny(tmp_path: Path) -> None:
     kinds = [record["kind"] for record in records]
     assert kinds.count("approval.approve") == 1 and kinds.count("approval.deny") == 1
     refused = sorted(record["code"] for record in records if record["kind"] == "approval.refuse")
-    assert refused == ["A-AUTH-APPROVAL-SELF", "P-PRECOND-APPROVAL-STATE"]
+    assert refused == ["A-AUTH-APPROVAL-SELF"] * 3 + ["P-PRECOND-APPROVAL-STATE"]

@@ -17,7 +17,7 @@ from rich.table import Table
 from colonnade.cli._governance import OPERATOR, run_governance
 from colonnade.cli.common import console, fail, settings_of
 from colonnade.cli.root import app
-from colonnade.governance.principal import Principal, PrincipalKind
+from colonnade.governance.principal import Principal, PrincipalKind, parse_principal_key
 
 if TYPE_CHECKING:
     from colonnade.runtime.governance import Governance
@@ -29,15 +29,21 @@ approvals_app = typer.Typer(help="List calls awaiting approval; approve or deny 
 app.add_typer(approvals_app, name="approvals")
 
 _STATES = ("pending", "approved", "denied", "used", "expired")
-_AS_HELP = "Who decides (a user id, recorded as the approver; default: the operator, system:cli)."
+_AS_HELP = (
+    "Who decides: a user id (bob) or a principal key (user:bob, agent:ops-bot), recorded as the "
+    "approver; never the requester (default: the operator, system:cli)."
+)
 
 
 def _actor(person: str | None) -> Principal:
+    """The person deciding, parsed as the requester's key is, so four-eyes compares like with like."""
     if person is None:
         return OPERATOR
-    if not person.strip() or len(person) > 256:
-        fail("--as names a user id (1 to 256 characters)")
-    return Principal(PrincipalKind.USER, person, persona="admin", credential="cli")
+    try:
+        kind, ident = parse_principal_key(person, bare=PrincipalKind.USER)
+    except ValueError as exc:
+        fail(f"--as: {exc}")
+    return Principal(kind, ident, persona="admin", credential="cli")
 
 
 @approvals_app.command("list")
