@@ -198,9 +198,14 @@ class ServerSettings(_Section):
     @property
     def mcp_url(self) -> str:
         """Where a client on this machine reaches the MCP endpoint (a wildcard host means loopback)."""
+        return f"{self.base_url}/mcp"
+
+    @property
+    def base_url(self) -> str:
+        """Where a client on this machine reaches the REST API (`colonnade status`, `tools list`)."""
         host = _LOOPBACK.get(self.host, self.host)
         shown = f"[{host}]" if ":" in host else host
-        return f"{self.scheme}://{shown}:{self.port}/mcp"
+        return f"{self.scheme}://{shown}:{self.port}"
 
 
 class LocalPrincipalSettings(_Section):

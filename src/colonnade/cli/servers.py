@@ -1,9 +1,10 @@
 """`colonnade servers ...` and `colonnade status`: the downstream MCP servers of a running gateway.
 
 They talk to the gateway's REST API (`/v1/servers`, `/v1/status`) at `--url` (default: the
-configured `server.host` and `server.port`), because the gateway owns the servers' processes and
-sessions. Adding, removing and restarting need `server.admin_api: true` on the gateway; a server
-added here lasts until the gateway stops (`servers:` in colonnade.yaml is the lasting list).
+configured `server.host` and `server.port`) with `--token` (default: the demo's token file),
+because the gateway owns the servers' processes and sessions. Adding, removing and restarting need
+`server.admin_api: true` on the gateway; a server added here lasts until the gateway stops
+(`servers:` in colonnade.yaml is the lasting list).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import httpx2
 import typer
 from rich.table import Table
 
-from colonnade.cli.common import EXIT_FINDINGS, console, fail, settings_of
+from colonnade.cli.common import EXIT_FINDINGS, TokenOption, client_token, console, fail, settings_of
 from colonnade.cli.root import app
 
 __all__ = ["servers_app", "status"]
@@ -31,12 +32,14 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print the gateway's JS
 
 
 @servers_app.command("list")
-def list_servers(ctx: typer.Context, url: UrlOption = None, as_json: JsonOption = False) -> None:
+def list_servers(
+    ctx: typer.Context, url: UrlOption = None, token: TokenOption = None, as_json: JsonOption = False
+) -> None:
     """One line per server: state, tools, calls, errors, restarts.
 
     Example: colonnade servers list --url http://127.0.0.1:8765
     """
-    answer = _request(ctx, url, "GET", "/v1/servers")
+    answer = _request(ctx, url, token, "GET", "/v1/servers")
     if as_json:
         console.print_json(json.dumps(answer))
         return
@@ -48,10 +51,11 @@ def server_status(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="The server's name, as configured.")],
     url: UrlOption = None,
+    token: TokenOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """One server in full: its health, traffic, protocol, last error and configuration."""
-    answer = _request(ctx, url, "GET", f"/v1/servers/{name}")
+    answer = _request(ctx, url, token, "GET", f"/v1/servers/{name}")
     if as_json:
         console.print_json(json.dumps(answer))
         return
@@ -74,6 +78,7 @@ def add(
         typer.Option("--definition", help="The whole server definition as JSON (as in colonnade.yaml)."),
     ] = None,
     url: UrlOption = None,
+    token: TokenOption = None,
 ) -> None:
     """Add a downstream server to the running gateway (needs server.admin_api on the gateway).
 
@@ -89,35 +94,43 @@ def add(
     else:
         body = {"transport": "http", "url": http}
     body = {"name": name, "tenant": tenant, **({"start": "lazy"} if lazy else {}), **body}
-    answer = _request(ctx, url, "POST", "/v1/servers", body)
+    answer = _request(ctx, url, token, "POST", "/v1/servers", body)
     console.print(f"added [bold]{answer['name']}[/bold] ({answer['transport']}): {answer['state']}")
 
 
 @servers_app.command("remove")
 def remove(
-    ctx: typer.Context, name: Annotated[str, typer.Argument(help="The server's name.")], url: UrlOption = None
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The server's name.")],
+    url: UrlOption = None,
+    token: TokenOption = None,
 ) -> None:
     """Stop a server and stop serving its tools (needs server.admin_api on the gateway)."""
-    _request(ctx, url, "DELETE", f"/v1/servers/{name}")
+    _request(ctx, url, token, "DELETE", f"/v1/servers/{name}")
     console.print(f"removed [bold]{name}[/bold]")
 
 
 @servers_app.command("restart")
 def restart(
-    ctx: typer.Context, name: Annotated[str, typer.Argument(help="The server's name.")], url: UrlOption = None
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The server's name.")],
+    url: UrlOption = None,
+    token: TokenOption = None,
 ) -> None:
     """Reconnect to a server now: a new session (a new process for stdio), any backoff cut short."""
-    _request(ctx, url, "POST", f"/v1/servers/{name}/restart")
+    _request(ctx, url, token, "POST", f"/v1/servers/{name}/restart")
     console.print(f"restarting [bold]{name}[/bold]")
 
 
 @app.command("status")
-def status(ctx: typer.Context, url: UrlOption = None, as_json: JsonOption = False) -> None:
+def status(
+    ctx: typer.Context, url: UrlOption = None, token: TokenOption = None, as_json: JsonOption = False
+) -> None:
     """The running gateway: its catalog, each downstream server's health and traffic, routing.
 
     Exit code 1 when a check fails or a server is not healthy.
     """
-    answer = _request(ctx, url, "GET", "/v1/status")
+    answer = _request(ctx, url, token, "GET", "/v1/status")
     if as_json:
         console.print_json(json.dumps(answer))
     else:
@@ -169,12 +182,16 @@ def _when(epoch: Any) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(epoch))) if epoch else ""
 
 
-def _request(ctx: typer.Context, url: str | None, method: str, path: str, body: Any = None) -> dict[str, Any]:
-    if url is None:
-        server = settings_of(ctx).server
-        url = f"http://{server.host}:{server.port}"
+def _request(
+    ctx: typer.Context, url: str | None, token: str | None, method: str, path: str, body: Any = None
+) -> dict[str, Any]:
+    """One REST request to the gateway with the client's credential; a refusal ends the command."""
+    settings = settings_of(ctx)
+    url = url or settings.server.base_url
+    credential = client_token(token, settings)
+    headers = {"Authorization": f"Bearer {credential}"} if credential else {}
     try:
-        response = httpx2.request(method, url.rstrip("/") + path, json=body, timeout=30)
+        response = httpx2.request(method, url.rstrip("/") + path, json=body, headers=headers, timeout=30)
     except httpx2.HTTPError as exc:
         fail(f"cannot reach the gateway at {url}: {exc} (is `colonnade serve` running? see --url)")
     answer = (
