@@ -75,7 +75,10 @@ def add(
     lazy: Annotated[bool, typer.Option("--lazy", help="Connect on the first call, not now.")] = False,
     definition: Annotated[
         str | None,
-        typer.Option("--definition", help="The whole server definition as JSON (as in colonnade.yaml)."),
+        typer.Option(
+            "--definition",
+            help="The whole server definition as JSON or YAML (as under servers: in colonnade.yaml).",
+        ),
     ] = None,
     url: UrlOption = None,
     token: TokenOption = None,
@@ -86,7 +89,7 @@ def add(
               colonnade servers add search --http https://search.example.com/mcp --lazy
     """
     if definition is not None:
-        body = json.loads(definition)
+        body = _definition(definition)
     elif (command is None) == (http is None):
         fail("give exactly one of --command (stdio) and --http (Streamable HTTP), or --definition")
     elif command is not None:
@@ -152,6 +155,27 @@ def status(
     )
     if not healthy:
         raise typer.Exit(EXIT_FINDINGS)
+
+
+def _definition(text: str) -> dict[str, Any]:
+    """The --definition as a mapping (JSON is YAML too); malformed text ends the command saying where."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        fail(
+            f"--definition is not valid JSON or YAML{where}: {getattr(exc, 'problem', None) or exc}; "
+            'give a mapping, e.g. \'{"transport": "stdio", "command": "mcp-server-time"}\''
+        )
+    if not isinstance(value, dict):
+        fail(
+            f"--definition must be a mapping of settings (transport, command, url, ...), not "
+            f"{type(value).__name__}; e.g. '{{\"transport\": \"http\", \"url\": \"https://example.com/mcp\"}}'"
+        )
+    return {str(key): item for key, item in value.items()}
 
 
 def _table(servers: list[dict[str, Any]]) -> Table:
