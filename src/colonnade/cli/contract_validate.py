@@ -118,6 +118,8 @@ def validate(
 
     Exit codes: 0 no errors (warnings allowed), 1 errors (or warnings with --strict),
     2 a file is missing or unreadable (YAML/JSON syntax errors are reported with line and column).
+
+    Example: colonnade contract validate --format json examples/contracts/
     """
     reports = check_paths(paths)
     if output is OutputFormat.JSON:
@@ -134,7 +136,10 @@ def schema(
         typer.Option("--output", "-o", help="Write the schema to this file instead of standard output."),
     ] = None,
 ) -> None:
-    """Print (or write) the published JSON Schema (Draft 2020-12) of a contract document."""
+    """Print (or write) the published JSON Schema (Draft 2020-12) of a contract document.
+
+    Example: colonnade contract schema -o uac.schema.json
+    """
     if out is None:
         typer.echo(schema_text(), nl=False)
         return

@@ -54,7 +54,10 @@ def server_status(
     token: TokenOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """One server in full: its health, traffic, protocol, last error and configuration."""
+    """One server in full: its health, traffic, protocol, last error and configuration.
+
+    Example: colonnade servers status time --json
+    """
     answer = _request(ctx, url, token, "GET", f"/v1/servers/{name}")
     if as_json:
         console.print_json(json.dumps(answer))
@@ -108,7 +111,10 @@ def remove(
     url: UrlOption = None,
     token: TokenOption = None,
 ) -> None:
-    """Stop a server and stop serving its tools (needs server.admin_api on the gateway)."""
+    """Stop a server and stop serving its tools (needs server.admin_api on the gateway).
+
+    Example: colonnade servers remove time
+    """
     _request(ctx, url, token, "DELETE", f"/v1/servers/{name}")
     console.print(f"removed [bold]{name}[/bold]")
 
@@ -120,7 +126,10 @@ def restart(
     url: UrlOption = None,
     token: TokenOption = None,
 ) -> None:
-    """Reconnect to a server now: a new session (a new process for stdio), any backoff cut short."""
+    """Reconnect to a server now: a new session (a new process for stdio), any backoff cut short.
+
+    Example: colonnade servers restart time
+    """
     _request(ctx, url, token, "POST", f"/v1/servers/{name}/restart")
     console.print(f"restarting [bold]{name}[/bold]")
 
@@ -132,6 +141,8 @@ def status(
     """The running gateway: its catalog, each downstream server's health and traffic, routing.
 
     Exit code 1 when a check fails or a server is not healthy.
+
+    Example: colonnade status --url http://127.0.0.1:8765 --json
     """
     answer = _request(ctx, url, token, "GET", "/v1/status")
     if as_json:
