@@ -53,7 +53,10 @@ def demo(
     port: Annotated[
         int | None,
         typer.Option(
-            help="Gateway port (default from config: server.port or COLONNADE_SERVER__PORT, else 8765)."
+            min=1,
+            max=65535,
+            help="Gateway port, 1-65535 (default from config: server.port or COLONNADE_SERVER__PORT,"
+            " else 8765).",
         ),
     ] = None,
     backend_port: Annotated[

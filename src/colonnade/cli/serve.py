@@ -32,7 +32,9 @@ def serve(
     host: Annotated[
         str | None, typer.Option(help="Interface to listen on (default from config: 127.0.0.1).")
     ] = None,
-    port: Annotated[int | None, typer.Option(help="TCP port (default from config: 8765).")] = None,
+    port: Annotated[
+        int | None, typer.Option(min=1, max=65535, help="TCP port, 1-65535 (default from config: 8765).")
+    ] = None,
     stdio: Annotated[
         bool, typer.Option("--stdio", help="Serve MCP over stdin/stdout instead of HTTP.")
     ] = False,
