@@ -84,12 +84,14 @@ def _check_file(path: Path) -> FileReport:
     try:
         doc = load_document(path)
     except ContractLoadError as exc:
-        return _unreadable(str(path), exc.message, exc.line, exc.column)
+        return _unreadable(str(path), exc.message, exc.line, exc.column, exc.fix)
     return FileReport(str(path), validate_document(doc))
 
 
-def _unreadable(path: str, message: str, line: int | None = None, column: int | None = None) -> FileReport:
-    fix = (
+def _unreadable(
+    path: str, message: str, line: int | None = None, column: int | None = None, fix: str | None = None
+) -> FileReport:
+    fix = fix or (
         f"fix the syntax at line {line}, column {column}"
         if line is not None
         else "check the path: it must name a readable .yaml, .yml or .json file, or a directory of them"
