@@ -1,4 +1,4 @@
-"""A path no route serves, or a method a route does not take: the typed envelope for clients, a page under /ui."""
+"""A path no route serves, or a method a route does not take: the typed envelope, or a page under /ui."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def test_a_wrong_method_is_answered_with_the_allowed_ones(client: httpx2.Client)
     assert answer.status_code == 405 and answer.headers["allow"] == "POST"
     error = answer.json()["error"]
     assert error["code"] == "I-REQ-METHOD" and error["details"]["allowed"] == ["POST"]
-    assert "DELETE is not allowed on /v1/calls; use POST" == error["message"]
+    assert error["message"] == "DELETE is not allowed on /v1/calls; use POST"
 
 
 def test_an_unknown_page_is_a_page(client: httpx2.Client) -> None:
