@@ -109,8 +109,7 @@ def verify(ctx: typer.Context) -> None:
 
 
 def _run(settings: Settings, work: Callable[[AuditStore], Awaitable[T]]) -> T:
-    from sqlalchemy.exc import SQLAlchemyError
-
+    from colonnade.cli.database_problem import DATABASE_ERRORS, database_problem
     from colonnade.store import create_store_engine, migrate_engine
     from colonnade.store.audit_repo import AuditStore
 
@@ -126,8 +125,8 @@ def _run(settings: Settings, work: Callable[[AuditStore], Awaitable[T]]) -> T:
 
     try:
         return asyncio.run(main())
-    except (SQLAlchemyError, OSError) as exc:
-        fail(f"cannot read the audit log: {type(exc).__name__}; check database_url (COLONNADE_DATABASE_URL)")
+    except DATABASE_ERRORS as exc:
+        fail(database_problem(settings, exc))
 
 
 def _utc(moment: datetime | None) -> datetime | None:
