@@ -82,3 +82,8 @@ def test_list_show_approve_and_deny(tmp_path: Path) -> None:
     assert kinds.count("approval.approve") == 1 and kinds.count("approval.deny") == 1
     refused = sorted(record["code"] for record in records if record["kind"] == "approval.refuse")
     assert refused == ["A-AUTH-APPROVAL-SELF"] * 3 + ["P-PRECOND-APPROVAL-STATE"]
+    filtered = _run(env, "audit", "list", "--json", "--kind", "approval.deny")
+    assert [json.loads(line)["kind"] for line in filtered.splitlines() if line.strip()] == ["approval.deny"]
+    typo = " ".join(_run(env, "audit", "list", "--kind", "aproval.approve", code=2).split())
+    assert "--kind: 'aproval.approve' is not an audit kind (did you mean 'approval.approve'?)" in typo
+    assert "the kinds are call, auth.failure," in typo and "approval.expire" in typo

@@ -56,10 +56,15 @@ def list_records(
 
     Example: colonnade audit list --tenant acme --outcome invalid_request --since 2026-11-24T08:00
     """
-    from colonnade.governance.audit import AuditLog
+    from colonnade.governance.audit import AuditLog, parse_kind
     from colonnade.runtime.governance import audit_key
     from colonnade.store.audit_repo import AuditFilter
 
+    if kind is not None:
+        try:
+            parse_kind(kind)
+        except ValueError as exc:
+            fail(f"--kind: {exc}")
     settings = settings_of(ctx)
 
     async def query(store: AuditStore) -> list[StoredAudit]:
