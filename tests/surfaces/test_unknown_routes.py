@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
+from colonnade.surfaces.pages.session_auth import is_page_path
 from tests.surfaces.rest_harness import RunningGateway, demo_contract_file, gateway_settings, serve_gateway
 
 
@@ -41,3 +42,14 @@ def test_an_unknown_page_is_a_page(client: httpx2.Client) -> None:
     assert answer.status_code == 404 and answer.headers["content-type"] == "text/html; charset=utf-8"
     assert "<h1>Page not found</h1>" in answer.text and 'href="/ui/catalog"' in answer.text
     assert "content-security-policy" in answer.headers
+
+
+@pytest.mark.parametrize("path", ["/ui", "/ui/"])
+def test_the_pages_root_leads_to_the_catalog(client: httpx2.Client, path: str) -> None:
+    answer = client.get(path, follow_redirects=True)
+    assert answer.status_code == 200 and answer.url.path == "/ui/catalog", (answer.status_code, answer.url)
+
+
+def test_the_pages_root_is_a_page_path_a_login_returns_to() -> None:
+    assert is_page_path("/ui") and is_page_path("/ui/") and is_page_path("/")
+    assert not is_page_path("/uix") and not is_page_path("/v1/tools")
