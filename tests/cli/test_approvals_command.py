@@ -66,7 +66,9 @@ def test_list_show_approve_and_deny(tmp_path: Path) -> None:
         assert "--as:" in _run(env, "approvals", "approve", "ap_one", "--as", other, code=2)
     approved = _run(env, "approvals", "approve", "ap_one", "--as", "bob", "--comment", "checked")
     assert "approved ap_one" in approved and "user:bob" in approved
-    assert "denied ap_two" in _run(env, "approvals", "deny", "ap_two", "--comment", "no")
+    for verb in ("approve", "deny"):  # a decision names who decides: no operator default to hide behind
+        assert "Missing option '--as'" in _run(env, "approvals", verb, "ap_two", code=2)
+    assert "denied ap_two" in _run(env, "approvals", "deny", "ap_two", "--as", "carol", "--comment", "no")
     assert "P-PRECOND-APPROVAL-STATE" in _run(env, "approvals", "approve", "ap_two", "--as", "bob", code=1)
     assert "I-REQ-UNKNOWN-RESOURCE" in _run(env, "approvals", "show", "ap_nope", code=1)
     assert "no approvals in state pending" in _run(env, "approvals", "list")

@@ -1,9 +1,10 @@
 """`colonnade approvals list | show | approve | deny`: decide on calls awaiting approval, on the database.
 
-The CLI acts as the gateway's operator (`system:cli`, every tenant), like `colonnade keys`; `--as`
-names the person deciding, who is then the approver bound into the token and the audit record
-(four-eyes: never the requester). Running the approved call is the requester's (retry with the
-token, or `POST /v1/approvals/{id}/resume`), or `POST /v1/approvals/{id}/approve` with `run`.
+The CLI reads as the gateway's operator (`system:cli`, every tenant), like `colonnade keys`; a
+decision names the person deciding with `--as` (required), who is then the approver bound into the
+token and the audit record (four-eyes: never the requester). Running the approved call is the
+requester's (retry with the token, or `POST /v1/approvals/{id}/resume`), or
+`POST /v1/approvals/{id}/approve` with `run`.
 """
 
 from __future__ import annotations
@@ -30,15 +31,17 @@ app.add_typer(approvals_app, name="approvals")
 
 _STATES = ("pending", "approved", "denied", "used", "expired")
 _AS_HELP = (
-    "Who decides: a user id (bob) or a principal key (user:bob, agent:ops-bot), recorded as the "
-    "approver; never the requester (default: the operator, system:cli)."
+    "Who decides (required): a user id (bob) or a principal key (user:bob, agent:ops-bot), "
+    "recorded as the approver; never the requester."
 )
 
 
-def _actor(person: str | None) -> Principal:
-    """The person deciding, parsed as the requester's key is, so four-eyes compares like with like."""
-    if person is None:
-        return OPERATOR
+def _actor(person: str) -> Principal:
+    """The person deciding, parsed as the requester's key is, so four-eyes compares like with like.
+
+    Always named: an operator default (system:cli) would let anyone at the CLI, the requester
+    included, decide without four-eyes ever seeing who.
+    """
     try:
         kind, ident = parse_principal_key(person, bare=PrincipalKind.USER)
     except ValueError as exc:
@@ -106,8 +109,8 @@ def show(
 def approve(
     ctx: typer.Context,
     approval_id: Annotated[str, typer.Argument(help="Id of the approval (ap_...).", show_default=False)],
+    person: Annotated[str, typer.Option("--as", help=_AS_HELP, show_default=False)],
     comment: Annotated[str | None, typer.Option(help="Why (shown to the requester, audited).")] = None,
-    person: Annotated[str | None, typer.Option("--as", help=_AS_HELP)] = None,
 ) -> None:
     """Approve a pending call: its requester may then run it once, within 5 minutes.
 
@@ -131,8 +134,8 @@ def approve(
 def deny(
     ctx: typer.Context,
     approval_id: Annotated[str, typer.Argument(help="Id of the approval (ap_...).", show_default=False)],
+    person: Annotated[str, typer.Option("--as", help=_AS_HELP, show_default=False)],
     comment: Annotated[str | None, typer.Option(help="Why (shown to the requester, audited).")] = None,
-    person: Annotated[str | None, typer.Option("--as", help=_AS_HELP)] = None,
 ) -> None:
     """Deny a pending call: it never runs.
 
