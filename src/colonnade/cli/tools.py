@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from colonnade.cli.common import TokenOption, client_token, console, fail, settings_of
+from colonnade.cli.common import TokenOption, client_token, console, demo_store_hint, fail, settings_of
 from colonnade.cli.root import app
 from colonnade.config import Settings
 
@@ -58,7 +58,7 @@ async def _route(
         if not len(gateway.catalog):
             fail(
                 "the catalog is empty: publish contracts first (colonnade contract publish FILE) "
-                "or list them under `contracts:` in colonnade.yaml"
+                "or list them under `contracts:` in colonnade.yaml" + demo_store_hint(settings)
             )
         decision = gateway.router.route(query, domain_hints=domain, k=k)
         wire_names = {t.canonical_name: t.wire_name for t in gateway.catalog.tools()}
