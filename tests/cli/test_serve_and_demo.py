@@ -238,3 +238,10 @@ def test_a_port_out_of_range_is_refused_before_serving(
     assert "Traceback" not in run.stderr and "serving" not in run.stdout
     said = " ".join(run.stderr.split())
     assert "port" in said and ("65535" in said or "greater than or equal to 1" in said), said
+
+
+def test_a_host_that_does_not_resolve_points_at_the_host_setting(tmp_path: Path) -> None:
+    run = _run(["serve", "--host", "nohost.invalid", "--port", str(free_port())], _env(tmp_path), tmp_path)
+    line = _one_error_line(run)
+    assert "the host 'nohost.invalid' does not resolve" in line
+    assert "choose another with --host, server.host in colonnade.yaml or COLONNADE_SERVER__HOST" in line

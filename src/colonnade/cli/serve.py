@@ -91,11 +91,14 @@ def with_overrides(
 PORT_HINT = "choose another with --port, server.port in colonnade.yaml or COLONNADE_SERVER__PORT"
 
 
+HOST_HINT = "choose another with --host, server.host in colonnade.yaml or COLONNADE_SERVER__HOST"
+
+
 def require_free_port(host: str, port: int, hint: str = PORT_HINT) -> None:
-    """End the command with one line when nothing can listen on `host:port`."""
+    """End the command with one line when nothing can listen on `host:port` (the hint fits the cause)."""
     problem = port_problem(host, port)
     if problem is not None:
-        fail(f"{problem}; {hint}")
+        fail(f"{problem}; {HOST_HINT if problem.startswith('the host ') else hint}")
 
 
 def review_notices(paths: list[Path]) -> list[str]:
