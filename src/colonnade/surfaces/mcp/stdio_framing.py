@@ -8,13 +8,15 @@ unless the line carried one), as JSON-RPC 2.0 asks, and passes every message thr
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 import mcp_types as types
-from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
+
+if TYPE_CHECKING:  # the SDK's stream protocols live in a private module: typing only
+    from mcp.shared._stream_protocols import ReadStream, WriteStream
 
 __all__ = ["AnsweringMalformed", "malformed_answer"]
 
