@@ -89,3 +89,14 @@ def test_list_show_approve_and_deny(tmp_path: Path) -> None:
     typo = " ".join(_run(env, "audit", "list", "--kind", "aproval.approve", code=2).split())
     assert "--kind: 'aproval.approve' is not an audit kind (did you mean 'approval.approve'?)" in typo
     assert "the kinds are call, auth.failure," in typo and "approval.expire" in typo
+
+
+def test_an_empty_list_after_the_demo_names_the_demos_store(tmp_path: Path) -> None:
+    """`make run` keeps its approvals in data_dir/demo: an empty list there says how to read them."""
+    demo = tmp_path / "data" / "demo"
+    env = {"COLONNADE_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "400"}
+    assert "COLONNADE_DATA_DIR" not in _run(env, "approvals", "list")
+    demo.mkdir(parents=True)
+    (demo / "colonnade.db").write_bytes(b"")
+    for command in (["approvals", "list"], ["audit", "list"]):
+        assert f"run this with COLONNADE_DATA_DIR={demo}" in _run(env, *command), command

@@ -16,7 +16,7 @@ import typer
 from rich.table import Table
 
 from colonnade.cli._governance import OPERATOR, run_governance
-from colonnade.cli.common import console, fail, settings_of
+from colonnade.cli.common import console, demo_store_hint, fail, settings_of
 from colonnade.cli.root import app
 from colonnade.governance.principal import Principal, PrincipalKind, parse_principal_key
 
@@ -68,9 +68,10 @@ def list_approvals(
         assert governance.approvals is not None
         return await governance.approvals.list(OPERATOR, None if every else state)
 
-    records = run_governance(settings_of(ctx), work)
+    settings = settings_of(ctx)
+    records = run_governance(settings, work)
     if not records:
-        console.print("no approvals" + ("" if every else f" in state {state}"))
+        console.print("no approvals" + ("" if every else f" in state {state}") + demo_store_hint(settings))
         return
     table = Table("id", "state", "tool", "arguments", "requester", "reasons", "expires (UTC)")
     for record in records:

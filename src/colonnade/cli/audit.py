@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 from rich.table import Table
 
-from colonnade.cli.common import EXIT_FINDINGS, console, fail, settings_of
+from colonnade.cli.common import EXIT_FINDINGS, console, demo_store_hint, fail, settings_of
 from colonnade.cli.root import app
 from colonnade.config import Settings
 
@@ -79,7 +79,7 @@ def list_records(
             console.print_json(json.dumps(_json(record)), indent=None)
         return
     if not records:
-        console.print("no audit record matches")
+        console.print("no audit record matches" + demo_store_hint(settings))
         return
     table = Table("seq", "at (UTC)", "kind", "principal", "tenant", "tool", "decision", "outcome", "code")
     for record in records:
