@@ -6,11 +6,12 @@ Every problem in a config file is reported at once, as `file: key: what is expec
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
@@ -198,9 +199,14 @@ class ServerSettings(_Section):
     @property
     def mcp_url(self) -> str:
         """Where a client on this machine reaches the MCP endpoint (a wildcard host means loopback)."""
+        return f"{self.base_url}/mcp"
+
+    @property
+    def base_url(self) -> str:
+        """Where a client on this machine reaches the REST API (`colonnade status`, `tools list`)."""
         host = _LOOPBACK.get(self.host, self.host)
         shown = f"[{host}]" if ":" in host else host
-        return f"{self.scheme}://{shown}:{self.port}/mcp"
+        return f"{self.scheme}://{shown}:{self.port}"
 
 
 class LocalPrincipalSettings(_Section):
@@ -651,6 +657,33 @@ def _origin(key: str, env: Mapping[str, str], source: str) -> str:
 
 def _expected(err: Any) -> str:
     if err["type"] == "extra_forbidden":
-        return "unknown setting (check the spelling; see docs/configuration.md)"
+        near = difflib.get_close_matches(str(err["loc"][-1]), _settings_at(err["loc"][:-1]), n=1, cutoff=0.6)
+        hint = f"did you mean {near[0]!r}? " if near else ""
+        return f"unknown setting ({hint}check the spelling; see docs/configuration.md)"
     message = str(err["msg"])
     return f"{message} (got {err['input']!r})" if "input" in err and err["type"] != "missing" else message
+
+
+def _settings_at(loc: Sequence[int | str]) -> list[str]:
+    """The setting names of the section at `loc` (e.g. ("server",)), for a typo's suggestion."""
+    model: type[BaseModel] = Settings
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(str(part))
+        section = _section_model(field.annotation) if field is not None else None
+        if section is None:
+            return []
+        model = section
+    return list(model.model_fields)
+
+
+def _section_model(annotation: Any) -> type[BaseModel] | None:
+    """The model inside an annotation (`X`, `X | None`, `list[X]`, `dict[str, X]`), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for inner in reversed(get_args(annotation)):
+        found = _section_model(inner)
+        if found is not None:
+            return found
+    return None

@@ -59,9 +59,16 @@ def test_list_show_approve_and_deny(tmp_path: Path) -> None:
     assert shown["arguments"] == {"item_id": "I-0"} and shown["state"] == "pending" and "token" not in shown
 
     assert "A-AUTH-APPROVAL-SELF" in _run(env, "approvals", "approve", "ap_one", "--as", "alice", code=1)
+    # the requester under its principal key is the requester too (four-eyes), on approve and deny
+    assert "A-AUTH-APPROVAL-SELF" in _run(env, "approvals", "approve", "ap_one", "--as", "user:alice", code=1)
+    assert "A-AUTH-APPROVAL-SELF" in _run(env, "approvals", "deny", "ap_one", "--as", "user:alice", code=1)
+    for other in ("user:user:alice", "alice ", "system:cli", "group:alice", "user:"):
+        assert "--as:" in _run(env, "approvals", "approve", "ap_one", "--as", other, code=2)
     approved = _run(env, "approvals", "approve", "ap_one", "--as", "bob", "--comment", "checked")
     assert "approved ap_one" in approved and "user:bob" in approved
-    assert "denied ap_two" in _run(env, "approvals", "deny", "ap_two", "--comment", "no")
+    for verb in ("approve", "deny"):  # a decision names who decides: no operator default to hide behind
+        assert "Missing option '--as'" in _run(env, "approvals", verb, "ap_two", code=2)
+    assert "denied ap_two" in _run(env, "approvals", "deny", "ap_two", "--as", "carol", "--comment", "no")
     assert "P-PRECOND-APPROVAL-STATE" in _run(env, "approvals", "approve", "ap_two", "--as", "bob", code=1)
     assert "I-REQ-UNKNOWN-RESOURCE" in _run(env, "approvals", "show", "ap_nope", code=1)
     assert "no approvals in state pending" in _run(env, "approvals", "list")
@@ -76,4 +83,20 @@ def test_list_show_approve_and_deny(tmp_path: Path) -> None:
     kinds = [record["kind"] for record in records]
     assert kinds.count("approval.approve") == 1 and kinds.count("approval.deny") == 1
     refused = sorted(record["code"] for record in records if record["kind"] == "approval.refuse")
-    assert refused == ["A-AUTH-APPROVAL-SELF", "P-PRECOND-APPROVAL-STATE"]
+    assert refused == ["A-AUTH-APPROVAL-SELF"] * 3 + ["P-PRECOND-APPROVAL-STATE"]
+    filtered = _run(env, "audit", "list", "--json", "--kind", "approval.deny")
+    assert [json.loads(line)["kind"] for line in filtered.splitlines() if line.strip()] == ["approval.deny"]
+    typo = " ".join(_run(env, "audit", "list", "--kind", "aproval.approve", code=2).split())
+    assert "--kind: 'aproval.approve' is not an audit kind (did you mean 'approval.approve'?)" in typo
+    assert "the kinds are call, auth.failure," in typo and "approval.expire" in typo
+
+
+def test_an_empty_list_after_the_demo_names_the_demos_store(tmp_path: Path) -> None:
+    """`make run` keeps its approvals in data_dir/demo: an empty list there says how to read them."""
+    demo = tmp_path / "data" / "demo"
+    env = {"COLONNADE_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "400"}
+    assert "COLONNADE_DATA_DIR" not in _run(env, "approvals", "list")
+    demo.mkdir(parents=True)
+    (demo / "colonnade.db").write_bytes(b"")
+    for command in (["approvals", "list"], ["audit", "list"]):
+        assert f"run this with COLONNADE_DATA_DIR={demo}" in _run(env, *command), command

@@ -183,3 +183,18 @@ def test_schema_to_an_unwritable_place_is_a_clean_error(tmp_path: Path) -> None:
 def test_demo_contracts_validate_clean() -> None:
     code, output = invoke("validate", "--strict", ROOT / "examples" / "contracts")
     assert code == 0, output
+
+
+def test_a_file_that_is_not_utf8_says_where_and_how_to_convert_it(tmp_path: Path) -> None:
+    latin = tmp_path / "latin1.yaml"
+    latin.write_bytes((FIXTURES / "valid.yaml").read_bytes() + "# caf\u00e9\n".encode("latin-1"))
+    line = (FIXTURES / "valid.yaml").read_bytes().count(b"\n") + 1
+    code, output = invoke("validate", "-f", "json", latin)
+    assert code == 2
+    (finding,) = json.loads(output)["files"][0]["findings"]
+    assert (finding["code"], finding["line"], finding["column"]) == ("LOAD", line, 6)
+    assert "is not UTF-8 text (byte 0xe9" in finding["message"]
+    assert "save the file as UTF-8" in finding["fix"] and "iconv" in finding["fix"]
+    served = run("serve", "--stdio", "-C", latin)
+    assert served.returncode == 2 and "Traceback" not in served.stderr, served.stderr
+    assert f"{latin}:{line}:6: is not UTF-8 text" in " ".join(served.stderr.split())

@@ -71,8 +71,25 @@ def test_an_empty_catalog_or_query_is_a_usage_error(tmp_path: Path, monkeypatch:
     empty = runner.invoke(app, ["tools", "search", "refund"])
     assert empty.exit_code == 2
     assert "catalog is empty" in " ".join(empty.output.split())
+    assert "COLONNADE_DATA_DIR" not in empty.output  # no demo ran here: no hint about one
     blank = runner.invoke(app, ["tools", "search", "   "])
     assert blank.exit_code == 2 and "query is empty" in blank.output
+
+
+def test_after_the_demo_an_empty_catalog_names_the_demos_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make run` serves from data_dir/demo; the commands read data_dir: say where the demo's catalog is."""
+    demo = tmp_path / "data" / "demo"
+    demo.mkdir(parents=True)
+    (demo / "colonnade.db").write_bytes(b"")
+    monkeypatch.setenv("COLONNADE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("COLONNADE_CONTRACTS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    for command in (["tools", "search", "refund"], ["tools", "describe", "get_invoice"]):
+        answer = runner.invoke(app, command)
+        assert answer.exit_code == 2, answer.output
+        assert f"run this with COLONNADE_DATA_DIR={demo}" in "".join(answer.output.split("\n")), answer.output
 
 
 def test_a_broken_contract_is_reported_not_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -217,3 +217,31 @@ def test_demo_refuses_one_port_for_both(tmp_path: Path) -> None:
     assert _one_error_line(run).startswith(
         f"error: the gateway and the demo backend cannot share port {port}"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "settings"),
+    [
+        (["serve", "--port", "70000"], {}),
+        (["serve", "--port", "0"], {}),
+        (["serve", "--port=-1"], {}),
+        (["demo", "--port", "70000"], {}),
+        (["demo", "--backend-port", "0"], {}),
+        (["serve"], {"COLONNADE_SERVER__PORT": "0"}),
+    ],
+)
+def test_a_port_out_of_range_is_refused_before_serving(
+    tmp_path: Path, args: list[str], settings: dict[str, str]
+) -> None:
+    run = _run(args, _env(tmp_path, COLUMNS="200", **settings), tmp_path, timeout=30)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr and "serving" not in run.stdout
+    said = " ".join(run.stderr.split())
+    assert "port" in said and ("65535" in said or "greater than or equal to 1" in said), said
+
+
+def test_a_host_that_does_not_resolve_points_at_the_host_setting(tmp_path: Path) -> None:
+    run = _run(["serve", "--host", "nohost.invalid", "--port", str(free_port())], _env(tmp_path), tmp_path)
+    line = _one_error_line(run)
+    assert "the host 'nohost.invalid' does not resolve" in line
+    assert "choose another with --host, server.host in colonnade.yaml or COLONNADE_SERVER__HOST" in line

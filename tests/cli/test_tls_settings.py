@@ -25,6 +25,7 @@ from colonnade.cli._tls import server_ssl_context, uvicorn_tls_options
 from colonnade.config import ConfigError, TlsSettings, load_settings
 from colonnade.surfaces.edge_auth import client_certificate
 from tests.support.certificates import PrivateCa
+from tests.support.loopback import free_port
 
 COLONNADE = Path(sys.executable).with_name("colonnade")
 
@@ -136,7 +137,7 @@ def test_serve_with_a_missing_certificate_stops_with_its_setting(tmp_path: Path)
         COLONNADE_DATA_DIR=str(tmp_path / "data"), COLONNADE_SERVER__TLS__CERT_FILE=str(tmp_path / "x.pem")
     )
     run = subprocess.run(
-        [str(COLONNADE), "serve", "--port", "0"],
+        [str(COLONNADE), "serve", "--port", str(free_port())],
         env=env,
         cwd=tmp_path,
         capture_output=True,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ class Demo:
     url: str
     backend: str
     data_dir: Path
+    log: Path
 
     def token(self, name: str) -> str:
         return (self.data_dir / name).read_text().strip()
@@ -60,7 +62,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     url = f"http://127.0.0.1:{port}"
     try:
         wait_http(f"{url}/readyz", proc, timeout=60, log=log)
-        yield Demo(url, f"http://127.0.0.1:{backend_port}", tmp / "data")
+        yield Demo(url, f"http://127.0.0.1:{backend_port}", tmp / "data", log)
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
@@ -85,6 +87,39 @@ def test_void_an_invoice_over_rest(demo: Demo) -> None:
         ).json()
     assert answer["result"]["status"] == "success", answer
     assert demo.invoice_status("INV-2001") == "void"
+
+
+def test_the_cli_approves_on_the_demo_database_the_banner_names(demo: Demo) -> None:
+    """The operator commands read data_dir's database; the banner says which one the demo uses."""
+    (line,) = [line for line in demo.log.read_text().splitlines() if "Operator commands" in line]
+    setting = line.split("database: ", 1)[1].split()[0]
+    name, _, data_dir = setting.partition("=")
+    assert name == "COLONNADE_DATA_DIR" and Path(data_dir) == demo.data_dir / "demo"
+    line_item = {"description": "Setup", "quantity": 1, "unit_price_cents": 5000}
+    new = {"customer_id": "C-1002", "lines": [line_item]}
+    with demo.rest("demo-token") as requester:
+        created = requester.post("/v1/calls", json={"tool_id": "acme:billing:create_invoice", "input": new})
+        invoice = created.json()["output"]["id"]
+        arguments = {"invoice_id": invoice, "reason": "Issued in error"}
+        approval = requester.post("/v1/calls", json={"tool_id": VOID, "input": arguments}).json()
+    approval_id = approval["pending"]["token"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COLONNADE_")}
+    env |= {"COLONNADE_DATA_DIR": data_dir, "COLUMNS": "300"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(COLONNADE), "approvals", *args], env=env, capture_output=True, text=True, timeout=60
+        )
+
+    assert approval_id in cli("list").stdout
+    own = cli("approve", approval_id, "--as", "user:demo-admin")
+    assert own.returncode == 1 and "A-AUTH-APPROVAL-SELF" in own.stderr, own.stderr
+    approved = cli("approve", approval_id, "--as", "bob", "--comment", "ok")
+    assert approved.returncode == 0 and "as user:bob" in approved.stdout, approved.stderr
+    with demo.rest("demo-token") as requester:
+        resumed = requester.post(f"/v1/approvals/{approval_id}/resume").json()
+    assert resumed["result"]["status"] == "success", resumed
+    assert demo.invoice_status(invoice) == "void"
 
 
 async def test_void_an_invoice_over_mcp(demo: Demo) -> None:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from colonnade.contracts.rules import CODES
 from tests.support.repo import ROOT
 
 COLONNADE = Path(sys.executable).with_name("colonnade")
@@ -38,3 +39,10 @@ def test_the_readme_shows_what_validate_prints_for_the_shipped_billing_contract(
     shown = re.search(re.escape(PROMPT) + r"(.*?)^```$", readme, re.S | re.M)
     assert shown is not None, "the README lost its sample validation run"
     assert shown.group(1) == run.stdout
+
+
+def test_every_range_of_validator_codes_the_docs_give_ends_at_the_last_code() -> None:
+    last = max(code for code in CODES if code.startswith("UAC"))
+    for page in (ROOT / "README.md", ROOT / "docs" / "cli.md", ROOT / "docs" / "contract-reference.md"):
+        for end in re.findall(r"UAC001\s*-\s*(UAC\d{3})", page.read_text(encoding="utf-8")):
+            assert end == last, f"{page.name} says UAC001-{end}; the validator's codes end at {last}"

@@ -124,3 +124,19 @@ def test_administration_is_refused_unless_turned_on(locked: Federation) -> None:
     assert locked.server_status("time")["restarts"] == 0
     code, output = cli("status", "--url", "http://127.0.0.1:9")
     assert code == 2 and "cannot reach the gateway" in output
+
+
+def test_a_stdio_command_that_does_not_exist_is_refused(admin: Federation, tmp_path: Path) -> None:
+    """Refused when added (it could never start), over REST and the CLI; nothing is added."""
+    missing = {"name": "ghost", "transport": "stdio", "command": "colonnade-no-such-server"}
+    answer = httpx2.post(f"{admin.base}/v1/servers", json=missing, timeout=10)
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert error["code"] == "I-REQ-SERVER-CONFIG" and "is not on the gateway's PATH" in error["message"]
+    (tmp_path / "plain.txt").write_text("not a program")
+    for command in (str(tmp_path / "nowhere" / "server"), str(tmp_path / "plain.txt")):
+        answer = httpx2.post(f"{admin.base}/v1/servers", json={**missing, "command": command}, timeout=10)
+        assert answer.status_code == 400 and command in answer.json()["error"]["message"], answer.text
+    code, output = cli("servers", "add", "ghost", "--command", missing["command"], "--url", admin.base)
+    assert code == 1 and "is not on the gateway's PATH" in " ".join(output.split()), output
+    assert httpx2.get(f"{admin.base}/v1/servers/ghost", timeout=10).status_code == 404

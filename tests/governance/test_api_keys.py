@@ -6,11 +6,13 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from sqlalchemy import text
 
 from colonnade.governance.identity.api_keys import new_key
 from colonnade.governance.key_admin import KeyRequest
 from colonnade.governance.principal import Principal
+from colonnade.governance.refusals import InvalidRequest
 from colonnade.store.api_keys_repo import ApiKeyRecord, ApiKeyStore
 from colonnade.store.audit_repo import AuditFilter
 from tests.support.governed import Governed
@@ -125,3 +127,12 @@ def test_keys_never_grant_more_than_their_maker_holds(governed: Governed) -> Non
     with governed.rest(governed.token("consumer")) as client:
         response = client.post("/v1/keys", json={"owner": "x", "persona": "consumer"})
         assert response.status_code == 403 and response.json()["error"]["code"] == "A-AUTH-SCOPE"
+
+
+def test_a_key_owner_is_a_bare_id_never_a_second_name(governed: Governed) -> None:
+    """`user:alice` as an owner would act as `user:user:alice`, a second identity of alice."""
+    key_admin = governed.running.gateway.governance.key_admin
+    assert key_admin is not None
+    for owner in ("user:alice", "agent:bot"):
+        with pytest.raises(InvalidRequest, match="bare user id"):
+            governed.running.run(key_admin.create(OPERATOR, KeyRequest(owner=owner, persona="admin")))

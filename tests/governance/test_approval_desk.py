@@ -175,6 +175,8 @@ async def test_who_may_decide(desk: ApprovalDesk, clock: Clock) -> None:
     await _ask(desk, clock, "ap_who")
     with pytest.raises(SelfApproval):
         await desk.approve(ALICE, "ap_who")
+    with pytest.raises(SelfApproval):  # alice under a second name (user:user:alice) is still alice
+        await desk.approve(_person("user:alice"), "ap_who")
     with pytest.raises(NotApprover):
         await desk.approve(_person("dan", "product_owner"), "ap_who")
     with pytest.raises(UnknownResource):

@@ -15,6 +15,7 @@ from colonnade.catalog.catalog import Catalog
 from colonnade.config import AuthSettings, IssuerSettings, LocalPrincipalSettings, ServerSettings, Settings
 from colonnade.governance.identity.exposure import AuthConfigError, AuthNotConfigured
 from colonnade.runtime.gateway import Gateway
+from tests.support.loopback import free_port
 from tests.support.tenant_contracts import tenant_contract
 
 COLONNADE = Path(sys.executable).with_name("colonnade")
@@ -48,7 +49,7 @@ async def test_an_authenticated_gateway_beyond_loopback_needs_its_public_url() -
 
 def test_serve_says_why_it_will_not_listen(tmp_path: Path) -> None:
     run = subprocess.run(
-        [str(COLONNADE), "serve", "--host", "0.0.0.0", "--port", "0"],
+        [str(COLONNADE), "serve", "--host", "0.0.0.0", "--port", str(free_port())],
         capture_output=True,
         text=True,
         timeout=60,

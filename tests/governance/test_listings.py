@@ -119,3 +119,18 @@ def test_the_cli_lists_only_what_its_credential_may_see(governed: Governed, tmp_
     env["COLONNADE_TOKEN"] = "not-a-token"
     refused = CliRunner().invoke(app, ["tools", "list", "--url", governed.base_url], env=env)
     assert refused.exit_code == 2 and "A-AUTH-MALFORMED" in refused.output
+
+
+def test_the_gateway_client_commands_send_the_credential_to_the_configured_port(
+    governed: Governed, tmp_path: Path
+) -> None:
+    """status, servers and tools list find the gateway at server.port and send --token / COLONNADE_TOKEN."""
+    port = governed.base_url.rsplit(":", 1)[1]
+    env = {"COLONNADE_TOKEN": governed.token("admin", tenant=None), "COLUMNS": "250"}
+    env |= {"COLONNADE_DATA_DIR": str(tmp_path), "COLONNADE_SERVER__PORT": port}
+    for command in (["status", "--json"], ["servers", "list", "--json"], ["tools", "list", "--json"]):
+        answer = CliRunner().invoke(app, command, env=env)
+        assert answer.exit_code == 0, (command, answer.output)
+        assert "A-AUTH" not in answer.output and json.loads(answer.output) is not None
+    missing = CliRunner().invoke(app, ["servers", "status", "nope"], env=env)
+    assert missing.exit_code == 1 and "A-AUTH" not in missing.output, missing.output

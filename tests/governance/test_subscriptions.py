@@ -101,3 +101,16 @@ def test_consumers_see_only_their_own_and_cannot_reach_other_tenants(governed: G
     with governed.rest(governed.token("developer", team="team-a")) as client:
         refused = client.post("/v1/subscriptions", json={"api": "acme:items"})  # no subscriptions scope
     assert refused.status_code == 403 and refused.json()["error"]["code"] == "A-AUTH-SCOPE"
+
+
+def test_a_subscriber_is_a_user_or_agent_key(governed: Governed) -> None:
+    """`bob` or `group:bob` would never match a caller's key: refused with the expected form."""
+    admin = governed.token("admin")
+    with governed.rest(admin) as client:
+        for subscriber in ("bob", "group:bob", "user:", "user:user:bob", " user:bob"):
+            answer = client.post("/v1/subscriptions", json={"api": "acme:items", "subscriber": subscriber})
+            assert answer.status_code == 400, (subscriber, answer.text)
+            assert answer.json()["error"]["code"] == "I-REQ-GOVERNANCE"
+            assert "user:<id>, agent:<id>" in answer.json()["error"]["message"]
+        accepted = client.post("/v1/subscriptions", json={"api": "acme:items", "subscriber": "agent:bot"})
+    assert accepted.status_code in (200, 201), accepted.text

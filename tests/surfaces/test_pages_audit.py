@@ -90,6 +90,10 @@ def test_a_bad_filter_says_which_and_how_to_write_it(operator: httpx2.Client) ->
     assert response.status_code == 400
     assert "since: &#x27;yesterday&#x27; is not a time; write it as YYYY-MM-DDTHH:MM (UTC)" in response.text
     assert operator.get("/ui/audit", params={"before": "-3"}).status_code == 400
+    typo = operator.get("/ui/audit", params={"kind": "aproval.approve"})
+    assert typo.status_code == 400
+    said = typo.text.replace("&#x27;", "'")
+    assert "kind: 'aproval.approve' is not an audit kind (did you mean 'approval.approve'?)" in said
 
 
 def test_the_chain_status_is_intact_with_its_head(operator: httpx2.Client) -> None:

@@ -54,7 +54,7 @@ def needs_approval(call: Call) -> bool:
 
 def next_action(approval_id: str) -> str:
     return (
-        f"an approver must approve it (colonnade approvals approve {approval_id}, or POST "
+        f"an approver must approve it (colonnade approvals approve {approval_id} --as <approver>, or POST "
         f"/v1/approvals/{approval_id}/approve); then call again with the approval's token (GET "
         f"/v1/approvals/{approval_id} shows it to you: REST field approval_token or header "
         f'Colonnade-Approval-Token, MCP _meta["colonnade/approval_token"]), or resume it with POST '

@@ -660,6 +660,19 @@ _SPECS = (
         "REST cannot ask the user.",
     ),
     ErrorSpec(
+        "I-REQ-UNKNOWN-ROUTE",
+        _INVALID,
+        "No route of the gateway has this path",
+        "Check the path against docs/rest-api.md (REST under /v1, MCP at /mcp, pages under /ui); "
+        "details.path is the path asked for.",
+    ),
+    ErrorSpec(
+        "I-REQ-METHOD",
+        _INVALID,
+        "The route exists but does not take this HTTP method",
+        "Send one of the methods in details.allowed (also in the Allow header).",
+    ),
+    ErrorSpec(
         "I-REQ-UNKNOWN-SERVER",
         _INVALID,
         "No downstream MCP server has this name",

@@ -26,9 +26,8 @@ OPERATOR = Principal.system("cli")
 
 def run_governance(settings: Settings, work: Callable[[Governance], Awaitable[T]]) -> T:
     """Migrate the database, load the catalog, run `work` with the services; refusals end the command."""
-    from sqlalchemy.exc import SQLAlchemyError
-
     from colonnade.catalog.catalog import Catalog
+    from colonnade.cli.database_problem import DATABASE_ERRORS, database_problem
     from colonnade.errors import ColonnadeError
     from colonnade.governance.refusals import GovernanceRefusal
     from colonnade.runtime.governance import Governance
@@ -56,5 +55,5 @@ def run_governance(settings: Settings, work: Callable[[Governance], Awaitable[T]
         fail(f"{refused.code}: {refused.message}", EXIT_FINDINGS)
     except ColonnadeError as exc:
         fail(f"{exc.code}: {exc}", EXIT_USAGE)
-    except (SQLAlchemyError, OSError) as exc:
-        fail(f"cannot use the database: {type(exc).__name__}; check database_url (COLONNADE_DATABASE_URL)")
+    except DATABASE_ERRORS as exc:
+        fail(database_problem(settings, exc))

@@ -35,6 +35,7 @@ from colonnade.organs.organ_errors import OrganCardError, OrganCardsInvalid, Org
 from colonnade.runtime.gateway import Gateway
 from colonnade.store.store_errors import StoreError
 from colonnade.surfaces.admission import AdmissionControl
+from colonnade.surfaces.mcp.stdio_framing import AnsweringMalformed
 
 __all__ = ["open_gateway", "run", "run_http", "run_stdio"]
 
@@ -220,7 +221,8 @@ async def run_stdio(settings: Settings) -> None:
         gateway.servers.start()
         try:
             server = gateway.mcp.server  # calls run as the configured local principal
-            await server.run(read, write, server.create_initialization_options())
+            answering = AnsweringMalformed(read, write)  # a line that is not JSON-RPC gets an error
+            await server.run(answering, write, server.create_initialization_options())
         finally:
             if sync is not None:
                 sync.cancel()
@@ -282,5 +284,10 @@ def _print_banner(gateway: Gateway, url: str, snippet: bool, token: str | None =
             err_console.print(
                 "Destructive tools wait for a second person: approve with the token in "
                 "demo-approver-token (docs/approvals.md)."
+            )
+            err_console.print(  # the operator commands read the database of data_dir, the demo's own
+                "Operator commands (approvals, keys, agents, audit) on the demo's database: "
+                f"COLONNADE_DATA_DIR={gateway.settings.data_dir} colonnade approvals list",
+                soft_wrap=True,
             )
         err_console.print(f"Health: {url.removesuffix('/mcp')}/readyz   Stop: Ctrl-C")

@@ -1,9 +1,10 @@
 """`colonnade approvals list | show | approve | deny`: decide on calls awaiting approval, on the database.
 
-The CLI acts as the gateway's operator (`system:cli`, every tenant), like `colonnade keys`; `--as`
-names the person deciding, who is then the approver bound into the token and the audit record
-(four-eyes: never the requester). Running the approved call is the requester's (retry with the
-token, or `POST /v1/approvals/{id}/resume`), or `POST /v1/approvals/{id}/approve` with `run`.
+The CLI reads as the gateway's operator (`system:cli`, every tenant), like `colonnade keys`; a
+decision names the person deciding with `--as` (required), who is then the approver bound into the
+token and the audit record (four-eyes: never the requester). Running the approved call is the
+requester's (retry with the token, or `POST /v1/approvals/{id}/resume`), or
+`POST /v1/approvals/{id}/approve` with `run`.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import typer
 from rich.table import Table
 
 from colonnade.cli._governance import OPERATOR, run_governance
-from colonnade.cli.common import console, fail, settings_of
+from colonnade.cli.common import console, demo_store_hint, fail, settings_of
 from colonnade.cli.root import app
-from colonnade.governance.principal import Principal, PrincipalKind
+from colonnade.governance.principal import Principal, PrincipalKind, parse_principal_key
 
 if TYPE_CHECKING:
     from colonnade.runtime.governance import Governance
@@ -29,15 +30,23 @@ approvals_app = typer.Typer(help="List calls awaiting approval; approve or deny 
 app.add_typer(approvals_app, name="approvals")
 
 _STATES = ("pending", "approved", "denied", "used", "expired")
-_AS_HELP = "Who decides (a user id, recorded as the approver; default: the operator, system:cli)."
+_AS_HELP = (
+    "Who decides (required): a user id (bob) or a principal key (user:bob, agent:ops-bot), "
+    "recorded as the approver; never the requester."
+)
 
 
-def _actor(person: str | None) -> Principal:
-    if person is None:
-        return OPERATOR
-    if not person.strip() or len(person) > 256:
-        fail("--as names a user id (1 to 256 characters)")
-    return Principal(PrincipalKind.USER, person, persona="admin", credential="cli")
+def _actor(person: str) -> Principal:
+    """The person deciding, parsed as the requester's key is, so four-eyes compares like with like.
+
+    Always named: an operator default (system:cli) would let anyone at the CLI, the requester
+    included, decide without four-eyes ever seeing who.
+    """
+    try:
+        kind, ident = parse_principal_key(person, bare=PrincipalKind.USER)
+    except ValueError as exc:
+        fail(f"--as: {exc}")
+    return Principal(kind, ident, persona="admin", credential="cli")
 
 
 @approvals_app.command("list")
@@ -59,9 +68,10 @@ def list_approvals(
         assert governance.approvals is not None
         return await governance.approvals.list(OPERATOR, None if every else state)
 
-    records = run_governance(settings_of(ctx), work)
+    settings = settings_of(ctx)
+    records = run_governance(settings, work)
     if not records:
-        console.print("no approvals" + ("" if every else f" in state {state}"))
+        console.print("no approvals" + ("" if every else f" in state {state}") + demo_store_hint(settings))
         return
     table = Table("id", "state", "tool", "arguments", "requester", "reasons", "expires (UTC)")
     for record in records:
@@ -100,8 +110,8 @@ def show(
 def approve(
     ctx: typer.Context,
     approval_id: Annotated[str, typer.Argument(help="Id of the approval (ap_...).", show_default=False)],
+    person: Annotated[str, typer.Option("--as", help=_AS_HELP, show_default=False)],
     comment: Annotated[str | None, typer.Option(help="Why (shown to the requester, audited).")] = None,
-    person: Annotated[str | None, typer.Option("--as", help=_AS_HELP)] = None,
 ) -> None:
     """Approve a pending call: its requester may then run it once, within 5 minutes.
 
@@ -125,8 +135,8 @@ def approve(
 def deny(
     ctx: typer.Context,
     approval_id: Annotated[str, typer.Argument(help="Id of the approval (ap_...).", show_default=False)],
+    person: Annotated[str, typer.Option("--as", help=_AS_HELP, show_default=False)],
     comment: Annotated[str | None, typer.Option(help="Why (shown to the requester, audited).")] = None,
-    person: Annotated[str | None, typer.Option("--as", help=_AS_HELP)] = None,
 ) -> None:
     """Deny a pending call: it never runs.
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 from rich.table import Table
 
-from colonnade.cli.common import EXIT_FINDINGS, console, fail, settings_of
+from colonnade.cli.common import EXIT_FINDINGS, console, demo_store_hint, fail, settings_of
 from colonnade.cli.root import app
 from colonnade.config import Settings
 
@@ -56,10 +56,15 @@ def list_records(
 
     Example: colonnade audit list --tenant acme --outcome invalid_request --since 2026-11-24T08:00
     """
-    from colonnade.governance.audit import AuditLog
+    from colonnade.governance.audit import AuditLog, parse_kind
     from colonnade.runtime.governance import audit_key
     from colonnade.store.audit_repo import AuditFilter
 
+    if kind is not None:
+        try:
+            parse_kind(kind)
+        except ValueError as exc:
+            fail(f"--kind: {exc}")
     settings = settings_of(ctx)
 
     async def query(store: AuditStore) -> list[StoredAudit]:
@@ -74,7 +79,7 @@ def list_records(
             console.print_json(json.dumps(_json(record)), indent=None)
         return
     if not records:
-        console.print("no audit record matches")
+        console.print("no audit record matches" + demo_store_hint(settings))
         return
     table = Table("seq", "at (UTC)", "kind", "principal", "tenant", "tool", "decision", "outcome", "code")
     for record in records:
@@ -109,8 +114,7 @@ def verify(ctx: typer.Context) -> None:
 
 
 def _run(settings: Settings, work: Callable[[AuditStore], Awaitable[T]]) -> T:
-    from sqlalchemy.exc import SQLAlchemyError
-
+    from colonnade.cli.database_problem import DATABASE_ERRORS, database_problem
     from colonnade.store import create_store_engine, migrate_engine
     from colonnade.store.audit_repo import AuditStore
 
@@ -126,8 +130,8 @@ def _run(settings: Settings, work: Callable[[AuditStore], Awaitable[T]]) -> T:
 
     try:
         return asyncio.run(main())
-    except (SQLAlchemyError, OSError) as exc:
-        fail(f"cannot read the audit log: {type(exc).__name__}; check database_url (COLONNADE_DATABASE_URL)")
+    except DATABASE_ERRORS as exc:
+        fail(database_problem(settings, exc))
 
 
 def _utc(moment: datetime | None) -> datetime | None:

@@ -17,6 +17,7 @@ from rich.console import Console, ConsoleDimensions
 from colonnade.config import ConfigError, Settings, load_settings
 
 __all__ = [
+    "DEMO_DIR",
     "DEMO_TOKEN_FILE",
     "EXIT_FINDINGS",
     "EXIT_OK",
@@ -27,6 +28,7 @@ __all__ = [
     "TokenOption",
     "client_token",
     "console",
+    "demo_store_hint",
     "err_console",
     "fail",
     "print_json",
@@ -120,3 +122,15 @@ def client_token(given: str | None, settings: Settings) -> str | None:
         return path.read_text(encoding="utf-8").strip() or None
     except OSError:
         return None
+
+
+DEMO_DIR = "demo"
+"""Under data_dir: the folder `colonnade demo` keeps its own store in (fresh on every run)."""
+
+
+def demo_store_hint(settings: Settings) -> str:
+    """Where the demo's store is, when this command read another one and `make run` left one there."""
+    demo = settings.data_dir / DEMO_DIR
+    if settings.database_url is not None or not (demo / "colonnade.db").is_file():
+        return ""
+    return f"; the demo (make run) keeps its own store: run this with COLONNADE_DATA_DIR={demo}"

@@ -195,6 +195,8 @@ def export_command(
     """Export a contract as an OpenAPI 3.1 document, with each llm block as `x-llm`.
 
     Importing the result gives back an equivalent contract (as a draft).
+
+    Example: colonnade contract export-openapi examples/contracts/crm.yaml -o crm.openapi.yaml
     """
     model = _contract(contract)
     try:

@@ -116,6 +116,8 @@ def publish_command(
 
     Nothing is published unless every file is valid. A published version is immutable: to change
     a contract, bump its version; earlier versions stay in the store as history.
+
+    Example: colonnade contract publish examples/contracts/*.yaml
     """
     contracts = _load_valid(paths)
     settings = settings_of(ctx)
@@ -231,7 +233,10 @@ def deprecate_command(
     name: Annotated[str, typer.Argument(help="API name (the contract's `name`).", show_default=False)],
     version: Annotated[str, typer.Argument(help="Version to deprecate, e.g. 1.2.0.", show_default=False)],
 ) -> None:
-    """Mark a published version deprecated; it stays in the store as history."""
+    """Mark a published version deprecated; it stays in the store as history.
+
+    Example: colonnade contract deprecate acme crm 1.0.0
+    """
 
     async def work(store: ContractStore) -> tuple[StoredContract, StoredContract | None]:
         deprecated = await store.deprecate(tenant, name, version)

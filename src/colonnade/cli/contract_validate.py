@@ -84,12 +84,14 @@ def _check_file(path: Path) -> FileReport:
     try:
         doc = load_document(path)
     except ContractLoadError as exc:
-        return _unreadable(str(path), exc.message, exc.line, exc.column)
+        return _unreadable(str(path), exc.message, exc.line, exc.column, exc.fix)
     return FileReport(str(path), validate_document(doc))
 
 
-def _unreadable(path: str, message: str, line: int | None = None, column: int | None = None) -> FileReport:
-    fix = (
+def _unreadable(
+    path: str, message: str, line: int | None = None, column: int | None = None, fix: str | None = None
+) -> FileReport:
+    fix = fix or (
         f"fix the syntax at line {line}, column {column}"
         if line is not None
         else "check the path: it must name a readable .yaml, .yml or .json file, or a directory of them"
@@ -118,6 +120,8 @@ def validate(
 
     Exit codes: 0 no errors (warnings allowed), 1 errors (or warnings with --strict),
     2 a file is missing or unreadable (YAML/JSON syntax errors are reported with line and column).
+
+    Example: colonnade contract validate --format json examples/contracts/
     """
     reports = check_paths(paths)
     if output is OutputFormat.JSON:
@@ -134,7 +138,10 @@ def schema(
         typer.Option("--output", "-o", help="Write the schema to this file instead of standard output."),
     ] = None,
 ) -> None:
-    """Print (or write) the published JSON Schema (Draft 2020-12) of a contract document."""
+    """Print (or write) the published JSON Schema (Draft 2020-12) of a contract document.
+
+    Example: colonnade contract schema -o uac.schema.json
+    """
     if out is None:
         typer.echo(schema_text(), nl=False)
         return

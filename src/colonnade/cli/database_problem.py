@@ -15,7 +15,7 @@ __all__ = ["DATABASE_ERRORS", "database_problem"]
 def _database_errors() -> tuple[type[BaseException], ...]:
     from sqlalchemy.exc import SQLAlchemyError
 
-    return (SQLAlchemyError, OSError)
+    return (SQLAlchemyError, OSError, OverflowError)  # OverflowError: a port past 65535 in the URL
 
 
 DATABASE_ERRORS = _database_errors()

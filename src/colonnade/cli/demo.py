@@ -27,7 +27,7 @@ from typing import Annotated
 import typer
 import yaml
 
-from colonnade.cli.common import DEMO_TOKEN_FILE, fail, settings_of
+from colonnade.cli.common import DEMO_DIR, DEMO_TOKEN_FILE, fail, settings_of
 from colonnade.cli.root import app
 from colonnade.cli.serve import PORT_HINT, require_free_port, with_overrides
 from colonnade.config import OrganSettings, Settings
@@ -53,7 +53,10 @@ def demo(
     port: Annotated[
         int | None,
         typer.Option(
-            help="Gateway port (default from config: server.port or COLONNADE_SERVER__PORT, else 8765)."
+            min=1,
+            max=65535,
+            help="Gateway port, 1-65535 (default from config: server.port or COLONNADE_SERVER__PORT,"
+            " else 8765).",
         ),
     ] = None,
     backend_port: Annotated[
@@ -75,7 +78,7 @@ def demo(
     require_free_port(host, gateway_port)
     require_free_port("127.0.0.1", backend_port, _BACKEND_HINT)
     token_dir = settings.data_dir  # where the client commands look for the demo's token
-    demo_dir = _fresh_demo_dir(settings.data_dir / "demo")
+    demo_dir = _fresh_demo_dir(settings.data_dir / DEMO_DIR)
     settings = settings.model_copy(
         update={
             "data_dir": demo_dir,

@@ -30,7 +30,7 @@ app.add_typer(keys_app, name="keys")
 def create(
     ctx: typer.Context,
     owner: Annotated[
-        str, typer.Option(help="Principal id the key acts as (e.g. ci-bot).", show_default=False)
+        str, typer.Option(help="Bare user id the key acts as (ci-bot: user:ci-bot).", show_default=False)
     ],
     persona: Annotated[
         str, typer.Option(help="admin, product_owner, developer, consumer or security.", show_default=False)

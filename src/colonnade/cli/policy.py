@@ -110,7 +110,7 @@ def eval_decision(
     """Explain the decision the policies take on one call: which rules fired, and the obligations.
 
     Example: colonnade policy eval --tool acme:billing:void_invoice --principal agent:invoice-bot
-    --tenant acme --args '{"invoice_id": "inv_1"}'
+    --tenant acme --contract examples/contracts --args '{"invoice_id": "inv_1"}'
     """
     from colonnade.governance.policy.engine import CompiledPolicy, PolicyError
     from colonnade.governance.policy.input_document import principal_document, time_document

@@ -14,8 +14,8 @@ __all__ = ["port_problem"]
 
 def port_problem(host: str, port: int) -> str | None:
     """Why nothing can listen on `host:port` (busy, unknown address), or None when it can."""
-    if port == 0:
-        return None  # the system picks a free port
+    if not 1 <= port <= 65535:
+        return f"port {port} is not one a client can reach: give a port from 1 to 65535"
     try:
         family, kind, proto, _, address = socket.getaddrinfo(
             host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE

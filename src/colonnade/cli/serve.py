@@ -32,7 +32,9 @@ def serve(
     host: Annotated[
         str | None, typer.Option(help="Interface to listen on (default from config: 127.0.0.1).")
     ] = None,
-    port: Annotated[int | None, typer.Option(help="TCP port (default from config: 8765).")] = None,
+    port: Annotated[
+        int | None, typer.Option(min=1, max=65535, help="TCP port, 1-65535 (default from config: 8765).")
+    ] = None,
     stdio: Annotated[
         bool, typer.Option("--stdio", help="Serve MCP over stdin/stdout instead of HTTP.")
     ] = False,
@@ -89,11 +91,14 @@ def with_overrides(
 PORT_HINT = "choose another with --port, server.port in colonnade.yaml or COLONNADE_SERVER__PORT"
 
 
+HOST_HINT = "choose another with --host, server.host in colonnade.yaml or COLONNADE_SERVER__HOST"
+
+
 def require_free_port(host: str, port: int, hint: str = PORT_HINT) -> None:
-    """End the command with one line when nothing can listen on `host:port`."""
+    """End the command with one line when nothing can listen on `host:port` (the hint fits the cause)."""
     problem = port_problem(host, port)
     if problem is not None:
-        fail(f"{problem}; {hint}")
+        fail(f"{problem}; {HOST_HINT if problem.startswith('the host ') else hint}")
 
 
 def review_notices(paths: list[Path]) -> list[str]:

@@ -1,9 +1,10 @@
 """`colonnade servers ...` and `colonnade status`: the downstream MCP servers of a running gateway.
 
 They talk to the gateway's REST API (`/v1/servers`, `/v1/status`) at `--url` (default: the
-configured `server.host` and `server.port`), because the gateway owns the servers' processes and
-sessions. Adding, removing and restarting need `server.admin_api: true` on the gateway; a server
-added here lasts until the gateway stops (`servers:` in colonnade.yaml is the lasting list).
+configured `server.host` and `server.port`) with `--token` (default: the demo's token file),
+because the gateway owns the servers' processes and sessions. Adding, removing and restarting need
+`server.admin_api: true` on the gateway; a server added here lasts until the gateway stops
+(`servers:` in colonnade.yaml is the lasting list).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import httpx2
 import typer
 from rich.table import Table
 
-from colonnade.cli.common import EXIT_FINDINGS, console, fail, settings_of
+from colonnade.cli.common import EXIT_FINDINGS, TokenOption, client_token, console, fail, settings_of
 from colonnade.cli.root import app
 
 __all__ = ["servers_app", "status"]
@@ -31,12 +32,14 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print the gateway's JS
 
 
 @servers_app.command("list")
-def list_servers(ctx: typer.Context, url: UrlOption = None, as_json: JsonOption = False) -> None:
+def list_servers(
+    ctx: typer.Context, url: UrlOption = None, token: TokenOption = None, as_json: JsonOption = False
+) -> None:
     """One line per server: state, tools, calls, errors, restarts.
 
     Example: colonnade servers list --url http://127.0.0.1:8765
     """
-    answer = _request(ctx, url, "GET", "/v1/servers")
+    answer = _request(ctx, url, token, "GET", "/v1/servers")
     if as_json:
         console.print_json(json.dumps(answer))
         return
@@ -48,10 +51,14 @@ def server_status(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="The server's name, as configured.")],
     url: UrlOption = None,
+    token: TokenOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """One server in full: its health, traffic, protocol, last error and configuration."""
-    answer = _request(ctx, url, "GET", f"/v1/servers/{name}")
+    """One server in full: its health, traffic, protocol, last error and configuration.
+
+    Example: colonnade servers status time --json
+    """
+    answer = _request(ctx, url, token, "GET", f"/v1/servers/{name}")
     if as_json:
         console.print_json(json.dumps(answer))
         return
@@ -71,9 +78,13 @@ def add(
     lazy: Annotated[bool, typer.Option("--lazy", help="Connect on the first call, not now.")] = False,
     definition: Annotated[
         str | None,
-        typer.Option("--definition", help="The whole server definition as JSON (as in colonnade.yaml)."),
+        typer.Option(
+            "--definition",
+            help="The whole server definition as JSON or YAML (as under servers: in colonnade.yaml).",
+        ),
     ] = None,
     url: UrlOption = None,
+    token: TokenOption = None,
 ) -> None:
     """Add a downstream server to the running gateway (needs server.admin_api on the gateway).
 
@@ -81,7 +92,7 @@ def add(
               colonnade servers add search --http https://search.example.com/mcp --lazy
     """
     if definition is not None:
-        body = json.loads(definition)
+        body = _definition(definition)
     elif (command is None) == (http is None):
         fail("give exactly one of --command (stdio) and --http (Streamable HTTP), or --definition")
     elif command is not None:
@@ -89,35 +100,51 @@ def add(
     else:
         body = {"transport": "http", "url": http}
     body = {"name": name, "tenant": tenant, **({"start": "lazy"} if lazy else {}), **body}
-    answer = _request(ctx, url, "POST", "/v1/servers", body)
+    answer = _request(ctx, url, token, "POST", "/v1/servers", body)
     console.print(f"added [bold]{answer['name']}[/bold] ({answer['transport']}): {answer['state']}")
 
 
 @servers_app.command("remove")
 def remove(
-    ctx: typer.Context, name: Annotated[str, typer.Argument(help="The server's name.")], url: UrlOption = None
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The server's name.")],
+    url: UrlOption = None,
+    token: TokenOption = None,
 ) -> None:
-    """Stop a server and stop serving its tools (needs server.admin_api on the gateway)."""
-    _request(ctx, url, "DELETE", f"/v1/servers/{name}")
+    """Stop a server and stop serving its tools (needs server.admin_api on the gateway).
+
+    Example: colonnade servers remove time
+    """
+    _request(ctx, url, token, "DELETE", f"/v1/servers/{name}")
     console.print(f"removed [bold]{name}[/bold]")
 
 
 @servers_app.command("restart")
 def restart(
-    ctx: typer.Context, name: Annotated[str, typer.Argument(help="The server's name.")], url: UrlOption = None
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The server's name.")],
+    url: UrlOption = None,
+    token: TokenOption = None,
 ) -> None:
-    """Reconnect to a server now: a new session (a new process for stdio), any backoff cut short."""
-    _request(ctx, url, "POST", f"/v1/servers/{name}/restart")
+    """Reconnect to a server now: a new session (a new process for stdio), any backoff cut short.
+
+    Example: colonnade servers restart time
+    """
+    _request(ctx, url, token, "POST", f"/v1/servers/{name}/restart")
     console.print(f"restarting [bold]{name}[/bold]")
 
 
 @app.command("status")
-def status(ctx: typer.Context, url: UrlOption = None, as_json: JsonOption = False) -> None:
+def status(
+    ctx: typer.Context, url: UrlOption = None, token: TokenOption = None, as_json: JsonOption = False
+) -> None:
     """The running gateway: its catalog, each downstream server's health and traffic, routing.
 
     Exit code 1 when a check fails or a server is not healthy.
+
+    Example: colonnade status --url http://127.0.0.1:8765 --json
     """
-    answer = _request(ctx, url, "GET", "/v1/status")
+    answer = _request(ctx, url, token, "GET", "/v1/status")
     if as_json:
         console.print_json(json.dumps(answer))
     else:
@@ -139,6 +166,27 @@ def status(ctx: typer.Context, url: UrlOption = None, as_json: JsonOption = Fals
     )
     if not healthy:
         raise typer.Exit(EXIT_FINDINGS)
+
+
+def _definition(text: str) -> dict[str, Any]:
+    """The --definition as a mapping (JSON is YAML too); malformed text ends the command saying where."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        fail(
+            f"--definition is not valid JSON or YAML{where}: {getattr(exc, 'problem', None) or exc}; "
+            'give a mapping, e.g. \'{"transport": "stdio", "command": "mcp-server-time"}\''
+        )
+    if not isinstance(value, dict):
+        fail(
+            f"--definition must be a mapping of settings (transport, command, url, ...), not "
+            f"{type(value).__name__}; e.g. '{{\"transport\": \"http\", \"url\": \"https://example.com/mcp\"}}'"
+        )
+    return {str(key): item for key, item in value.items()}
 
 
 def _table(servers: list[dict[str, Any]]) -> Table:
@@ -169,12 +217,16 @@ def _when(epoch: Any) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(epoch))) if epoch else ""
 
 
-def _request(ctx: typer.Context, url: str | None, method: str, path: str, body: Any = None) -> dict[str, Any]:
-    if url is None:
-        server = settings_of(ctx).server
-        url = f"http://{server.host}:{server.port}"
+def _request(
+    ctx: typer.Context, url: str | None, token: str | None, method: str, path: str, body: Any = None
+) -> dict[str, Any]:
+    """One REST request to the gateway with the client's credential; a refusal ends the command."""
+    settings = settings_of(ctx)
+    url = url or settings.server.base_url
+    credential = client_token(token, settings)
+    headers = {"Authorization": f"Bearer {credential}"} if credential else {}
     try:
-        response = httpx2.request(method, url.rstrip("/") + path, json=body, timeout=30)
+        response = httpx2.request(method, url.rstrip("/") + path, json=body, headers=headers, timeout=30)
     except httpx2.HTTPError as exc:
         fail(f"cannot reach the gateway at {url}: {exc} (is `colonnade serve` running? see --url)")
     answer = (

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from colonnade.cli.common import TokenOption, client_token, console, fail, settings_of
+from colonnade.cli.common import TokenOption, client_token, console, demo_store_hint, fail, settings_of
 from colonnade.cli.root import app
 from colonnade.config import Settings
 
@@ -58,7 +58,7 @@ async def _route(
         if not len(gateway.catalog):
             fail(
                 "the catalog is empty: publish contracts first (colonnade contract publish FILE) "
-                "or list them under `contracts:` in colonnade.yaml"
+                "or list them under `contracts:` in colonnade.yaml" + demo_store_hint(settings)
             )
         decision = gateway.router.route(query, domain_hints=domain, k=k)
         wire_names = {t.canonical_name: t.wire_name for t in gateway.catalog.tools()}
@@ -90,7 +90,10 @@ def _render(decision: RoutingDecision, wire_names: dict[str, str]) -> None:
 @tools_app.command("list")
 def list_tools(
     ctx: typer.Context,
-    url: Annotated[str, typer.Option(help="Base URL of the running gateway.")] = "http://127.0.0.1:8765",
+    url: Annotated[
+        str | None,
+        typer.Option(help="Base URL of the running gateway (default: http://<server.host>:<server.port>)."),
+    ] = None,
     token: TokenOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the tools as JSON.")] = False,
 ) -> None:
@@ -100,7 +103,9 @@ def list_tools(
     """
     import httpx2
 
-    credential = client_token(token, settings_of(ctx))
+    settings = settings_of(ctx)
+    url = url or settings.server.base_url
+    credential = client_token(token, settings)
     headers = {"Authorization": f"Bearer {credential}"} if credential else {}
     tools: list[dict[str, object]] = []
     cursor = ""

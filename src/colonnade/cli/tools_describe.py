@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from colonnade.cli.common import OutputFormat, console, fail, print_json, settings_of
+from colonnade.cli.common import OutputFormat, console, demo_store_hint, fail, print_json, settings_of
 from colonnade.cli.tools import tools_app
 from colonnade.config import Settings
 
@@ -55,7 +55,7 @@ async def _describe(settings: Settings, name: str) -> dict[str, Any]:
         if found is None:
             near = near_names(catalog, name, authorizer, principal)
             hint = f"; did you mean {' or '.join(near)}?" if near else " (colonnade tools search finds tools)"
-            fail(f"no tool named {name!r}{hint}")
+            fail(f"no tool named {name!r}{hint}{demo_store_hint(settings) if not len(catalog) else ''}")
         return tool_detail(found)
 
 

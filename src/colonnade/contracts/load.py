@@ -19,11 +19,20 @@ class ContractLoadError(ColonnadeError):
 
     code = "C-CONTRACT-LOAD"
 
-    def __init__(self, path: str, message: str, line: int | None = None, column: int | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        message: str,
+        line: int | None = None,
+        column: int | None = None,
+        *,
+        fix: str | None = None,
+    ) -> None:
         self.path = path
         self.message = message
         self.line = line
         self.column = column
+        self.fix = fix
         where = f"{path}:{line}:{column}" if line is not None else path
         super().__init__(f"{where}: {message}")
 
@@ -55,9 +64,27 @@ def load_document(path: str | Path) -> Document:
         raise ContractLoadError(str(path), "file not found") from None
     except IsADirectoryError:
         raise ContractLoadError(str(path), "is a directory, expected a .yaml/.yml/.json file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(p, exc) from None
+    except OSError as exc:
         raise ContractLoadError(str(path), f"cannot read file: {exc}") from None
     return parse_text(text, str(path))
+
+
+def _not_utf8(path: Path, exc: UnicodeDecodeError) -> ContractLoadError:
+    """Where the first byte that is not UTF-8 sits, and how to convert the file."""
+    raw = exc.object if isinstance(exc.object, bytes) else b""
+    line = raw.count(b"\n", 0, exc.start) + 1
+    column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+    byte = raw[exc.start : exc.start + 1].hex() or "?"
+    return ContractLoadError(
+        str(path),
+        f"is not UTF-8 text (byte 0x{byte} at line {line}, column {column}): save it as UTF-8",
+        line,
+        column,
+        fix=f"save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8 {path.name} > utf8.yaml`); "
+        "contracts are read as UTF-8 only",
+    )
 
 
 def parse_text(text: str, path: str = "<string>") -> Document:

@@ -69,6 +69,11 @@ class KeyAdmin:
             raise InvalidRequest(f"a {persona} key needs a tenant")
         if not request.owner or len(request.owner) > 256:
             raise InvalidRequest("a key needs an owner (the principal id it acts as)")
+        if request.owner.partition(":")[0] in {kind.value for kind in PrincipalKind}:
+            raise InvalidRequest(
+                f"a key's owner is a bare user id (alice), not a principal key ({request.owner!r}): "
+                "the key acts as user:<owner>"
+            )
         scopes = self._scopes(actor, persona, request.scopes)
         now = datetime.now(UTC)
         expires = now + timedelta(seconds=request.expires_in_s) if request.expires_in_s else None

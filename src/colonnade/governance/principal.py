@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from colonnade.governance.personas import PERSONA_SCOPES, Persona, persona_of
 
-__all__ = ["ANONYMOUS_LOOPBACK", "Principal", "PrincipalKind"]
+__all__ = ["ANONYMOUS_LOOPBACK", "Principal", "PrincipalKind", "parse_principal_key"]
 
 
 class PrincipalKind(StrEnum):
@@ -69,3 +69,28 @@ class Principal:
 
 ANONYMOUS_LOOPBACK = Principal(PrincipalKind.ANONYMOUS, "loopback")
 """Every HTTP caller until authentication is configured: the gateway only listens on loopback then."""
+
+
+NAMED_KINDS = (PrincipalKind.USER, PrincipalKind.AGENT)
+"""The kinds a person may name in a subscription or an approval: the others are the gateway's own."""
+
+
+def parse_principal_key(text: str, *, bare: PrincipalKind | None = None) -> tuple[PrincipalKind, str]:
+    """`user:alice` or `agent:invoice-bot` as its kind and id; a ValueError says which form is expected.
+
+    With `bare`, an id without a kind (`alice`) is of that kind. An id never starts with another
+    kind's prefix (`user:user:alice` would be a second identity of alice, e.g. past four-eyes).
+    """
+    kinds = ", ".join(f"{kind.value}:<id>" for kind in NAMED_KINDS)
+    if text != text.strip() or not text or len(text) > 256 or any(ch.isspace() for ch in text):
+        raise ValueError(f"{text!r} is not a principal: give {kinds} (1 to 256 characters, no spaces)")
+    prefix, colon, ident = text.partition(":")
+    if not colon:
+        if bare is None:
+            raise ValueError(f"{text!r} names no kind: give {kinds} (e.g. user:{text})")
+        return bare, text
+    if prefix not in {kind.value for kind in NAMED_KINDS} or not ident:
+        raise ValueError(f"{text!r} is not a principal: give {kinds} (e.g. user:alice, agent:invoice-bot)")
+    if ident.partition(":")[0] in {kind.value for kind in PrincipalKind}:
+        raise ValueError(f"{text!r} names a kind twice: give {kinds} (e.g. user:alice)")
+    return PrincipalKind(prefix), ident

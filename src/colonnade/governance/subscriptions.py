@@ -20,7 +20,7 @@ from fnmatch import fnmatchcase
 from colonnade.catalog.catalog import Catalog
 from colonnade.governance.audit import AuditEvent, AuditLog, EventKind
 from colonnade.governance.personas import Persona, Scope, persona_of
-from colonnade.governance.principal import Principal, PrincipalKind
+from colonnade.governance.principal import Principal, PrincipalKind, parse_principal_key
 from colonnade.governance.refusals import Forbidden, InvalidRequest, UnknownResource
 from colonnade.governance.stewards import in_reach, require
 from colonnade.store.subscriptions_repo import SubscriptionRecord, SubscriptionStore
@@ -65,7 +65,7 @@ class SubscriptionAdmin:
     async def request(self, actor: Principal, api: str, subscriber: str | None = None) -> SubscriptionRecord:
         require(actor, Scope.SUBSCRIPTIONS_WRITE, "subscribing to an API")
         tenant, name = self._served_api(actor, api)
-        who = subscriber or actor.key
+        who = _subscriber_key(subscriber) if subscriber is not None else actor.key
         if who != actor.key and not _administers(actor, tenant):
             raise Forbidden("only an admin may subscribe someone else")
         for existing in await self.store.list(tenant=tenant, subscriber=who, states=_LIVE):
@@ -175,3 +175,12 @@ def _administers(actor: Principal, tenant: str) -> bool:
     if actor.kind is PrincipalKind.SYSTEM:
         return True
     return persona_of(actor.persona) is Persona.ADMIN and in_reach(actor, tenant)
+
+
+def _subscriber_key(text: str) -> str:
+    """A subscriber as a principal key (`user:bob`): a bare `bob` would never match a caller."""
+    try:
+        kind, ident = parse_principal_key(text)
+    except ValueError as exc:
+        raise InvalidRequest(f"subscriber: {exc}") from None
+    return f"{kind.value}:{ident}"

@@ -39,6 +39,7 @@ from colonnade.surfaces.mcp.server import McpSurface
 from colonnade.surfaces.mcp.sessions import BoundedSessionManager, SessionLedger
 from colonnade.surfaces.pages import guard as pages_guard
 from colonnade.surfaces.rest import routes as rest_routes
+from colonnade.surfaces.unknown_routes import UNKNOWN_ROUTE_HANDLERS
 
 __all__ = ["HttpSurfaces", "build_http_app"]
 
@@ -179,4 +180,9 @@ def build_http_app(
     if authenticate is not None:
         edge_options["authenticate"] = authenticate
     middleware = [Middleware(StripHeaderWhitespace), Middleware(HttpEdge, **edge_options)]
-    return Starlette(routes=routes, lifespan=app_lifespan, middleware=middleware)
+    return Starlette(
+        routes=routes,
+        lifespan=app_lifespan,
+        middleware=middleware,
+        exception_handlers=dict(UNKNOWN_ROUTE_HANDLERS),
+    )

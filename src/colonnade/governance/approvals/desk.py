@@ -199,7 +199,7 @@ class ApprovalDesk:
         if record is None or not (in_reach(actor, record.tenant) or actor.key == record.requester):
             raise UnknownResource(f"no approval {approval_id!r}")
         try:
-            if actor.key == record.requester:
+            if record.requester in (actor.key, actor.id):
                 raise SelfApproval(f"{actor.key} asked for this call and cannot decide on it (four-eyes)")
             if not self._may_decide(actor, record):
                 allowed = ", ".join(self.approvers_for(record.tool))

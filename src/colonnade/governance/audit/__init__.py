@@ -1,6 +1,6 @@
 """The audit log: every call, refusal, authentication failure and governance change, hash-chained."""
 
-from colonnade.governance.audit.events import AuditEvent, EventKind
+from colonnade.governance.audit.events import AuditEvent, EventKind, parse_kind
 from colonnade.governance.audit.log import AuditLog, AuditUnavailable
 from colonnade.governance.audit.verify import ChainBreak, ChainReport, verify_chain
 
@@ -11,5 +11,6 @@ __all__ = [
     "ChainBreak",
     "ChainReport",
     "EventKind",
+    "parse_kind",
     "verify_chain",
 ]

@@ -7,6 +7,7 @@ turns each into a stored row, pseudonymising and scrubbing it on the way.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -15,7 +16,7 @@ from typing import Any
 
 from colonnade.governance.principal import Principal
 
-__all__ = ["AuditEvent", "EventKind"]
+__all__ = ["AuditEvent", "EventKind", "parse_kind"]
 
 
 class EventKind(StrEnum):
@@ -40,6 +41,17 @@ class EventKind(StrEnum):
     """An approval action or an approval token that was refused (self-approval, replay, ...)."""
     APPROVAL_USE = "approval.use"
     APPROVAL_EXPIRE = "approval.expire"
+
+
+def parse_kind(text: str) -> EventKind:
+    """A kind filter as an EventKind; a typo is a ValueError naming the nearest kind and every kind."""
+    try:
+        return EventKind(text)
+    except ValueError:
+        kinds = [kind.value for kind in EventKind]
+        near = difflib.get_close_matches(text, kinds, n=1, cutoff=0.6)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise ValueError(f"{text!r} is not an audit kind{hint}; the kinds are {', '.join(kinds)}") from None
 
 
 def _now() -> datetime:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import urlencode
 
+from colonnade.governance.audit import parse_kind
 from colonnade.surfaces.pages.layout import AUDIT_PATH
 
 __all__ = ["FILTERS", "PAGE_SIZE", "AuditQuery", "BadFilter", "parse_audit_query"]
@@ -55,6 +56,11 @@ def parse_audit_query(params: Mapping[str, str]) -> AuditQuery:
     for name, value in values.items():
         if len(value) > _MAX_TEXT:
             raise BadFilter(f"the {name} filter is longer than {_MAX_TEXT} characters")
+    if values["kind"]:
+        try:
+            parse_kind(values["kind"])
+        except ValueError as exc:
+            raise BadFilter(f"kind: {exc}") from None
     for name in ("since", "until"):
         if values[name]:
             try:

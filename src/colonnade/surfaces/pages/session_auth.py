@@ -28,8 +28,8 @@ _PAGE_PREFIX = "/ui/"
 
 
 def is_page_path(path: str) -> bool:
-    """The routes a browser session may open: `/` and everything under `/ui/`."""
-    return path == "/" or path.startswith(_PAGE_PREFIX)
+    """The routes a browser session may open: `/`, `/ui` and everything under `/ui/`."""
+    return path in ("/", _PAGE_PREFIX.rstrip("/")) or path.startswith(_PAGE_PREFIX)
 
 
 def session_cookie(headers: Headers) -> str | None:

@@ -68,6 +68,7 @@ class Pages:
     def routes(self) -> list[BaseRoute]:
         return [
             Route("/", self.home, methods=["GET"]),
+            Route("/ui", self.home, methods=["GET"]),  # and `/ui/`, redirected here: the pages' root
             Route(CATALOG_PATH, self.catalog_view, methods=["GET"]),
             # `path`: a name with `/` (other sources allow one) reaches its tool or the 404 page
             Route(TOOLS_PATH + "/{name:path}", self.tool_view, methods=["GET"]),

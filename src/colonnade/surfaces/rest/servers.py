@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from colonnade.adapters.stdio_command import missing_command
 from colonnade.config import McpServerSettings
 from colonnade.governance.principal import Principal, PrincipalKind
 from colonnade.surfaces.edge import principal_of_scope
@@ -102,6 +103,9 @@ class ServersApi:
             return error_response(
                 "I-REQ-SERVER-EXISTS", f"a server named {settings.name!r} is configured already", 409
             )
+        missing = missing_command(settings)
+        if missing is not None:
+            return error_response("I-REQ-SERVER-CONFIG", missing, 400, problems=[f"command: {missing}"])
         await self.servers.add(settings)
         return json_response(self._status_of(settings.name), status_code=201)
 

@@ -1,0 +1,31 @@
+"""A misspelt setting in colonnade.yaml or the environment names the setting it probably meant."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from colonnade.config import ConfigError, load_settings
+
+
+def test_a_misspelt_key_gets_a_suggestion_at_every_depth(tmp_path: Path) -> None:
+    config = tmp_path / "colonnade.yaml"
+    config.write_text(
+        "databse_url: sqlite+aiosqlite:///x.db\n"
+        "server:\n  prot: 9000\n  tls:\n    cert_fle: c.pem\n"
+        "servers:\n  - {name: a, transport: stdio, command: ls, comand: x}\n"
+        "zzzz: 1\n"
+    )
+    with pytest.raises(ConfigError) as raised:
+        load_settings(config, environ={"COLONNADE_SERVER__HOTS": "0.0.0.0"})
+    problems = "\n".join(raised.value.problems)
+    for typo, meant in [
+        ("databse_url", "database_url"),
+        ("server.prot", "port"),
+        ("server.tls.cert_fle", "cert_file"),
+        ("servers.0.comand", "command"),
+        ("server.hots", "host"),
+    ]:
+        assert f"{typo}: unknown setting (did you mean {meant!r}?" in problems, problems
+    assert "zzzz: unknown setting (check the spelling" in problems  # nothing near: no guess
