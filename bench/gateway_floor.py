@@ -219,12 +219,13 @@ async def _answer(send: Any, payload: bytes, status: int = 200) -> None:
     await send({"type": "http.response.body", "body": payload})
 
 
-def main() -> None:
+def floor_main(description: str, make_app: Any, target: str, target_help: str) -> None:
+    """Parse a floor's command line and serve it: `make_app(target_url, guarantees, data_dir)`."""
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--port", type=int, required=True, help="loopback port to serve on")
-    parser.add_argument("--backend", required=True, help="the demo backend's base URL")
+    parser.add_argument(f"--{target}", dest="target", metavar="URL", required=True, help=target_help)
     parser.add_argument(
         "--guarantees", default="", help=f"comma-separated mandated work to add: {', '.join(GUARANTEES)}"
     )
@@ -235,8 +236,12 @@ def main() -> None:
         parser.error(f"unknown guarantees: {', '.join(sorted(wanted - set(GUARANTEES)))}")
     if wanted & {"audit", "auth"} and args.data_dir is None:
         parser.error("--data-dir is needed for audit and auth")
-    app = Floor(args.backend, wanted, args.data_dir)
+    app = make_app(args.target, wanted, args.data_dir)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", http="httptools")
+
+
+def main() -> None:
+    floor_main(__doc__ or "", Floor, "backend", "the demo backend's base URL")
 
 
 if __name__ == "__main__":

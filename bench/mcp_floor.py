@@ -27,14 +27,11 @@ Run alone: .venv/bin/python bench/mcp_floor.py --port 8900 --upstream http://127
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
-
-import uvicorn
 
 from colonnade.calls.envelope import CallMetrics, CallRequest, CallResult, CallStatus, Provenance
 from colonnade.governance.audit import AuditEvent, EventKind
@@ -43,7 +40,7 @@ from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
 from colonnade.surfaces.mcp.render import render_answer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gateway_floor import GUARANTEES, Floor, _answer, _headers
+from gateway_floor import Floor, _answer, _headers, floor_main
 
 SERVER = "echo"
 TENANT = "default"
@@ -174,23 +171,7 @@ class McpFloor(Floor):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--port", type=int, required=True, help="loopback port to serve on")
-    parser.add_argument("--upstream", required=True, help="the upstream server's Streamable HTTP URL")
-    parser.add_argument(
-        "--guarantees", default="", help=f"comma-separated mandated work to add: {', '.join(GUARANTEES)}"
-    )
-    parser.add_argument("--data-dir", type=Path, help="the store and keys of audit and auth")
-    args = parser.parse_args()
-    wanted = frozenset(name for name in args.guarantees.split(",") if name)
-    if wanted - set(GUARANTEES):
-        parser.error(f"unknown guarantees: {', '.join(sorted(wanted - set(GUARANTEES)))}")
-    if wanted & {"audit", "auth"} and args.data_dir is None:
-        parser.error("--data-dir is needed for audit and auth")
-    app = McpFloor(args.upstream, wanted, args.data_dir)
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", http="httptools")
+    floor_main(__doc__ or "", McpFloor, "upstream", "the upstream server's Streamable HTTP URL")
 
 
 if __name__ == "__main__":
