@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from colonnade.errors import ColonnadeError
+from colonnade.errors import ColonnadeError, not_utf8_position
 
 __all__ = [
     "ApprovalSettings",
@@ -619,7 +619,15 @@ def _read_file(path: Path) -> dict[str, Any]:
         mark = exc.problem_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
         raise ConfigError([f"{where}: invalid YAML: {exc.problem}"]) from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+    except UnicodeDecodeError as exc:
+        line, column, byte = not_utf8_position(exc)
+        raise ConfigError(
+            [
+                f"{path}:{line}:{column}: is not UTF-8 text (byte 0x{byte}): save it as UTF-8, "
+                f"e.g. `iconv -f latin1 -t utf-8 {path.name} > utf8.yaml`"
+            ]
+        ) from None
+    except (OSError, yaml.YAMLError) as exc:
         raise ConfigError([f"{path}: cannot read config: {exc}"]) from None
     if loaded is None:
         return {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-__all__ = ["ColonnadeError"]
+__all__ = ["ColonnadeError", "not_utf8_position"]
 
 
 class ColonnadeError(Exception):
@@ -18,3 +18,11 @@ class ColonnadeError(Exception):
 
     code: ClassVar[str] = "S-TOOL-INTERNAL"
     fix: str | None = None
+
+
+def not_utf8_position(exc: UnicodeDecodeError) -> tuple[int, int, str]:
+    """Line, column (1-based) and hex of the first byte that is not UTF-8, so a user can find it."""
+    raw = exc.object if isinstance(exc.object, bytes) else b""
+    line = raw.count(b"\n", 0, exc.start) + 1
+    column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+    return line, column, raw[exc.start : exc.start + 1].hex() or "?"

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from colonnade.errors import ColonnadeError
+from colonnade.errors import ColonnadeError, not_utf8_position
 
 __all__ = ["ContractLoadError", "Document", "load_document", "parse_text"]
 
@@ -73,10 +73,7 @@ def load_document(path: str | Path) -> Document:
 
 def _not_utf8(path: Path, exc: UnicodeDecodeError) -> ContractLoadError:
     """Where the first byte that is not UTF-8 sits, and how to convert the file."""
-    raw = exc.object if isinstance(exc.object, bytes) else b""
-    line = raw.count(b"\n", 0, exc.start) + 1
-    column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-    byte = raw[exc.start : exc.start + 1].hex() or "?"
+    line, column, byte = not_utf8_position(exc)
     return ContractLoadError(
         str(path),
         f"is not UTF-8 text (byte 0x{byte} at line {line}, column {column}): save it as UTF-8",
