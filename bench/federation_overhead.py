@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.metadata
 import os
 import statistics
 import subprocess
@@ -57,7 +58,7 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _stack import COLONNADE, Call, cpu_seconds, free_port, percentile, sequential, throughput, wait_http
-from peers import PEERS, Peer, PeerMissing, require
+from peers import PEERS, Peer, PeerMissing, installed_version, require
 
 HERE = Path(__file__).resolve().parent
 ERAS = (("2026-07-28", "auto"), ("2025-11-25", "legacy"))
@@ -372,10 +373,13 @@ async def main(
 ) -> None:
     console = Console(width=None if sys.stdout.isatty() else 170)
     if peer is not None:
+        pins = ", ".join(peer.requirements)
+        sdks = (
+            f"its mcp SDK {installed_version(peer, 'mcp')}, the gateway's {importlib.metadata.version('mcp')}"
+        )
         console.print(
-            f"peer (p): {peer.label} {peer.version} from {peer.venv} ({', '.join(peer.requirements)}), "
-            f"{peer.server.name}: one reused upstream session per era, Streamable HTTP, JSON answers, "
-            "no auth\n"
+            f"peer (p): {peer.label} {peer.version} from {peer.venv} ({pins}; {sdks}), {peer.server.name}: "
+            "one reused upstream session per era, Streamable HTTP, JSON answers, no auth\n"
         )
     with federation(baseline, floor, peer) as stack:
         for version, mode in ERAS:

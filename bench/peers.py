@@ -72,13 +72,14 @@ PEERS = {
 }
 
 
-def installed_version(peer: Peer) -> str | None:
-    """The version of the peer's package in its venv, or None when the venv or package is absent."""
+def installed_version(peer: Peer, package: str | None = None) -> str | None:
+    """The version of the peer's package (or of `package`) in its venv, or None when absent."""
     if not peer.python.exists():
         return None
+    wanted = package or peer.package
     for site in sorted(peer.venv.glob("lib/python*/site-packages")):
         for dist in importlib.metadata.distributions(path=[str(site)]):
-            if dist.metadata["Name"].lower() == peer.package:
+            if dist.metadata["Name"].lower() == wanted:
                 return dist.version
     return None
 
