@@ -24,7 +24,14 @@ authentication here, so the floor does too). Their CPU per call beside the gatew
 ratio to the upstream's CPU in the same round, reads as: what the stack costs, what the
 guarantees cost, and what the gateway spends beyond both.
 
+`--peer fastmcp` adds another proxy in front of the same upstream, in the same rounds: (p) FastMCP's
+proxy (`bench/peer_fastmcp.py`: a reused upstream session, Streamable HTTP, no auth), run from its own
+venv at a pinned version (`bench/peers.py install fastmcp`; never a project dependency). Its process
+CPU per call is measured like the gateway's, and each era ends with the gateway's CPU per call over
+the peer's, paired per round (issue 15: at most a third of the best peer's).
+
 Run: .venv/bin/python bench/federation_overhead.py [--calls 1000] [--rounds 3] [--baseline DIR] [--floor]
+     [--peer fastmcp]
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.metadata
 import os
 import statistics
 import subprocess
@@ -50,6 +58,7 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _stack import COLONNADE, Call, cpu_seconds, free_port, percentile, sequential, throughput, wait_http
+from peers import PEERS, Peer, PeerMissing, installed_version, require
 
 HERE = Path(__file__).resolve().parent
 ERAS = (("2026-07-28", "auto"), ("2025-11-25", "legacy"))
@@ -70,14 +79,17 @@ class Federation:
     baseline: Gateway | None
     floors: tuple[Gateway, Gateway] | None = None
     """The bare forwarder and the forwarder with the guarantees (`--floor`), their `/mcp` URLs."""
+    peer: tuple[Peer, Gateway] | None = None
+    """Another proxy in front of the same upstream (`--peer`), its `/mcp` URL."""
 
 
 FLOOR_GUARANTEES = "audit,envelope"
 
 
 @contextlib.contextmanager
-def federation(baseline: Path | None, floor: bool = False) -> Iterator[Federation]:
-    """The echo upstream and a gateway (two with a baseline) with it as their only server, as processes."""
+def federation(baseline: Path | None, floor: bool = False, peer: Peer | None = None) -> Iterator[Federation]:
+    """The echo upstream and a gateway (two with a baseline) with it as their only server, as processes;
+    the floors and a peer proxy in front of the same upstream when asked for."""
     with tempfile.TemporaryDirectory(prefix="colonnade-bench-") as name, contextlib.ExitStack() as logs:
         tmp = Path(name)
         upstream_port = free_port()
@@ -155,7 +167,22 @@ def federation(baseline: Path | None, floor: bool = False) -> Iterator[Federatio
             floors = (
                 (floor_of("floor", ""), floor_of("floor-guarantees", FLOOR_GUARANTEES)) if floor else None
             )
-            yield Federation(upstream, upstream_pid, ours, theirs, floors)
+
+            def peer_of(peer: Peer) -> tuple[Peer, Gateway]:
+                port = free_port()
+                processes.append(
+                    subprocess.Popen(
+                        peer.command(port, upstream),
+                        stdout=logs.enter_context((tmp / f"peer-{peer.name}.log").open("wb")),
+                        stderr=subprocess.STDOUT,
+                    )
+                )
+                wait_http(f"http://127.0.0.1:{port}/mcp", processes[-1], timeout=60, any_answer=True)
+                return peer, Gateway(f"http://127.0.0.1:{port}", processes[-1].pid)
+
+            yield Federation(
+                upstream, upstream_pid, ours, theirs, floors, peer_of(peer) if peer is not None else None
+            )
         finally:
             for process in reversed(processes):
                 process.terminate()
@@ -194,7 +221,27 @@ def _mean(values: list[float]) -> float | None:
     return statistics.mean(values) if values else None
 
 
-async def _era(stack: Federation, mode: str, calls: int, rounds: int) -> tuple[list[Row], dict[str, float]]:
+@dataclass(frozen=True)
+class Era:
+    rows: list[Row]
+    added: dict[str, float]
+    """Median added latency over (a) by path tag, e.g. `(b)`, paired per round."""
+    cpu: dict[str, list[float]]
+    """The proxy's CPU ms per call in each round, by path tag (paths through a proxy only)."""
+    unserved: str | None = None
+    """Why the peer serves no path in this era, when it could not be connected."""
+
+
+def _tag(label: str) -> str:
+    return label.split(")")[0] + ")"
+
+
+def peer_label(peer: Peer) -> str:
+    return f"(p) {peer.label} {peer.version} proxy"
+
+
+async def _era(stack: Federation, mode: str, calls: int, rounds: int) -> Era:
+    unserved: str | None = None
     async with contextlib.AsyncExitStack() as clients:
 
         async def client(url: str) -> Client:
@@ -230,6 +277,14 @@ async def _era(stack: Federation, mode: str, calls: int, rounds: int) -> tuple[l
                     guaranteed.pid,
                 )
             )
+        if stack.peer is not None:
+            peer, process = stack.peer
+            try:  # a peer that cannot serve this era is reported, not measured in another one
+                connected = await client(f"{process.url}/mcp")
+            except Exception as error:
+                unserved = f"{peer.label} {peer.version} does not serve this era: {error!r}"
+            else:
+                paths.append(Measured(peer_label(peer), _caller(connected, "echo"), process.pid))
         paths.sort(key=lambda path: path.label)
         samples: list[list[float]] = [[] for _ in paths]
         medians: list[list[float]] = [[] for _ in paths]
@@ -270,24 +325,66 @@ async def _era(stack: Federation, mode: str, calls: int, rounds: int) -> tuple[l
                 )
             )
     added = {
-        path.label.split(")")[0] + ")": statistics.median(
-            [b - a for a, b in zip(medians[0], medians[index], strict=True)]
-        )
+        _tag(path.label): statistics.median([b - a for a, b in zip(medians[0], medians[index], strict=True)])
         for index, path in enumerate(paths)
         if index
     }
-    return rows, added
+    cpu = {_tag(path.label): gateway_cpu[index] for index, path in enumerate(paths) if gateway_cpu[index]}
+    return Era(rows, added, cpu, unserved)
+
+
+def peer_ratios(era: Era, peer_tag: str = "(p)") -> dict[str, float]:
+    """Each gateway path's CPU per call over the peer's, the median of the per-round ratios."""
+    theirs = era.cpu.get(peer_tag)
+    if not theirs:
+        return {}
+    return {
+        tag: statistics.median(ours / peer for ours, peer in zip(mine, theirs, strict=True) if peer)
+        for tag, mine in era.cpu.items()
+        if tag.startswith(("(b", "(c"))
+    }
 
 
 def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-async def main(calls: int, rounds: int, baseline: Path | None, floor: bool = False) -> None:
+def _peer_lines(version: str, era: Era, peer: Peer) -> list[str]:
+    """The issue-15 lines of an era: the gateway's CPU per call over the peer's, and latency added."""
+    if era.unserved is not None:
+        return [f"{version}: {era.unserved}"]
+    lines = [
+        f"{version}: gateway CPU per call / {peer.label} CPU per call = {ratio:.2f} for {tag} "
+        "(target <= 0.33; median of the per-round ratios)"
+        for tag, ratio in peer_ratios(era).items()
+    ]
+    added = ", ".join(
+        f"{tag} {ms:+.3f} ms" for tag, ms in era.added.items() if tag.startswith(("(b", "(c", "(p"))
+    )
+    lines.append(
+        f"{version}: median latency added over (a) the direct call: {added} "
+        "(target for the gateway: < 1.5 ms)"
+    )
+    return lines
+
+
+async def main(
+    calls: int, rounds: int, baseline: Path | None, floor: bool = False, peer: Peer | None = None
+) -> None:
     console = Console(width=None if sys.stdout.isatty() else 170)
-    with federation(baseline, floor) as stack:
+    if peer is not None:
+        pins = ", ".join(peer.requirements)
+        sdks = (
+            f"its mcp SDK {installed_version(peer, 'mcp')}, the gateway's {importlib.metadata.version('mcp')}"
+        )
+        console.print(
+            f"peer (p): {peer.label} {peer.version} from {peer.venv} ({pins}; {sdks}), {peer.server.name}: "
+            "one reused upstream session per era, Streamable HTTP, JSON answers, no auth\n"
+        )
+    with federation(baseline, floor, peer) as stack:
         for version, mode in ERAS:
-            rows, added = await _era(stack, mode, calls, rounds)
+            era = await _era(stack, mode, calls, rounds)
+            rows, added = era.rows, era.added
             table = Table(
                 title=f"{version}: {rounds} x {calls} sequential echo calls (median of the rounds' medians), "
                 f"then {calls} calls at 8 and 32 callers"
@@ -322,9 +419,15 @@ async def main(calls: int, rounds: int, baseline: Path | None, floor: bool = Fal
                 f"{version}: median added by the gateway (paired per round): {paired} "
                 "(targets: < 1.5 ms added, <= 1.0 ms gateway CPU)\n"
             )
+            if peer is not None:
+                for line in _peer_lines(version, era, peer):
+                    console.print(line)
+                console.print()
 
 
-if __name__ == "__main__":
+def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, checked: a `--peer` must be installed at its pinned version (it is never
+    installed from here)."""
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -342,9 +445,26 @@ if __name__ == "__main__":
         action="store_true",
         help="also measure the floor (bench/mcp_floor.py): (f) a bare forwarder, (g) plus audit, envelope",
     )
-    arguments = parser.parse_args()
+    parser.add_argument(
+        "--peer",
+        choices=sorted(PEERS),
+        help="also measure a peer proxy in front of the same upstream as (p), from its own pinned venv "
+        "(install it first: .venv/bin/python bench/peers.py install NAME)",
+    )
+    arguments = parser.parse_args(argv)
     if arguments.calls < 1 or arguments.rounds < 1:
         parser.error("--calls and --rounds must be at least 1")
     if arguments.baseline is not None and not (arguments.baseline / "src" / "colonnade").is_dir():
         parser.error(f"--baseline {arguments.baseline} has no src/colonnade")
-    asyncio.run(main(arguments.calls, arguments.rounds, arguments.baseline, arguments.floor))
+    arguments.peer = None if arguments.peer is None else PEERS[arguments.peer]
+    if arguments.peer is not None:
+        try:
+            require(arguments.peer)
+        except PeerMissing as missing:
+            parser.error(str(missing))
+    return arguments
+
+
+if __name__ == "__main__":
+    arguments = parse_arguments()
+    asyncio.run(main(arguments.calls, arguments.rounds, arguments.baseline, arguments.floor, arguments.peer))
