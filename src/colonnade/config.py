@@ -454,7 +454,7 @@ class ToolOverride(_Section):
         default=None, description="Overrides the side effects derived from the tool's annotations."
     )
     requires_human_approval: bool | None = Field(
-        default=None, description="Calls wait for a human's approval (refused until approvals exist)."
+        default=None, description="Calls wait for a human's approval (parked for an approver)."
     )
 
 
