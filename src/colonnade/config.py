@@ -11,7 +11,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args, get_origin
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
@@ -667,7 +667,8 @@ def _expected(err: Any) -> str:
     if err["type"] == "extra_forbidden":
         near = difflib.get_close_matches(str(err["loc"][-1]), _settings_at(err["loc"][:-1]), n=1, cutoff=0.6)
         hint = f"did you mean {near[0]!r}? " if near else ""
-        return f"unknown setting ({hint}check the spelling; see docs/configuration.md)"
+        page = "docs/servers.md" if err["loc"][0] == "servers" else "docs/configuration.md"
+        return f"unknown setting ({hint}check the spelling; see {page})"
     message = str(err["msg"])
     return f"{message} (got {err['input']!r})" if "input" in err and err["type"] != "missing" else message
 
@@ -675,14 +676,16 @@ def _expected(err: Any) -> str:
 def _settings_at(loc: Sequence[int | str]) -> list[str]:
     """The setting names of the section at `loc` (e.g. ("server",)), for a typo's suggestion."""
     model: type[BaseModel] = Settings
+    keyed = False  # the section is a map (`tools.<name>`): the next part is a key, not a setting
     for part in loc:
-        if isinstance(part, int):
+        if isinstance(part, int) or keyed:
+            keyed = False
             continue
         field = model.model_fields.get(str(part))
         section = _section_model(field.annotation) if field is not None else None
-        if section is None:
+        if field is None or section is None:
             return []
-        model = section
+        model, keyed = section, get_origin(field.annotation) is dict
     return list(model.model_fields)
 
 
