@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -26,6 +27,9 @@ from tests.support.loopback import free_port, stop_process
 from tests.support.mcp_servers import fault_http, fault_stdio, venv_stdio
 
 pytestmark = pytest.mark.e2e
+
+# A server that cannot start, as many do without their credentials: it says why on stderr and exits.
+_KEYLESS = "import sys; print('starting', file=sys.stderr); sys.exit('ERROR: FOO_API_KEY is not set')"
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +47,7 @@ def federation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Federation]
             venv_stdio("lazy", "mcp-server-time", start="lazy", idle_timeout_s=1),
             fault_stdio("unset", secret_env={"TOKEN": "never.set"}, restart_backoff_s=5),
             {"name": "nowhere", "transport": "http", "url": f"http://127.0.0.1:{free_port()}/mcp"},
+            {"name": "keyless", "transport": "stdio", "command": sys.executable, "args": ["-c", _KEYLESS]},
         ]
         secrets = {"COLONNADE_SECRET_FAULT_TOKEN": "s3cret", "COLONNADE_SECRET_BROKEN_TOKEN": "t0ken"}
         ready = ["fault", "broken", "time", "lazy"]
@@ -161,3 +166,15 @@ async def test_an_unreachable_server_is_down_and_says_why(federation: Federation
     assert "ConnectError" in (status["last_error"] or "")
     assert federation.status()["servers"][0]["name"] == "broken"  # the others are listed and served
     await the_time_is_served(federation)
+
+
+def test_a_server_that_exits_at_start_says_why_in_its_status_and_the_log(federation: Federation) -> None:
+    deadline = time.monotonic() + 30
+    while not (federation.server_status("keyless")["last_error"] or "").count("FOO_API_KEY"):
+        assert time.monotonic() < deadline, federation.server_status("keyless")
+        time.sleep(0.2)
+    status = federation.server_status("keyless")
+    assert status["state"] in ("down", "connecting") and status["healthy"] is False
+    error = status["last_error"]
+    assert "exited" in error and "starting | ERROR: FOO_API_KEY is not set" in error, error
+    assert "[server keyless] ERROR: FOO_API_KEY is not set" in federation.log.read_text()
