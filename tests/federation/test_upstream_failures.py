@@ -178,3 +178,20 @@ def test_a_server_that_exits_at_start_says_why_in_its_status_and_the_log(federat
     error = status["last_error"]
     assert "exited" in error and "starting | ERROR: FOO_API_KEY is not set" in error, error
     assert "[server keyless] ERROR: FOO_API_KEY is not set" in federation.log.read_text()
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_an_unknown_tool_on_a_servers_endpoint_is_named_as_called_with_that_servers_tools(
+    federation: Federation, mode: str
+) -> None:
+    async with Client(federation.server("time"), mode=mode) as client:
+        typo = await client.call_tool("get_current_tme", {"timezone": "UTC"})
+        elsewhere = await client.call_tool("echo", {})  # a tool of the server `fault`, not of `time`
+    error = dict((typo.meta or {})[RESULT_META_KEY])["error"]
+    assert error["code"] == "I-REQ-UNKNOWN-TOOL"
+    meant = "did you mean 'get_current_time'?"
+    assert error["message"] == f"no tool named 'get_current_tme' on server 'time'; {meant}"
+    assert error["details"]["did_you_mean"] == ["get_current_time"]
+    other = dict((elsewhere.meta or {})[RESULT_META_KEY])["error"]
+    assert other["message"].startswith("no tool named 'echo' on server 'time'"), other
+    assert "fault" not in other["message"] and "default" not in other["message"]
