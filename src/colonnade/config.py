@@ -37,6 +37,7 @@ __all__ = [
     "ToolOverride",
     "UpstreamAuth",
     "load_settings",
+    "server_definition_problems",
 ]
 
 ENV_PREFIX = "COLONNADE_"
@@ -661,6 +662,18 @@ def _set_path(data: dict[str, Any], keys: list[str], value: Any) -> None:
 def _origin(key: str, env: Mapping[str, str], source: str) -> str:
     env_name = ENV_PREFIX + key.upper().replace(".", "__")
     return f"environment {env_name}" if env_name in env else source
+
+
+def server_definition_problems(exc: ValidationError) -> list[str]:
+    """The problems of one `servers:` entry sent on its own (REST), worded as for colonnade.yaml."""
+    problems: list[str] = []
+    for err in exc.errors():
+        where = ".".join(map(str, err["loc"])) or "(body)"
+        if err["type"] == "json_invalid":
+            problems.append(f"{where}: {err['msg']}")
+        else:
+            problems.append(f"{where}: {_expected({**err, 'loc': ('servers', 0, *err['loc'])})}")
+    return problems
 
 
 def _expected(err: Any) -> str:

@@ -72,6 +72,25 @@ def test_an_invalid_definition_lists_every_problem(admin: Federation) -> None:
     assert any(p.startswith("name") for p in error["details"]["problems"])
 
 
+def test_a_misspelt_key_in_a_definition_gets_the_config_files_suggestion(admin: Federation) -> None:
+    definition = {"name": "t", "transport": "stdio", "comand": "mcp-server-time", "allow_tool": ["x"]}
+    definition["tools"] = {"x": {"requires_human_aproval": True}}
+    answer = httpx2.post(f"{admin.base}/v1/servers", json=definition, timeout=10)
+    assert answer.status_code == 400
+    problems = answer.json()["error"]["details"]["problems"]
+    for typo, meant in [
+        ("comand", "command"),
+        ("allow_tool", "allow_tools"),
+        ("tools.x.requires_human_aproval", "requires_human_approval"),
+    ]:
+        hint = f"did you mean {meant!r}? check the spelling; see docs/servers.md"
+        expected = f"{typo}: unknown setting ({hint})"
+        assert expected in problems, problems
+    json_type = {"content-type": "application/json"}
+    broken = httpx2.post(f"{admin.base}/v1/servers", content=b"{not json", headers=json_type, timeout=10)
+    assert broken.json()["error"]["details"]["problems"][0].startswith("(body): Invalid JSON"), broken.text
+
+
 def test_restart_gives_a_stdio_server_a_new_process(admin: Federation) -> None:
     before = admin.server_status("time")
     code, output = cli("servers", "restart", "time", "--url", admin.base)
