@@ -159,3 +159,31 @@ def test_a_stdio_command_that_does_not_exist_is_refused(admin: Federation, tmp_p
     code, output = cli("servers", "add", "ghost", "--command", missing["command"], "--url", admin.base)
     assert code == 1 and "is not on the gateway's PATH" in " ".join(output.split()), output
     assert httpx2.get(f"{admin.base}/v1/servers/ghost", timeout=10).status_code == 404
+
+
+def test_settings_that_name_no_tool_of_the_server_are_reported(admin: Federation) -> None:
+    """A typo in `tools:` would leave a risky tool ungated, in `allow_tools` unserved: never silently."""
+    definition = venv_stdio(
+        "typos",
+        "mcp-server-time",
+        tools={"convert_tim": {"requires_human_approval": True}},
+        allow_tools=["get_curent_time", "convert_*"],
+        deny_tools=["nothing_*"],
+    )
+    added = httpx2.post(f"{admin.base}/v1/servers", json=definition, timeout=30)
+    assert added.status_code == 201, added.text
+    try:
+        admin.wait_ready("typos")
+        warnings = httpx2.get(f"{admin.base}/v1/servers/typos", timeout=10).json()["warnings"]
+        assert warnings == [
+            "tools.convert_tim names no tool of the server; did you mean 'convert_time'?",
+            "allow_tools: 'get_curent_time' matches no tool of the server; did you mean 'get_current_time'?",
+            "deny_tools: 'nothing_*' matches no tool of the server"
+            " (its tools: get_current_time, convert_time)",
+        ]
+        assert "tools.convert_tim names no tool of the server" in admin.log.read_text()
+        code, out = cli("servers", "status", "typos", "--url", admin.base)
+        assert code == 0 and "did you mean 'convert_time'?" in out, out
+        assert httpx2.get(f"{admin.base}/v1/servers/time", timeout=10).json()["warnings"] == []
+    finally:
+        httpx2.delete(f"{admin.base}/v1/servers/typos", timeout=30)

@@ -41,6 +41,7 @@ from colonnade.adapters.mcp_relay import Relay
 from colonnade.adapters.mcp_wire import RelayDispatcher, negotiate, open_transport
 from colonnade.adapters.secrets import EnvSecretResolver, SecretResolver
 from colonnade.adapters.stdio_stderr import StderrTail
+from colonnade.catalog.mcp_projection import unmatched_settings
 from colonnade.config import McpServerSettings
 from colonnade.observability.tracing import trace_meta
 
@@ -86,6 +87,8 @@ class UpstreamStatus:
     server_name: str | None
     server_version: str | None
     last_error: str | None
+    warnings: list[str]
+    """Settings that name no tool of the server (a misspelt `tools.<name>`, `allow_tools`, ...)."""
 
     def to_json(self) -> dict[str, Any]:
         return {field: getattr(self, field) for field in self.__slots__}
@@ -123,6 +126,7 @@ class Upstream:
         self.calls = 0
         self.errors = 0
         self.last_error: str | None = None
+        self.warnings: tuple[str, ...] = ()
         self.stderr = StderrTail(self.name) if settings.transport == "stdio" else None
         """A stdio server's stderr: tagged on the way to the gateway's, its last lines in `last_error`."""
         self._session: ClientSession | None = None
@@ -190,6 +194,7 @@ class Upstream:
             server_name=info.name if info is not None else None,
             server_version=info.version if info is not None else None,
             last_error=self.last_error,
+            warnings=list(self.warnings),
         )
 
     @property
@@ -507,6 +512,11 @@ class Upstream:
             return
         self.tools = tools
         _event("mcp.server.tools", self.name, tools=len(tools))
+        warnings = tuple(unmatched_settings(self.settings, (tool.name for tool in tools)))
+        if warnings and warnings != self.warnings:
+            for warning in warnings:
+                logger.warning("server %s: %s", self.name, warning)
+        self.warnings = warnings
         if self.on_tools is not None:
             try:
                 self.on_tools(self, tools)
