@@ -11,7 +11,7 @@ import os
 import sys
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 __all__ = ["StderrTail"]
 
@@ -36,26 +36,27 @@ class StderrTail:
         """A pipe for the process's stderr; read until the process ends (then briefly drained)."""
         self.lines.clear()
         read_fd, write_fd = os.pipe()
-        writer = os.fdopen(write_fd, "w")
-        reader = asyncio.create_task(self._read(read_fd), name=f"colonnade-mcp-{self.name}-stderr")
+        pipe, writer = os.fdopen(read_fd, "rb"), os.fdopen(write_fd, "w")
+        reader = asyncio.create_task(self._read(pipe), name=f"colonnade-mcp-{self.name}-stderr")
+        reader.add_done_callback(lambda _: pipe.close())  # also when it is cancelled before it ran
         try:
             yield writer
         finally:
             writer.close()  # the child holds its own copy: end of file comes when it exits
-            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+            try:
                 await asyncio.wait_for(asyncio.shield(reader), _DRAIN_S)
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await reader
+            except Exception:  # TimeoutError (a grandchild keeps the pipe open), or a failed read
+                pass
+            finally:
+                reader.cancel()
 
     def spawned(self, writer: TextIO) -> None:
         """The process has its copy of the pipe; drop ours so its exit ends the reading."""
         writer.close()
 
-    async def _read(self, read_fd: int) -> None:
+    async def _read(self, pipe: BinaryIO) -> None:
         loop = asyncio.get_running_loop()
         stream = asyncio.StreamReader(limit=_CHUNK)
-        pipe = os.fdopen(read_fd, "rb")
         transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), pipe)
         partial = b""
         try:
