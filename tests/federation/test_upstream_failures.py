@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
@@ -164,6 +165,10 @@ async def test_an_unreachable_server_is_down_and_says_why(federation: Federation
     status = federation.server_status("nowhere")
     assert status["state"] in ("down", "connecting") and status["healthy"] is False
     assert "ConnectError" in (status["last_error"] or "")
+    # where it tried and what it met, in the words of the user's setup (not aiohttp's `ssl:default`)
+    config = httpx2.get(f"{federation.base}/v1/servers/nowhere", timeout=10).json()["config"]
+    assert f"cannot connect to {config['url']}: connection refused" in status["last_error"], status
+    assert "ssl:default" not in status["last_error"]
     assert federation.status()["servers"][0]["name"] == "broken"  # the others are listed and served
     await the_time_is_served(federation)
 
