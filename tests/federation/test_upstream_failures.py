@@ -49,6 +49,7 @@ def federation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Federation]
             fault_stdio("unset", secret_env={"TOKEN": "never.set"}, restart_backoff_s=5),
             {"name": "nowhere", "transport": "http", "url": f"http://127.0.0.1:{free_port()}/mcp"},
             {"name": "keyless", "transport": "stdio", "command": sys.executable, "args": ["-c", _KEYLESS]},
+            {"name": "misspelt", "transport": "stdio", "command": "mcp-server-tme", "restart_backoff_s": 5},
         ]
         secrets = {"COLONNADE_SECRET_FAULT_TOKEN": "s3cret", "COLONNADE_SECRET_BROKEN_TOKEN": "t0ken"}
         ready = ["fault", "broken", "time", "lazy"]
@@ -200,3 +201,10 @@ async def test_an_unknown_tool_on_a_servers_endpoint_is_named_as_called_with_tha
     other = dict((elsewhere.meta or {})[RESULT_META_KEY])["error"]
     assert other["message"].startswith("no tool named 'echo' on server 'time'"), other
     assert "fault" not in other["message"] and "default" not in other["message"]
+
+
+def test_a_configured_command_that_is_not_there_is_named_with_the_fix(federation: Federation) -> None:
+    status = federation.server_status("misspelt")
+    assert status["state"] in ("down", "connecting") and status["healthy"] is False
+    said = "the command 'mcp-server-tme' of stdio server 'misspelt' is not on the gateway's PATH: install it"
+    assert said in (status["last_error"] or ""), status

@@ -43,6 +43,7 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, R
 from colonnade.adapters.mcp_direct import DirectCalls
 from colonnade.adapters.mcp_http_transport import AiohttpTransport
 from colonnade.adapters.secrets import SecretResolver
+from colonnade.adapters.stdio_command import missing_command
 from colonnade.adapters.stdio_stderr import StderrTail
 from colonnade.config import McpServerSettings
 
@@ -77,7 +78,7 @@ class Connection:
 
 
 class UpstreamUnconfigured(Exception):
-    """The server cannot be started as configured (a secret is missing); the message says which."""
+    """The server cannot start as configured (a secret or its command is missing); the message says which."""
 
 
 class RelayDispatcher:
@@ -201,6 +202,9 @@ async def open_transport(
     child process's stderr goes through `stderr` when given, else straight to the gateway's."""
     if server.transport == "stdio":
         assert server.command is not None
+        missing = missing_command(server)  # said plainly, not as the spawn's bare FileNotFoundError
+        if missing is not None:
+            raise UpstreamUnconfigured(missing)
         env = dict(server.env)
         for variable, secret in server.secret_env.items():
             env[variable] = await _secret(secrets, secret, f"{server.name}.secret_env.{variable}")
