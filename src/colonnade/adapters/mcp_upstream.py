@@ -338,7 +338,9 @@ class Upstream:
             self._set_state(UpstreamState.CONNECTING)
             reason = "closed"
             started = time.monotonic()
-            said_before = self.last_error
+            said_before = self.last_error  # the same object after the attempt: it said nothing new
+            if self.stderr is not None:
+                self.stderr.lines.clear()  # a start that fails before the process runs has no last words
             try:
                 async with self._connect(failures) as (session, direct):
                     failures, listed_once, self._crashed = 0, True, False
