@@ -14,7 +14,8 @@ def test_a_misspelt_key_gets_a_suggestion_at_every_depth(tmp_path: Path) -> None
     config.write_text(
         "databse_url: sqlite+aiosqlite:///x.db\n"
         "server:\n  prot: 9000\n  tls:\n    cert_fle: c.pem\n"
-        "servers:\n  - {name: a, transport: stdio, command: ls, comand: x}\n"
+        "servers:\n  - {name: a, transport: stdio, command: ls, comand: x,"
+        " tools: {t: {requires_human_aproval: true}}}\n"
         "zzzz: 1\n"
     )
     with pytest.raises(ConfigError) as raised:
@@ -25,7 +26,11 @@ def test_a_misspelt_key_gets_a_suggestion_at_every_depth(tmp_path: Path) -> None
         ("server.prot", "port"),
         ("server.tls.cert_fle", "cert_file"),
         ("servers.0.comand", "command"),
+        ("servers.0.tools.t.requires_human_aproval", "requires_human_approval"),  # past a map's key
         ("server.hots", "host"),
     ]:
         assert f"{typo}: unknown setting (did you mean {meant!r}?" in problems, problems
-    assert "zzzz: unknown setting (check the spelling" in problems  # nothing near: no guess
+    assert "zzzz: unknown setting (check the spelling; see docs/configuration.md)" in problems  # no guess
+    assert "comand: unknown setting (did you mean 'command'? check the spelling; see docs/servers.md)" in (
+        problems
+    )

@@ -11,7 +11,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args, get_origin
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
@@ -37,6 +37,7 @@ __all__ = [
     "ToolOverride",
     "UpstreamAuth",
     "load_settings",
+    "server_definition_problems",
 ]
 
 ENV_PREFIX = "COLONNADE_"
@@ -454,7 +455,7 @@ class ToolOverride(_Section):
         default=None, description="Overrides the side effects derived from the tool's annotations."
     )
     requires_human_approval: bool | None = Field(
-        default=None, description="Calls wait for a human's approval (refused until approvals exist)."
+        default=None, description="Calls wait for a human's approval (parked for an approver)."
     )
 
 
@@ -663,11 +664,24 @@ def _origin(key: str, env: Mapping[str, str], source: str) -> str:
     return f"environment {env_name}" if env_name in env else source
 
 
+def server_definition_problems(exc: ValidationError) -> list[str]:
+    """The problems of one `servers:` entry sent on its own (REST), worded as for colonnade.yaml."""
+    problems: list[str] = []
+    for err in exc.errors():
+        where = ".".join(map(str, err["loc"])) or "(body)"
+        if err["type"] == "json_invalid":
+            problems.append(f"{where}: {err['msg']}")
+        else:
+            problems.append(f"{where}: {_expected({**err, 'loc': ('servers', 0, *err['loc'])})}")
+    return problems
+
+
 def _expected(err: Any) -> str:
     if err["type"] == "extra_forbidden":
         near = difflib.get_close_matches(str(err["loc"][-1]), _settings_at(err["loc"][:-1]), n=1, cutoff=0.6)
         hint = f"did you mean {near[0]!r}? " if near else ""
-        return f"unknown setting ({hint}check the spelling; see docs/configuration.md)"
+        page = "docs/servers.md" if err["loc"][0] == "servers" else "docs/configuration.md"
+        return f"unknown setting ({hint}check the spelling; see {page})"
     message = str(err["msg"])
     return f"{message} (got {err['input']!r})" if "input" in err and err["type"] != "missing" else message
 
@@ -675,14 +689,16 @@ def _expected(err: Any) -> str:
 def _settings_at(loc: Sequence[int | str]) -> list[str]:
     """The setting names of the section at `loc` (e.g. ("server",)), for a typo's suggestion."""
     model: type[BaseModel] = Settings
+    keyed = False  # the section is a map (`tools.<name>`): the next part is a key, not a setting
     for part in loc:
-        if isinstance(part, int):
+        if isinstance(part, int) or keyed:
+            keyed = False
             continue
         field = model.model_fields.get(str(part))
         section = _section_model(field.annotation) if field is not None else None
-        if section is None:
+        if field is None or section is None:
             return []
-        model = section
+        model, keyed = section, get_origin(field.annotation) is dict
     return list(model.model_fields)
 
 

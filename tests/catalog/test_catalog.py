@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -252,6 +253,18 @@ def test_tool_sources_are_added_replaced_and_removed(crm: Contract) -> None:
     assert names(removed.removed) == ["acme:clock:now"]
     assert catalog.version == 4
     assert len(catalog) == 12
+
+
+def test_a_source_tool_has_its_one_served_version(crm: Contract) -> None:
+    """A call pinned to the version a source tool is served at (an approved call resumed) finds it."""
+    catalog = Catalog()
+    catalog.publish(crm)
+    now = source_tool("acme:clock:now")
+    catalog.add_tools("clock", [now, replace(source_tool("acme:clock:odd"), version="2024-05")])
+
+    assert catalog.tool_versions("acme:clock:now") == {"1.0.0": now}
+    assert catalog.tool_versions("acme__clock__now") == {"1.0.0": now}
+    assert catalog.tool_versions("acme:clock:odd") == {}  # not a semantic version: nothing to pin
 
 
 def test_conflicting_names_are_refused_and_leave_the_catalog_unchanged(crm: Contract) -> None:

@@ -7,6 +7,7 @@ over its own earlier state.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -105,6 +106,32 @@ def test_stdio_with_contracts_and_an_absolute_data_dir_says_nothing(tmp_path: Pa
     run = _run(["serve", "--stdio", "-C", str(ROOT / "examples" / "contracts")], _env(tmp_path), tmp_path)
     assert run.returncode == 0, run.stderr
     assert "warning" not in run.stderr and "note:" not in run.stderr
+
+
+def _time_server() -> str:
+    """A `servers:` entry (as COLONNADE_SERVERS) for PyPI `mcp-server-time`, in this venv."""
+    command = str(Path(sys.executable).with_name("mcp-server-time"))
+    return json.dumps([{"name": "time", "transport": "stdio", "command": command}])
+
+
+def test_serve_names_the_servers_whose_tools_are_still_coming(tmp_path: Path) -> None:
+    """Downstream servers connect after the banner: it names them, and stdio does not warn of 0 tools."""
+    env = _env(tmp_path, COLONNADE_SERVERS=_time_server())
+    run = _run(["serve", "--stdio"], env, tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "serving 0 tools" not in run.stderr, run.stderr
+
+    port = free_port()
+    log = tmp_path / "serve.log"
+    proc = start_process([str(COLONNADE), "serve", "--port", str(port)], log, cwd=tmp_path, env=env)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/readyz", proc, log=log)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    assert "  default/time: MCP server (stdio), connecting: its tools join when it is ready" in (
+        log.read_text()
+    )
 
 
 def test_serve_names_what_a_served_draft_still_needs(tmp_path: Path) -> None:

@@ -72,6 +72,25 @@ def test_an_invalid_definition_lists_every_problem(admin: Federation) -> None:
     assert any(p.startswith("name") for p in error["details"]["problems"])
 
 
+def test_a_misspelt_key_in_a_definition_gets_the_config_files_suggestion(admin: Federation) -> None:
+    definition = {"name": "t", "transport": "stdio", "comand": "mcp-server-time", "allow_tool": ["x"]}
+    definition["tools"] = {"x": {"requires_human_aproval": True}}
+    answer = httpx2.post(f"{admin.base}/v1/servers", json=definition, timeout=10)
+    assert answer.status_code == 400
+    problems = answer.json()["error"]["details"]["problems"]
+    for typo, meant in [
+        ("comand", "command"),
+        ("allow_tool", "allow_tools"),
+        ("tools.x.requires_human_aproval", "requires_human_approval"),
+    ]:
+        hint = f"did you mean {meant!r}? check the spelling; see docs/servers.md"
+        expected = f"{typo}: unknown setting ({hint})"
+        assert expected in problems, problems
+    json_type = {"content-type": "application/json"}
+    broken = httpx2.post(f"{admin.base}/v1/servers", content=b"{not json", headers=json_type, timeout=10)
+    assert broken.json()["error"]["details"]["problems"][0].startswith("(body): Invalid JSON"), broken.text
+
+
 def test_restart_gives_a_stdio_server_a_new_process(admin: Federation) -> None:
     before = admin.server_status("time")
     code, output = cli("servers", "restart", "time", "--url", admin.base)
@@ -140,3 +159,31 @@ def test_a_stdio_command_that_does_not_exist_is_refused(admin: Federation, tmp_p
     code, output = cli("servers", "add", "ghost", "--command", missing["command"], "--url", admin.base)
     assert code == 1 and "is not on the gateway's PATH" in " ".join(output.split()), output
     assert httpx2.get(f"{admin.base}/v1/servers/ghost", timeout=10).status_code == 404
+
+
+def test_settings_that_name_no_tool_of_the_server_are_reported(admin: Federation) -> None:
+    """A typo in `tools:` would leave a risky tool ungated, in `allow_tools` unserved: never silently."""
+    definition = venv_stdio(
+        "typos",
+        "mcp-server-time",
+        tools={"convert_tim": {"requires_human_approval": True}},
+        allow_tools=["get_curent_time", "convert_*"],
+        deny_tools=["nothing_*"],
+    )
+    added = httpx2.post(f"{admin.base}/v1/servers", json=definition, timeout=30)
+    assert added.status_code == 201, added.text
+    try:
+        admin.wait_ready("typos")
+        warnings = httpx2.get(f"{admin.base}/v1/servers/typos", timeout=10).json()["warnings"]
+        assert warnings == [
+            "tools.convert_tim names no tool of the server; did you mean 'convert_time'?",
+            "allow_tools: 'get_curent_time' matches no tool of the server; did you mean 'get_current_time'?",
+            "deny_tools: 'nothing_*' matches no tool of the server"
+            " (its tools: get_current_time, convert_time)",
+        ]
+        assert "tools.convert_tim names no tool of the server" in admin.log.read_text()
+        code, out = cli("servers", "status", "typos", "--url", admin.base)
+        assert code == 0 and "did you mean 'convert_time'?" in out, out
+        assert httpx2.get(f"{admin.base}/v1/servers/time", timeout=10).json()["warnings"] == []
+    finally:
+        httpx2.delete(f"{admin.base}/v1/servers/typos", timeout=30)

@@ -11,11 +11,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
@@ -26,6 +28,9 @@ from tests.support.loopback import free_port, stop_process
 from tests.support.mcp_servers import fault_http, fault_stdio, venv_stdio
 
 pytestmark = pytest.mark.e2e
+
+# A server that cannot start, as many do without their credentials: it says why on stderr and exits.
+_KEYLESS = "import sys; print('starting', file=sys.stderr); sys.exit('ERROR: FOO_API_KEY is not set')"
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +48,8 @@ def federation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Federation]
             venv_stdio("lazy", "mcp-server-time", start="lazy", idle_timeout_s=1),
             fault_stdio("unset", secret_env={"TOKEN": "never.set"}, restart_backoff_s=5),
             {"name": "nowhere", "transport": "http", "url": f"http://127.0.0.1:{free_port()}/mcp"},
+            {"name": "keyless", "transport": "stdio", "command": sys.executable, "args": ["-c", _KEYLESS]},
+            {"name": "misspelt", "transport": "stdio", "command": "mcp-server-tme", "restart_backoff_s": 5},
         ]
         secrets = {"COLONNADE_SECRET_FAULT_TOKEN": "s3cret", "COLONNADE_SECRET_BROKEN_TOKEN": "t0ken"}
         ready = ["fault", "broken", "time", "lazy"]
@@ -159,5 +166,45 @@ async def test_an_unreachable_server_is_down_and_says_why(federation: Federation
     status = federation.server_status("nowhere")
     assert status["state"] in ("down", "connecting") and status["healthy"] is False
     assert "ConnectError" in (status["last_error"] or "")
+    # where it tried and what it met, in the words of the user's setup (not aiohttp's `ssl:default`)
+    config = httpx2.get(f"{federation.base}/v1/servers/nowhere", timeout=10).json()["config"]
+    assert f"cannot connect to {config['url']}: connection refused" in status["last_error"], status
+    assert "ssl:default" not in status["last_error"]
     assert federation.status()["servers"][0]["name"] == "broken"  # the others are listed and served
     await the_time_is_served(federation)
+
+
+def test_a_server_that_exits_at_start_says_why_in_its_status_and_the_log(federation: Federation) -> None:
+    deadline = time.monotonic() + 30
+    while not (federation.server_status("keyless")["last_error"] or "").count("FOO_API_KEY"):
+        assert time.monotonic() < deadline, federation.server_status("keyless")
+        time.sleep(0.2)
+    status = federation.server_status("keyless")
+    assert status["state"] in ("down", "connecting") and status["healthy"] is False
+    error = status["last_error"]
+    assert "exited" in error and "starting | ERROR: FOO_API_KEY is not set" in error, error
+    assert "[server keyless] ERROR: FOO_API_KEY is not set" in federation.log.read_text()
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_an_unknown_tool_on_a_servers_endpoint_is_named_as_called_with_that_servers_tools(
+    federation: Federation, mode: str
+) -> None:
+    async with Client(federation.server("time"), mode=mode) as client:
+        typo = await client.call_tool("get_current_tme", {"timezone": "UTC"})
+        elsewhere = await client.call_tool("echo", {})  # a tool of the server `fault`, not of `time`
+    error = dict((typo.meta or {})[RESULT_META_KEY])["error"]
+    assert error["code"] == "I-REQ-UNKNOWN-TOOL"
+    meant = "did you mean 'get_current_time'?"
+    assert error["message"] == f"no tool named 'get_current_tme' on server 'time'; {meant}"
+    assert error["details"]["did_you_mean"] == ["get_current_time"]
+    other = dict((elsewhere.meta or {})[RESULT_META_KEY])["error"]
+    assert other["message"].startswith("no tool named 'echo' on server 'time'"), other
+    assert "fault" not in other["message"] and "default" not in other["message"]
+
+
+def test_a_configured_command_that_is_not_there_is_named_with_the_fix(federation: Federation) -> None:
+    status = federation.server_status("misspelt")
+    assert status["state"] in ("down", "connecting") and status["healthy"] is False
+    said = "the command 'mcp-server-tme' of stdio server 'misspelt' is not on the gateway's PATH: install it"
+    assert said in (status["last_error"] or ""), status

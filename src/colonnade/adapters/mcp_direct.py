@@ -59,6 +59,7 @@ from mcp_types import methods as _methods
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from colonnade.adapters.mcp_http_transport import cannot_connect
 from colonnade.adapters.mcp_relay import Relay
 from colonnade.adapters.mcp_sse import Event, events
 from colonnade.observability.tracing import with_trace
@@ -242,7 +243,10 @@ class DirectCalls:
                 response.close()  # unread (abandoned): the connection goes, which cancels a 2026 request
         except aiohttp.ClientError as exc:
             self.on_connection_lost()
-            reason = str(exc) or type(exc).__name__
+            if isinstance(exc, aiohttp.ClientConnectorError):
+                reason = cannot_connect(self.url, exc)
+            else:
+                reason = str(exc) or type(exc).__name__
             raise MCPError(
                 types.CONNECTION_CLOSED, f"the connection to the server failed: {reason}"
             ) from None

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable
 import aiohttp
 import httpx2
 
-__all__ = ["AiohttpTransport"]
+__all__ = ["AiohttpTransport", "cannot_connect"]
 
 _CHUNK = 64 * 1024
 _SESSION_HEADERS = ("mcp-session-id", "mcp-protocol-version")
@@ -78,7 +78,7 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
                 skip_auto_headers=("User-Agent", "Accept-Encoding", "Content-Type"),
             )
         except aiohttp.ClientConnectorError as exc:
-            raise httpx2.ConnectError(str(exc), request=request) from exc
+            raise httpx2.ConnectError(cannot_connect(str(request.url), exc), request=request) from exc
         except TimeoutError as exc:
             raise httpx2.TimeoutException(str(exc) or "timed out", request=request) from exc
         except aiohttp.ClientError as exc:
@@ -93,3 +93,12 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
         if session is not None:
             with contextlib.suppress(Exception):
                 await session.close()
+
+
+def cannot_connect(url: str, exc: aiohttp.ClientConnectorError) -> str:
+    """Where the gateway tried to connect and what it met, in the terms of the server's `url`."""
+    if isinstance(exc.os_error, ConnectionRefusedError):
+        why = "connection refused (is the server running, and listening at that address?)"
+    else:
+        why = exc.os_error.strerror or str(exc.os_error) or type(exc.os_error).__name__
+    return f"cannot connect to {url}: {why}"

@@ -87,10 +87,23 @@ class InFlight:
     async def _ask(self, request: types.InputRequest) -> types.InputResponse | types.ErrorData:
         relay = self._only(lambda r: r.can_ask)
         if relay is None:
-            why = "no call in flight" if not self._relays else "several calls in flight"
-            message = f"no caller can answer {request.method} ({why} can take it)"
+            message = f"no caller can answer {request.method}: {self._why_nobody()}"
             return types.ErrorData(code=types.INVALID_REQUEST, message=message)
         return await relay.ask(request)
+
+    def _why_nobody(self) -> str:
+        """Why no single caller takes a question: no call, none that can be asked, or several that can."""
+        calls, askable = len(self._relays), sum(relay.can_ask for relay in self._relays)
+        if calls == 0:
+            return "no call is in flight"
+        if askable > 1:
+            return f"{askable} calls in flight could, and nothing says whose it is"
+        if calls == 1:
+            return (
+                "the caller of the call in flight cannot be asked (it declared none of elicitation,"
+                " sampling or roots, or has no stream to be asked on)"
+            )
+        return f"none of the {calls} calls in flight has a caller that can be asked"
 
     def _only(self, accepts: Callable[[Relay], bool]) -> Relay | None:
         takers = [relay for relay in self._relays if accepts(relay)]

@@ -40,6 +40,8 @@ from colonnade.adapters.mcp_in_flight import InFlight
 from colonnade.adapters.mcp_relay import Relay
 from colonnade.adapters.mcp_wire import RelayDispatcher, negotiate, open_transport
 from colonnade.adapters.secrets import EnvSecretResolver, SecretResolver
+from colonnade.adapters.stdio_stderr import StderrTail
+from colonnade.catalog.mcp_projection import unmatched_settings
 from colonnade.config import McpServerSettings
 from colonnade.observability.tracing import trace_meta
 
@@ -85,6 +87,8 @@ class UpstreamStatus:
     server_name: str | None
     server_version: str | None
     last_error: str | None
+    warnings: list[str]
+    """Settings that name no tool of the server (a misspelt `tools.<name>`, `allow_tools`, ...)."""
 
     def to_json(self) -> dict[str, Any]:
         return {field: getattr(self, field) for field in self.__slots__}
@@ -122,6 +126,9 @@ class Upstream:
         self.calls = 0
         self.errors = 0
         self.last_error: str | None = None
+        self.warnings: tuple[str, ...] = ()
+        self.stderr = StderrTail(self.name) if settings.transport == "stdio" else None
+        """A stdio server's stderr: tagged on the way to the gateway's, its last lines in `last_error`."""
         self._session: ClientSession | None = None
         self._direct: DirectCalls | None = None
         self._closed = asyncio.Event()
@@ -187,6 +194,7 @@ class Upstream:
             server_name=info.name if info is not None else None,
             server_version=info.version if info is not None else None,
             last_error=self.last_error,
+            warnings=list(self.warnings),
         )
 
     @property
@@ -330,6 +338,9 @@ class Upstream:
             self._set_state(UpstreamState.CONNECTING)
             reason = "closed"
             started = time.monotonic()
+            said_before = self.last_error  # the same object after the attempt: it said nothing new
+            if self.stderr is not None:
+                self.stderr.lines.clear()  # a start that fails before the process runs has no last words
             try:
                 async with self._connect(failures) as (session, direct):
                     failures, listed_once, self._crashed = 0, True, False
@@ -361,6 +372,7 @@ class Upstream:
                 continue
             failures += 1
             self._crashed = True
+            self._explain_exit(said_before)
             self._set_state(UpstreamState.DOWN)
             delay = min(
                 self.settings.restart_backoff_s * 2 ** (failures - 1), self.settings.restart_backoff_max_s
@@ -377,6 +389,16 @@ class Upstream:
             self.restarts += 1
             _event("mcp.server.restarting", self.name, attempt=failures)
 
+    def _explain_exit(self, said_before: str | None) -> None:
+        """A stdio server's process ended: say so, with its last words on stderr (often the why)."""
+        if self.stderr is None:
+            return
+        error = self.last_error
+        if error is None or error is said_before or error.startswith("Connection closed"):
+            error = "the process exited (or closed its stdout)"
+        said = self.stderr.said()
+        self.last_error = f"{error}; its last lines on stderr: {said}" if said else error
+
     @contextlib.asynccontextmanager
     async def _connect(self, attempt: int) -> AsyncIterator[tuple[ClientSession, DirectCalls | None]]:
         """Open the transport and the session, negotiate the era and list the tools (one span)."""
@@ -392,6 +414,7 @@ class Upstream:
                     client_info=_CLIENT_INFO.model_dump(by_alias=True, mode="json", exclude_none=True),
                     on_connection_lost=closed.set,
                     on_session_gone=self._session_gone,
+                    stderr=self.stderr,
                 )
                 connection = await stack.enter_async_context(transport)
                 inner = JSONRPCDispatcher(
@@ -491,6 +514,11 @@ class Upstream:
             return
         self.tools = tools
         _event("mcp.server.tools", self.name, tools=len(tools))
+        warnings = tuple(unmatched_settings(self.settings, (tool.name for tool in tools)))
+        if warnings and warnings != self.warnings:
+            for warning in warnings:
+                logger.warning("server %s: %s", self.name, warning)
+        self.warnings = warnings
         if self.on_tools is not None:
             try:
                 self.on_tools(self, tools)

@@ -43,6 +43,8 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, R
 from colonnade.adapters.mcp_direct import DirectCalls
 from colonnade.adapters.mcp_http_transport import AiohttpTransport
 from colonnade.adapters.secrets import SecretResolver
+from colonnade.adapters.stdio_command import missing_command
+from colonnade.adapters.stdio_stderr import StderrTail
 from colonnade.config import McpServerSettings
 
 __all__ = [
@@ -76,7 +78,7 @@ class Connection:
 
 
 class UpstreamUnconfigured(Exception):
-    """The server cannot be started as configured (a secret is missing); the message says which."""
+    """The server cannot start as configured (a secret or its command is missing); the message says which."""
 
 
 class RelayDispatcher:
@@ -192,19 +194,29 @@ async def open_transport(
     client_info: dict[str, Any] | None = None,
     on_connection_lost: Callable[[], None] = lambda: None,
     on_session_gone: Callable[[], None] = lambda: None,
+    stderr: StderrTail | None = None,
 ) -> AsyncIterator[Connection]:
     """One connection: a child process, or one pooled HTTP client (and its direct calls, which
     announce themselves as `client_info` and report a failed connection to `on_connection_lost`);
-    over HTTP, `on_session_gone` hears that the server answered a request of the session 404."""
+    over HTTP, `on_session_gone` hears that the server answered a request of the session 404; a
+    child process's stderr goes through `stderr` when given, else straight to the gateway's."""
     if server.transport == "stdio":
         assert server.command is not None
+        missing = missing_command(server)  # said plainly, not as the spawn's bare FileNotFoundError
+        if missing is not None:
+            raise UpstreamUnconfigured(missing)
         env = dict(server.env)
         for variable, secret in server.secret_env.items():
             env[variable] = await _secret(secrets, secret, f"{server.name}.secret_env.{variable}")
         params = StdioServerParameters(
             command=server.command, args=list(server.args), env=env or None, cwd=_cwd(server.cwd)
         )
-        async with stdio_client(params) as (read, write):  # the server's stderr goes to the gateway's
+        if stderr is None:
+            async with stdio_client(params) as (read, write):  # the server's stderr goes to the gateway's
+                yield Connection(read, write)
+            return
+        async with stderr.capture() as errlog, stdio_client(params, errlog=errlog) as (read, write):
+            stderr.spawned(errlog)
             yield Connection(read, write)
         return
     assert server.url is not None

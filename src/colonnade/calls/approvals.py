@@ -40,7 +40,11 @@ def approval_reasons(call: Call) -> tuple[str, ...]:
     reasons: list[str] = []
     if tool.side_effects is SideEffects.DESTRUCTIVE:
         reasons.append(f"{tool.canonical_name} is destructive")
-    if tool.requires_human_approval or (tool.llm is not None and tool.llm.requires_human_approval):
+    if tool.source == "mcp":  # a server tool is gated for being destructive, or by its settings
+        if tool.requires_human_approval and tool.side_effects is not SideEffects.DESTRUCTIVE:
+            where = f"tools.{tool.operation} of server {tool.api!r} in servers:"
+            reasons.append(f"{tool.canonical_name} requires a human's approval ({where})")
+    elif tool.requires_human_approval or (tool.llm is not None and tool.llm.requires_human_approval):
         reasons.append(f"{tool.canonical_name} requires a human's approval (contract)")
     if call.obligations.require_approval:
         reasons.extend(call.obligations.reasons or ("a policy requires approval",))

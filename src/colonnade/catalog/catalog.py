@@ -144,13 +144,21 @@ class Catalog:
         return list(dict.fromkeys(difflib.get_close_matches(name, names, n=limit)))
 
     def tool_versions(self, name: str) -> dict[str, Tool]:
-        """Every published version (deprecated ones included) of the tool with this canonical or wire name."""
+        """Every published version (deprecated ones included) of the tool with this canonical or wire name.
+
+        A tool of another source (a downstream server, an organ) has one version, the one it is
+        served at, so a call pinned to that version (an approved call resumed) finds it.
+        """
         found: dict[str, Tool] = {}
         for versions in self._apis.values():
             for version, entry in versions.items():
                 for tool in entry.tools:
                     if name in (tool.canonical_name, tool.wire_name):
                         found[version] = tool
+        for tools in self._sources.values():
+            for tool in tools:
+                if name in (tool.canonical_name, tool.wire_name) and _is_semver(tool.version):
+                    found.setdefault(tool.version, tool)
         return found
 
     def page(
@@ -398,6 +406,14 @@ def _filtered(
 def _active(versions: dict[str, _Published]) -> str | None:
     candidates = [v for v, entry in versions.items() if not entry.deprecated]
     return max(candidates, key=parse_semver) if candidates else None
+
+
+def _is_semver(version: str) -> bool:
+    try:
+        parse_semver(version)
+    except ValueError:
+        return False
+    return True
 
 
 def _label(key: _ApiKey, version: str | None) -> str:

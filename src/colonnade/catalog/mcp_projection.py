@@ -10,6 +10,7 @@ tools are served at all.
 from __future__ import annotations
 
 import copy
+import difflib
 import fnmatch
 from collections.abc import Iterable
 
@@ -22,7 +23,14 @@ from colonnade.config import McpServerSettings, ToolOverride
 from colonnade.contracts.model import RuntimeSpec, SideEffects
 from colonnade.contracts.semver import parse_semver
 
-__all__ = ["UNVERSIONED", "project_server_tools", "served", "side_effects_of", "source_id"]
+__all__ = [
+    "UNVERSIONED",
+    "project_server_tools",
+    "served",
+    "side_effects_of",
+    "source_id",
+    "unmatched_settings",
+]
 
 UNVERSIONED = "0.0.0"
 
@@ -38,6 +46,32 @@ def served(server: McpServerSettings, tool_name: str) -> bool:
         return False
     allow = server.allow_tools
     return allow is None or any(fnmatch.fnmatchcase(tool_name, pattern) for pattern in allow)
+
+
+def unmatched_settings(server: McpServerSettings, tool_names: Iterable[str]) -> list[str]:
+    """The settings that name no tool of the server, one line each: a typo there would otherwise
+    leave a risky tool ungated (`tools.<name>`), unserved (`allow_tools`) or served (`deny_tools`)."""
+    names = list(tool_names)
+    problems = [
+        f"tools.{name} names no tool of the server{_guess(name, names)}"
+        for name in server.tools
+        if name not in names
+    ]
+    for key, patterns in (("allow_tools", server.allow_tools or []), ("deny_tools", server.deny_tools)):
+        problems.extend(
+            f"{key}: {pattern!r} matches no tool of the server{_guess(pattern, names)}"
+            for pattern in patterns
+            if not any(fnmatch.fnmatchcase(name, pattern) for name in names)
+        )
+    return problems
+
+
+def _guess(name: str, names: list[str]) -> str:
+    near = difflib.get_close_matches(name, names, n=1)
+    if near:
+        return f"; did you mean {near[0]!r}?"
+    shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
+    return f" (its tools: {shown})"
 
 
 def side_effects_of(annotations: types.ToolAnnotations | None, override: ToolOverride | None) -> SideEffects:

@@ -234,7 +234,7 @@ def _warn_stdio_pitfalls(gateway: Gateway, settings: Settings) -> None:
     stderr only (stdout is the protocol), and only when something is off: no tools, or state kept
     under a relative data_dir, i.e. in whatever folder the client happened to start us in.
     """
-    if not len(gateway.catalog):
+    if not len(gateway.catalog) and not settings.servers:  # a server's tools come once it connects
         err_console.print(
             "[yellow]warning:[/yellow] serving 0 tools over stdio: no contract is configured and none is "
             "stored; pass -C /absolute/path/to/contracts (or --config /absolute/path/colonnade.yaml) in "
@@ -273,6 +273,13 @@ def _print_banner(gateway: Gateway, url: str, snippet: bool, token: str | None =
         err_console.print(f"  {tenant}/{card.name} {card.version}: {count} tools (organ, in-process)")
     if gateway.executive.pathways:
         err_console.print(f"  {tenant}/pathway: {len(gateway.executive.pathways)} tools (pathways of organs)")
+    for upstream in gateway.settings.servers:  # they connect after this: their tools are not counted yet
+        err_console.print(
+            f"  {upstream.tenant}/{upstream.name}: MCP server ({upstream.transport}), connecting: its tools "
+            "join when it is ready (colonnade servers list)",
+            markup=False,
+            soft_wrap=True,
+        )
     if snippet:
         server: dict[str, object] = {"type": "http", "url": url}
         if token is not None:

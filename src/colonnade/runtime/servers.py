@@ -11,6 +11,7 @@ stops: `servers:` in colonnade.yaml is the lasting list.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -28,6 +29,8 @@ from colonnade.catalog.naming import WireProfile
 from colonnade.config import McpServerSettings
 
 __all__ = ["ServerEventListener", "Servers"]
+
+logger = logging.getLogger("colonnade.servers")
 
 ServerEventListener = Callable[[str, ServerEvent], Awaitable[None]]
 
@@ -82,6 +85,17 @@ class Servers:
         await self.pool.aclose()
 
     def _on_tools(self, upstream: Upstream, tools: tuple[types.Tool, ...]) -> None:
+        settings = upstream.settings
+        contract = self.catalog.active_version(settings.tenant, settings.name)
+        if contract is not None:  # allowed, but rarely meant: the API's governance covers these tools
+            warning = (
+                f"{settings.tenant}:{settings.name} is also the API of a contract ({settings.tenant}/"
+                f"{settings.name} {contract}): this server's tools are served in its namespace (its"
+                " policies, subscriptions and pages); give the server another name or tenant"
+            )
+            if warning not in upstream.warnings:
+                logger.warning("server %s: %s", upstream.name, warning)
+                upstream.warnings = (*upstream.warnings, warning)
         status = upstream.status()
         projected = project_server_tools(
             upstream.settings, tools, profile=self.profile, version=status.server_version

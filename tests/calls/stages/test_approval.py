@@ -6,10 +6,14 @@ Parking and tokens need the store; they are tested on SQLite and PostgreSQL in
 
 from __future__ import annotations
 
+import mcp_types as types
+
 from colonnade.calls.approvals import approval_reasons, needs_approval
 from colonnade.calls.envelope import CallStatus
 from colonnade.calls.stages.approval import ApprovalGate
 from colonnade.catalog.catalog import Catalog
+from colonnade.catalog.mcp_projection import project_server_tools
+from colonnade.config import McpServerSettings
 from colonnade.governance.obligations import Obligations
 from tests.calls.stages.conftest import Reached, resolved
 
@@ -54,3 +58,31 @@ async def test_a_policy_obligation_gates_a_read_tool_with_the_policys_reasons(
     refused = await ApprovalGate()(call, reached)
     assert refused.error is not None and refused.error.code == "P-PRECOND-APPROVAL-REQUIRED"
     assert reached.calls == []
+
+
+def test_a_server_tools_reasons_name_what_asked_for_the_approval() -> None:
+    """A destructive server tool needs it for that; a read one only because `servers:` says so."""
+    catalog = Catalog()
+    settings = McpServerSettings(
+        name="memory",
+        transport="stdio",
+        command="node",
+        tools={"read_graph": {"requires_human_approval": True}},
+    )
+    destructive = types.ToolAnnotations(destructive_hint=True)
+    listed = [
+        types.Tool(
+            name="read_graph",
+            input_schema={"type": "object"},
+            annotations=types.ToolAnnotations(read_only_hint=True),
+        ),
+        types.Tool(name="delete_entities", input_schema={"type": "object"}, annotations=destructive),
+    ]
+    catalog.add_tools("mcp:memory", project_server_tools(settings, listed))
+    assert approval_reasons(resolved(catalog, "default:memory:read_graph")) == (
+        "default:memory:read_graph requires a human's approval"
+        " (tools.read_graph of server 'memory' in servers:)",
+    )
+    assert approval_reasons(resolved(catalog, "default:memory:delete_entities")) == (
+        "default:memory:delete_entities is destructive",
+    )

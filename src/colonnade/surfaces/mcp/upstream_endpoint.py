@@ -16,6 +16,7 @@ approval, invalid arguments) is a typed result, as on `/mcp`.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import weakref
 from collections.abc import Callable
 from typing import Any, get_args
@@ -339,7 +340,23 @@ class UpstreamEndpoint:
         relay = self._relay(ctx, params)
         with relaying(relay):
             result = await self.calls.call(request, self._principal(ctx))
+        if result.error is not None and result.error.code == _UNKNOWN_TOOL:
+            result = self._unknown_here(ctx, result, params.name)
         return _rendered(result, relay, legacy=legacy)
+
+    def _unknown_here(self, ctx: Ctx, result: CallResult, name: str) -> CallResult:
+        """An unknown tool, named as this endpoint's client named it, with this server's tools as guesses
+        (not canonical names of other servers, which cannot be called here)."""
+        assert result.error is not None
+        allowed = self.authorizer.visible(self._principal(ctx))
+        names = [tool.name for tool in self.upstream.tools if self._shows(allowed, tool.name)]
+        near = difflib.get_close_matches(name, names, n=3)
+        message = f"no tool named {name!r} on server {self.upstream.name!r}"
+        if near:
+            message += f"; did you mean {' or '.join(repr(n) for n in near)}?"
+        details = {"tool_id": name, "server": self.upstream.name, "did_you_mean": near}
+        error = result.error.model_copy(update={"message": message, "details": details})
+        return result.model_copy(update={"error": error})
 
     # -- everything else goes to the server --------------------------------------------------------
 
@@ -526,6 +543,9 @@ class UpstreamEndpoint:
 
     def _principal(self, ctx: Ctx) -> Principal:
         return principal_of(ctx, self.principal)
+
+
+_UNKNOWN_TOOL = "I-REQ-UNKNOWN-TOOL"
 
 
 def _passable(key: str) -> bool:

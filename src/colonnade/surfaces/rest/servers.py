@@ -17,7 +17,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from colonnade.adapters.stdio_command import missing_command
-from colonnade.config import McpServerSettings
+from colonnade.config import McpServerSettings, server_definition_problems
 from colonnade.governance.principal import Principal, PrincipalKind
 from colonnade.surfaces.edge import principal_of_scope
 from colonnade.surfaces.envelope_parsing import DEFAULT_MAX_BODY_BYTES, EnvelopeRejection, read_body
@@ -97,7 +97,7 @@ class ServersApi:
         try:
             settings = McpServerSettings.model_validate_json(body)
         except ValidationError as exc:
-            problems = [f"{'.'.join(map(str, e['loc'])) or '(body)'}: {e['msg']}" for e in exc.errors()]
+            problems = server_definition_problems(exc)
             return error_response("I-REQ-SERVER-CONFIG", "; ".join(problems), 400, problems=problems)
         if self._status_of(settings.name) is not None:
             return error_response(
