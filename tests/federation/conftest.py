@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -80,3 +81,17 @@ def run_gateway(
         yield federation
     finally:
         stop_process(process)
+
+
+def approve_by_cli(folder: Path, approval_id: str, *extra: str) -> None:
+    """An approver (bob) decides a parked call with `colonnade approvals approve`, in the gateway's folder."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COLONNADE_")}
+    done = subprocess.run(
+        [str(COLONNADE), "approvals", "approve", approval_id, "--as", "bob", *extra],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -10,8 +10,6 @@ included) finishes the call once. A second use of the token after that is refuse
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,7 @@ from mcp import Client
 from colonnade.calls.envelope import APPROVAL_TOKEN_META_KEY
 from colonnade.surfaces.mcp.render import RESULT_META_KEY
 from colonnade.surfaces.mcp.round_state import APPROVED_PREFIX
-from tests.federation.conftest import COLONNADE, Federation, run_gateway
+from tests.federation.conftest import Federation, approve_by_cli, run_gateway
 from tests.support.mcp_servers import reference_http
 
 pytestmark = pytest.mark.e2e
@@ -56,19 +54,6 @@ def _text(result: types.CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
 
 
-def _approve(folder: Path, approval_id: str) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COLONNADE_")}
-    done = subprocess.run(
-        [str(COLONNADE), "approvals", "approve", approval_id, "--as", "bob", "--comment", "fine"],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
 def _token(federation: Federation, approval_id: str) -> str:
     response = httpx2.get(f"{federation.base}/v1/approvals/{approval_id}", timeout=10)
     response.raise_for_status()
@@ -80,7 +65,7 @@ async def _approved_token(client: Client, name: str, federation: Federation, fol
     parked = await client.call_tool(name, {})
     shown = _envelope(parked)
     assert shown["status"] == "pending", shown
-    _approve(folder, shown["pending"]["token"])
+    approve_by_cli(folder, shown["pending"]["token"], "--comment", "fine")
     return _token(federation, shown["pending"]["token"])
 
 

@@ -8,8 +8,6 @@ names the server's tools at the version the gateway reports for them, which must
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,7 @@ import pytest
 from mcp import Client
 
 from colonnade.surfaces.mcp.render import RESULT_META_KEY
-from tests.federation.conftest import COLONNADE, Federation, run_gateway
+from tests.federation.conftest import Federation, approve_by_cli, run_gateway
 from tests.support.mcp_servers import venv_stdio
 
 pytestmark = pytest.mark.e2e
@@ -33,19 +31,6 @@ def gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Federation
     server = venv_stdio("time", "mcp-server-time", tools={"convert_time": {"requires_human_approval": True}})
     with run_gateway(tmp / "gateway", [server]) as federation:
         yield federation, tmp / "gateway"
-
-
-def _approve(folder: Path, approval_id: str) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COLONNADE_")}
-    done = subprocess.run(
-        [str(COLONNADE), "approvals", "approve", approval_id, "--as", "bob"],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def _call(federation: Federation, body: dict[str, Any]) -> dict[str, Any]:
@@ -62,7 +47,7 @@ async def test_an_approved_call_of_a_gated_server_tool_resumes_and_runs(
     shown = dict((parked.meta or {})[RESULT_META_KEY])
     assert shown["status"] == "pending", shown
     approval_id = shown["pending"]["token"]
-    _approve(folder, approval_id)
+    approve_by_cli(folder, approval_id)
 
     response = httpx2.post(f"{federation.base}/v1/approvals/{approval_id}/resume", timeout=30)
     ran = response.json()["result"]
