@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.support.databases"]
+pytest_plugins = ["tests.support.databases", "tests.support.tiers"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
