@@ -186,12 +186,19 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "redis: needs Redis at 127.0.0.1:6379")
 
 
+# pytest-timeout's cap per test (pyproject: 120 s) is a guard against hangs; a test that waits for
+# processes gets more, as its waits grow with the machine's load (tests/support/machine_load.py).
+_PROCESS_TEST_TIMEOUT_S = 360
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     reader = _Reader()
     for item in items:
         tier = tier_of(item, reader)
         item.add_marker(tier)
         item.stash[_TIER] = tier
+        if tier != FAST and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(_PROCESS_TEST_TIMEOUT_S))
 
 
 def _guarded(item: pytest.Item) -> Iterator[None]:
