@@ -162,9 +162,8 @@ async def test_a_question_on_the_call_stream_is_answered_by_the_session(federati
     the call with it (unanswered, the call would have met its deadline)."""
     async with Client(federation.server("fault"), mode="legacy") as client:
         await client.call_tool("request", {})  # the twin session is up
-        started = time.monotonic()
         result = await client.call_tool("roots", {})
-    assert time.monotonic() - started < 1.5
+    # the refusal's text is the proof (an unanswered question would end the call at its deadline instead)
     assert result.content[0].text.startswith("refused: no caller can answer roots/list")  # type: ignore[union-attr]
 
 
@@ -173,7 +172,7 @@ async def test_a_hang_meets_the_deadline_and_the_server_hears_of_it(federation: 
         before = arrival(await client.call_tool("cancelled", {}))["cancelled"]
         started = time.monotonic()
         result = await client.call_tool("hang", {})
-        assert time.monotonic() - started < 5
+        assert time.monotonic() - started < 12  # the 2 s call deadline, not the hang (a busy machine)
         meta = dict((result.meta or {}).get("colonnade/result") or {})
         assert result.is_error is True and meta["error"]["details"]["cause"] == "R-TIMEOUT-001", meta
         for _ in range(50):  # the cancellation is a notification: it lands soon after
@@ -199,7 +198,7 @@ async def test_a_server_killed_mid_call_fails_the_call_fast_and_comes_back(
             await anyio.sleep(0.5)
             started = time.monotonic()
             os.kill(fault.process.pid, signal.SIGKILL)
-        assert time.monotonic() - started < 3
+        assert time.monotonic() - started < 6  # the cut ends the call, not its 10 s sleep
         meta = dict((outcome["slow"].meta or {}).get("colonnade/result") or {})
         assert outcome["slow"].is_error is True and meta["error"]["details"]["cause"] == "R-UPSTREAM-CONNECT"
         fault.process = fault.start()
