@@ -33,7 +33,7 @@ from colonnade.governance.approvals import (
 from colonnade.governance.identity.failures import AuthFailure
 from colonnade.governance.identity.standing import Standing
 from colonnade.governance.principal import Principal
-from colonnade.governance.refusals import ApprovalState, NotResumer
+from colonnade.governance.refusals import ApprovalState, NotResumer, UnknownResource
 from colonnade.store.approvals_repo import ApprovalRecord
 from colonnade.store.parked_calls_repo import ParkedRecord
 
@@ -139,7 +139,11 @@ class ApprovalCoordinator:
         self, actor: Principal, approval_id: str, *, call_id: str | None = None
     ) -> CallResult:
         """Run an approved call now, for its requester or the approver that approved it."""
-        record = await self.desk.show(actor, approval_id)
+        try:
+            record = await self.desk.show(actor, approval_id)
+        except UnknownResource:
+            await self.desk.refuse_unseen_run(actor, approval_id)
+            raise
         refused = resumer_refusal(actor, record)
         if refused is not None:
             await self.desk.refuse_run(actor, record, NotResumer.code, refused)

@@ -354,6 +354,18 @@ class ApprovalDesk:
         """Audit an approved call that may not run now (its requester's credential is gone)."""
         await self._refused(actor, record, code, message)
 
+    async def refuse_unseen_run(self, actor: Principal, approval_id: str) -> None:
+        """Audit a resume of an approval the actor may not see (it is answered as unknown)."""
+        record = await self.store.get(approval_id)
+        if record is None:
+            return
+        elsewhere = not in_reach(actor, record.tenant)
+        code = "A-AUTH-RESUME-TENANT" if elsewhere else "A-AUTH-RESUME-PRINCIPAL"
+        message = f"{actor.key} may not resume approval {approval_id}" + (
+            f" of tenant {record.tenant}" if elsewhere else ""
+        )
+        await self._refused(actor, record, code, message)
+
     async def expire(self, approval_id: str) -> None:
         """The parked call expired: a request nobody decided on, or a token nobody used, ends."""
         record = await self.store.get(approval_id)
