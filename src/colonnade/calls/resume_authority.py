@@ -27,7 +27,7 @@ from colonnade.governance.policy.gate import PolicyGate
 from colonnade.governance.principal import Principal, PrincipalKind
 from colonnade.store.parked_calls_repo import ParkedRecord
 
-__all__ = ["ParkedOwner", "ResumeAuthority", "same_caller"]
+__all__ = ["ParkedOwner", "ResumeAuthority"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,9 +48,7 @@ class ParkedOwner:
         )
 
 
-def same_caller(principal: Principal, key: str, tenant: str | None) -> bool:
-    """Whether `principal` is the caller named by `key` in `tenant`."""
-    return principal.key == key and principal.tenant == tenant
+_OTHER_TENANT = "A-AUTH-RESUME-TENANT"
 
 
 class _Admitted:
@@ -100,7 +98,9 @@ class ResumeAuthority:
         if refusal is None:
             return None
         code, message = refusal
-        status, err = error(code, message, parked_call_id=owner.call_id, tool=owner.tool)
+        # Another tenant's caller learns nothing about the call (its audit record says which it was).
+        shown = {} if code == _OTHER_TENANT else {"parked_call_id": owner.call_id, "tool": owner.tool}
+        status, err = error(code, message, **shown)
         return CallResult(call_id=call_id or owner.call_id or "", status=status, error=err)
 
     async def _refusal(
@@ -113,10 +113,10 @@ class ResumeAuthority:
             if owner.call_id
             else f"the parked call of {owner.tool}"
         )
-        if owner.tenant is not None and principal.tenant != owner.tenant:
+        if principal.tenant != owner.tenant:  # a tenant-less owner (an operator) is no tenant's user
             return (
-                "A-AUTH-RESUME-TENANT",
-                f"{what} belongs to another tenant; {principal.key} may not {doing} it",
+                _OTHER_TENANT,
+                f"this parked call belongs to another tenant; {principal.key} may not {doing} it",
             )
         if principal.key != owner.key:
             return (

@@ -2,7 +2,8 @@
 
 A resume is bound to who parked the call: the principal's key alone does not say its tenant (two
 tenants may each have a `user:alice`), and refusals are audited with the parked call's own id.
-Rows parked before this revision have neither; they resume by the principal's key as before.
+Rows parked before this revision have neither: only a principal without a tenant can resume them,
+and the rest expire (rolled back) at their deadline, as prepared calls do within a minute by default.
 
 Revision ID: 0010
 Revises: 0009
