@@ -4,9 +4,9 @@ A proxied MCP tool may answer a 2026-07-28 call with an input round (`input_requ
 answers by calling again with its responses. For a call that ran on an approval, that second call is
 not a second use of the approval: it continues the one call the approver allowed. So when an
 approved call ends on a question the caller will be handed, the approval gate parks an
-`awaiting_input` round (bound to the tool, the arguments' hash and the requester, single use, ending
-when the approval's token does) and the surface hands its token out inside the round's
-`requestState`. The caller's answer carries it back: the round is taken once (a replayed answer is
+`awaiting_input` round (bound to the tool, the arguments' hash and the requester in its tenant,
+single use, ending when the approval's token does) and the surface hands its token out inside the
+round's `requestState`. The caller's answer carries it back: the round is taken once (a replayed answer is
 refused and audited), and the call runs again without spending the approval anew. If the tool asks
 again, a fresh round is parked. A round cannot be resumed any other way; it expires by the sweep.
 """
@@ -58,7 +58,8 @@ class ApprovalRounds:
                     facts, None, "A-AUTH-APPROVAL-TOKEN", "the answer's request state names no question asked"
                 )
             approval_id = str((record.payload or {}).get("approval_id"))
-            if record.principal != call.principal.key or record.tool != call.tool.canonical_name:
+            asker = record.principal == call.principal.key and record.tenant == call.principal.tenant
+            if not asker or record.tool != call.tool.canonical_name:
                 message = "the question was asked of another caller or for another tool"
                 raise await self.desk.refuse_round(facts, approval_id, "A-AUTH-APPROVAL-TOKEN", message)
             if record.input_hash != facts.input_hash:
@@ -82,6 +83,11 @@ class ApprovalRounds:
         return approval, record.deadline
 
     # -- the ParkingHandler of rounds: never resumed except by the caller's answer -------------------
+
+    async def admit(
+        self, parked: ParkedRecord, principal: Principal, call_id: str | None, doing: str
+    ) -> CallResult | None:
+        return None  # `resume` refuses every resume: only the asker's answer (`take`) continues a round
 
     async def resume(self, parked: ParkedRecord, *, call_id: str | None, principal: Principal) -> CallResult:
         return self.refused(parked, parked.token, "a question to answer", call_id)

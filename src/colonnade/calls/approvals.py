@@ -3,7 +3,9 @@
 The gate parks a call that needs approval (reason `awaiting_approval`); the parked call's token is
 the approval's id. Approvers decide on the approval desk (`governance/approvals`). An approved
 call runs either when the caller retries it with the approval's signed token, or when its parked
-call is resumed (by its requester, or by the approver with `run`): resuming runs the original
+call is resumed (by its requester, in its tenant, or by the approver who approved it, with `run`;
+anyone else is refused with `A-AUTH-RESUME-PRINCIPAL`, audited, and the call stays approved for
+them; the parked-call path itself checks this too, whoever calls it): resuming runs the original
 request through the whole pipeline, as the requester, carrying the token, so the gate checks and
 spends the token on that road too. Before a resumed call runs, its requester's credential is read
 again (`Standing`): a key or agent revoked or expired since it asked is refused and audited, and
@@ -21,11 +23,17 @@ from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallRequest, CallResult, CallStatus, Pending
 from colonnade.calls.parking import ParkedCalls, ParkReason, argument_hash
 from colonnade.contracts.model import SideEffects
-from colonnade.governance.approvals import ApprovalDesk, CallFacts, TokenRefused, principal_from
+from colonnade.governance.approvals import (
+    ApprovalDesk,
+    CallFacts,
+    TokenRefused,
+    principal_from,
+    resumer_refusal,
+)
 from colonnade.governance.identity.failures import AuthFailure
 from colonnade.governance.identity.standing import Standing
-from colonnade.governance.principal import Principal, PrincipalKind
-from colonnade.governance.refusals import ApprovalState, Forbidden
+from colonnade.governance.principal import Principal
+from colonnade.governance.refusals import ApprovalState, NotResumer, UnknownResource
 from colonnade.store.approvals_repo import ApprovalRecord
 from colonnade.store.parked_calls_repo import ParkedRecord
 
@@ -131,9 +139,15 @@ class ApprovalCoordinator:
         self, actor: Principal, approval_id: str, *, call_id: str | None = None
     ) -> CallResult:
         """Run an approved call now, for its requester or the approver that approved it."""
-        record = await self.desk.show(actor, approval_id)
-        if actor.key not in (record.requester, record.approver) and actor.kind is not PrincipalKind.SYSTEM:
-            raise Forbidden(f"only the requester or the approver of {approval_id} may resume it")
+        try:
+            record = await self.desk.show(actor, approval_id)
+        except UnknownResource:
+            await self.desk.refuse_unseen_run(actor, approval_id)
+            raise
+        refused = resumer_refusal(actor, record)
+        if refused is not None:
+            await self.desk.refuse_run(actor, record, NotResumer.code, refused)
+            raise NotResumer(refused)
         if record.state != "approved":
             raise ApprovalState(f"approval {approval_id} is {record.state}; only an approved call runs")
         return await self.parked.resume(
@@ -141,6 +155,19 @@ class ApprovalCoordinator:
         )
 
     # -- the ParkingHandler of calls awaiting approval -------------------------------------------
+
+    async def admit(
+        self, parked: ParkedRecord, principal: Principal, call_id: str | None, doing: str
+    ) -> CallResult | None:
+        record = await self.desk.store.get(parked.token)
+        if record is None:
+            return None  # `resume` answers an approval that is gone
+        refused = resumer_refusal(principal, record)
+        if refused is None:
+            return None
+        await self.desk.refuse_run(principal, record, NotResumer.code, refused)
+        status, err = error(NotResumer.code, refused, approval_id=record.id, parked_call_id=parked.call_id)
+        return CallResult(call_id=call_id or record.id, status=status, error=err)
 
     async def resume(self, parked: ParkedRecord, *, call_id: str | None, principal: Principal) -> CallResult:
         record = await self.desk.store.get(parked.token)

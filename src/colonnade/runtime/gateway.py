@@ -38,10 +38,11 @@ from colonnade.adapters.organ import OrganAdapter
 from colonnade.adapters.pathway import PathwayAdapter
 from colonnade.adapters.registry import AdapterRegistry
 from colonnade.calls.approvals import ApprovalCoordinator
-from colonnade.calls.commit_tool import COMMIT_TOOL, CommitHandler
+from colonnade.calls.commit_tool import COMMIT_TOOL, DISCARD_TOOL, CommitHandler, DiscardHandler
 from colonnade.calls.default_pipeline import PipelineParts, build_pipeline
 from colonnade.calls.manifest import Manifests
 from colonnade.calls.parking import ParkedCalls
+from colonnade.calls.resume_authority import ResumeAuthority
 from colonnade.calls.service import CallService
 from colonnade.calls.stages.observe import Observe
 from colonnade.calls.two_phase import TwoPhaseCoordinator
@@ -190,10 +191,16 @@ class Gateway:
         self.store = ContractStore(engine) if engine is not None else None
         self.idempotency = IdempotencyStore(engine) if engine is not None else None
         self.parked = ParkedCalls(ParkedCallStore(engine)) if engine is not None else None
-        self.two_phase = TwoPhaseCoordinator(self.catalog, self.parked) if self.parked is not None else None
+        # Who may commit, discard or resume a parked call: judged by the pipeline's own authorization.
+        authority = ResumeAuthority(self.catalog, self.authorizer, self.governance.policy, self.manifests)
+        self.two_phase = (
+            TwoPhaseCoordinator(self.catalog, self.parked, authority) if self.parked is not None else None
+        )
         if self.two_phase is not None:
             self.builtins.add(COMMIT_TOOL)
             builtin.register(COMMIT_TOOL.operation, CommitHandler(self.two_phase))
+            self.builtins.add(DISCARD_TOOL)
+            builtin.register(DISCARD_TOOL.operation, DiscardHandler(self.two_phase))
         desk = self.governance.approvals
         self.approvals = (
             ApprovalCoordinator(

@@ -5,7 +5,9 @@ from colonnade.governance.approvals.desk import (
     CallFacts,
     TokenRefused,
     approval_view,
+    is_requester,
     principal_from,
+    resumer_refusal,
     snapshot_of,
 )
 from colonnade.governance.approvals.signing import ApprovalClaims, ApprovalSigner, BadToken
@@ -18,6 +20,8 @@ __all__ = [
     "CallFacts",
     "TokenRefused",
     "approval_view",
+    "is_requester",
     "principal_from",
+    "resumer_refusal",
     "snapshot_of",
 ]

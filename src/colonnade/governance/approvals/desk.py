@@ -1,11 +1,11 @@
 """The approval desk: asking for, deciding on and redeeming human approvals of calls.
 
 The rules live here, for every surface alike (CLI, REST, MCP, the pages): an approval is seen by
-its requester and by the approvers of its tenant; the requester never decides its own call
-(four-eyes); approvers hold a persona allowed for the tool's API (`approvals.approvers`, default
-admins of the tenant); a decision is taken once (compare-and-set), before the request expires.
-An approval yields one signed token bound to the call; redeeming it checks the binding and spends
-it. Every action, and every refused one, is an audit record.
+its requester (the same principal key in the same tenant) and by the approvers of its tenant; the
+requester never decides its own call (four-eyes); approvers hold a persona allowed for the tool's
+API (`approvals.approvers`, default admins of the tenant); a decision is taken once
+(compare-and-set), before the request expires. An approval yields one signed token bound to the
+call; redeeming it checks the binding and spends it. Every action, and every refused one, is an audit record.
 """
 
 from __future__ import annotations
@@ -31,7 +31,16 @@ from colonnade.governance.refusals import (
 from colonnade.governance.stewards import in_reach
 from colonnade.store.approvals_repo import ApprovalRecord, ApprovalStore
 
-__all__ = ["ApprovalDesk", "CallFacts", "TokenRefused", "approval_view", "principal_from", "snapshot_of"]
+__all__ = [
+    "ApprovalDesk",
+    "CallFacts",
+    "TokenRefused",
+    "approval_view",
+    "is_requester",
+    "principal_from",
+    "resumer_refusal",
+    "snapshot_of",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +93,21 @@ def principal_from(snapshot: dict[str, Any]) -> Principal:
     )
 
 
+def is_requester(actor: Principal, record: ApprovalRecord) -> bool:
+    """Whether the actor asked for this approval: its key, in its tenant (two tenants may share a key)."""
+    return actor.key == record.requester and actor.tenant == record.requester_principal.get("tenant")
+
+
+def resumer_refusal(actor: Principal, record: ApprovalRecord) -> str | None:
+    """Why the actor may not resume this approved call (None: it may): only its requester, the approver
+    who approved it (in the call's tenant), or the gateway itself may."""
+    if actor.kind is PrincipalKind.SYSTEM or is_requester(actor, record):
+        return None
+    if record.approver is not None and actor.key == record.approver and in_reach(actor, record.tenant):
+        return None
+    return f"only the requester or the approver of {record.id} may resume it; {actor.key} is neither"
+
+
 def approval_view(record: ApprovalRecord, actor: Principal | None = None) -> dict[str, Any]:
     """An approval as plain data; the token only for its requester (it is useless to anyone else)."""
     shown: dict[str, Any] = {
@@ -105,7 +129,7 @@ def approval_view(record: ApprovalRecord, actor: Principal | None = None) -> dic
         "decided_at": record.decided_at.isoformat() if record.decided_at else None,
         "token_expires_at": record.token_expires_at.isoformat() if record.token_expires_at else None,
     }
-    if actor is not None and actor.key == record.requester and record.state == "approved":
+    if actor is not None and is_requester(actor, record) and record.state == "approved":
         shown["token"] = record.token
     return shown
 
@@ -164,7 +188,7 @@ class ApprovalDesk:
     async def confirm(self, actor: Principal, approval_id: str, *, accepted: bool) -> ApprovalRecord:
         """The requesting user's own answer (MCP elicitation): recorded; declining withdraws the call."""
         record = await self._get(actor, approval_id)
-        if actor.key != record.requester:
+        if not is_requester(actor, record):
             raise UnknownResource(f"no approval {approval_id!r} of yours")
         if accepted:
             if not await self.store.confirm(approval_id, actor.key):
@@ -196,7 +220,7 @@ class ApprovalDesk:
     async def _decidable(self, actor: Principal, approval_id: str) -> ApprovalRecord:
         """An approval of the actor's tenant it may decide on; in its tenant, refusals say why."""
         record = await self.store.get(approval_id)
-        if record is None or not (in_reach(actor, record.tenant) or actor.key == record.requester):
+        if record is None or not (in_reach(actor, record.tenant) or is_requester(actor, record)):
             raise UnknownResource(f"no approval {approval_id!r}")
         try:
             if record.requester in (actor.key, actor.id):
@@ -271,6 +295,9 @@ class ApprovalDesk:
             raise await self._token_refused(
                 facts, claims.approval_id, "A-AUTH-APPROVAL-TOKEN", "the approval is unknown"
             )
+        if not is_requester(facts.requester, record):
+            message = "the approval token was issued for another requester (the same id in another tenant)"
+            raise await self._token_refused(facts, record.id, "A-AUTH-APPROVAL-TOKEN", message)
         if record.state == "used":
             message = f"the token of approval {record.id} was used already"
             raise await self._token_refused(facts, record.id, "A-AUTH-APPROVAL-REPLAY", message)
@@ -327,6 +354,18 @@ class ApprovalDesk:
         """Audit an approved call that may not run now (its requester's credential is gone)."""
         await self._refused(actor, record, code, message)
 
+    async def refuse_unseen_run(self, actor: Principal, approval_id: str) -> None:
+        """Audit a resume of an approval the actor may not see (it is answered as unknown)."""
+        record = await self.store.get(approval_id)
+        if record is None:
+            return
+        elsewhere = not in_reach(actor, record.tenant)
+        code = "A-AUTH-RESUME-TENANT" if elsewhere else "A-AUTH-RESUME-PRINCIPAL"
+        message = f"{actor.key} may not resume approval {approval_id}" + (
+            f" of tenant {record.tenant}" if elsewhere else ""
+        )
+        await self._refused(actor, record, code, message)
+
     async def expire(self, approval_id: str) -> None:
         """The parked call expired: a request nobody decided on, or a token nobody used, ends."""
         record = await self.store.get(approval_id)
@@ -345,7 +384,7 @@ class ApprovalDesk:
         return record
 
     def _sees(self, actor: Principal, record: ApprovalRecord) -> bool:
-        return actor.key == record.requester or (
+        return is_requester(actor, record) or (
             in_reach(actor, record.tenant)
             and (actor.kind is PrincipalKind.SYSTEM or self._has_persona(actor, record))
         )

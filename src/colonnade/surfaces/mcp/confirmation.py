@@ -24,7 +24,7 @@ from colonnade.calls.approvals import next_action
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallRequest, CallResult, CallStatus, Pending
 from colonnade.calls.parking import argument_hash
-from colonnade.governance.approvals import ApprovalDesk
+from colonnade.governance.approvals import ApprovalDesk, is_requester
 from colonnade.governance.principal import Principal
 from colonnade.governance.refusals import GovernanceRefusal
 from colonnade.store.approvals_repo import ApprovalRecord
@@ -125,7 +125,7 @@ class ApprovalConfirmation:
         record = await self.desk.store.get(approval_id)
         if (
             record is None
-            or record.requester != principal.key
+            or not is_requester(principal, record)
             or record.input_hash != argument_hash(request.input)
             or record.tool != tool
         ):

@@ -25,7 +25,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colonnade import __version__
 from colonnade.adapters.mcp_relay import Relay, relaying
-from colonnade.calls.commit_tool import COMMIT_TOOL
+from colonnade.calls.commit_tool import TWO_PHASE_TOOLS
 from colonnade.calls.envelope import (
     CallResult,
 )
@@ -150,11 +150,12 @@ class McpSurface:
         return tool.input_schema if tool is not None else None
 
     def _meta_tools(self) -> list[types.Tool]:
-        """The gateway's own tools on the first page: discovery always, commit while two-phase tools exist."""
+        """The gateway's own tools on the first page: discovery always, commit and discard while two-phase
+        tools exist."""
         return [
             tool.to_mcp()
             for tool in self.builtins
-            if tool.canonical_name != COMMIT_TOOL.canonical_name or self.commit.listed()
+            if tool.canonical_name not in TWO_PHASE_TOOLS or self.commit.listed()
         ]
 
     async def _list_tools(

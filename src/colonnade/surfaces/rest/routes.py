@@ -95,6 +95,7 @@ class RestSurface:
         return [
             Route(CALLS_PATH, self._call_endpoint, methods=["POST"]),
             Route("/v1/calls/commit", self.post_commit, methods=["POST"]),
+            Route("/v1/calls/discard", self.post_discard, methods=["POST"]),
             Route(TOOLS_PATH, self.list_tools, methods=["GET"]),
             # `path`: names of tools from other sources may hold `/`
             Route(TOOLS_PATH + "/{name:path}", self.get_tool, methods=["GET"]),
@@ -137,6 +138,16 @@ class RestSurface:
         principal = principal_of_scope(request.scope)
         committed = self.calls.commit(envelope.commit_token, call_id=envelope.call_id, principal=principal)
         return await _settled(committed, envelope.call_id or str(uuid.uuid4()), started)
+
+    async def post_discard(self, request: Request) -> Response:
+        """`POST /v1/calls/discard`: its owner gives up a prepared call (the compensation runs now)."""
+        started = time.perf_counter()
+        envelope = await self._envelope(request, CommitRequest)
+        if isinstance(envelope, EnvelopeRejection):
+            return result_response(envelope.result(_ms_since(started)), envelope.http_status)
+        principal = principal_of_scope(request.scope)
+        discarded = self.calls.discard(envelope.commit_token, call_id=envelope.call_id, principal=principal)
+        return await _settled(discarded, envelope.call_id or str(uuid.uuid4()), started)
 
     async def _envelope(self, request: Request, model: type[M]) -> M | EnvelopeRejection:
         """Size, JSON, model: the first check that fails ends the request (the HTTP edge has checked
