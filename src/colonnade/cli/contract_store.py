@@ -27,7 +27,6 @@ from colonnade.cli.common import (
     print_json,
     settings_of,
 )
-from colonnade.cli.root import contract_app
 from colonnade.config import Settings
 from colonnade.contracts.findings import Finding
 from colonnade.contracts.load import ContractLoadError
@@ -103,7 +102,11 @@ class _Outcome:
     stored: StoredContract | None = None
 
 
-@contract_app.command("publish")
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
+
+
+@cli.command("publish")
 def publish_command(
     ctx: typer.Context,
     paths: Annotated[
@@ -158,7 +161,7 @@ def _print_outcomes(outcomes: list[_Outcome]) -> None:
     console.print(table)
 
 
-@contract_app.command("list")
+@cli.command("list")
 def list_command(
     ctx: typer.Context,
     tenant: Annotated[
@@ -197,7 +200,7 @@ def list_command(
     console.print(table)
 
 
-@contract_app.command("history")
+@cli.command("history")
 def history_command(
     ctx: typer.Context,
     tenant: Annotated[str, typer.Argument(help="Tenant that owns the API.", show_default=False)],
@@ -226,7 +229,7 @@ def history_command(
     console.print(table)
 
 
-@contract_app.command("deprecate")
+@cli.command("deprecate")
 def deprecate_command(
     ctx: typer.Context,
     tenant: Annotated[str, typer.Argument(help="Tenant that owns the API.", show_default=False)],

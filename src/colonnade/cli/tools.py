@@ -11,19 +11,19 @@ import typer
 from rich.table import Table
 
 from colonnade.cli.common import TokenOption, client_token, console, demo_store_hint, fail, settings_of
-from colonnade.cli.root import app
 from colonnade.config import Settings
 
 if TYPE_CHECKING:  # the router is imported by the command only, to keep `colonnade --help` fast
     from colonnade.routing.router import RoutingDecision
 
-__all__ = ["list_tools", "search", "tools_app"]
-
-tools_app = typer.Typer(help="Find and inspect the tools the gateway serves.", no_args_is_help=True)
-app.add_typer(tools_app, name="tools")
+__all__ = ["cli", "list_tools", "search"]
 
 
-@tools_app.command()
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
+
+
+@cli.command()
 def search(
     ctx: typer.Context,
     query: Annotated[str, typer.Argument(help="What the agent wants to do, in plain words.")],
@@ -87,7 +87,7 @@ def _render(decision: RoutingDecision, wire_names: dict[str, str]) -> None:
         console.print("no tool matches; try other words: what the tool does, or the name of its API")
 
 
-@tools_app.command("list")
+@cli.command("list")
 def list_tools(
     ctx: typer.Context,
     url: Annotated[
