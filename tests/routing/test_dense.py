@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 
 from colonnade.routing import IndexConfig, ToolDoc, ToolIndex
+from colonnade.routing.corpus import ToolCorpus
 from colonnade.routing.dense import SIMILARITY_SCALE, StaticEmbedder, load_embedder, normalized_similarity
 from colonnade.routing.documents import dense_text
 from colonnade.routing.fusion import FusionWeights
 from colonnade.routing.index import IndexLoadError
+from colonnade.routing.router import NO_WORD_CEILING, NO_WORD_NOTE, Router
 
 # Concept axes of a toy embedding: a word counts on the axis of its group.
 CONCEPTS = (
@@ -207,3 +209,19 @@ def test_the_default_index_uses_the_installed_model(installed: StaticEmbedder) -
     index = ToolIndex()
     assert index.embedder is installed
     assert ToolIndex(IndexConfig(dense=False)).embedder is None
+
+
+def test_a_best_tool_that_matches_no_word_of_the_request_is_never_fully_sure() -> None:
+    """Among four tools any hit stands out; found by meaning alone, it must not read confidence 1.00."""
+    config = IndexConfig(fusion=FusionWeights(query=1.0, clause=1.0, dense=3.0, domain=0.0))
+    corpus = ToolCorpus(ToolIndex(config, embedder=ToyEmbedder()))
+    corpus.upsert(TOOLS)
+    router = Router(corpus)
+    by_meaning = router.route("umbrella sunny rain disk")  # only "disk" is a word of the catalog
+    assert by_meaning.selected[0] == "w:forecast"
+    assert "matched" not in by_meaning.reasons["w:forecast"][0]
+    assert 0 < by_meaning.confidence <= NO_WORD_CEILING
+    assert by_meaning.confidence_note == NO_WORD_NOTE
+    by_word = router.route("umbrella or disk")
+    assert by_word.selected[0] == "f:write" and by_word.confidence == 1.0
+    assert by_word.confidence_note == ""
