@@ -25,8 +25,8 @@ from colonnade.routing.learning import CoOccurrence
 
 __all__ = [
     "CONFIDENCE_TAIL_RANK",
-    "NO_WORD_CEILING",
     "NO_WORD_NOTE",
+    "WORD_SHARE",
     "Boosts",
     "CallerAllowed",
     "Router",
@@ -36,9 +36,10 @@ __all__ = [
 CONFIDENCE_TAIL_RANK = 24
 """Confidence compares the best hit with the hit at this rank (three times the default `top_k`)."""
 
-NO_WORD_CEILING = 0.5
-"""A best hit that shares no word with the request rests on similarity of meaning alone: the
-router is at most this sure of it, in proportion to that similarity (the dense signal, in [0, 1])."""
+WORD_SHARE = 0.5
+"""With a dense model, how much of the confidence the best hit's sharing a word with the request
+carries; its similarity of meaning (the dense signal, in [0, 1]) carries the rest. A hit found by
+one signal alone is never fully sure: a lone common word, or meaning without a word in common."""
 NO_WORD_NOTE = "no word of the request matches the best tool: it is ranked by similarity of meaning alone"
 
 logger = logging.getLogger("colonnade.routing")
@@ -407,9 +408,9 @@ def _confidence(hits: list[Hit]) -> float:
     The tail is the hit at rank `CONFIDENCE_TAIL_RANK`, whatever `k` the caller asked for: how sure
     the router is of a query does not change with how many tools are shown. 1.0 when few tools
     match at all (nothing scores that far down), near 0 when dozens of tools score like the best
-    one (a vague query), 0 without any hit. A best hit that matches no word of the request (found
-    by the dense signal alone) counts at most `NO_WORD_CEILING` times its similarity: standing out
-    among few candidates says little when nothing of the request was found in it.
+    one (a vague query), 0 without any hit. Standing out among few candidates says little on its
+    own, so with a dense model the best hit's evidence bounds it too: `WORD_SHARE` for sharing a
+    word with the request, the rest in proportion to its similarity of meaning.
     """
     if not hits:
         return 0.0
@@ -419,8 +420,10 @@ def _confidence(hits: list[Hit]) -> float:
         return 0.0
     tail = scores[CONFIDENCE_TAIL_RANK] if len(scores) > CONFIDENCE_TAIL_RANK else 0.0
     separation = min(1.0, max(0.0, (best - tail) / best))
-    if not hits[0].matched_terms:
-        separation = min(separation, NO_WORD_CEILING * (hits[0].dense or 0.0))
+    top = hits[0]
+    if top.dense is not None:
+        evidence = (WORD_SHARE if top.matched_terms else 0.0) + (1.0 - WORD_SHARE) * top.dense
+        separation = min(separation, evidence)
     return round(separation, 4)
 
 

@@ -93,6 +93,7 @@ from colonnade.surfaces.rest.governance_routes import GovernanceRoutes
 from colonnade.surfaces.rest.policy_routes import PolicyRoutes
 from colonnade.surfaces.rest.routes import RestSurface
 from colonnade.surfaces.rest.servers import ServersApi
+from colonnade.surfaces.rest.tool_search import ToolSearch
 
 __all__ = ["Gateway", "PublishedFile"]
 
@@ -383,6 +384,7 @@ class Gateway:
         admin = GovernanceRoutes(governance.key_admin, governance.agent_admin, governance.subscription_admin)
         routes = [
             *rest.routes(),
+            *ToolSearch(self.catalog, self.router, self.authorizer).routes(),
             *admin.routes(),
             *(ApprovalRoutes(self.approvals).routes() if self.approvals is not None else ()),
             *PolicyRoutes(governance.policy).routes(),
