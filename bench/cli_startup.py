@@ -6,9 +6,10 @@ the same machine. CPU is the children's user + system time, which a busy machine
 wall time; both are printed (median and best). The target: `--version` and `--help` under 0.5 s.
 
 `--modules` adds, per command, how many modules the process had loaded and whether the gateway
-(`colonnade.runtime`) was among them.
+(`colonnade.runtime`) was among them. `--gateway URL` adds `tools search` asked of a gateway
+running there (start one with `colonnade serve`), beside the same search ranked here (`--local`).
 
-Run: .venv/bin/python bench/cli_startup.py [--rounds 10] [--modules]
+Run: .venv/bin/python bench/cli_startup.py [--rounds 10] [--modules] [--gateway http://127.0.0.1:8765]
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import sys
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
 COMMANDS: list[tuple[str, ...]] = [
     ("--version",),
     ("--help",),
@@ -72,29 +74,43 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=10, help="runs of each command (default 10)")
     parser.add_argument("--modules", action="store_true", help="also count the modules each command loads")
+    parser.add_argument("--gateway", metavar="URL", help="also time `tools search` asked of this gateway")
     options = parser.parse_args()
-    env = {**os.environ, "COLUMNS": "100", "COLONNADE_DATA_DIR": str(Path.cwd() / ".colonnade" / "bench-cli")}
+    commands = list(COMMANDS)
+    if options.gateway:
+        query = "refund a paid invoice"
+        commands += [
+            ("tools", "search", query, "--url", options.gateway),
+            ("tools", "search", query, "--local"),
+        ]
+    env = {
+        **os.environ,
+        "COLUMNS": "100",
+        "COLONNADE_DATA_DIR": str(Path.cwd() / ".colonnade" / "bench-cli"),
+        "COLONNADE_CONTRACTS": json.dumps([str(ROOT / "examples" / "contracts")]),  # for the local search
+    }
 
-    walls: dict[tuple[str, ...], list[float]] = {args: [] for args in COMMANDS}
-    cpus: dict[tuple[str, ...], list[float]] = {args: [] for args in COMMANDS}
-    for args in COMMANDS:  # one unmeasured run each: the bytecode cache is written, the page cache warm
+    walls: dict[tuple[str, ...], list[float]] = {args: [] for args in commands}
+    cpus: dict[tuple[str, ...], list[float]] = {args: [] for args in commands}
+    for args in commands:  # one unmeasured run each: the bytecode cache is written, the page cache warm
         _run_once(args, env)
     for _ in range(options.rounds):
-        for args in COMMANDS:
+        for args in commands:
             wall, cpu = _run_once(args, env)
             walls[args].append(wall)
             cpus[args].append(cpu)
 
     load = os.getloadavg()[0]
     print(f"colonnade start-up, {options.rounds} rounds, {os.cpu_count()} cores, load {load:.1f}")
-    header = f"{'command':<34} {'wall median':>11} {'wall best':>9} {'CPU median':>10} {'CPU best':>8}"
+    width = max(len("colonnade " + " ".join(args)) for args in commands) + 1
+    header = f"{'command':<{width}} {'wall median':>11} {'wall best':>9} {'CPU median':>10} {'CPU best':>8}"
     if options.modules:
         header += f" {'modules':>7} {'gateway':>7}"
     print(header)
-    for args in COMMANDS:
+    for args in commands:
         wall, cpu = walls[args], cpus[args]
         line = (
-            f"{'colonnade ' + ' '.join(args):<34} {statistics.median(wall):>10.3f}s {min(wall):>8.3f}s"
+            f"{'colonnade ' + ' '.join(args):<{width}} {statistics.median(wall):>10.3f}s {min(wall):>8.3f}s"
             f" {statistics.median(cpu):>9.3f}s {min(cpu):>7.3f}s"
         )
         if options.modules:
