@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
+from importlib import import_module
 
 import pytest
 import typer
@@ -126,3 +127,13 @@ def test_every_listed_line_is_the_commands_own_help() -> None:
 def test_the_root_listing_shows_every_command_once_in_table_order() -> None:
     root = typer.main.get_command(app)
     assert root.list_commands(typer.Context(root)) == list(COMMANDS)
+
+
+def test_every_command_a_module_defines_is_listed() -> None:
+    """A command added to a module's `cli` but not to the root's table would be unreachable."""
+    listed: dict[str, set[str]] = {}
+    for path, member in _members(COMMANDS):
+        listed.setdefault(member.module, set()).add(path[-1])
+    for module, names in listed.items():
+        defined = set(typer.main.get_group(import_module(module).cli).commands)
+        assert defined == names, module

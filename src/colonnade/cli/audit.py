@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from colonnade.governance.audit import ChainReport
     from colonnade.store.audit_repo import AuditStore, StoredAudit
 
-__all__ = ["audit_app"]
+__all__ = ["audit_app", "cli"]
 
 T = TypeVar("T")
 cli = typer.Typer()

@@ -20,7 +20,7 @@ from colonnade.organs.card_rules import validate_card_data
 from colonnade.organs.loading import add_import_paths, import_organ
 from colonnade.organs.organ_errors import OrganCardError, OrganLoadError
 
-__all__ = ["cards_app", "export", "validate"]
+__all__ = ["cards_app", "cli", "export", "validate"]
 
 cli = typer.Typer()
 """What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""

@@ -23,7 +23,7 @@ from colonnade.contracts.load import ContractLoadError, Document, load_document
 from colonnade.contracts.model import Contract
 from colonnade.contracts.openapi import ImportResult, OpenApiError, export_openapi, import_openapi
 
-__all__ = ["dump_document", "export_command", "import_command", "render_report"]
+__all__ = ["cli", "dump_document", "export_command", "import_command", "render_report"]
 
 _DRAFT_HEADER = (
     "# Draft contract imported from {source} by `colonnade contract import-openapi`.\n"

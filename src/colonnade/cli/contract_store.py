@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # the store (SQLAlchemy, Alembic) is loaded by the commands, 
     from colonnade.governance.audit import AuditEvent
     from colonnade.store import ContractStore, StoredContract
 
-__all__ = ["deprecate_command", "history_command", "list_command", "publish_command", "run_with_store"]
+__all__ = ["cli", "deprecate_command", "history_command", "list_command", "publish_command", "run_with_store"]
 
 T = TypeVar("T")
 

@@ -35,6 +35,7 @@ __all__ = [
     "FileReport",
     "OutputFormat",
     "check_paths",
+    "cli",
     "exit_code",
     "print_reports",
     "reports_json",

@@ -31,7 +31,7 @@ from colonnade.cli.common import DEMO_DIR, DEMO_TOKEN_FILE, fail, settings_of
 from colonnade.cli.serve import PORT_HINT, require_free_port, with_overrides
 from colonnade.config import OrganSettings, Settings
 
-__all__ = ["DEMO_APPROVER_TOKEN_FILE", "DEMO_BACKEND_PORT", "demo"]
+__all__ = ["DEMO_APPROVER_TOKEN_FILE", "DEMO_BACKEND_PORT", "cli", "demo"]
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DEMO_CONTRACTS = REPO_ROOT / "examples" / "contracts"

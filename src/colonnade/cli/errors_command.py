@@ -18,7 +18,7 @@ from colonnade.calls.envelope import CallStatus
 from colonnade.calls.errors_doc import grouped, render_markdown
 from colonnade.cli.common import console, err_console, fail
 
-__all__ = ["errors_command"]
+__all__ = ["cli", "errors_command"]
 
 _STATUS_STYLE = {
     CallStatus.INVALID_REQUEST: "yellow",

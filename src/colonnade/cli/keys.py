@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from colonnade.runtime.governance import Governance
     from colonnade.store.api_keys_repo import ApiKeyRecord
 
-__all__ = ["keys_app"]
+__all__ = ["cli", "keys_app"]
 
 cli = typer.Typer()
 """What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""

@@ -17,7 +17,7 @@ from colonnade.cli.common import fail
 from colonnade.organs.loading import add_import_paths, import_organ
 from colonnade.organs.organ_errors import OrganLoadError
 
-__all__ = ["organ_app", "serve"]
+__all__ = ["cli", "organ_app", "serve"]
 
 cli = typer.Typer()
 """What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from colonnade.catalog.tool import Tool
     from colonnade.governance.policy.sources import PolicySet
 
-__all__ = ["policy_app"]
+__all__ = ["cli", "policy_app"]
 
 cli = typer.Typer()
 """What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""

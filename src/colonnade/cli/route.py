@@ -21,7 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from colonnade.cli.common import err_console, fail, settings_of
 
-__all__ = ["rank", "route_app"]
+__all__ = ["cli", "rank", "route_app"]
 
 cli = typer.Typer()
 """What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""

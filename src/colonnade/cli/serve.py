@@ -20,7 +20,7 @@ from colonnade.contracts.model import ContractStatus
 from colonnade.contracts.validate import ContractInvalid, load_contract
 from colonnade.runtime.sources import expand_contract_paths
 
-__all__ = ["PORT_HINT", "require_free_port", "review_notices", "serve", "with_overrides"]
+__all__ = ["PORT_HINT", "cli", "require_free_port", "review_notices", "serve", "with_overrides"]
 
 _SHOWN_ITEMS = 3
 

@@ -19,7 +19,7 @@ from rich.table import Table
 
 from colonnade.cli.common import EXIT_FINDINGS, TokenOption, client_token, console, fail, settings_of
 
-__all__ = ["servers_app", "status"]
+__all__ = ["cli", "servers_app", "status"]
 
 cli = typer.Typer()
 """What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""

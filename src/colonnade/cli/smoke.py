@@ -21,7 +21,7 @@ from colonnade.cli.common import (
 )
 from colonnade.runtime.sources import expand_contract_paths
 
-__all__ = ["smoke"]
+__all__ = ["cli", "smoke"]
 
 
 cli = typer.Typer()

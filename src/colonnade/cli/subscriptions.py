@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from colonnade.runtime.governance import Governance
     from colonnade.store.subscriptions_repo import SubscriptionRecord
 
-__all__ = ["subscriptions_app"]
+__all__ = ["cli", "subscriptions_app"]
 
 cli = typer.Typer()
 """What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""

@@ -16,7 +16,7 @@ import typer
 
 from colonnade.cli.common import console, fail, settings_of
 
-__all__ = ["token_app"]
+__all__ = ["cli", "token_app"]
 
 cli = typer.Typer()
 """What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""

@@ -16,7 +16,7 @@ import typer
 from colonnade.cli.common import OutputFormat, console, demo_store_hint, fail, print_json, settings_of
 from colonnade.config import Settings
 
-__all__ = ["describe"]
+__all__ = ["cli", "describe"]
 
 
 cli = typer.Typer()
