@@ -16,18 +16,20 @@ import typer
 from rich.table import Table
 
 from colonnade.cli.common import EXIT_FINDINGS, console, demo_store_hint, fail, settings_of
-from colonnade.cli.root import app
 from colonnade.config import Settings
 
 if TYPE_CHECKING:
     from colonnade.governance.audit import ChainReport
     from colonnade.store.audit_repo import AuditStore, StoredAudit
 
-__all__ = ["audit_app"]
+__all__ = ["audit_app", "cli"]
 
 T = TypeVar("T")
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
+
 audit_app = typer.Typer(help="Read and verify the audit log.", no_args_is_help=True)
-app.add_typer(audit_app, name="audit")
+cli.add_typer(audit_app, name="audit")
 
 
 @audit_app.command("list")

@@ -6,15 +6,16 @@ The consoles never turn `:name:` into an emoji: canonical tool names (`acme:b:c`
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from enum import StrEnum
-from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console, ConsoleDimensions
 
-from colonnade.config import ConfigError, Settings, load_settings
+from colonnade.cli.state import State
+
+if TYPE_CHECKING:  # loaded by `settings_of`, so a command that reads no settings never imports them
+    from colonnade.config import Settings
 
 __all__ = [
     "DEMO_DIR",
@@ -89,12 +90,6 @@ def print_json(data: object, *, err: bool = False) -> None:
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False), err=err)
 
 
-@dataclass
-class State:
-    config_path: Path | None = None
-    _settings: Settings | None = field(default=None, repr=False)
-
-
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     err_console.print(f"[red]error:[/red] {message}", soft_wrap=True)
     raise typer.Exit(code)
@@ -102,6 +97,8 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
 
 def settings_of(ctx: typer.Context) -> Settings:
     """Load settings once per invocation; a bad config ends the command with one line per problem."""
+    from colonnade.config import ConfigError, load_settings
+
     state = ctx.find_object(State) or State()
     if state._settings is None:
         try:

@@ -13,17 +13,19 @@ from rich.table import Table
 
 from colonnade.cli._governance import OPERATOR, run_governance
 from colonnade.cli.common import console, err_console, settings_of
-from colonnade.cli.root import app
 
 if TYPE_CHECKING:
     from colonnade.governance.key_admin import IssuedKey
     from colonnade.runtime.governance import Governance
     from colonnade.store.api_keys_repo import ApiKeyRecord
 
-__all__ = ["keys_app"]
+__all__ = ["cli", "keys_app"]
+
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
 
 keys_app = typer.Typer(help="Create, list, rotate and revoke API keys.", no_args_is_help=True)
-app.add_typer(keys_app, name="keys")
+cli.add_typer(keys_app, name="keys")
 
 
 @keys_app.command("create")

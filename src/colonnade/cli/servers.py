@@ -18,12 +18,14 @@ import typer
 from rich.table import Table
 
 from colonnade.cli.common import EXIT_FINDINGS, TokenOption, client_token, console, fail, settings_of
-from colonnade.cli.root import app
 
-__all__ = ["servers_app", "status"]
+__all__ = ["cli", "servers_app", "status"]
+
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
 
 servers_app = typer.Typer(help="The downstream MCP servers of a running gateway.", no_args_is_help=True)
-app.add_typer(servers_app, name="servers")
+cli.add_typer(servers_app, name="servers")
 
 UrlOption = Annotated[
     str | None, typer.Option("--url", help="The gateway (default: http://<server.host>:<server.port>).")
@@ -134,7 +136,7 @@ def restart(
     console.print(f"restarting [bold]{name}[/bold]")
 
 
-@app.command("status")
+@cli.command("status")
 def status(
     ctx: typer.Context, url: UrlOption = None, token: TokenOption = None, as_json: JsonOption = False
 ) -> None:
@@ -184,7 +186,7 @@ def _definition(text: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         fail(
             f"--definition must be a mapping of settings (transport, command, url, ...), not "
-            f"{type(value).__name__}; e.g. '{{\"transport\": \"http\", \"url\": \"https://example.com/mcp\"}}'"
+            f'{type(value).__name__}; e.g. \'{{"transport": "http", "url": "https://example.com/mcp"}}\''
         )
     return {str(key): item for key, item in value.items()}
 

@@ -26,7 +26,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 
-from colonnade import __version__
+from colonnade._version import __version__
 from colonnade.adapters.builtin import BuiltinAdapter
 from colonnade.adapters.discovery_tools import DiscoveryTools
 from colonnade.adapters.health_monitor import HealthMonitor
@@ -94,6 +94,7 @@ from colonnade.surfaces.rest.governance_routes import GovernanceRoutes
 from colonnade.surfaces.rest.policy_routes import PolicyRoutes
 from colonnade.surfaces.rest.routes import RestSurface
 from colonnade.surfaces.rest.servers import ServersApi
+from colonnade.surfaces.rest.tool_search import ToolSearch
 
 __all__ = ["Gateway", "PublishedFile"]
 
@@ -390,6 +391,7 @@ class Gateway:
         admin = GovernanceRoutes(governance.key_admin, governance.agent_admin, governance.subscription_admin)
         routes = [
             *rest.routes(),
+            *ToolSearch(self.catalog, self.router, self.authorizer).routes(),
             *admin.routes(),
             *(ApprovalRoutes(self.approvals).routes() if self.approvals is not None else ()),
             *PolicyRoutes(governance.policy).routes(),
