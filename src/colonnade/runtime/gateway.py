@@ -31,7 +31,7 @@ from colonnade.adapters.builtin import BuiltinAdapter
 from colonnade.adapters.discovery_tools import DiscoveryTools
 from colonnade.adapters.health_monitor import HealthMonitor
 from colonnade.adapters.http import HttpAdapter
-from colonnade.adapters.http_tools import HttpTools
+from colonnade.adapters.http.tools import HttpTools
 from colonnade.adapters.mcp_tools import McpTools
 from colonnade.adapters.mcp_upstream import Upstream
 from colonnade.adapters.organ import OrganAdapter
