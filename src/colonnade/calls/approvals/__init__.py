@@ -5,6 +5,7 @@
 without spending the approval again; `desk` is where approvers ask, decide and redeem, audited;
 `signing` issues and checks the approval tokens. The room sits in `calls/` because the coordinator
 parks and resumes `Call`s; the desk's rules are governance's (stewards, refusals, audit).
+`ApprovalRecord` is what the desk answers with: surfaces name it from here, not from the store.
 """
 
 from colonnade.calls.approvals.coordinator import (
@@ -23,11 +24,13 @@ from colonnade.calls.approvals.desk import (
 )
 from colonnade.calls.approvals.rounds import ApprovalRounds
 from colonnade.calls.approvals.signing import ApprovalClaims, ApprovalSigner, BadToken
+from colonnade.store.approvals_repo import ApprovalRecord
 
 __all__ = [
     "ApprovalClaims",
     "ApprovalCoordinator",
     "ApprovalDesk",
+    "ApprovalRecord",
     "ApprovalRounds",
     "ApprovalSigner",
     "BadToken",
