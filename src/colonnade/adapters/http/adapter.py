@@ -51,7 +51,7 @@ __all__ = [
     "HttpAdapter",
 ]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("colonnade.adapters.http")  # the room's name, as log lines have always said
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
