@@ -17,7 +17,8 @@ from colonnade.catalog.builtins import builtin_tool
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
 from colonnade.governance.principal import Principal
-from colonnade.routing.router import CallerAllowed, Router, permits
+from colonnade.routing.permits import permits
+from colonnade.routing.router import CallerAllowed, Router
 
 __all__ = ["DESCRIBE_TOOL", "MAX_K", "SEARCH_TOOLS", "Ambiguity", "DiscoveryTools", "ToolReach"]
 

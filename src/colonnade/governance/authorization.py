@@ -19,7 +19,8 @@ from typing import Protocol
 
 from colonnade.catalog.tool import Tool
 from colonnade.governance.principal import Principal
-from colonnade.routing.router import CallerAllowed, permits
+from colonnade.routing.permits import permits
+from colonnade.routing.router import CallerAllowed
 
 __all__ = ["ALLOWED", "AllowAll", "Authorizer", "Decision", "permits", "tool_filter"]
 

@@ -23,7 +23,7 @@ from colonnade.routing.documents import ToolDoc
 from colonnade.routing.index import Hit
 from colonnade.routing.learning import CoOccurrence
 
-__all__ = ["CONFIDENCE_TAIL_RANK", "Boosts", "CallerAllowed", "Router", "RoutingDecision", "permits"]
+__all__ = ["CONFIDENCE_TAIL_RANK", "Boosts", "CallerAllowed", "Router", "RoutingDecision"]
 
 CONFIDENCE_TAIL_RANK = 24
 """Confidence compares the best hit with the hit at this rank (three times the default `top_k`)."""
@@ -32,13 +32,6 @@ logger = logging.getLogger("colonnade.routing")
 
 CallerAllowed: TypeAlias = Collection[str] | Callable[[str], bool] | None
 """What a caller may call: a set of tool ids, a predicate on a tool id, or None for everything."""
-
-
-def permits(allowed: CallerAllowed, tool_id: str) -> bool:
-    """Whether a `CallerAllowed` answer includes the tool with this canonical name."""
-    if allowed is None:
-        return True
-    return allowed(tool_id) if callable(allowed) else tool_id in allowed
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ word (`runtime.deduplicates_idempotency_key`); only then may a keyed request be 
 
 from __future__ import annotations
 
-from colonnade.adapters.http.adapter import HttpAdapter
+from colonnade.adapters.http import HttpAdapter
 from colonnade.adapters.outcome import MISCONFIGURED, AdapterOutcome, OutcomeKind
 from colonnade.adapters.registry import Invocation
 from colonnade.catalog.http_binding import HttpBinding
