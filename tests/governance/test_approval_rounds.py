@@ -11,14 +11,13 @@ from typing import Any
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from colonnade.calls.approvals import ApprovalCoordinator
+from colonnade.calls.approvals import ApprovalCoordinator, ApprovalDesk, ApprovalSigner
 from colonnade.calls.call import Call
 from colonnade.calls.envelope import CallRequest, CallResult
 from colonnade.calls.manifest import Manifests
 from colonnade.calls.parking import ParkedCalls, ParkReason
 from colonnade.catalog.catalog import Catalog
 from colonnade.config import ApprovalSettings
-from colonnade.governance.approvals import ApprovalDesk, ApprovalSigner
 from colonnade.governance.audit import AuditLog
 from colonnade.governance.personas import PERSONA_SCOPES, Persona
 from colonnade.governance.principal import Principal, PrincipalKind

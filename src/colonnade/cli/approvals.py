@@ -98,7 +98,7 @@ def show(
 
     Example: colonnade approvals show ap_Xb3...
     """
-    from colonnade.governance.approvals import approval_view
+    from colonnade.calls.approvals import approval_view
 
     async def work(governance: Governance) -> ApprovalRecord:
         assert governance.approvals is not None

@@ -31,7 +31,7 @@ from colonnade.adapters.builtin import BuiltinAdapter
 from colonnade.adapters.discovery_tools import DiscoveryTools
 from colonnade.adapters.health_monitor import HealthMonitor
 from colonnade.adapters.http import HttpAdapter
-from colonnade.adapters.http_tools import HttpTools
+from colonnade.adapters.http.tools import HttpTools
 from colonnade.adapters.mcp_tools import McpTools
 from colonnade.adapters.mcp_upstream import Upstream
 from colonnade.adapters.organ import OrganAdapter
@@ -54,6 +54,7 @@ from colonnade.governance.audit.readers import AuditReach, audit_reach
 from colonnade.governance.authorization import Authorizer
 from colonnade.governance.identity.exposure import refuse_unprotected_bind
 from colonnade.governance.principal import Principal
+from colonnade.governance.tool_lookup import CatalogReach
 from colonnade.observability.metrics import GatewayMetrics
 from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider, records_spans
 from colonnade.organs.executive import Executive
@@ -170,7 +171,8 @@ class Gateway:
         self.builtins = BuiltinTools()
         builtin = BuiltinAdapter()
         if settings.routing.enabled:
-            discovery = DiscoveryTools(self.catalog, self.router, self.authorizer)
+            reach = CatalogReach(self.catalog, self.authorizer)
+            discovery = DiscoveryTools(self.catalog, self.router, reach)
             for tool, handler in zip(discovery.tools, (discovery.search, discovery.describe), strict=True):
                 self.builtins.add(tool)
                 builtin.register(tool.operation, handler)

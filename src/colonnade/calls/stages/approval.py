@@ -6,7 +6,7 @@ exactly this call (tool, version, arguments, tenant, requester, policy version);
 before the call goes on. A gateway without a database cannot park calls: it refuses them
 (fail-closed), as it refuses dry runs of such tools (a dry run never asks anyone for anything).
 An approved call whose tool asks its caller a question (a proxied tool's input round) continues
-when the caller answers, without spending the approval again (`calls/approval_rounds.py`).
+when the caller answers, without spending the approval again (`calls/approvals/rounds.py`).
 """
 
 from __future__ import annotations

@@ -20,11 +20,10 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from colonnade.calls.approvals import next_action
+from colonnade.calls.approvals import ApprovalDesk, is_requester, next_action
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallRequest, CallResult, CallStatus, Pending
 from colonnade.calls.parking import argument_hash
-from colonnade.governance.approvals import ApprovalDesk, is_requester
 from colonnade.governance.principal import Principal
 from colonnade.governance.refusals import GovernanceRefusal
 from colonnade.store.approvals_repo import ApprovalRecord

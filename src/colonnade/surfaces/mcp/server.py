@@ -25,6 +25,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colonnade import __version__
 from colonnade.adapters.mcp_relay import Relay, relaying
+from colonnade.calls.approvals import ApprovalDesk
 from colonnade.calls.commit_tool import TWO_PHASE_TOOLS
 from colonnade.calls.envelope import (
     CallResult,
@@ -34,7 +35,6 @@ from colonnade.catalog.bindings import McpBinding
 from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog, CatalogChange
 from colonnade.catalog.tool import Tool
-from colonnade.governance.approvals import ApprovalDesk
 from colonnade.governance.authorization import AllowAll, Authorizer, permits, tool_filter
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
 from colonnade.surfaces.edge import current_caller

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from urllib.parse import quote
 
+from colonnade.calls.approvals import ApprovalRecord
 from colonnade.calls.envelope import CallResult
-from colonnade.store.approvals_repo import ApprovalRecord
 from colonnade.surfaces.pages.html import Child, Html, join, separated, tag
 from colonnade.surfaces.pages.layout import APPROVALS_PATH, Visitor, csrf_input, document
 from colonnade.surfaces.pages.links import tool_link

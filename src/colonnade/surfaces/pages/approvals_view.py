@@ -14,11 +14,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from colonnade.calls.approvals import ApprovalCoordinator
+from colonnade.calls.approvals import ApprovalCoordinator, ApprovalRecord
 from colonnade.calls.envelope import CallResult
 from colonnade.governance.principal import Principal, PrincipalKind
 from colonnade.governance.refusals import GovernanceRefusal
-from colonnade.store.approvals_repo import ApprovalRecord
 from colonnade.surfaces.edge import principal_of_scope
 from colonnade.surfaces.pages.approvals_page import STATES, Decidable, approval_page, approvals_page
 from colonnade.surfaces.pages.forms import csrf_refusal, form_fields, visitor_of

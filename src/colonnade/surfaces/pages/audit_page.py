@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from colonnade.governance.audit import ChainReport
-from colonnade.governance.audit.readers import AuditReach
-from colonnade.store.audit_repo import StoredAudit
+from colonnade.governance.audit.readers import AuditReach, StoredAudit
 from colonnade.surfaces.pages.audit_query import AuditQuery
 from colonnade.surfaces.pages.html import Child, Html, join, tag
 from colonnade.surfaces.pages.layout import AUDIT_PATH, Visitor, document

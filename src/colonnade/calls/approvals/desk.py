@@ -17,8 +17,8 @@ from datetime import UTC, datetime, timedelta
 from fnmatch import fnmatchcase
 from typing import Any
 
+from colonnade.calls.approvals.signing import MAX_TTL_S, ApprovalClaims, ApprovalSigner, BadToken
 from colonnade.config import ApprovalSettings
-from colonnade.governance.approvals.signing import MAX_TTL_S, ApprovalClaims, ApprovalSigner, BadToken
 from colonnade.governance.audit import AuditEvent, AuditLog, EventKind
 from colonnade.governance.principal import Principal, PrincipalKind
 from colonnade.governance.refusals import (

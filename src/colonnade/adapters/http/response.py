@@ -23,7 +23,7 @@ from typing import Any
 import aiohttp
 from aiohttp.http_exceptions import ContentEncodingError, HttpProcessingError
 
-from colonnade.adapters.checksum import digest_problem
+from colonnade.adapters.http.checksum import digest_problem
 from colonnade.adapters.outcome import (
     AUTH_REFUSED,
     CHECKSUM,

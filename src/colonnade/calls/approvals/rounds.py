@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from colonnade.calls.approvals.desk import ApprovalDesk, CallFacts, TokenRefused
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.parking import ParkedCalls, ParkReason
-from colonnade.governance.approvals import ApprovalDesk, CallFacts, TokenRefused
 from colonnade.governance.principal import Principal
 from colonnade.store.approvals_repo import ApprovalRecord
 from colonnade.store.parked_calls_repo import ParkedRecord

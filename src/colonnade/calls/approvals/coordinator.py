@@ -1,7 +1,7 @@
 """Calls awaiting a human's approval: parked by the approval gate, run once approved.
 
 The gate parks a call that needs approval (reason `awaiting_approval`); the parked call's token is
-the approval's id. Approvers decide on the approval desk (`governance/approvals`). An approved
+the approval's id. Approvers decide on the approval desk (`desk.py`). An approved
 call runs either when the caller retries it with the approval's signed token, or when its parked
 call is resumed (by its requester, in its tenant, or by the approver who approved it, with `run`;
 anyone else is refused with `A-AUTH-RESUME-PRINCIPAL`, audited, and the call stays approved for
@@ -17,19 +17,19 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from colonnade.calls.approval_rounds import ApprovalRounds
-from colonnade.calls.call import Call
-from colonnade.calls.call_errors import error
-from colonnade.calls.envelope import CallRequest, CallResult, CallStatus, Pending
-from colonnade.calls.parking import ParkedCalls, ParkReason, argument_hash
-from colonnade.contracts.model import SideEffects
-from colonnade.governance.approvals import (
+from colonnade.calls.approvals.desk import (
     ApprovalDesk,
     CallFacts,
     TokenRefused,
     principal_from,
     resumer_refusal,
 )
+from colonnade.calls.approvals.rounds import ApprovalRounds
+from colonnade.calls.call import Call
+from colonnade.calls.call_errors import error
+from colonnade.calls.envelope import CallRequest, CallResult, CallStatus, Pending
+from colonnade.calls.parking import ParkedCalls, ParkReason, argument_hash
+from colonnade.contracts.model import SideEffects
 from colonnade.governance.identity.failures import AuthFailure
 from colonnade.governance.identity.standing import Standing
 from colonnade.governance.principal import Principal

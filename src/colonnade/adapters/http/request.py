@@ -3,7 +3,7 @@
 Path values are percent-encoded as a single segment (a `/`, `?`, `#` or `..` in a value can
 never change which resource is addressed); query and header values are rendered as text
 (`true`/`false` for booleans, JSON for objects); body arguments form one JSON object, or form
-fields or multipart parts when the binding's `body_media_type` says so (`http_form.py`).
+fields or multipart parts when the binding's `body_media_type` says so (`form.py`).
 Arguments the binding does not describe are ignored: the caller validated them already.
 The URL is built here, already encoded, so no client normalises a `%2E%2E` segment away.
 """
@@ -21,7 +21,7 @@ from urllib.parse import quote, urlencode
 
 from yarl import URL
 
-from colonnade.adapters.http_form import (
+from colonnade.adapters.http.form import (
     BodyField,
     FormEncodingError,
     FormPart,

@@ -23,8 +23,8 @@ import aiohttp
 from aiohttp.http_exceptions import HttpProcessingError
 
 from colonnade import __version__
-from colonnade.adapters.http_body import ResponseTooLarge, read_capped
-from colonnade.adapters.http_request import (
+from colonnade.adapters.http.body import ResponseTooLarge, read_capped
+from colonnade.adapters.http.request import (
     RequestBuildError,
     RequestParts,
     auth_headers,
@@ -32,13 +32,13 @@ from colonnade.adapters.http_request import (
     caller_headers,
     request_parts,
 )
-from colonnade.adapters.http_response import (
+from colonnade.adapters.http.response import (
     BackendAnswer,
     outcome_from_exception,
     outcome_from_response,
     redirect_target,
 )
-from colonnade.adapters.http_session import new_session
+from colonnade.adapters.http.session import new_session
 from colonnade.adapters.outcome import MALFORMED, MISCONFIGURED, AdapterOutcome, OutcomeKind
 from colonnade.adapters.secrets import EnvSecretResolver, SecretResolver
 from colonnade.catalog.http_binding import HttpBinding
@@ -51,7 +51,7 @@ __all__ = [
     "HttpAdapter",
 ]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("colonnade.adapters.http")  # the room's name, as log lines have always said
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
