@@ -2,8 +2,8 @@
 
 The fault server's `meta` tool answers the `_meta` its request arrived with. With a span current,
 the request carries W3C `traceparent` (the adapter's span for the call, in the caller's trace) on
-the direct path of both eras (an HTTP server, and its handshake-era twin) and on the SDK's path
-(a caller that listens for progress; a stdio server). A gateway that records no spans creates none
+the direct path (an HTTP server at 2026-07-28) and on the SDK's path (its handshake-era twin,
+a caller that listens for progress, a stdio server). A gateway that records no spans creates none
 and sends none, and a caller's own `traceparent` then reaches the server as it was sent.
 """
 
@@ -124,7 +124,7 @@ async def quiet(servers: Servers) -> AsyncIterator[Proxy]:
 def paths(servers: Servers) -> list[tuple[str, McpServerSettings, Relay]]:
     return [
         ("direct, 2026-07-28", servers.http, Relay()),
-        ("direct, handshake-era twin", servers.http, HandshakeCaller()),
+        ("SDK, handshake-era twin", servers.http, HandshakeCaller()),
         ("SDK, a caller that hears progress", servers.http, Relay(wants_progress=True)),
         ("SDK, handshake-era twin with progress", servers.http, HandshakeCaller(wants_progress=True)),
         ("SDK, stdio", servers.stdio, Relay()),

@@ -33,7 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry.trace import Span, StatusCode, Tracer
 
 from colonnade import __version__
-from colonnade.adapters.mcp_direct import DirectCalls
+from colonnade.adapters.mcp_direct import DirectCalls, param_headers
 from colonnade.adapters.mcp_discovery import event_of, list_tools, listen_for_changes, listen_for_updates
 from colonnade.adapters.mcp_exchange import Build, First, exchange
 from colonnade.adapters.mcp_in_flight import InFlight
@@ -270,11 +270,10 @@ class Upstream:
             tool is not None
             and direct is not None
             and version is not None
-            and direct.takes(relay, version, session.server_capabilities)
+            and direct.takes(relay, version)
         ):
             name, arguments = tool
-            # the SDK's own `Mcp-Param-*` (a 2026-07-28 request's)
-            headers = session._resolve_param_headers(name, arguments) if modern else {}
+            headers = param_headers(session, name, arguments)
             first = functools.partial(direct.call_tool, name, arguments, relay, version, headers, traced)
         try:
             answer = await exchange(
@@ -421,8 +420,6 @@ class Upstream:
                     connection.read, connection.write, on_stream_exception=self._garbage
                 )
                 dispatcher = RelayDispatcher(inner, closed.set)
-                if connection.direct is not None:
-                    connection.direct.session = dispatcher  # a handshake-era direct call runs in this session
                 session = ClientSession(
                     dispatcher=dispatcher,
                     read_timeout_seconds=self.settings.connect_timeout_s,
