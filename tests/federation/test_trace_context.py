@@ -22,10 +22,10 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Tracer
 
-from colonnade.adapters.mcp_pool import McpPool
-from colonnade.adapters.mcp_relay import Relay, relaying
-from colonnade.adapters.mcp_tools import McpTools
-from colonnade.adapters.mcp_upstream import UpstreamState
+from colonnade.adapters.mcp.pool import McpPool
+from colonnade.adapters.mcp.relay import Relay, relaying
+from colonnade.adapters.mcp.tools import McpTools
+from colonnade.adapters.mcp.upstream import UpstreamState
 from colonnade.adapters.registry import Invocation
 from colonnade.catalog.mcp_projection import project_tool
 from colonnade.config import McpServerSettings

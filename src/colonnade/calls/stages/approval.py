@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from colonnade.adapters.mcp_relay import Relay, current_relay
+from colonnade.adapters.mcp.relay import Relay, current_relay
 from colonnade.adapters.outcome import INPUT_REQUIRED
 from colonnade.calls.approvals import ApprovalCoordinator, needs_approval
 from colonnade.calls.call import Call

@@ -29,8 +29,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colonnade.adapters.outcome import INPUT_REQUIRED
 from colonnade.calls.envelope import CallResult
+from colonnade.surfaces.mcp.proxy.endpoint import _LEVELS, PROGRESS_KEYS, EndpointRelay, _passable
 from colonnade.surfaces.mcp.round_state import open_state, seal_state
-from colonnade.surfaces.mcp.upstream_endpoint import _LEVELS, PROGRESS_KEYS, EndpointRelay, _passable
 
 __all__ = ["STATE_PREFIX", "CallerRelay"]
 

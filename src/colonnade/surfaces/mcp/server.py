@@ -24,7 +24,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colonnade import __version__
-from colonnade.adapters.mcp_relay import Relay, relaying
+from colonnade.adapters.mcp.relay import Relay, relaying
 from colonnade.calls.commit_tool import COMMIT_TOOL
 from colonnade.calls.envelope import (
     CallResult,
@@ -220,7 +220,7 @@ class McpSurface:
         rendered = render_answer(result, relay.answer.result, legacy=legacy)
         if isinstance(rendered, types.CallToolResult):
             return rendered
-        # The server's answer as a dict: the adapter checked it (`mcp_outcomes.py`), and the SDK's
+        # The server's answer as a dict: the adapter checked it (`outcomes.py`), and the SDK's
         # runner validates it for the caller's version as it serialises it; a model built here
         # would be dumped again for the same bytes (about 15 us), and its `serverInfo` deep-copied.
         return self._stamped(ctx, model_defaults(rendered))

@@ -35,9 +35,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from colonnade import __version__
-from colonnade.adapters.mcp_pool import McpPool
-from colonnade.adapters.mcp_relay import Relay, relaying
-from colonnade.adapters.mcp_upstream import Upstream, UpstreamDown
+from colonnade.adapters.mcp.pool import McpPool
+from colonnade.adapters.mcp.relay import Relay, relaying
+from colonnade.adapters.mcp.upstream import Upstream, UpstreamDown
 from colonnade.adapters.outcome import INPUT_REQUIRED
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.service import CallService
@@ -52,12 +52,12 @@ from colonnade.surfaces.mcp.announcer import Announcer, connection_of
 from colonnade.surfaces.mcp.call_envelope import call_request
 from colonnade.surfaces.mcp.caller import principal_of
 from colonnade.surfaces.mcp.event_store import MemoryEventStore
+from colonnade.surfaces.mcp.proxy.endpoint_sessions import EndpointSessions
+from colonnade.surfaces.mcp.proxy.resource_watch import ResourceWatch
 from colonnade.surfaces.mcp.render import as_served, proxied_replay, render_answer, render_result
-from colonnade.surfaces.mcp.resource_watch import ResourceWatch
 from colonnade.surfaces.mcp.round_state import open_state, seal_state
 from colonnade.surfaces.mcp.sdk_spans import drop_idle_sdk_spans
 from colonnade.surfaces.mcp.sessions import SessionLedger
-from colonnade.surfaces.mcp.upstream_endpoint_streams import EndpointSessions
 
 __all__ = ["PROGRESS_KEYS", "EndpointRelay", "UpstreamEndpoint"]
 

@@ -35,11 +35,11 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, REQUEST_TIMEOUT
 
-from colonnade.adapters.mcp_direct import DirectCalls
-from colonnade.adapters.mcp_http_transport import AiohttpTransport
+from colonnade.adapters.mcp.direct_post import DirectCalls
+from colonnade.adapters.mcp.http_transport import AiohttpTransport
+from colonnade.adapters.mcp.stdio_stderr import StderrTail
 from colonnade.adapters.secrets import SecretResolver
 from colonnade.adapters.stdio_command import missing_command
-from colonnade.adapters.stdio_stderr import StderrTail
 from colonnade.config import McpServerSettings
 
 __all__ = [

@@ -19,10 +19,10 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, StatusCode, Tracer
 from pydantic import ValidationError
 
-from colonnade.adapters.mcp_outcomes import down, error_outcome, malformed, result_outcome, timed_out
-from colonnade.adapters.mcp_pool import McpPool
-from colonnade.adapters.mcp_relay import Relay, UpstreamAnswer, current_relay
-from colonnade.adapters.mcp_upstream import Upstream, UpstreamDown
+from colonnade.adapters.mcp.outcomes import down, error_outcome, malformed, result_outcome, timed_out
+from colonnade.adapters.mcp.pool import McpPool
+from colonnade.adapters.mcp.relay import Relay, UpstreamAnswer, current_relay
+from colonnade.adapters.mcp.upstream import Upstream, UpstreamDown
 from colonnade.adapters.outcome import MALFORMED, AdapterOutcome
 from colonnade.adapters.registry import Invocation
 from colonnade.catalog.bindings import McpBinding
