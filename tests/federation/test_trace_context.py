@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Tracer
 
 from colonnade.adapters.mcp.pool import McpPool
-from colonnade.adapters.mcp.relay import Relay, relaying
+from colonnade.adapters.mcp.relay import Relay
 from colonnade.adapters.mcp.tools import McpTools
 from colonnade.adapters.mcp.upstream import UpstreamState
 from colonnade.adapters.registry import Invocation
@@ -82,9 +82,8 @@ class Proxy:
             profile="strict",
             version="1.0.0",
         )
-        invocation = Invocation(tool, {}, 10.0, ANONYMOUS_LOOPBACK, "call-1", "0" * 32)
-        with relaying(relay):
-            outcome = await self.tools.execute(invocation)
+        invocation = Invocation(tool, {}, 10.0, ANONYMOUS_LOOPBACK, "call-1", "0" * 32, channel=relay)
+        outcome = await self.tools.execute(invocation)
         assert outcome.ok, outcome
         return dict(outcome.body["meta"])
 

@@ -14,7 +14,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from colonnade.calls.handover import NOTHING_HANDED_OVER, Handover
 
 __all__ = [
     "APPROVAL_TOKEN_META_KEY",
@@ -159,7 +161,19 @@ class CallResult(_Model):
     warnings: list[str] = Field(default_factory=list)
     commit_token: str | None = None
     pending: Pending | None = None
+    _handover: Handover = PrivateAttr(default=NOTHING_HANDED_OVER)
 
     @property
     def ok(self) -> bool:
         return self.status in (CallStatus.SUCCESS, CallStatus.SUCCESS_PREP)
+
+    @property
+    def handover(self) -> Handover:
+        """What the pipeline hands the surface beside the envelope (`calls/handover.py`); never serialised."""
+        return self._handover
+
+    def handing_over(self, handover: Handover) -> CallResult:
+        """This result with `handover` (a copy: a result may be shared, e.g. a stored replay)."""
+        copy = self.model_copy()
+        copy._handover = handover
+        return copy

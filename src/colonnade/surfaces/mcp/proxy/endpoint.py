@@ -36,7 +36,7 @@ from pydantic import ValidationError
 
 from colonnade import __version__
 from colonnade.adapters.mcp.pool import McpPool
-from colonnade.adapters.mcp.relay import Relay, relaying
+from colonnade.adapters.mcp.relay import Relay, answer_of
 from colonnade.adapters.mcp.upstream import Upstream, UpstreamDown
 from colonnade.adapters.outcome import INPUT_REQUIRED
 from colonnade.calls.envelope import CallResult
@@ -337,12 +337,10 @@ class UpstreamEndpoint:
         request = call_request(canonical, dict(params.arguments or {}), dict(params.meta or {}))
         if isinstance(request, EnvelopeRejection):
             return render_result(request.result(), legacy=legacy)
-        relay = self._relay(ctx, params)
-        with relaying(relay):
-            result = await self.calls.call(request, self._principal(ctx))
+        result = await self.calls.call(request, self._principal(ctx), channel=self._relay(ctx, params))
         if result.error is not None and result.error.code == _UNKNOWN_TOOL:
             result = self._unknown_here(ctx, result, params.name)
-        return _rendered(result, relay, legacy=legacy)
+        return _rendered(result, legacy=legacy)
 
     def _unknown_here(self, ctx: Ctx, result: CallResult, name: str) -> CallResult:
         """An unknown tool, named as this endpoint's client named it, with this server's tools as guesses
@@ -553,17 +551,18 @@ def _passable(key: str) -> bool:
     return key not in _RESERVED_META and not key.startswith("colonnade/")
 
 
-def _rendered(result: CallResult, relay: Relay, *, legacy: bool) -> Any:
+def _rendered(result: CallResult, *, legacy: bool) -> Any:
     """The server's own answer (or JSON-RPC error) when the gateway let it stand, else a typed result."""
-    answer = relay.answer
+    answer = answer_of(result.handover.answer)
     if answer.error is not None and not result.ok and answer.error.error.code not in _LOCAL_ERRORS:
         raise answer.error
     code = result.error.code if result.error is not None else None
     raw = answer.result
     asks = raw is not None and is_input_required(raw)
     if raw is not None and asks and code == INPUT_REQUIRED:
-        if relay.continuation is not None:  # an approved call's question: its answer continues the call
-            raw = {**raw, "requestState": seal_state(relay.continuation, raw.get("requestState"))}
+        continuation = result.handover.continuation
+        if continuation is not None:  # an approved call's question: its answer continues the call
+            raw = {**raw, "requestState": seal_state(continuation, raw.get("requestState"))}
         return as_served(raw)
     if raw is None and (replayed := proxied_replay(result)) is not None:
         return replayed
