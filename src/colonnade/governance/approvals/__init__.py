@@ -2,6 +2,7 @@
 
 from colonnade.governance.approvals.desk import (
     ApprovalDesk,
+    ApprovalRecord,
     CallFacts,
     TokenRefused,
     approval_view,
@@ -13,6 +14,7 @@ from colonnade.governance.approvals.signing import ApprovalClaims, ApprovalSigne
 __all__ = [
     "ApprovalClaims",
     "ApprovalDesk",
+    "ApprovalRecord",
     "ApprovalSigner",
     "BadToken",
     "CallFacts",

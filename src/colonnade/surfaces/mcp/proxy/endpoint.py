@@ -19,7 +19,7 @@ import asyncio
 import difflib
 import weakref
 from collections.abc import Callable
-from typing import Any, get_args
+from typing import Any, Protocol, get_args
 
 import mcp_types as types
 from mcp.server.caching import CacheableMethod, CacheHint
@@ -35,7 +35,6 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from colonnade import __version__
-from colonnade.adapters.mcp.pool import McpPool
 from colonnade.adapters.mcp.relay import Relay, answer_of
 from colonnade.adapters.mcp.upstream import Upstream, UpstreamDown
 from colonnade.adapters.outcome import INPUT_REQUIRED
@@ -59,7 +58,7 @@ from colonnade.surfaces.mcp.round_state import open_state, seal_state
 from colonnade.surfaces.mcp.sdk_spans import drop_idle_sdk_spans
 from colonnade.surfaces.mcp.sessions import SessionLedger
 
-__all__ = ["PROGRESS_KEYS", "EndpointRelay", "UpstreamEndpoint"]
+__all__ = ["PROGRESS_KEYS", "EndpointRelay", "UpstreamEndpoint", "Upstreams"]
 
 Ctx = ServerRequestContext[Any, Any]
 Build = Callable[[types.InputResponses | None, str | None, dict[str, Any]], Any]
@@ -200,13 +199,21 @@ class _EndpointServer(Server[Any]):
         )
 
 
+class Upstreams(Protocol):
+    """The runtime's pool of server sessions, as an endpoint reaches it (the composition root hands
+    it over: a surface never imports the pool)."""
+
+    def for_caller(self, name: str, *, handshake_era: bool) -> Upstream | None:
+        """The session a caller of that era talks to: the server's own, or its handshake-era twin."""
+
+
 class UpstreamEndpoint:
     """Build one per server; `manager.asgi_app` serves it once `manager.run()` is entered."""
 
     def __init__(
         self,
         upstream: Upstream,
-        pool: McpPool,
+        pool: Upstreams,
         calls: CallService,
         *,
         authorizer: Authorizer,
