@@ -8,7 +8,15 @@ from functools import lru_cache
 from typing import Any
 
 from colonnade.calls.caller_channel import CallerChannel
-from colonnade.calls.envelope import CallError, CallMetrics, CallRequest, CallResult, CallStatus, Provenance
+from colonnade.calls.envelope import (
+    CallError,
+    CallMetrics,
+    CallRequest,
+    CallResult,
+    CallStatus,
+    Provenance,
+    hand_over,
+)
 from colonnade.calls.handover import Handover
 from colonnade.calls.manifest import ToolManifest
 from colonnade.catalog.tool import Tool
@@ -124,7 +132,7 @@ class Call:
             warnings=warnings or [],
         )
         if tool is not None:
-            result._handover = Handover(tool=tool)  # a fresh result: nobody else holds it yet
+            hand_over(result, Handover(tool=tool))
         return result
 
     def _effects(self, status: CallStatus) -> list[str]:

@@ -8,7 +8,7 @@ from colonnade.adapters.outcome import AdapterOutcome, OutcomeKind
 from colonnade.adapters.registry import AdapterRegistry, Invocation
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
-from colonnade.calls.envelope import CallResult, CallStatus
+from colonnade.calls.envelope import CallResult, CallStatus, hand_over
 from colonnade.calls.handover import Handover
 from colonnade.calls.keys import backend_key
 from colonnade.calls.pipeline import Next
@@ -55,7 +55,7 @@ def result_of(call: Call, outcome: AdapterOutcome) -> CallResult:
         status, err = error(outcome.error_code or "S-TOOL-INTERNAL", outcome.message, **_details(outcome))
         result = call.result(status, error=err, warnings=warnings, cpu_ms=outcome.cpu_ms)
     if outcome.answer is not None:  # the backend's own answer, for a surface that passes it on
-        result._handover = Handover(tool=call.resolved_tool, answer=outcome.answer)  # a fresh result
+        hand_over(result, Handover(tool=call.resolved_tool, answer=outcome.answer))
     return result
 
 
