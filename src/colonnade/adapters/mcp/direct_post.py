@@ -1,4 +1,7 @@
-"""A plain `tools/call` to a Streamable HTTP server, POSTed straight over the session's pool.
+"""The client side's one fenced SDK seam: a plain 2026-07-28 `tools/call` POSTed straight over the
+session's pool, mirroring what the SDK's `ClientSession.call_tool` and its Streamable HTTP client
+transport send and how they read the answer (`docs/sdk-seams.md`; its one private member is
+`ClientSession._resolve_param_headers`, behind `param_headers`).
 
 Through the `mcp` SDK's client, one proxied call is a pydantic request model dumped to JSON, a
 dispatcher, two task hops over memory streams, an `httpx2` request carried by aiohttp, and the
@@ -7,7 +10,8 @@ this way and 0.34 ms for aiohttp alone (`bench/mcp_hop.py`). A call that needs n
 session adds is sent as it would be on the wire instead; everything else (and the input rounds a
 caller is asked about) goes through the SDK's session.
 
-2026-07-28: a request is stateless (everything it needs is in its own `_meta` and headers), so a
+2026-07-28 (the newest known version only, where the SDK trims no later revision's fields from a
+result): a request is stateless (everything it needs is in its own `_meta` and headers), so a
 call whose caller asked for no progress and no log messages and is not answering an input round
 is sent directly: the request the SDK would send, its headers (the client's own,
 `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, the tool's `Mcp-Param-*`) and `_meta` (the
