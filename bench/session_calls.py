@@ -9,9 +9,9 @@ Blocks of `--calls` calls take turns, variant by variant in alternating order, f
 rounds; each block's CPU is this process's (every thread), so the machine's other load reaches
 every variant alike. Since issue 26 a handshake-era session's calls take the SDK's session whatever
 the switch (the session fast path was removed, `docs/sdk-seams.md`), so its two rows read alike, and
-what differs from the 2026-07-28 row is what the SDK's session machinery costs a call. The Python frames each path runs per call (entered
-or resumed, counted with `sys.setprofile` over 200 calls before the timing) tell the same without
-the machine's noise.
+what differs from the 2026-07-28 row is what the SDK's session machinery costs a call. The Python
+frames each path runs per call (entered or resumed, counted with `sys.setprofile` over 200 calls
+before the timing) tell the same without the machine's noise.
 
 Run: .venv/bin/python bench/session_calls.py [--calls 200] [--rounds 15]
 """
