@@ -167,10 +167,9 @@ class ServerSettings(_Section):
         default=True,
         description="Serve a plain 2026-07-28 tools/call at /mcp (one JSON answer: no session, no progress"
         " token) beside the MCP SDK's transport, with the SDK's own checks, runner and serialisation but"
-        " without its per-request transport machinery, and a plain tools/call of a handshake-era session"
-        " answered with JSON bodies without the session's read loop and memory streams; every other"
-        " request, and all of them when false, goes through the SDK's transport. Answers are the same"
-        " either way.",
+        " without its per-request transport machinery; every other request (a handshake-era session's"
+        " included), and all of them when false, goes through the SDK's transport. Answers are the"
+        " same either way.",
     )
     max_request_bytes: int = Field(
         default=1024 * 1024,

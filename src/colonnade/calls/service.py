@@ -8,6 +8,7 @@ programs) run as the service's default principal.
 from __future__ import annotations
 
 from colonnade.calls.call import Call
+from colonnade.calls.caller_channel import CallerChannel
 from colonnade.calls.commit_tool import COMMIT_TOOL, DISCARD_TOOL
 from colonnade.calls.envelope import CallRequest, CallResult
 from colonnade.calls.pipeline import Pipeline
@@ -23,8 +24,16 @@ class CallService:
         self.pipeline = pipeline
         self.default_principal = principal
 
-    async def call(self, request: CallRequest, principal: Principal | None = None) -> CallResult:
-        return await self.pipeline.run(Call.start(request, principal=principal or self.default_principal))
+    async def call(
+        self,
+        request: CallRequest,
+        principal: Principal | None = None,
+        *,
+        channel: CallerChannel | None = None,
+    ) -> CallResult:
+        """Run one call; `channel` is its caller's protocol channel, when its surface has one."""
+        start = Call.start(request, principal=principal or self.default_principal, channel=channel)
+        return await self.pipeline.run(start)
 
     async def commit(
         self, token: str, *, call_id: str | None = None, principal: Principal | None = None

@@ -32,8 +32,8 @@ from colonnade.adapters.discovery_tools import DiscoveryTools
 from colonnade.adapters.health_monitor import HealthMonitor
 from colonnade.adapters.http import HttpAdapter
 from colonnade.adapters.http.tools import HttpTools
-from colonnade.adapters.mcp_tools import McpTools
-from colonnade.adapters.mcp_upstream import Upstream
+from colonnade.adapters.mcp.tools import McpTools
+from colonnade.adapters.mcp.upstream import Upstream
 from colonnade.adapters.organ import OrganAdapter
 from colonnade.adapters.pathway import PathwayAdapter
 from colonnade.adapters.registry import AdapterRegistry
@@ -77,11 +77,11 @@ from colonnade.surfaces.app import HttpSurfaces, build_http_app
 from colonnade.surfaces.edge import OPEN_PATHS, OriginPolicy
 from colonnade.surfaces.edge_auth import edge_authenticator
 from colonnade.surfaces.mcp.caller import caller_scope
+from colonnade.surfaces.mcp.proxy.endpoint import UpstreamEndpoint
+from colonnade.surfaces.mcp.proxy.endpoints import UpstreamEndpoints
 from colonnade.surfaces.mcp.routing import DynamicToolList
 from colonnade.surfaces.mcp.server import McpSurface
 from colonnade.surfaces.mcp.sessions import SessionLedger, SessionLimits
-from colonnade.surfaces.mcp.upstream_endpoint import UpstreamEndpoint
-from colonnade.surfaces.mcp.upstream_endpoints import UpstreamEndpoints
 from colonnade.surfaces.metrics_route import metrics_route
 from colonnade.surfaces.oauth_routes import metadata_paths, oauth_routes
 from colonnade.surfaces.pages import routes as page_routes

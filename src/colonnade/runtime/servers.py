@@ -19,8 +19,8 @@ import mcp_types as types
 from mcp.shared.subscriptions import ServerEvent
 from opentelemetry.trace import Tracer
 
-from colonnade.adapters.mcp_pool import McpPool
-from colonnade.adapters.mcp_upstream import Upstream
+from colonnade.adapters.mcp.pool import McpPool
+from colonnade.adapters.mcp.upstream import Upstream
 from colonnade.adapters.secrets import SecretResolver
 from colonnade.adapters.stdio_command import missing_command
 from colonnade.catalog.catalog import Catalog

@@ -33,6 +33,7 @@ from colonnade.store.approvals_repo import ApprovalRecord, ApprovalStore
 
 __all__ = [
     "ApprovalDesk",
+    "ApprovalRecord",
     "CallFacts",
     "TokenRefused",
     "approval_view",
@@ -208,6 +209,10 @@ class ApprovalDesk:
 
     async def show(self, actor: Principal, approval_id: str) -> ApprovalRecord:
         return await self._get(actor, approval_id)
+
+    async def find(self, approval_id: str) -> ApprovalRecord | None:
+        """The approval, or None, for a surface that checks who may see it itself (MCP confirmation)."""
+        return await self.store.get(approval_id)
 
     async def approve(self, actor: Principal, approval_id: str, comment: str | None = None) -> ApprovalRecord:
         record = await self._decidable(actor, approval_id)

@@ -11,6 +11,8 @@ here too, so a version or digest refusal never confirms that another tenant serv
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult
@@ -60,7 +62,10 @@ class Resolve:
                 digest=resolved.digest,
             )
             return call.result(status, error=err)
-        return await next(call.resolve(resolved, self.manifests.for_tool(resolved)))
+        result = await next(call.resolve(resolved, self.manifests.for_tool(resolved)))
+        if result.handover.tool is None:  # not built by this call (a stored replay): say what it resolved to
+            result = result.handing_over(replace(result.handover, tool=resolved))
+        return result
 
     def _from_catalog(self, call: Call) -> Tool | Refusal:
         """The tool (at the asked version) of a canonical, wire or unambiguous bare name."""

@@ -20,8 +20,8 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from colonnade.adapters.mcp_upstream import Upstream
-from colonnade.surfaces.mcp.upstream_endpoint import UpstreamEndpoint
+from colonnade.adapters.mcp.upstream import Upstream
+from colonnade.surfaces.mcp.proxy.endpoint import UpstreamEndpoint
 
 __all__ = ["SERVERS_PREFIX", "UpstreamEndpoints"]
 

@@ -17,7 +17,7 @@ import asyncio
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry.trace import Tracer
 
-from colonnade.adapters.mcp_upstream import EventListener, ToolsListener, Upstream, UpstreamStatus
+from colonnade.adapters.mcp.upstream import EventListener, ToolsListener, Upstream, UpstreamStatus
 from colonnade.adapters.secrets import EnvSecretResolver, SecretResolver
 from colonnade.config import McpServerSettings
 

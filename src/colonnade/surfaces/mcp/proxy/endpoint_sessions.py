@@ -25,9 +25,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from starlette.datastructures import Headers
-from starlette.types import Receive, Scope, Send
+from starlette.types import Scope
 
 from colonnade.surfaces.edge import request_body
 from colonnade.surfaces.mcp.sessions import BoundedSessionManager
@@ -49,13 +49,9 @@ class EndpointSessions(BoundedSessionManager):
         self.server_is_quiet = server_is_quiet
         self._unaskable: set[str] = set()
 
-    async def _serve_opening_request(
-        self, http_transport: StreamableHTTPServerTransport, scope: Scope, receive: Receive, send: Send
-    ) -> None:
-        session_id = http_transport.mcp_session_id
-        if session_id is not None and asks_nothing(_body(scope)):
+    def opened(self, session_id: str, scope: Scope) -> None:
+        if asks_nothing(_body(scope)):
             self._unaskable.add(session_id)
-        await super()._serve_opening_request(http_transport, scope, receive, send)
 
     def _answer_as(self, scope: Scope) -> tuple[bool | None, bool]:
         """A request of a session: JSON when it is quiet, else the session's SSE. Any other request (a
@@ -71,9 +67,9 @@ class EndpointSessions(BoundedSessionManager):
         )
         return (True if quiet else None), False
 
-    async def _discard_session(self, session_id: str, transport: Any) -> None:
+    def _ended(self, session_id: str) -> None:
         self._unaskable.discard(session_id)
-        await super()._discard_session(session_id, transport)
+        super()._ended(session_id)
 
 
 def asks_nothing(message: Any) -> bool:

@@ -33,14 +33,14 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry.trace import Span, StatusCode, Tracer
 
 from colonnade import __version__
-from colonnade.adapters.mcp_direct import DirectCalls
-from colonnade.adapters.mcp_discovery import event_of, list_tools, listen_for_changes, listen_for_updates
-from colonnade.adapters.mcp_exchange import Build, First, exchange
-from colonnade.adapters.mcp_in_flight import InFlight
-from colonnade.adapters.mcp_relay import Relay
-from colonnade.adapters.mcp_wire import RelayDispatcher, negotiate, open_transport
+from colonnade.adapters.mcp.direct_post import DirectCalls, param_headers
+from colonnade.adapters.mcp.discovery import event_of, list_tools, listen_for_changes, listen_for_updates
+from colonnade.adapters.mcp.exchange import Build, First, exchange
+from colonnade.adapters.mcp.in_flight import InFlight
+from colonnade.adapters.mcp.relay import Relay
+from colonnade.adapters.mcp.stdio_stderr import StderrTail
+from colonnade.adapters.mcp.wire import RelayDispatcher, negotiate, open_transport
 from colonnade.adapters.secrets import EnvSecretResolver, SecretResolver
-from colonnade.adapters.stdio_stderr import StderrTail
 from colonnade.catalog.mcp_projection import unmatched_settings
 from colonnade.config import McpServerSettings
 from colonnade.observability.tracing import trace_meta
@@ -237,7 +237,7 @@ class Upstream:
         Its `_meta` carries the current span (W3C `traceparent`/`tracestate`), when there is one.
 
         A `tools/call` names its `tool` (name, arguments): a call that needs nothing of the SDK's
-        session is POSTed directly (`mcp_direct.py`). Raises `UpstreamDown`, `MCPError` (the
+        session is POSTed directly (`direct_post.py`). Raises `UpstreamDown`, `MCPError` (the
         server's error, a timeout, a lost connection) or pydantic's `ValidationError` (an answer
         that is not a valid result).
         """
@@ -270,11 +270,10 @@ class Upstream:
             tool is not None
             and direct is not None
             and version is not None
-            and direct.takes(relay, version, session.server_capabilities)
+            and direct.takes(relay, version)
         ):
             name, arguments = tool
-            # the SDK's own `Mcp-Param-*` (a 2026-07-28 request's)
-            headers = session._resolve_param_headers(name, arguments) if modern else {}
+            headers = param_headers(session, name, arguments)
             first = functools.partial(direct.call_tool, name, arguments, relay, version, headers, traced)
         try:
             answer = await exchange(
@@ -421,8 +420,6 @@ class Upstream:
                     connection.read, connection.write, on_stream_exception=self._garbage
                 )
                 dispatcher = RelayDispatcher(inner, closed.set)
-                if connection.direct is not None:
-                    connection.direct.session = dispatcher  # a handshake-era direct call runs in this session
                 session = ClientSession(
                     dispatcher=dispatcher,
                     read_timeout_seconds=self.settings.connect_timeout_s,

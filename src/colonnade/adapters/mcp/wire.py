@@ -5,10 +5,7 @@ client capabilities. A proxied call must instead carry the capabilities of the c
 (a server may refuse a tool, or pick which questions to ask, by them), so the session runs over a
 `RelayDispatcher`: a thin wrapper of the SDK's JSON-RPC dispatcher that swaps in the capabilities a
 request names under `OVERRIDE_CAPABILITIES` (in its `_meta`, removed before sending) and tells its
-owner when the connection ends. A handshake-era direct call (`mcp_direct.py`) runs inside the same
-session through it: what the server sends on that call's stream besides the answer is dispatched
-as if the SDK's transport had read it (`deliver`), and its abandonment is announced through the
-session (`cancel`). Everything else is the SDK's.
+owner when the connection ends. Everything else is the SDK's.
 
 Over HTTP, a handshake-era server may close a request's SSE stream before it answers (SEP-1699
 polling); the SDK's client then resumes it with `GET` and `Last-Event-ID`. The HTTP client watches
@@ -21,7 +18,6 @@ for such a request itself (under an id of its own, to know which).
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import itertools
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -37,14 +33,13 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import CallOptions, OnNotify, OnNotifyIntercept, OnRequest
 from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
-from mcp.shared.message import SessionMessage
-from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, REQUEST_TIMEOUT, JSONRPCMessage
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, REQUEST_TIMEOUT
 
-from colonnade.adapters.mcp_direct import DirectCalls
-from colonnade.adapters.mcp_http_transport import AiohttpTransport
+from colonnade.adapters.mcp.direct_post import DirectCalls
+from colonnade.adapters.mcp.http_transport import AiohttpTransport
+from colonnade.adapters.mcp.stdio_stderr import StderrTail
 from colonnade.adapters.secrets import SecretResolver
 from colonnade.adapters.stdio_command import missing_command
-from colonnade.adapters.stdio_stderr import StderrTail
 from colonnade.config import McpServerSettings
 
 __all__ = [
@@ -88,7 +83,6 @@ class RelayDispatcher:
         self._inner = inner
         self._on_closed = on_closed
         self._resumable = itertools.count(1)
-        self._handlers: tuple[OnRequest, OnNotify] | None = None
 
     async def send_raw_request(
         self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
@@ -109,20 +103,9 @@ class RelayDispatcher:
             raise
 
     async def cancel(self, request_id: str, reason: str) -> None:
-        """Tell the server an abandoned request is over (shielded, bounded like the SDK's own): a
-        resumable one, or a direct call's (`mcp_direct.py`)."""
+        """Tell the server an abandoned resumable request is over (shielded, bounded like the SDK's own)."""
         with anyio.move_on_after(_ABANDON_WRITE_S, shield=True):
             await self._inner.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
-
-    async def deliver(self, message: JSONRPCMessage) -> None:
-        """A message the server sent on a direct call's stream, handled as the session handles what its
-        transport reads: a request to the client, a notification (in the caller's context)."""
-        if self._handlers is None:
-            return
-        on_request, on_notify = self._handlers
-        # The dispatcher's own routing of one inbound message (mcp 2.3.0 has no public entry for it).
-        context = contextvars.copy_context()
-        await self._inner._dispatch(SessionMessage(message), on_request, on_notify, context)
 
     async def notify(
         self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
@@ -137,11 +120,9 @@ class RelayDispatcher:
         *,
         task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
-        self._handlers = (on_request, on_notify)
         try:
             await self._inner.run(on_request, on_notify, on_notify_intercept, task_status=task_status)
         finally:
-            self._handlers = None
             self._on_closed()
 
 
@@ -243,8 +224,6 @@ async def open_transport(
             pool.pool,
             client_info=client_info or {},
             on_connection_lost=on_connection_lost,
-            session_headers=lambda: pool.session_headers,
-            on_session_gone=on_session_gone,
         )
         yield Connection(read, write, direct)
 

@@ -6,7 +6,7 @@ to the caller. When the server asks for input and the caller can be asked in the
 (a handshake-era client), the questions are put to it and the request is sent again with the
 answers, within the same deadline; a 2026-07-28 caller gets the input round itself. The answer is
 the server's result as it was sent (the SDK validated it; a first round sent directly, by
-`mcp_direct.py`, checked that it is a JSON object). Later rounds always go through the session.
+`direct_post.py`, checked that it is a JSON object). Later rounds always go through the session.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from mcp_types.methods import is_input_required
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict
 
-from colonnade.adapters.mcp_direct import NotTaken
-from colonnade.adapters.mcp_relay import Relay
-from colonnade.adapters.mcp_wire import OVERRIDE_CAPABILITIES
+from colonnade.adapters.mcp.direct_post import NotTaken
+from colonnade.adapters.mcp.relay import Relay
+from colonnade.adapters.mcp.wire import OVERRIDE_CAPABILITIES
 from colonnade.observability.tracing import with_trace
 
 __all__ = ["MAX_INPUT_ROUNDS", "Build", "First", "exchange"]

@@ -2,16 +2,18 @@
 
 It knows nothing of governance: the pipeline has authorized, validated and bounded the call before
 it gets here. It relays the caller's protocol facets (progress, logs, questions, input rounds)
-through the call's `Relay`, records the server's own answer there for the surfaces that pass it on,
-and reports what happened as an `AdapterOutcome`. One span per proxied call, in the call's trace,
-when the gateway records spans: current while the call runs, so the request to the server carries
-it in `_meta` (W3C `traceparent`/`tracestate`, `Upstream.exchange`) and the server's spans join
-the caller's trace. A gateway that records none creates no span here.
+through the `Relay` of the call's channel, and reports what happened as an `AdapterOutcome` that
+carries the server's own answer (`answer`), for the surfaces that pass it on. One span per
+proxied call, in the call's trace, when the gateway records spans: current while the call runs,
+so the request to the server carries it in `_meta` (W3C `traceparent`/`tracestate`,
+`Upstream.exchange`) and the server's spans join the caller's trace. A gateway that records
+none creates no span here.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from mcp.shared.exceptions import MCPError
 from opentelemetry import context as otel_context
@@ -19,10 +21,10 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, StatusCode, Tracer
 from pydantic import ValidationError
 
-from colonnade.adapters.mcp_outcomes import down, error_outcome, malformed, result_outcome, timed_out
-from colonnade.adapters.mcp_pool import McpPool
-from colonnade.adapters.mcp_relay import Relay, UpstreamAnswer, current_relay
-from colonnade.adapters.mcp_upstream import Upstream, UpstreamDown
+from colonnade.adapters.mcp.outcomes import down, error_outcome, malformed, result_outcome, timed_out
+from colonnade.adapters.mcp.pool import McpPool
+from colonnade.adapters.mcp.relay import Relay, UpstreamAnswer, relay_of
+from colonnade.adapters.mcp.upstream import Upstream, UpstreamDown
 from colonnade.adapters.outcome import MALFORMED, AdapterOutcome
 from colonnade.adapters.registry import Invocation
 from colonnade.catalog.bindings import McpBinding
@@ -39,7 +41,7 @@ class McpTools:
     async def execute(self, invocation: Invocation) -> AdapterOutcome:
         binding = invocation.tool.binding
         assert isinstance(binding, McpBinding), "the execute stage hands this adapter mcp bindings only"
-        relay = current_relay() or Relay()
+        relay = relay_of(invocation.channel)
         upstream = self.pool.for_caller(binding.server, handshake_era=relay.handshake_era)
         if upstream is None:
             return down(f"server {binding.server!r} is not configured in this gateway any more")
@@ -74,18 +76,16 @@ class McpTools:
         except TimeoutError as exc:
             return timed_out(str(exc), elapsed())
         except MCPError as exc:
-            relay.answer = UpstreamAnswer(error=exc)
-            return error_outcome(exc, elapsed())
+            return replace(error_outcome(exc, elapsed()), answer=UpstreamAnswer(error=exc))
         except ValidationError as exc:
             first = exc.errors()[0]["msg"] if exc.errors() else str(exc)
             return malformed(f"server {binding.server!r} answered with an invalid result: {first}", elapsed())
-        relay.answer = UpstreamAnswer(result=raw)
         outcome = result_outcome(
             raw, elapsed(), server=binding.server, output_schema=invocation.tool.output_schema is not None
         )
         if outcome.error_code == MALFORMED:
             upstream.errors += 1
-        return outcome
+        return replace(outcome, answer=UpstreamAnswer(result=raw))
 
     def _span(self, invocation: Invocation, binding: McpBinding) -> Span | None:
         if self.tracer is None:

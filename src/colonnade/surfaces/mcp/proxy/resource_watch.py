@@ -26,8 +26,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from colonnade.adapters.mcp_relay import Relay
-from colonnade.adapters.mcp_upstream import Upstream, UpstreamDown
+from colonnade.adapters.mcp.relay import Relay
+from colonnade.adapters.mcp.upstream import Upstream, UpstreamDown
 
 __all__ = ["ResourceWatch"]
 

@@ -21,7 +21,6 @@ import httpx2
 __all__ = ["AiohttpTransport", "cannot_connect"]
 
 _CHUNK = 64 * 1024
-_SESSION_HEADERS = ("mcp-session-id", "mcp-protocol-version")
 
 
 class _Body(httpx2.AsyncByteStream):
@@ -47,7 +46,6 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
     def __init__(self, on_session_gone: Callable[[], None] = lambda: None) -> None:
         self.on_session_gone = on_session_gone
         self._session: aiohttp.ClientSession | None = None
-        self.session_headers: dict[str, str] = {}
         """The `Mcp-Session-Id` and `MCP-Protocol-Version` the SDK last sent in a session (handshake era)."""
 
     def pool(self) -> aiohttp.ClientSession:
@@ -63,9 +61,6 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
         timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=timeouts.get("connect"), sock_read=timeouts.get("read")
         )
-        sent = request.headers
-        if "mcp-session-id" in sent:
-            self.session_headers = {name: sent[name] for name in _SESSION_HEADERS if name in sent}
         body = await request.aread()
         try:
             response = await self.pool().request(
@@ -83,7 +78,7 @@ class AiohttpTransport(httpx2.AsyncBaseTransport):
             raise httpx2.TimeoutException(str(exc) or "timed out", request=request) from exc
         except aiohttp.ClientError as exc:
             raise httpx2.TransportError(str(exc) or type(exc).__name__, request=request) from exc
-        if response.status == 404 and "mcp-session-id" in sent and request.method != "DELETE":
+        if response.status == 404 and "mcp-session-id" in request.headers and request.method != "DELETE":
             self.on_session_gone()
         headers = list(response.raw_headers)
         return httpx2.Response(response.status, headers=headers, stream=_Body(response), request=request)

@@ -19,7 +19,7 @@ import asyncio
 import difflib
 import weakref
 from collections.abc import Callable
-from typing import Any, get_args
+from typing import Any, Protocol, get_args
 
 import mcp_types as types
 from mcp.server.caching import CacheableMethod, CacheHint
@@ -35,9 +35,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from colonnade import __version__
-from colonnade.adapters.mcp_pool import McpPool
-from colonnade.adapters.mcp_relay import Relay, relaying
-from colonnade.adapters.mcp_upstream import Upstream, UpstreamDown
+from colonnade.adapters.mcp.relay import Relay, answer_of
+from colonnade.adapters.mcp.upstream import Upstream, UpstreamDown
 from colonnade.adapters.outcome import INPUT_REQUIRED
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.service import CallService
@@ -52,14 +51,14 @@ from colonnade.surfaces.mcp.announcer import Announcer, connection_of
 from colonnade.surfaces.mcp.call_envelope import call_request
 from colonnade.surfaces.mcp.caller import principal_of
 from colonnade.surfaces.mcp.event_store import MemoryEventStore
+from colonnade.surfaces.mcp.proxy.endpoint_sessions import EndpointSessions
+from colonnade.surfaces.mcp.proxy.resource_watch import ResourceWatch
 from colonnade.surfaces.mcp.render import as_served, proxied_replay, render_answer, render_result
-from colonnade.surfaces.mcp.resource_watch import ResourceWatch
 from colonnade.surfaces.mcp.round_state import open_state, seal_state
 from colonnade.surfaces.mcp.sdk_spans import drop_idle_sdk_spans
 from colonnade.surfaces.mcp.sessions import SessionLedger
-from colonnade.surfaces.mcp.upstream_endpoint_streams import EndpointSessions
 
-__all__ = ["PROGRESS_KEYS", "EndpointRelay", "UpstreamEndpoint"]
+__all__ = ["PROGRESS_KEYS", "EndpointRelay", "UpstreamEndpoint", "Upstreams"]
 
 Ctx = ServerRequestContext[Any, Any]
 Build = Callable[[types.InputResponses | None, str | None, dict[str, Any]], Any]
@@ -200,13 +199,21 @@ class _EndpointServer(Server[Any]):
         )
 
 
+class Upstreams(Protocol):
+    """The runtime's pool of server sessions, as an endpoint reaches it (the composition root hands
+    it over: a surface never imports the pool)."""
+
+    def for_caller(self, name: str, *, handshake_era: bool) -> Upstream | None:
+        """The session a caller of that era talks to: the server's own, or its handshake-era twin."""
+
+
 class UpstreamEndpoint:
     """Build one per server; `manager.asgi_app` serves it once `manager.run()` is entered."""
 
     def __init__(
         self,
         upstream: Upstream,
-        pool: McpPool,
+        pool: Upstreams,
         calls: CallService,
         *,
         authorizer: Authorizer,
@@ -337,12 +344,10 @@ class UpstreamEndpoint:
         request = call_request(canonical, dict(params.arguments or {}), dict(params.meta or {}))
         if isinstance(request, EnvelopeRejection):
             return render_result(request.result(), legacy=legacy)
-        relay = self._relay(ctx, params)
-        with relaying(relay):
-            result = await self.calls.call(request, self._principal(ctx))
+        result = await self.calls.call(request, self._principal(ctx), channel=self._relay(ctx, params))
         if result.error is not None and result.error.code == _UNKNOWN_TOOL:
             result = self._unknown_here(ctx, result, params.name)
-        return _rendered(result, relay, legacy=legacy)
+        return _rendered(result, legacy=legacy)
 
     def _unknown_here(self, ctx: Ctx, result: CallResult, name: str) -> CallResult:
         """An unknown tool, named as this endpoint's client named it, with this server's tools as guesses
@@ -553,17 +558,18 @@ def _passable(key: str) -> bool:
     return key not in _RESERVED_META and not key.startswith("colonnade/")
 
 
-def _rendered(result: CallResult, relay: Relay, *, legacy: bool) -> Any:
+def _rendered(result: CallResult, *, legacy: bool) -> Any:
     """The server's own answer (or JSON-RPC error) when the gateway let it stand, else a typed result."""
-    answer = relay.answer
+    answer = answer_of(result.handover.answer)
     if answer.error is not None and not result.ok and answer.error.error.code not in _LOCAL_ERRORS:
         raise answer.error
     code = result.error.code if result.error is not None else None
     raw = answer.result
     asks = raw is not None and is_input_required(raw)
     if raw is not None and asks and code == INPUT_REQUIRED:
-        if relay.continuation is not None:  # an approved call's question: its answer continues the call
-            raw = {**raw, "requestState": seal_state(relay.continuation, raw.get("requestState"))}
+        continuation = result.handover.continuation
+        if continuation is not None:  # an approved call's question: its answer continues the call
+            raw = {**raw, "requestState": seal_state(continuation, raw.get("requestState"))}
         return as_served(raw)
     if raw is None and (replayed := proxied_replay(result)) is not None:
         return replayed

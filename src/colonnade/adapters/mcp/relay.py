@@ -3,26 +3,27 @@
 A tool call to a downstream MCP server is more than arguments in and a result out: the server may
 report progress, log, ask the user a question (sampling, elicitation, roots) or need another round
 with the user's answers. None of that is governance, and the call envelope does not model it, so a
-surface that can carry it hands the MCP adapter a `Relay` for the call's duration through
-`relaying(...)` (a context variable: the pipeline runs the call in the surface's task). The base
-`Relay` is a caller that can be told nothing and asked nothing; the MCP surfaces implement the
-rest for their clients (the per-server endpoint's `EndpointRelay`, and `/mcp`'s `CallerRelay` for
-calls of proxied tools). The adapter leaves the server's own answer in `answer`, so a
-surface can pass it on unchanged (content blocks, `_meta`, an input round or a JSON-RPC error).
+surface that can carry it puts a `Relay` on the call as its channel (`Call.channel`, handed to the
+adapter in its `Invocation`): a value, never state beside the call. The base `Relay` is a caller
+that can be told nothing and asked nothing; the MCP surfaces implement the rest for their clients
+(the per-server endpoint's `EndpointRelay`, and `/mcp`'s `CallerRelay` for calls of proxied
+tools, built on first use through a `Channel`, as most calls of `/mcp` never need one). The
+adapter reports the server's own answer (`UpstreamAnswer`) in its outcome, which the pipeline hands
+the surface on the result (`CallResult.handover.answer`), so that it can pass it on unchanged
+(content blocks, `_meta`, an input round or a JSON-RPC error).
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-from contextvars import ContextVar
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
-__all__ = ["Relay", "UpstreamAnswer", "current_relay", "relaying"]
+__all__ = ["Channel", "Relay", "UpstreamAnswer", "answer_of", "relay_of"]
 
 
 @dataclass(slots=True)
@@ -49,11 +50,8 @@ class Relay:
     meta: dict[str, Any] = field(default_factory=dict)
     input_responses: types.InputResponses | None = None
     request_state: str | None = None
-    answer: UpstreamAnswer = field(default_factory=UpstreamAnswer)
     continues: str | None = None
     """The answer round of an approved call this request answers (from the state it carried)."""
-    continuation: str | None = None
-    """The answer round the approval gate parked for this call's question, to hand out in its state."""
 
     @property
     def passes_input_rounds(self) -> bool:
@@ -89,18 +87,39 @@ class Relay:
         return types.ErrorData(code=types.INVALID_REQUEST, message="the caller cannot be asked for input")
 
 
-_CURRENT: ContextVar[Relay | None] = ContextVar("colonnade_mcp_relay", default=None)
+class Channel:
+    """A caller's relay as a call carries it, built on first use: a call that never reaches a
+    downstream server (most of `/mcp`'s) never builds one."""
+
+    def __init__(self, build: Callable[[], Relay]) -> None:
+        self._build = build
+
+    @functools.cached_property
+    def relay(self) -> Relay:
+        return self._build()
+
+    @property
+    def continues(self) -> str | None:
+        return self.relay.continues
+
+    @property
+    def passes_input_rounds(self) -> bool:
+        return self.relay.passes_input_rounds
 
 
-def current_relay() -> Relay | None:
-    return _CURRENT.get()
+def relay_of(channel: object | None) -> Relay:
+    """The relay of a call's channel (`Invocation.channel`); a caller who hears nothing without one."""
+    if isinstance(channel, Relay):
+        return channel
+    if isinstance(channel, Channel):
+        return channel.relay
+    return Relay()
 
 
-@contextlib.contextmanager
-def relaying(relay: Relay) -> Iterator[Relay]:
-    """Calls made inside this block relay to `relay`."""
-    token = _CURRENT.set(relay)
-    try:
-        yield relay
-    finally:
-        _CURRENT.reset(token)
+def answer_of(answer: object | None) -> UpstreamAnswer:
+    """A downstream server's answer as a call's result hands it over (`Handover.answer`); empty when
+    no server answered (the call ended before, or went elsewhere)."""
+    return answer if isinstance(answer, UpstreamAnswer) else _NO_ANSWER
+
+
+_NO_ANSWER = UpstreamAnswer()
