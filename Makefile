@@ -28,8 +28,9 @@ browser:
 
 # `make run PORT=9765 BACKEND_PORT=9766` moves the gateway and the demo backend; without PORT the
 # gateway's port comes from the config (server.port, COLONNADE_SERVER__PORT), else 8765.
+# The demo's records start again from the seed on every run; `make run KEEP_DATA=1` keeps them.
 run: install
-	$(BIN)/colonnade demo $(if $(PORT),--port $(PORT)) $(if $(BACKEND_PORT),--backend-port $(BACKEND_PORT))
+	$(BIN)/colonnade demo $(if $(PORT),--port $(PORT)) $(if $(BACKEND_PORT),--backend-port $(BACKEND_PORT)) $(if $(KEEP_DATA),--keep-data)
 
 lint: install
 	$(BIN)/ruff check src tests bench examples

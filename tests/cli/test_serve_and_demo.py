@@ -186,6 +186,7 @@ def test_make_run_passes_its_ports_on() -> None:
     moved = demo_line("PORT=9765", "BACKEND_PORT=9766")
     assert moved == ".venv/bin/colonnade demo --port 9765 --backend-port 9766"
     assert demo_line() == ".venv/bin/colonnade demo"  # no port given: the config decides
+    assert demo_line("KEEP_DATA=1") == ".venv/bin/colonnade demo   --keep-data"
 
 
 def _demo(tmp_path: Path, log: Path, env: dict[str, str], *args: str) -> subprocess.Popen[bytes]:
@@ -193,6 +194,7 @@ def _demo(tmp_path: Path, log: Path, env: dict[str, str], *args: str) -> subproc
 
 
 def test_demo_follows_the_configured_port_and_reruns_with_another_backend_port(tmp_path: Path) -> None:
+    """The second run also starts the demo's records again from the seed: run 0 voids INV-2003."""
     gateway_port = free_port()
     env = _env(tmp_path, COLONNADE_SERVER__PORT=str(gateway_port))
     for run, backend_port in enumerate((free_port(), free_port())):
@@ -200,6 +202,10 @@ def test_demo_follows_the_configured_port_and_reruns_with_another_backend_port(t
         proc = _demo(tmp_path, log, env, "--backend-port", str(backend_port))
         try:
             wait_http(f"http://127.0.0.1:{gateway_port}/readyz", proc, log=log)
+            invoice = f"http://127.0.0.1:{backend_port}/invoices/INV-2003"
+            assert httpx2.get(invoice).json()["status"] == "open", f"run {run}: the seed's state"
+            voided = httpx2.post(f"{invoice}/void", json={"reason": "Replaced by a corrected invoice"})
+            assert voided.json()["status"] == "void"
             # 11 contract tools, 4 functions of the vault organ and 2 pathways
             assert httpx2.get(f"http://127.0.0.1:{gateway_port}/readyz").json()["tools"] == 17
             token = (tmp_path / "data" / "demo-token").read_text().strip()  # requests need a credential
@@ -272,3 +278,17 @@ def test_a_host_that_does_not_resolve_points_at_the_host_setting(tmp_path: Path)
     line = _one_error_line(run)
     assert "the host 'nohost.invalid' does not resolve" in line
     assert "choose another with --host, server.host in colonnade.yaml or COLONNADE_SERVER__HOST" in line
+
+
+@pytest.mark.parametrize("keep_data", [False, True])
+def test_the_demo_s_records_start_from_the_seed_unless_kept(tmp_path: Path, keep_data: bool) -> None:
+    from colonnade.cli.demo import _fresh_demo_dir
+
+    records = [tmp_path / name for name in ("demo_backend.db", "demo_backend.db-wal", "vault/vault.db")]
+    store = tmp_path / "colonnade.db"
+    for path in [*records, store]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("earlier run")
+    _fresh_demo_dir(tmp_path, keep_data=keep_data)
+    assert [path.exists() for path in records] == [keep_data] * len(records)
+    assert not store.exists()  # the contract store is always fresh (its contracts are regenerated)

@@ -125,7 +125,7 @@ def client_token(given: str | None, settings: Settings) -> str | None:
 
 
 DEMO_DIR = "demo"
-"""Under data_dir: the folder `colonnade demo` keeps its own store in (fresh on every run)."""
+"""Under data_dir: the folder `colonnade demo` keeps its store and records in."""
 
 
 def demo_store_hint(settings: Settings) -> str:
