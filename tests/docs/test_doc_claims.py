@@ -1,0 +1,126 @@
+"""What the doc pages say is what the code does: the commands, options and error codes they cite exist,
+and the claims a new user acts on (what happens to a destructive call) are checked by running them.
+
+A page that names a removed option or an invented code, or says a call is refused where it is in
+fact parked for approval, fails here instead of in a new user's first hour.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer.main
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from colonnade.calls.call_errors import UnregisteredCode, spec_for
+from colonnade.calls.envelope import CallRequest, CallStatus
+from colonnade.cli import app
+from colonnade.config import OrganSettings, Settings
+from colonnade.governance.personas import PERSONA_SCOPES, Persona
+from colonnade.governance.principal import Principal, PrincipalKind
+from colonnade.organs import OrganHost
+from colonnade.runtime.gateway import Gateway
+from examples.organs.vault import organ as vault
+from tests.support.repo import ROOT
+
+PAGES = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
+CODE = re.compile(r"`([IAPRSCD]-[A-Z]+(?:-[A-Z0-9]+)+)`")
+SHELL_BLOCK = re.compile(r"```(?:bash|sh|shell|console)\n(.*?)```", re.S)
+COMMAND = re.compile(r"(?:^|\s)(?:[\w.~-]*/)?colonnade\s+([a-z].*)")
+
+
+def _command_lines() -> Iterator[tuple[str, str]]:
+    """(page, the words after `colonnade`) of every command line in a page's shell blocks."""
+    for page in PAGES:
+        for block in SHELL_BLOCK.findall(page.read_text(encoding="utf-8")):
+            for line in block.replace("\\\n", " ").splitlines():
+                found = COMMAND.search(line.split(" #")[0].strip().removeprefix("$ "))
+                if found:
+                    yield page.name, found.group(1)
+
+
+def _problem(root: Any, line: str) -> str | None:
+    """What is wrong with one documented command line, if anything."""
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        words = line.split()
+    command, path = root, ["colonnade"]
+    while hasattr(command, "commands") and words and words[0] in command.commands:
+        path.append(words[0])
+        command = command.commands[words.pop(0)]
+    if hasattr(command, "commands"):
+        return f"`{' '.join(path)}` has no command {words[0]!r}" if words and words[0][0] != "-" else None
+    options = {opt for param in command.params for opt in (*param.opts, *param.secondary_opts)}
+    unknown = [word.split("=")[0] for word in words if word.startswith("--")]
+    missing = [option for option in unknown if option not in options]
+    return f"`{' '.join(path)}` has no option {', '.join(missing)}" if missing else None
+
+
+def test_every_documented_command_and_option_exists() -> None:
+    root = typer.main.get_command(app)
+    lines = list(_command_lines())
+    assert len(lines) > 40, "the shell blocks of the pages were not found"
+    problems = [
+        f"{page}: colonnade {line}: {problem}" for page, line in lines if (problem := _problem(root, line))
+    ]
+    assert problems == []
+
+
+def test_every_error_code_a_page_cites_is_in_the_registry() -> None:
+    cited = {(page.name, code) for page in PAGES for code in CODE.findall(page.read_text(encoding="utf-8"))}
+    assert len(cited) > 20
+    unknown = []
+    for page, code in sorted(cited):
+        try:
+            spec_for(code)
+        except UnregisteredCode:
+            unknown.append(f"{page}: {code}")
+    assert unknown == []
+
+
+WHEN_REFUSED = ("without a database", "dry run", "dry-run", "dry_run", "no database")
+
+
+def test_pages_say_a_destructive_call_is_parked_not_refused() -> None:
+    """Refusal for want of approval happens only without a database or on a dry run; a page that says
+    a destructive call is refused must say in the same sentence that it is one of those cases."""
+    wrong = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for sentence in re.split(r"(?<=[.|])\s", text):
+            refused = "P-PRECOND-APPROVAL-REQUIRED" in sentence and "refuse" in sentence
+            if refused and not any(case in sentence for case in WHEN_REFUSED):
+                wrong.append(f"{page.name}: {sentence.strip()[:160]}")
+    assert wrong == []
+
+
+ADMIN = PERSONA_SCOPES[Persona.ADMIN]
+ALICE = Principal(PrincipalKind.USER, "alice", tenant="acme", persona="admin", scopes=ADMIN)
+
+
+@pytest.fixture
+async def gateway(engine: AsyncEngine, tmp_path: Path) -> AsyncIterator[Gateway]:
+    settings = Settings(data_dir=tmp_path, manifests_dir=None, organs=OrganSettings(tenant="acme"))
+    built = Gateway(settings, engine=engine, organs=OrganHost(organs=[vault], data_dir=tmp_path / "organs"))
+    try:
+        yield built
+    finally:
+        await built.aclose()
+
+
+async def test_docs_organs_a_destructive_function_is_parked_for_approval(gateway: Gateway) -> None:
+    """docs/organs.md: a destructive organ function waits for approval like void_invoice."""
+    store = CallRequest(tool_id="acme:vault:store", input={"key": "k", "content": "x"})
+    stored = await gateway.calls.call(store, ALICE)
+    assert stored.status is CallStatus.SUCCESS, stored.error
+    deleted = await gateway.calls.call(CallRequest(tool_id="acme:vault:delete", input={"key": "k"}), ALICE)
+    assert deleted.status is CallStatus.PENDING and deleted.pending is not None, deleted.error
+    page = (ROOT / "docs" / "organs.md").read_text(encoding="utf-8")
+    row = next(line for line in page.splitlines() if line.startswith("| destructive |"))
+    assert "parked" in row and "pending" in row, row
