@@ -292,3 +292,36 @@ def test_the_demo_s_records_start_from_the_seed_unless_kept(tmp_path: Path, keep
     _fresh_demo_dir(tmp_path, keep_data=keep_data)
     assert [path.exists() for path in records] == [keep_data] * len(records)
     assert not store.exists()  # the contract store is always fresh (its contracts are regenerated)
+
+
+def test_commands_run_beside_the_demo_follow_its_port_and_store(tmp_path: Path) -> None:
+    """`make run PORT=...`, then `status`, `tools list`, `audit verify`, `keys list` with no settings:
+    they find the demo's address (data_dir/demo.json) and its store (data_dir/demo/)."""
+    port, env = free_port(), _env(tmp_path)
+    log = tmp_path / "demo.log"
+    proc = _demo(tmp_path, log, env, "--port", str(port), "--backend-port", str(free_port()))
+    try:
+        wait_http(f"http://127.0.0.1:{port}/readyz", proc, log=log)
+        address = json.loads((tmp_path / "data" / "demo.json").read_text())
+        assert address["base_url"] == f"http://127.0.0.1:{port}"
+        status = _run(["status"], env, tmp_path)
+        assert status.returncode == 0, status.stderr
+        listed = _run(["tools", "list"], env, tmp_path)
+        assert listed.returncode == 0 and "acme:crm:get_customer" in listed.stdout, listed.stderr
+        token = (tmp_path / "data" / "demo-token").read_text().strip()
+        called = httpx2.post(
+            f"http://127.0.0.1:{port}/v1/calls",
+            json={"tool_id": "acme:crm:get_customer", "input": {"customer_id": "C-1001"}},
+            headers={"authorization": f"Bearer {token}"},
+        ).json()
+        assert called["status"] == "success", called
+        verified = _run(["audit", "verify"], env, tmp_path)
+        assert verified.returncode == 0, verified.stderr
+        assert "intact: 0 records" not in verified.stdout, verified.stdout
+        assert f"the demo's store: {tmp_path / 'data' / 'demo'}" in verified.stderr
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0, log.read_text()
+    assert not (tmp_path / "data" / "demo.json").exists()  # gone with the demo: no stale address
+    after = _run(["keys", "list"], env, tmp_path)  # the demo's store is still the one here
+    assert after.returncode == 0 and "the demo's store" in after.stderr, after.stdout + after.stderr

@@ -292,9 +292,10 @@ def _print_banner(gateway: Gateway, url: str, snippet: bool, token: str | None =
                 "Destructive tools wait for a second person: approve with the token in "
                 "demo-approver-token (docs/approvals.md)."
             )
-            err_console.print(  # the operator commands read the database of data_dir, the demo's own
-                "Operator commands (approvals, keys, agents, audit) on the demo's database: "
-                f"COLONNADE_DATA_DIR={gateway.settings.data_dir} colonnade approvals list",
+            err_console.print(  # run here they find the demo's database (data_dir/demo.json)
+                "Operator commands (approvals, keys, agents, audit) run in this folder use the demo's "
+                f"database; from elsewhere: COLONNADE_DATA_DIR={gateway.settings.data_dir} "
+                "colonnade approvals list",
                 soft_wrap=True,
             )
         err_console.print(f"Health: {url.removesuffix('/mcp')}/readyz   Stop: Ctrl-C")

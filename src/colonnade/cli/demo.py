@@ -27,7 +27,7 @@ from typing import Annotated
 import typer
 import yaml
 
-from colonnade.cli.common import DEMO_DIR, DEMO_TOKEN_FILE, fail, settings_of
+from colonnade.cli.common import DEMO_DIR, DEMO_TOKEN_FILE, DemoAddress, fail, settings_of
 from colonnade.cli.root import app
 from colonnade.cli.serve import PORT_HINT, require_free_port, with_overrides
 from colonnade.config import OrganSettings, Settings
@@ -110,10 +110,25 @@ def demo(
     from colonnade.observability.logging import configure_logging
 
     configure_logging(settings.log_level)
-    with _demo_backend(demo_dir, backend_port):
+    with _demo_backend(demo_dir, backend_port), _address_written(settings, token_dir):
         from colonnade.cli import _launch
 
         _launch.run(_launch.run_http(settings, banner=True, snippet=True, token=token))
+
+
+@contextlib.contextmanager
+def _address_written(settings: Settings, token_dir: Path) -> Iterator[None]:
+    """token_dir/demo.json while the demo runs: its address and store, for the commands run here
+    (`colonnade status`, `keys list`, `smoke` after `make run PORT=9765`)."""
+    address = DemoAddress(settings.server.base_url, settings.data_dir.resolve(), os.getpid())
+    try:
+        path = address.write(token_dir)
+    except OSError as exc:
+        fail(f"cannot write the demo's address beside its token in {token_dir}: {exc.strerror or exc}")
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def _demo_token(

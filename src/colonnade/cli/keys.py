@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from colonnade.cli._governance import OPERATOR, run_governance
-from colonnade.cli.common import console, err_console, settings_of
+from colonnade.cli.common import console, demo_store_hint, err_console, settings_of
 from colonnade.cli.root import app
 
 if TYPE_CHECKING:
@@ -80,9 +80,10 @@ def list_keys(ctx: typer.Context) -> None:
         assert governance.key_admin is not None
         return await governance.key_admin.list(OPERATOR)
 
-    keys = run_governance(settings_of(ctx), work)
+    settings = settings_of(ctx)
+    keys = run_governance(settings, work)
     if not keys:
-        console.print("no API keys yet; create one with `colonnade keys create`")
+        console.print("no API keys yet; create one with `colonnade keys create`" + demo_store_hint(settings))
         return
     table = Table("id", "owner", "tenant", "persona", "scopes", "expires (UTC)", "last used (UTC)", "state")
     for key in keys:

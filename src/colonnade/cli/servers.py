@@ -17,7 +17,15 @@ import httpx2
 import typer
 from rich.table import Table
 
-from colonnade.cli.common import EXIT_FINDINGS, TokenOption, client_token, console, fail, settings_of
+from colonnade.cli.common import (
+    EXIT_FINDINGS,
+    TokenOption,
+    client_token,
+    console,
+    fail,
+    gateway_base_url,
+    settings_of,
+)
 from colonnade.cli.root import app
 
 __all__ = ["servers_app", "status"]
@@ -222,7 +230,7 @@ def _request(
 ) -> dict[str, Any]:
     """One REST request to the gateway with the client's credential; a refusal ends the command."""
     settings = settings_of(ctx)
-    url = url or settings.server.base_url
+    url = url or gateway_base_url(settings)
     credential = client_token(token, settings)
     headers = {"Authorization": f"Bearer {credential}"} if credential else {}
     try:
