@@ -67,6 +67,22 @@ def create(
         return await governance.key_admin.create(OPERATOR, request)
 
     _print_issued(run_governance(settings_of(ctx), work), "created")
+    _warn_without_team(persona, team)
+
+
+def _warn_without_team(persona: str, team: str | None) -> None:
+    """A product owner's or developer's key without a team sees no API: say so while it can be fixed."""
+    from colonnade.governance.personas import persona_of
+    from colonnade.governance.reach import TEAM_BOUND
+
+    known = persona_of(persona)
+    if team is None and known is not None and known in TEAM_BOUND:
+        err_console.print(
+            f"[yellow]warning:[/yellow] a {persona} sees only the APIs its team owns (the contracts'"
+            " `owner`), and this key has no team: it sees no tools, and its calls are answered"
+            " I-REQ-UNKNOWN-TOOL. Revoke it and create it again with --team TEAM.",
+            soft_wrap=True,
+        )
 
 
 @keys_app.command("list")
