@@ -124,3 +124,23 @@ async def test_docs_organs_a_destructive_function_is_parked_for_approval(gateway
     page = (ROOT / "docs" / "organs.md").read_text(encoding="utf-8")
     row = next(line for line in page.splitlines() if line.startswith("| destructive |"))
     assert "parked" in row and "pending" in row, row
+
+
+def test_the_inspector_line_is_the_one_the_tests_run() -> None:
+    """README and docs/cli.md give the Inspector line a user needs: the version the e2e test runs,
+    the credential header, the protocol era and the Node it needs; the README's first screen still
+    gives exactly two set-up commands, so the line is below it."""
+    tested = re.search(r'INSPECTOR = "([^"]+)"', (ROOT / "tests/e2e/test_inspector_cli.py").read_text())
+    assert tested is not None
+    for page in (ROOT / "README.md", ROOT / "docs" / "cli.md"):
+        text = page.read_text(encoding="utf-8")
+        line = next((block for block in SHELL_BLOCK.findall(text) if "inspector" in block), None)
+        assert line is not None, f"{page.name} has no Inspector command"
+        assert f"npx {tested.group(1)} --cli http://127.0.0.1:8765/mcp" in line, line
+        assert '--header "Authorization: Bearer $(cat .colonnade/demo-token)"' in line
+        assert "--protocol-era modern" in line and "Node >= 22.19" in text
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    first = readme.split("## Two commands on a fresh machine", 1)[1].split("```", 2)[1]
+    commands = [line for line in first.splitlines()[1:] if line.strip() and not line.startswith("#")]
+    assert [command.split()[:2] for command in commands] == [["make", "run"], ["make", "test"]]
+    assert readme.index("inspector@") > readme.index("## Quickstart")
