@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -132,6 +133,28 @@ def test_serve_names_the_servers_whose_tools_are_still_coming(tmp_path: Path) ->
     assert "  default/time: MCP server (stdio), connecting: its tools join when it is ready" in (
         log.read_text()
     )
+
+
+def test_the_start_banner_names_a_typo_in_a_server_s_tools_override(tmp_path: Path) -> None:
+    """Once the server is ready, the banner's follow-up says what `tools:` got wrong."""
+    command = str(Path(sys.executable).with_name("mcp-server-time"))
+    typo = {"convert_tim": {"requires_human_approval": True}}
+    servers = [{"name": "time", "transport": "stdio", "command": command, "tools": typo}]
+    port = free_port()
+    log = tmp_path / "serve.log"
+    env = _env(tmp_path, COLONNADE_SERVERS=json.dumps(servers))
+    proc = start_process([str(COLONNADE), "serve", "--port", str(port)], log, cwd=tmp_path, env=env)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/readyz", proc, log=log)
+        deadline = time.monotonic() + 60
+        while "MCP server ready" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    shown = log.read_text()
+    assert "  default/time: MCP server ready, 2 tools" in shown, shown
+    assert "    warning: tools.convert_tim names no tool of the server; did you mean 'convert_time'?" in shown
 
 
 def test_serve_names_what_a_served_draft_still_needs(tmp_path: Path) -> None:

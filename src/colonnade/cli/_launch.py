@@ -118,11 +118,18 @@ async def run_http(
         )
         drain = _stage(gateway.calls.pipeline, Drain)
         server = _GracefulServer(config, drain, server_settings.drain_timeout_s)
+        follow_up: asyncio.Task[None] | None = None
         if banner:
             _print_banner(gateway, f"{server_settings.scheme}://{host}:{port}/mcp", snippet, token)
+            if settings.servers:
+                follow_up = asyncio.create_task(_report_servers_when_ready(gateway))
         async with load.sampling():
-            with contextlib.suppress(SystemExit):  # uvicorn exits when it cannot bind; we say why below
-                await server.serve()
+            try:
+                with contextlib.suppress(SystemExit):  # uvicorn exits when it cannot bind; we say why below
+                    await server.serve()
+            finally:
+                if follow_up is not None:
+                    follow_up.cancel()
         if not server.started:
             fail(f"could not listen on {host}:{port}; is the port in use? Choose another with --port")
 
@@ -247,6 +254,25 @@ def _warn_stdio_pitfalls(gateway: Gateway, settings: Settings) -> None:
             "the folder the client starts the server in); set COLONNADE_DATA_DIR to an absolute path",
             soft_wrap=True,
         )
+
+
+async def _report_servers_when_ready(gateway: Gateway, timeout_s: float = 120.0) -> None:
+    """The banner's last lines, once each downstream server is ready: its tools, and what its
+    settings got wrong (a `tools:` override naming no tool of the server), where the user looks."""
+    waiting = [server.name for server in gateway.settings.servers]
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while waiting and asyncio.get_running_loop().time() < deadline:
+        for name in list(waiting):
+            upstream = gateway.servers.get(name)
+            status = upstream.status() if upstream is not None else None
+            if status is None or status.state != "ready":
+                continue
+            waiting.remove(name)
+            said = f"  {status.tenant}/{name}: MCP server ready, {status.tools} tools"
+            err_console.print(said, markup=False, soft_wrap=True)
+            for warning in status.warnings:
+                err_console.print(f"    warning: {warning}", markup=False, soft_wrap=True)
+        await asyncio.sleep(0.2)
 
 
 def _print_banner(gateway: Gateway, url: str, snippet: bool, token: str | None = None) -> None:

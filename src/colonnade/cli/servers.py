@@ -52,6 +52,9 @@ def list_servers(
         console.print_json(json.dumps(answer))
         return
     console.print(_table(answer["servers"]))
+    for server in answer["servers"]:  # e.g. a `tools:` override that names no tool of the server
+        for warning in server.get("warnings") or ():
+            console.print(f"[yellow]warning:[/yellow] server {server['name']}: {warning}", soft_wrap=True)
 
 
 @servers_app.command("status")
