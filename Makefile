@@ -6,10 +6,13 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install browser run test lint typecheck unit schemas bench clean dense-probe
 
+# The first install takes about 2 minutes: scripts/install_progress.py says what it installs and
+# shows pip's progress on one line (plain lines in CI); pip's full output is in .venv/install.log.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,dense]'
+	$(BIN)/python scripts/install_progress.py $(VENV)/install.log -- \
+		$(BIN)/pip install --progress-bar off -e '.[dev,dense]'
 	touch $(STAMP)
 
 install: $(STAMP)
