@@ -144,3 +144,20 @@ def test_the_inspector_line_is_the_one_the_tests_run() -> None:
     commands = [line for line in first.splitlines()[1:] if line.strip() and not line.startswith("#")]
     assert [command.split()[:2] for command in commands] == [["make", "run"], ["make", "test"]]
     assert readme.index("inspector@") > readme.index("## Quickstart")
+
+
+def test_a_page_that_serves_the_shipped_contracts_says_which_backend_they_call() -> None:
+    """`serve -C examples/contracts` calls the contracts' base_url: the page giving that command
+    says which address that is, and how to have the demo backend listen there."""
+    import yaml
+
+    urls = {
+        yaml.safe_load(path.read_text(encoding="utf-8"))["backend"]["base_url"]
+        for path in (ROOT / "examples" / "contracts").glob("*.yaml")
+    }
+    assert len(urls) == 1, urls
+    (url,) = urls
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        if "serve --port 8765 -C examples/contracts" in text or "serve -C examples/contracts" in text:
+            assert url in text and "python -m examples.demo_backend" in text, page.name
