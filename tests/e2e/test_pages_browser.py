@@ -181,6 +181,33 @@ def test_an_approver_denies_a_pending_call_and_nothing_runs(page: Page, governed
     assert drops(governed, "B-2") == 0
 
 
+def test_the_audit_page_fits_a_1280_px_window_with_details_folded(page: Page, governed: Governed) -> None:
+    """Approval records carry long details: folded, in readable columns, and nothing scrolls sideways."""
+    approval = ask_for_a_drop(governed, "B-audit")
+    log_in(page, governed, governed.token("admin", sub="bob"))
+    page.goto(f"{governed.base_url}/ui/approvals/{approval}")
+    page.locator(f'section[data-approval="{approval}"] input[name="run"]').check()
+    page.locator(f'section[data-approval="{approval}"] button.approve').click()
+    page.goto(f"{governed.base_url}/ui/audit")
+    rows = page.locator("#audit tbody tr")
+    assert page.locator('#audit tr[data-kind="approval.approve"]').count() >= 1
+    shot = page.screenshot(full_page=True)
+    width, height = png_size(shot)
+    assert width == WINDOW["width"], f"the audit page is {width} px wide in a {WINDOW['width']} px window"
+    scroll = page.evaluate("document.documentElement.scrollWidth")
+    assert scroll <= WINDOW["width"], scroll
+    tallest = max(box["height"] for box in (rows.nth(i).bounding_box() for i in range(rows.count())) if box)
+    assert tallest < 90, f"a row is {tallest:.0f} px tall: its details should be folded"
+    folded = page.locator('#audit tr[data-kind="approval.approve"] details.details').first
+    assert folded.count() == 1 and folded.get_attribute("open") is None
+    assert not folded.locator("pre").is_visible()
+    folded.locator("summary").click()  # unfolded on demand, still within the window
+    assert folded.get_attribute("open") is not None and folded.locator("pre").is_visible()
+    assert folded.locator("pre").inner_text().lstrip().startswith("{")
+    assert page.evaluate("document.documentElement.scrollWidth") <= WINDOW["width"]
+    assert height > 0
+
+
 def test_without_chromium_the_browser_tests_skip_and_say_why(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
