@@ -161,3 +161,26 @@ def test_a_page_that_serves_the_shipped_contracts_says_which_backend_they_call()
         text = page.read_text(encoding="utf-8")
         if "serve --port 8765 -C examples/contracts" in text or "serve -C examples/contracts" in text:
             assert url in text and "python -m examples.demo_backend" in text, page.name
+
+
+def test_the_architecture_page_names_every_room_and_the_layers_in_order() -> None:
+    """docs/architecture.md is the project's own design page: every package under src/colonnade in
+    its rooms table, the import contract's layers in their order; nothing points users at a
+    design file outside the repository."""
+    import tomllib
+
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    source = ROOT / "src" / "colonnade"
+    packages = sorted(p.name for p in source.iterdir() if p.is_dir() and not p.name.startswith("_"))
+    first_cells = re.findall(r"^\| ([^|]+) \|", page, re.M)
+    rooms = {name for cell in first_cells for name in re.findall(r"`([a-z_]+)`", cell)}
+    assert set(packages) <= rooms, sorted(set(packages) - rooms)
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(c for c in contracts if c["type"] == "layers")["layers"]
+    shown = " > ".join(f"`{layer.removeprefix('colonnade.')}`" for layer in layers)
+    assert shown in " ".join(page.split()), shown
+    assert all("docs/architecture.md" in c["name"] for c in contracts if c["type"] == "layers")
+    routing_tests = sorted((ROOT / "tests" / "routing").glob("*.py"))
+    for path in [ROOT / "README.md", ROOT / "pyproject.toml", *routing_tests]:
+        assert "shared/DESIGN.md" not in path.read_text(encoding="utf-8"), path
+        assert "shared/ beside the repository" not in path.read_text(encoding="utf-8"), path
