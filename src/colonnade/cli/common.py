@@ -146,10 +146,6 @@ class DemoAddress:
     data_dir: Path
     pid: int
 
-    @property
-    def mcp_url(self) -> str:
-        return f"{self.base_url}/mcp"
-
     def write(self, folder: Path) -> Path:
         path = folder / DEMO_ADDRESS_FILE
         document = {"base_url": self.base_url, "data_dir": str(self.data_dir), "pid": self.pid}
@@ -191,21 +187,20 @@ def gateway_base_url(settings: Settings) -> str:
 
 
 def _demo_store(settings: Settings) -> Path | None:
-    """The demo's folder when this command should read it instead of data_dir's own store: the demo
-    runs, or it left a store and data_dir has none of its own."""
+    """The running demo's folder, when this command should open it instead of data_dir's own store.
+
+    Only while the demo runs: a key made or a contract published in a stopped demo's store would be
+    lost on its next run (it starts afresh) and unknown to `colonnade serve`; the hint says where it is.
+    """
     if settings.database_url is not None:
         return None
     demo = running_demo(settings)
-    if demo is not None:
-        return demo.data_dir
-    folder = settings.data_dir / DEMO_DIR
-    own = (settings.data_dir / "colonnade.db").is_file()
-    return folder if (folder / "colonnade.db").is_file() and not own else None
+    return demo.data_dir if demo is not None else None
 
 
 def store_settings(settings: Settings) -> Settings:
-    """The settings an operator command (keys, audit, approvals, contract, token) opens its store with:
-    the demo's folder when that is the store in use here, said on stderr."""
+    """The settings an operator command (keys, agents, approvals, audit, contract) opens its store
+    with: the running demo's folder when there is one here, said on stderr."""
     folder = _demo_store(settings)
     if folder is None:
         return settings
