@@ -590,24 +590,26 @@ def load_settings(
     explicit = config_path is not None or f"{ENV_PREFIX}CONFIG" in env
     path = Path(config_path or env.get(f"{ENV_PREFIX}CONFIG") or DEFAULT_CONFIG_FILE)
     data: dict[str, Any] = {}
-    source = str(path)
+    source = str(path) if path.exists() else "settings"
     if path.exists():
         data = _read_file(path)
     elif explicit:
         raise ConfigError([f"{path}: config file not found (given by --config or COLONNADE_CONFIG)"])
     problems: list[str] = []
+    from_env: dict[str, tuple[str, ...]] = {}  # variable name -> the setting path it sets
     for key, raw in sorted(env.items()):
         name = key[len(ENV_PREFIX) :]
         if not key.startswith(ENV_PREFIX) or name in _NOT_SETTINGS or name.startswith(_SECRET_PREFIX):
             continue
         dotted = name.lower().split("__")
+        from_env[key] = tuple(dotted)
         _set_path(data, dotted, _env_value(raw))
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
         for err in exc.errors():
             key = ".".join(str(p) for p in err["loc"])
-            origin = _origin(key, env, source)
+            origin = _origin(tuple(str(p) for p in err["loc"]), from_env, source)
             problems.append(f"{origin}: {key}: {_expected(err)}")
         raise ConfigError(problems) from None
 
@@ -658,9 +660,13 @@ def _set_path(data: dict[str, Any], keys: list[str], value: Any) -> None:
     node[keys[-1]] = value
 
 
-def _origin(key: str, env: Mapping[str, str], source: str) -> str:
-    env_name = ENV_PREFIX + key.upper().replace(".", "__")
-    return f"environment {env_name}" if env_name in env else source
+def _origin(loc: tuple[str, ...], from_env: Mapping[str, tuple[str, ...]], source: str) -> str:
+    """The variable that set the setting at `loc` or something below it (`COLONNADE_SERVR__PORT` for
+    the unknown `servr`), else the config file."""
+    for name, path in from_env.items() if loc else ():
+        if path[: len(loc)] == loc or loc[: len(path)] == path:
+            return f"environment {name}"
+    return source
 
 
 def server_definition_problems(exc: ValidationError) -> list[str]:
