@@ -37,6 +37,7 @@ from colonnade.catalog.tool import Tool
 from colonnade.governance.approvals import ApprovalDesk
 from colonnade.governance.authorization import AllowAll, Authorizer, permits, tool_filter
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
+from colonnade.observability.tracing import mcp_call_attributes
 from colonnade.surfaces.edge import current_caller
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection
 from colonnade.surfaces.mcp.announcer import Announcer, connection_of
@@ -196,7 +197,11 @@ class McpSurface:
         if target is not None and isinstance(target.binding, McpBinding):
             level = self._levels.get(connection_of(ctx.session)) if ctx.session is not None else None
             caller = CallerRelay.of(ctx, params, level=level)
-        with relaying(caller or Relay()) as relay:  # a downstream MCP server's own answer, when one answers
+        session_id = getattr(ctx.request, "headers", {}).get("mcp-session-id")
+        spanned = mcp_call_attributes(
+            request_id=ctx.request_id, session_id=session_id, protocol_version=ctx.protocol_version
+        )
+        with spanned, relaying(caller or Relay()) as relay:  # a downstream MCP server's own answer, if any
             result = await self.calls.call(request, principal)
         if self.confirmation is not None and wants_confirmation(result):
             confirmed = await self.confirmation.ask(ctx, result, principal)
