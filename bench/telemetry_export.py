@@ -1,10 +1,11 @@
 """What does OTLP export add to a call? Export on vs off, in the same run, paired round by round.
 
-Two gateways are built from the same parts in this process (the demo CRM contract against the demo
-backend, a subprocess on loopback): one with no collector (the default: spans are not recorded), one
-exporting spans and metrics over OTLP/HTTP to a receiver in another process on loopback that
+Three gateways are built from the same parts in this process (the demo CRM contract against the
+demo backend, a subprocess on loopback): one with no collector (the default: spans are not
+recorded), one recording spans into a queue that discards them (the cost of the spans alone), and
+one exporting spans and metrics over OTLP/HTTP to a receiver in another process on loopback that
 answers every export. Each round runs N calls through each gateway's whole pipeline (one HTTP
-backend request per call), alternating which goes first; the export side's round ends with a flush,
+backend request per call), alternating the order; a recording side's round ends with a flush,
 so the time spent encoding and sending its spans is inside the measurement. CPU is this process's
 (all threads, the export thread included); the backend's and the receiver's are not counted, and
 the backend's is the same for both sides.
@@ -23,9 +24,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from rich.console import Console
 from rich.table import Table
 
@@ -37,6 +41,8 @@ from colonnade.catalog.catalog import Catalog
 from colonnade.config import Settings, TelemetrySettings
 from colonnade.contracts.model import Contract
 from colonnade.observability.logging import configure_logging
+from colonnade.observability.otlp import BoundedSpanExport
+from colonnade.observability.tracing import build_tracer_provider
 from colonnade.runtime.gateway import Gateway
 
 TOOL = "acme:crm:get_customer"
@@ -104,44 +110,61 @@ def main(calls: int, rounds: int) -> None:
             stop_all(procs)
 
 
+class _Discard(SpanExporter):
+    """Takes every batch and sends nothing: what recording spans costs without encoding them."""
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        return SpanExportResult.SUCCESS
+
+
 async def _compare(backend_url: str, receiver_url: str, calls: int, rounds: int) -> None:
-    off = Gateway(Settings(), catalog=_catalog(backend_url))
     exporting = TelemetrySettings(otlp_endpoint=receiver_url, schedule_delay_s=1.0)
-    on = Gateway(Settings(telemetry=exporting), catalog=_catalog(backend_url))
+    recorded = build_tracer_provider(processor=BoundedSpanExport(_Discard(), schedule_delay_s=1.0))
+    gateways = {
+        "off": Gateway(Settings(), catalog=_catalog(backend_url)),
+        "recorded": Gateway(Settings(), catalog=_catalog(backend_url), tracer_provider=recorded),
+        "on": Gateway(Settings(telemetry=exporting), catalog=_catalog(backend_url)),
+    }
     try:
-        await _round(off, 300, flush=False)  # warm pools, caches and metric children
-        await _round(on, 300, flush=True)
-        costs: dict[str, list[tuple[float, float]]] = {"off": [], "on": []}
+        for gateway in gateways.values():
+            await _round(gateway, 300, flush=True)  # warm pools, caches and metric children
+        costs: dict[str, list[tuple[float, float]]] = {name: [] for name in gateways}
         for index in range(rounds):
-            order = [("off", off), ("on", on)] if index % 2 == 0 else [("on", on), ("off", off)]
-            for name, gateway in order:
-                costs[name].append(await _round(gateway, calls, flush=name == "on"))
-        counters = on.telemetry.counters
+            names = list(gateways) if index % 2 == 0 else list(reversed(gateways))
+            for name in names:
+                costs[name].append(await _round(gateways[name], calls, flush=name != "off"))
+        counters = gateways["on"].telemetry.counters
     finally:
-        await off.aclose()
-        await on.aclose()
+        for gateway in gateways.values():
+            await gateway.aclose()
     _report(costs, calls, rounds, counters.exported if counters else 0, counters.dropped if counters else 0)
+
+
+_LABELS = {
+    "off": "no collector (default)",
+    "recorded": "spans recorded, not sent",
+    "on": "OTLP export to the receiver",
+}
 
 
 def _report(
     costs: dict[str, list[tuple[float, float]]], calls: int, rounds: int, exported: int, dropped: int
 ) -> None:
-    cpu_diff = [on[0] - off[0] for on, off in zip(costs["on"], costs["off"], strict=True)]
-    wall_diff = [on[1] - off[1] for on, off in zip(costs["on"], costs["off"], strict=True)]
-    table = Table(title=f"OTLP export on vs off: {calls} calls x {rounds} rounds, median of rounds")
-    for column in ("", "CPU us/call", "wall us/call"):
+    table = Table(title=f"OTLP export: {calls} calls x {rounds} rounds, medians")
+    for column in ("", "CPU us/call", "wall us/call", "CPU added (paired)", "wall added (paired)"):
         table.add_column(column, justify="right" if column else "left")
-    for name in ("off", "on"):
+    for name, label in _LABELS.items():
+        cpu = [c[0] - o[0] for c, o in zip(costs[name], costs["off"], strict=True)]
+        wall = [c[1] - o[1] for c, o in zip(costs[name], costs["off"], strict=True)]
         table.add_row(
-            f"export {name}",
+            label,
             f"{statistics.median(c[0] for c in costs[name]):.1f}",
             f"{statistics.median(c[1] for c in costs[name]):.1f}",
+            f"{statistics.median(cpu):.1f}" if name != "off" else "",
+            f"{statistics.median(wall):.1f}" if name != "off" else "",
         )
-    added = (f"{statistics.median(cpu_diff):.1f}", f"{statistics.median(wall_diff):.1f}")
-    table.add_row("added by export (paired)", *added)
     Console().print(table)
-    print(f"spans exported: {exported}, dropped: {dropped}; per-round CPU differences (us):", end=" ")
-    print(", ".join(f"{d:.1f}" for d in cpu_diff))
+    print(f"spans exported: {exported}, dropped: {dropped}")
 
 
 if __name__ == "__main__":

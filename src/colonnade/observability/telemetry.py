@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from opentelemetry.sdk.trace import TracerProvider
 from prometheus_client import CollectorRegistry
@@ -18,14 +19,10 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from colonnade.config import TelemetrySettings
-from colonnade.observability.otlp import (
-    BoundedSpanExport,
-    ExportCounters,
-    MetricsPush,
-    otlp_metric_exporter,
-    otlp_span_exporter,
-)
 from colonnade.observability.tracing import build_tracer_provider, resource_for, sampler_for
+
+if TYPE_CHECKING:  # the exporters (requests, protobuf) are imported only when a collector is configured
+    from colonnade.observability.otlp import BoundedSpanExport, ExportCounters, MetricsPush
 
 __all__ = ["Telemetry"]
 
@@ -40,6 +37,15 @@ class Telemetry:
 
     @classmethod
     def build(cls, settings: TelemetrySettings, registry: CollectorRegistry) -> Telemetry:
+        if settings.traces_url is None and settings.metrics_url is None:
+            return cls(build_tracer_provider(resource=resource_for(settings)))
+        from colonnade.observability.otlp import (
+            BoundedSpanExport,
+            MetricsPush,
+            otlp_metric_exporter,
+            otlp_span_exporter,
+        )
+
         resource = resource_for(settings)
         span_exporter = otlp_span_exporter(settings)
         spans = None

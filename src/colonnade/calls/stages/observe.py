@@ -217,14 +217,14 @@ def _level_of(result: CallResult | None, failure: BaseException | None) -> int:
 
 def _close_span(span: Span, status: str, code: str, failure: BaseException | None) -> None:
     if span.is_recording():
-        span.set_attribute("colonnade.status", status)
+        outcome = {"colonnade.status": status}  # one update of the span's attributes: each takes a lock
         if code:
-            span.set_attribute("colonnade.error_code", code)
-            span.set_attribute("error.type", code)
+            outcome["colonnade.error_code"] = outcome["error.type"] = code
         if failure is not None:
-            span.set_attribute("exception.type", type(failure).__qualname__)
+            outcome["exception.type"] = type(failure).__qualname__
         elif status == CANCELLED:
-            span.set_attribute("error.type", CANCELLED)
+            outcome["error.type"] = CANCELLED
+        span.set_attributes(outcome)
         if status not in (CallStatus.SUCCESS, CallStatus.SUCCESS_PREP, CallStatus.PENDING):
             span.set_status(Status(StatusCode.ERROR, code or status))
     span.end()
