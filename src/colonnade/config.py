@@ -248,6 +248,7 @@ class RoutingSettings(_Section):
     )
 
 
+_ConsumerLabel = Literal["tenant", "principal", "agent"]
 _SAMPLERS = Literal[
     "always_on",
     "always_off",
@@ -293,6 +294,13 @@ class TelemetrySettings(_Section):
     max_export_batch_size: int = Field(default=512, ge=1, le=100_000, description="Spans per export request.")
     schedule_delay_s: float = Field(default=5.0, gt=0, le=3600, description="Longest wait between exports.")
     metrics_interval_s: float = Field(default=60.0, gt=0, le=86_400, description="Between metric exports.")
+    consumer_labels: list[_ConsumerLabel] = Field(
+        default_factory=lambda: list[_ConsumerLabel](["tenant"]),
+        description="Who-called labels of the per-consumer call series ([] leaves them out).",
+    )
+    consumer_label_values_max: int = Field(
+        default=100, ge=1, le=100_000, description="Distinct values per consumer label; later ones: (other)."
+    )
 
     @model_validator(mode="after")
     def _batch_fits_queue(self) -> TelemetrySettings:

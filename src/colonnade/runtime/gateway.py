@@ -137,6 +137,9 @@ class Gateway:
         self.authorizer: Authorizer = self.governance.authorizer
         self.metrics = metrics if metrics is not None else GatewayMetrics()
         self.metrics.track_catalog(self.catalog)
+        self.metrics.track_consumers(
+            settings.telemetry.consumer_labels, max_values=settings.telemetry.consumer_label_values_max
+        )
         self.manifests = manifests if manifests is not None else Manifests.from_folder(settings.manifests_dir)
         # Spans and metrics leave the process only when `telemetry:` (or OTEL_*) names a collector.
         self.telemetry = (

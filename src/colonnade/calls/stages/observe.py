@@ -27,6 +27,8 @@ from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallRequest, CallResult, CallStatus
 from colonnade.calls.pipeline import Next
 from colonnade.catalog.tool import Tool
+from colonnade.governance.principal import Principal, PrincipalKind
+from colonnade.observability.consumer_metrics import ConsumerLabel
 from colonnade.observability.logging import emit_event, event_enabled
 from colonnade.observability.metrics import UNRESOLVED_TOOL, GatewayMetrics
 from colonnade.observability.redaction import InputFingerprint, argument_names
@@ -138,6 +140,11 @@ class Observe:
         resolved, slo_p95_s, timeout_ms = resolution if resolution is not None else (None, None, None)
         tool = resolved.canonical_name if resolved is not None else None
         self.metrics.for_tool(tool or UNRESOLVED_TOOL).record(status, code, seconds, slo_p95_s=slo_p95_s)
+        consumers = self.metrics.consumers
+        if consumers is not None and resolved is not None:
+            consumers.record(
+                tool or UNRESOLVED_TOOL, resolved.version, status, seconds, _consumer(call.principal)
+            )
         if span is not None:
             if resolved is not None and span.is_recording():
                 span.update_name(f"{_EXECUTE_TOOL} {resolved.canonical_name}")
@@ -236,6 +243,15 @@ def _exception_summary(failure: BaseException) -> dict[str, Any]:
     return {
         "type": f"{type(failure).__module__}.{type(failure).__qualname__}",
         "frames": [f"{Path(f.filename).name}:{f.lineno} in {f.name}" for f in frames],
+    }
+
+
+def _consumer(principal: Principal) -> dict[ConsumerLabel, str]:
+    """Who called, as consumer labels: the tenant, the principal's id, and its id again when an agent."""
+    return {
+        "tenant": principal.tenant or "",
+        "principal": principal.id,
+        "agent": principal.id if principal.kind is PrincipalKind.AGENT else "",
     }
 
 
