@@ -18,6 +18,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from colonnade.observability.consumer_metrics import ConsumerLabel, ConsumerMetrics
+from colonnade.observability.routing_metrics import RoutingMetrics
 
 __all__ = [
     "DURATION_BUCKETS_S",
@@ -135,6 +136,7 @@ class GatewayMetrics:
         )
         self.slo = _SloSeries(self.registry)
         self.consumers: ConsumerMetrics | None = None
+        self.routing: RoutingMetrics | None = None
         self._tools: dict[str, ToolMetrics] = {}
 
     def track_consumers(self, labels: Sequence[ConsumerLabel], *, max_values: int = 100) -> ConsumerMetrics:
@@ -151,6 +153,12 @@ class GatewayMetrics:
                 tool, ToolMetrics(tool, self.calls, self.call_duration, self.calls_in_flight, self.slo)
             )
         return meters
+
+    def track_routing(self) -> RoutingMetrics:
+        """The router's series (`RoutingMetrics`), created once per registry."""
+        if self.routing is None:
+            self.routing = RoutingMetrics(self.registry)
+        return self.routing
 
     def track_catalog(self, catalog: Sized) -> None:
         """Report the catalog's size at every scrape (no bookkeeping on catalog changes)."""

@@ -108,6 +108,9 @@ class _Selection:
         return tool_id in self.reasons
 
 
+DecisionObserver = Callable[["RoutingDecision", float], None]
+
+
 class Router:
     """Answers `route(context) -> RoutingDecision`; the gateway and `colonnade route rank` share it."""
 
@@ -139,6 +142,8 @@ class Router:
         self.boosts = boosts or Boosts()
         self.context_turns = context_turns
         self.pool = pool
+        self.observer: DecisionObserver | None = None
+        """Told of every decision and how long it took (the gateway's routing metrics)."""
 
     @classmethod
     def from_settings(
@@ -196,6 +201,8 @@ class Router:
                 fallback_used=False,
             )
         self._log(decision, ranked, limit, started)
+        if self.observer is not None:
+            self.observer(decision, time.perf_counter() - started)
         return decision
 
     # -- candidates and boosts ---------------------------------------------------------------

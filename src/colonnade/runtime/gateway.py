@@ -173,6 +173,13 @@ class Gateway:
         self.router = Router.from_settings(
             settings.routing, self.tool_index.corpus, learning=self.feedback.learned
         )
+        routing_metrics = self.metrics.track_routing()
+        self.router.observer = lambda decision, seconds: routing_metrics.record(
+            fallback=decision.fallback_used,
+            confidence=decision.confidence,
+            tools=len(decision.selected),
+            seconds=seconds,
+        )
 
         # The gateway's own tools and the adapters, by binding kind.
         self.builtins = BuiltinTools()
