@@ -148,8 +148,13 @@ class BoundedSpanExport(SpanProcessor):
         self._export_all()
 
     def _export_all(self) -> None:
+        """Send the spans queued now, in batches; spans ended meanwhile wait for the next turn (else a
+        steady trickle would be sent as a stream of tiny requests)."""
         with self._export_lock:
-            while batch := self._take():
+            with self._lock:
+                left = len(self._queue)
+            while left > 0 and (batch := self._take(min(left, self._batch))):
+                left -= len(batch)
                 try:
                     result = self.exporter.export(batch)
                 except Exception:  # an exporter's bug must not end the thread: the batch is counted lost
@@ -160,10 +165,9 @@ class BoundedSpanExport(SpanProcessor):
                 else:
                     self.counters.add(export_failed=len(batch))
 
-    def _take(self) -> list[ReadableSpan]:
+    def _take(self, most: int) -> list[ReadableSpan]:
         with self._lock:
-            count = min(self._batch, len(self._queue))
-            return [self._queue.popleft() for _ in range(count)]
+            return [self._queue.popleft() for _ in range(min(most, len(self._queue)))]
 
 
 class OtlpHttpSpanExporter(SpanExporter):

@@ -274,10 +274,13 @@ def io_span(
 def trace_meta() -> dict[str, str] | None:
     """The current span as W3C `traceparent` (and `tracestate`), for a proxied request's `_meta`;
     None when no span is current (a gateway that records no spans makes none: one context lookup)."""
-    if not trace.get_current_span().get_span_context().is_valid:
+    context = trace.get_current_span().get_span_context()
+    if not context.is_valid:
         return None
-    carrier: dict[str, str] = {}
-    _W3C.inject(carrier)
+    # What the W3C propagator writes, formatted here: the propagator costs a context lookup more.
+    carrier = {"traceparent": f"00-{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags:02x}"}
+    if context.trace_state:
+        carrier["tracestate"] = context.trace_state.to_header()
     return carrier
 
 
