@@ -159,7 +159,9 @@ async def test_metrics_go_out_as_otlp_too(exporting: Gateway, receiver: OtlpRece
     assert {"colonnade_calls", "colonnade_call_duration_seconds"} <= receiver.metric_names()
 
 
-async def test_a_collector_that_is_down_costs_calls_nothing_and_drops_are_counted(backend: Backend) -> None:
+async def test_a_collector_that_is_down_costs_calls_nothing_and_drops_are_counted(
+    backend: Backend, caplog: pytest.LogCaptureFixture
+) -> None:
     telemetry = TelemetrySettings(
         otlp_endpoint=f"http://127.0.0.1:{free_port()}",  # nothing listens there
         otlp_timeout_s=0.5,
@@ -185,6 +187,8 @@ async def test_a_collector_that_is_down_costs_calls_nothing_and_drops_are_counte
             for reason in ("queue_full", "export_failed")
         )
         assert dropped == counters.dropped
+        warned = [r for r in caplog.records if r.name == "colonnade.observability.otlp"]
+        assert len(warned) == 1 and "failed" in warned[0].getMessage()  # once, not once per batch
     finally:
         started = time.monotonic()
         await gateway.aclose()

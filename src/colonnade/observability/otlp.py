@@ -62,7 +62,8 @@ logger = logging.getLogger(__name__)
 
 # OTLP's min and max are optional and Prometheus histograms keep neither: None leaves them unset.
 _UNKNOWN = cast(float, None)
-_SHUTDOWN_WAIT_S = 2.0  # a stopping gateway waits this long for its last spans, then leaves them
+_SHUTDOWN_WAIT_S = 2.0
+_WARN_EVERY_S = 60.0  # a stopping gateway waits this long for its last spans, then leaves them
 
 
 @dataclass
@@ -181,6 +182,8 @@ class OtlpHttpSpanExporter(SpanExporter):
     def __init__(self, url: str, *, headers: Mapping[str, str], timeout_s: float) -> None:
         self.url = url
         self.timeout_s = timeout_s
+        self._failures = 0
+        self._warned_at = 0.0
         self._session = requests.Session()
         self._session.headers.update(
             {"Content-Type": "application/x-protobuf", "User-Agent": f"colonnade/{__version__}", **headers}
@@ -190,12 +193,23 @@ class OtlpHttpSpanExporter(SpanExporter):
         try:
             answer = self._session.post(self.url, data=encode_spans(spans), timeout=self.timeout_s)
         except requests.RequestException as exc:
-            logger.warning("span export to %s failed: %s", self.url, type(exc).__name__)
-            return SpanExportResult.FAILURE
+            return self._failed(f"failed ({type(exc).__name__})")
         if answer.status_code // 100 != 2:
-            logger.warning("span export to %s refused: HTTP %d", self.url, answer.status_code)
-            return SpanExportResult.FAILURE
+            return self._failed(f"refused (HTTP {answer.status_code})")
+        self._failures = 0
         return SpanExportResult.SUCCESS
+
+    def _failed(self, why: str) -> SpanExportResult:
+        """A warning for the first failure and then at most one a minute: a collector that is down
+        must not flood the log (`colonnade_telemetry_spans_dropped_total` counts every span)."""
+        self._failures += 1
+        now = time.monotonic()
+        if self._failures == 1 or now - self._warned_at >= _WARN_EVERY_S:
+            self._warned_at = now
+            logger.warning(
+                "span export to %s %s; %d export(s) failed in a row", self.url, why, self._failures
+            )
+        return SpanExportResult.FAILURE
 
     def shutdown(self) -> None:
         self._session.close()
