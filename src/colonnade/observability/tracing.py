@@ -1,15 +1,17 @@
-"""OpenTelemetry tracing: a private tracer provider per gateway, and the span of one call.
+"""OpenTelemetry tracing: a private tracer provider per gateway, the span of one call and its children.
 
-No exporter by default, so nothing leaves the process. Without an exporter spans are not
+No collector by default, so nothing leaves the process. Without an exporter spans are not
 recorded (sampling is off), which keeps them nearly free while their ids still propagate;
-give `build_tracer_provider` an exporter (console, in-memory for tests, or a network one) to
-record every call. The provider is never installed globally, so several gateways (and tests) in
-one process keep their spans apart.
+`observability.telemetry` builds the provider from the `telemetry:` settings (sampler, resource,
+OTLP export), and tests give `build_tracer_provider` an in-memory exporter. The provider is never
+installed globally, so several gateways (and tests) in one process keep their spans apart.
 
 A call's span carries the call's `trace_id` as its OpenTelemetry trace id when it is 32 hex digits,
-so the `trace_id` of a log line finds the trace. A call that names a `parent_span_id` continues
-the caller's trace. A request the gateway sends on (to a downstream MCP server) carries the current
-span as W3C `traceparent`/`tracestate` in its `_meta` (`trace_meta`), so the server continues it.
+so the `trace_id` of a log line finds the trace. A caller's W3C `traceparent`/`tracestate` (MCP
+`_meta`, REST headers: `caller_trace_fields`) becomes the call's `trace_id` and `parent_span_id`,
+so the call continues the caller's trace. Stages wrap their I/O in `io_span` (the call's tracer
+travels in the OpenTelemetry context the call runs in, `call_context`); a request the gateway sends
+on carries the current span as `traceparent` (`trace_meta` for MCP `_meta`, `trace_headers` for HTTP).
 """
 
 from __future__ import annotations
