@@ -1,4 +1,4 @@
-"""OTLP export of one gateway's spans and metrics (HTTP/protobuf), bounded so a collector costs calls nothing.
+"""OTLP export of one gateway's spans (HTTP/protobuf), bounded so a collector costs calls nothing.
 
 Spans go through `BoundedSpanExport`: a call's span is put on a bounded queue (a lock and an append)
 and a daemon thread sends batches. When the collector is slow or down the queue fills and further
@@ -6,9 +6,7 @@ spans are dropped and counted, never waited for; a batch the collector refused i
 too. `ExportCounters` holds those numbers, which `/metrics` shows as
 `colonnade_telemetry_spans_dropped_total`.
 
-Metrics stay in the gateway's Prometheus registry (scraped at `/metrics`); `MetricsPush` converts a
-snapshot of it to OTLP on the same kind of thread, every `metrics_interval_s`, so both routes show the
-same numbers.
+Metrics go out through `otlp_metrics.MetricsPush`.
 """
 
 from __future__ import annotations
@@ -17,53 +15,24 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import cast
 
 import requests
 from opentelemetry.context import Context
-from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-from opentelemetry.sdk.metrics.export import (
-    AggregationTemporality,
-    Gauge,
-    Histogram,
-    HistogramDataPoint,
-    Metric,
-    MetricExporter,
-    MetricsData,
-    NumberDataPoint,
-    ResourceMetrics,
-    ScopeMetrics,
-    Sum,
-)
-from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
-from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from prometheus_client import CollectorRegistry
-from prometheus_client.metrics_core import Metric as PromMetric
-from prometheus_client.samples import Sample
 
 from colonnade import __version__
 from colonnade.config import TelemetrySettings
 from colonnade.observability.otlp_wire import encode_spans
 
-__all__ = [
-    "BoundedSpanExport",
-    "ExportCounters",
-    "MetricsPush",
-    "OtlpHttpSpanExporter",
-    "otlp_metric_exporter",
-    "otlp_span_exporter",
-]
+__all__ = ["BoundedSpanExport", "ExportCounters", "OtlpHttpSpanExporter", "otlp_span_exporter"]
 
 logger = logging.getLogger(__name__)
 
-# OTLP's min and max are optional and Prometheus histograms keep neither: None leaves them unset.
-_UNKNOWN = cast(float, None)
-_SHUTDOWN_WAIT_S = 2.0
-_WARN_EVERY_S = 60.0  # a stopping gateway waits this long for its last spans, then leaves them
+_SHUTDOWN_WAIT_S = 2.0  # a stopping gateway waits this long for its last spans, then leaves them
+_WARN_EVERY_S = 60.0
 
 
 @dataclass
@@ -221,114 +190,3 @@ def otlp_span_exporter(settings: TelemetrySettings) -> OtlpHttpSpanExporter | No
     if url is None or not settings.traces:
         return None
     return OtlpHttpSpanExporter(url, headers=settings.otlp_headers, timeout_s=settings.otlp_timeout_s)
-
-
-def otlp_metric_exporter(settings: TelemetrySettings) -> OTLPMetricExporter | None:
-    """The OTLP/HTTP metric exporter the settings ask for; None when metrics are not exported."""
-    url = settings.metrics_url
-    if url is None or not settings.metrics:
-        return None
-    return OTLPMetricExporter(endpoint=url, headers=settings.otlp_headers, timeout=settings.otlp_timeout_s)
-
-
-class MetricsPush:
-    """Every `interval_s`, the Prometheus registry as OTLP metrics (cumulative), from a daemon thread."""
-
-    def __init__(
-        self, registry: CollectorRegistry, exporter: MetricExporter, resource: Resource, *, interval_s: float
-    ) -> None:
-        self.registry = registry
-        self.exporter = exporter
-        self.resource = resource
-        self.interval_s = interval_s
-        self.pushed = 0
-        self.failed = 0
-        self._start_ns = time.time_ns()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="colonnade-otlp-metrics", daemon=True)
-        self._thread.start()
-
-    def push(self) -> bool:
-        """One export now; whether the collector took it."""
-        try:
-            ok = self.exporter.export(self.snapshot()).name == "SUCCESS"
-        except Exception:  # a failing export is counted; the next interval tries again
-            logger.exception("metric export raised")
-            ok = False
-        if ok:
-            self.pushed += 1
-        else:
-            self.failed += 1
-        return ok
-
-    def snapshot(self) -> MetricsData:
-        now = time.time_ns()
-        metrics = [
-            m for family in self.registry.collect() for m in _otlp_metrics(family, self._start_ns, now)
-        ]
-        scope = InstrumentationScope("colonnade", __version__)
-        return MetricsData([ResourceMetrics(self.resource, [ScopeMetrics(scope, metrics, "")], "")])
-
-    def shutdown(self) -> None:
-        self._stop.set()
-        self._thread.join(_SHUTDOWN_WAIT_S)
-        self.exporter.shutdown()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self.push()
-
-
-def _otlp_metrics(family: PromMetric, start_ns: int, now_ns: int) -> Iterable[Metric]:
-    """One Prometheus family as OTLP data: counters as monotonic sums, gauges, histograms with buckets."""
-    if family.type == "counter":
-        points = [
-            NumberDataPoint(dict(s.labels), start_ns, now_ns, s.value)
-            for s in family.samples
-            if s.name.endswith("_total")
-        ]
-        cumulative = AggregationTemporality.CUMULATIVE
-        yield Metric(family.name, family.documentation, "", Sum(points, cumulative, is_monotonic=True))
-    elif family.type == "gauge":
-        points = [NumberDataPoint(dict(s.labels), start_ns, now_ns, s.value) for s in family.samples]
-        yield Metric(family.name, family.documentation, "", Gauge(points))
-    elif family.type == "histogram":
-        yield Metric(
-            family.name,
-            family.documentation,
-            "s" if family.name.endswith("_seconds") else "",
-            Histogram(_histogram_points(family.samples, start_ns, now_ns), AggregationTemporality.CUMULATIVE),
-        )
-
-
-@dataclass
-class _Series:
-    buckets: list[tuple[float, float]] = field(default_factory=list)
-    total: float = 0.0
-    count: int = 0
-
-
-def _histogram_points(samples: Sequence[Sample], start_ns: int, now_ns: int) -> list[HistogramDataPoint]:
-    """Prometheus' cumulative `le` buckets become OTLP's per-bucket counts with explicit bounds."""
-    series: dict[tuple[tuple[str, str], ...], _Series] = {}
-    for sample in samples:
-        labels = dict(sample.labels)
-        bound = labels.pop("le", None)
-        entry = series.setdefault(tuple(sorted(labels.items())), _Series())
-        if sample.name.endswith("_bucket") and bound is not None:
-            entry.buckets.append((float(bound), sample.value))
-        elif sample.name.endswith("_sum"):
-            entry.total = sample.value
-        elif sample.name.endswith("_count"):
-            entry.count = int(sample.value)
-    points = []
-    for key, entry in series.items():
-        ordered = sorted(entry.buckets)
-        counts = [int(total - (ordered[i - 1][1] if i else 0.0)) for i, (_, total) in enumerate(ordered)]
-        bounds = [bound for bound, _ in ordered if bound != float("inf")]
-        points.append(
-            HistogramDataPoint(
-                dict(key), start_ns, now_ns, entry.count, entry.total, counts, bounds, _UNKNOWN, _UNKNOWN
-            )
-        )
-    return points

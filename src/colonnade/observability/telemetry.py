@@ -22,7 +22,8 @@ from colonnade.config import TelemetrySettings
 from colonnade.observability.tracing import build_tracer_provider, resource_for, sampler_for
 
 if TYPE_CHECKING:  # the exporters (requests, protobuf) are imported only when a collector is configured
-    from colonnade.observability.otlp import BoundedSpanExport, ExportCounters, MetricsPush
+    from colonnade.observability.otlp import BoundedSpanExport, ExportCounters
+    from colonnade.observability.otlp_metrics import MetricsPush
 
 __all__ = ["Telemetry"]
 
@@ -39,12 +40,8 @@ class Telemetry:
     def build(cls, settings: TelemetrySettings, registry: CollectorRegistry) -> Telemetry:
         if settings.traces_url is None and settings.metrics_url is None:
             return cls(build_tracer_provider(resource=resource_for(settings)))
-        from colonnade.observability.otlp import (
-            BoundedSpanExport,
-            MetricsPush,
-            otlp_metric_exporter,
-            otlp_span_exporter,
-        )
+        from colonnade.observability.otlp import BoundedSpanExport, otlp_span_exporter
+        from colonnade.observability.otlp_metrics import MetricsPush, otlp_metric_exporter
 
         resource = resource_for(settings)
         span_exporter = otlp_span_exporter(settings)
