@@ -194,6 +194,10 @@ def test_settings_that_name_no_tool_of_the_server_are_reported(admin: Federation
         assert "tools.convert_tim names no tool of the server" in admin.log.read_text()
         code, out = cli("servers", "status", "typos", "--url", admin.base)
         assert code == 0 and "did you mean 'convert_time'?" in out, out
+        code, listed = cli("servers", "list", "--url", admin.base)
+        assert code == 0 and (
+            "warning: server typos: tools.convert_tim names no tool of the server; did you mean" in listed
+        ), listed
         assert httpx2.get(f"{admin.base}/v1/servers/time", timeout=10).json()["warnings"] == []
     finally:
         httpx2.delete(f"{admin.base}/v1/servers/typos", timeout=30)

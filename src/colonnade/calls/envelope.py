@@ -69,6 +69,10 @@ class CallContext(_Model):
     scopes: list[str] = Field(default_factory=list)
     trace_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
     parent_span_id: str | None = None
+    trace_flags: int | None = Field(
+        default=None, ge=0, le=255, description="W3C trace flags of the parent span (1: sampled)."
+    )
+    tracestate: str | None = Field(default=None, max_length=512, description="The caller's W3C tracestate.")
     locale: str | None = None
     timezone: str | None = None
     clock: str | None = None

@@ -59,6 +59,9 @@ def run_with_store(
 ) -> T:
     """Open the configured database, migrate it, run `work` and append the audit events `audited`
     makes of its result; store and database errors end the command."""
+    from colonnade.cli.common import store_settings
+
+    settings = store_settings(settings)
 
     from colonnade.cli.database_problem import DATABASE_ERRORS, database_problem
     from colonnade.governance.audit import AuditLog

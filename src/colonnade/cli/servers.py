@@ -17,7 +17,15 @@ import httpx2
 import typer
 from rich.table import Table
 
-from colonnade.cli.common import EXIT_FINDINGS, TokenOption, client_token, console, fail, settings_of
+from colonnade.cli.common import (
+    EXIT_FINDINGS,
+    TokenOption,
+    client_token,
+    console,
+    fail,
+    gateway_base_url,
+    settings_of,
+)
 
 __all__ = ["cli", "servers_app", "status"]
 
@@ -46,6 +54,9 @@ def list_servers(
         console.print_json(json.dumps(answer))
         return
     console.print(_table(answer["servers"]))
+    for server in answer["servers"]:  # e.g. a `tools:` override that names no tool of the server
+        for warning in server.get("warnings") or ():
+            console.print(f"[yellow]warning:[/yellow] server {server['name']}: {warning}", soft_wrap=True)
 
 
 @servers_app.command("status")
@@ -224,7 +235,7 @@ def _request(
 ) -> dict[str, Any]:
     """One REST request to the gateway with the client's credential; a refusal ends the command."""
     settings = settings_of(ctx)
-    url = url or settings.server.base_url
+    url = url or gateway_base_url(settings)
     credential = client_token(token, settings)
     headers = {"Authorization": f"Bearer {credential}"} if credential else {}
     try:

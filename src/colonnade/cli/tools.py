@@ -11,7 +11,15 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from colonnade.cli.common import TokenOption, client_token, console, demo_store_hint, fail, settings_of
+from colonnade.cli.common import (
+    TokenOption,
+    client_token,
+    console,
+    demo_store_hint,
+    fail,
+    gateway_base_url,
+    settings_of,
+)
 from colonnade.config import Settings
 
 __all__ = ["SEARCH_PATH", "cli", "list_tools", "search"]
@@ -160,7 +168,7 @@ def list_tools(
     import httpx2
 
     settings = settings_of(ctx)
-    url = url or settings.server.base_url
+    url = url or gateway_base_url(settings)
     credential = client_token(token, settings)
     headers = {"Authorization": f"Bearer {credential}"} if credential else {}
     tools: list[dict[str, object]] = []

@@ -125,6 +125,9 @@ class _Selection:
         return tool_id in self.reasons
 
 
+DecisionObserver = Callable[["RoutingDecision", float], None]
+
+
 class Router:
     """Answers `route(context) -> RoutingDecision`; the gateway and `colonnade route rank` share it."""
 
@@ -156,6 +159,8 @@ class Router:
         self.boosts = boosts or Boosts()
         self.context_turns = context_turns
         self.pool = pool
+        self.observer: DecisionObserver | None = None
+        """Told of every decision and how long it took (the gateway's routing metrics)."""
 
     @classmethod
     def from_settings(
@@ -215,6 +220,8 @@ class Router:
                 confidence_note=note,
             )
         self._log(decision, ranked, limit, started)
+        if self.observer is not None:
+            self.observer(decision, time.perf_counter() - started)
         return decision
 
     # -- candidates and boosts ---------------------------------------------------------------

@@ -55,7 +55,8 @@ from colonnade.governance.identity.exposure import refuse_unprotected_bind
 from colonnade.governance.principal import Principal
 from colonnade.governance.tool_lookup import CatalogReach
 from colonnade.observability.metrics import GatewayMetrics
-from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider, records_spans
+from colonnade.observability.telemetry import Telemetry
+from colonnade.observability.tracing import TRACER_NAME, records_spans
 from colonnade.organs.executive import Executive
 from colonnade.organs.loading import OrganHost
 from colonnade.routing.catalog_index import CatalogIndex
@@ -139,8 +140,17 @@ class Gateway:
         self.authorizer: Authorizer = self.governance.authorizer
         self.metrics = metrics if metrics is not None else GatewayMetrics()
         self.metrics.track_catalog(self.catalog)
+        self.metrics.track_consumers(
+            settings.telemetry.consumer_labels, max_values=settings.telemetry.consumer_label_values_max
+        )
         self.manifests = manifests if manifests is not None else Manifests.from_folder(settings.manifests_dir)
-        self.tracer_provider = tracer_provider if tracer_provider is not None else build_tracer_provider()
+        # Spans and metrics leave the process only when `telemetry:` (or OTEL_*) names a collector.
+        self.telemetry = (
+            Telemetry(tracer_provider)
+            if tracer_provider is not None
+            else Telemetry.build(settings.telemetry, self.metrics.registry)
+        )
+        self.tracer_provider = self.telemetry.tracer_provider
         local = settings.local_principal
         self.local_principal = Principal.local(local.id, tenant=local.tenant, persona=local.persona)
 
@@ -165,6 +175,13 @@ class Gateway:
         self.feedback = CallFeedback(CoOccurrence(), repository=repository)
         self.router = Router.from_settings(
             settings.routing, self.tool_index.corpus, learning=self.feedback.learned
+        )
+        routing_metrics = self.metrics.track_routing()
+        self.router.observer = lambda decision, seconds: routing_metrics.record(
+            fallback=decision.fallback_used,
+            confidence=decision.confidence,
+            tools=len(decision.selected),
+            seconds=seconds,
         )
 
         # The gateway's own tools and the adapters, by binding kind.
@@ -506,7 +523,7 @@ class Gateway:
         await self.governance.aclose()
         if self.engine is not None:
             await self.engine.dispose()
-        self.tracer_provider.shutdown()
+        await asyncio.to_thread(self.telemetry.shutdown)  # a last export: never on the event loop
 
 
 def _every_record(_: Principal) -> AuditReach:

@@ -17,6 +17,7 @@ from colonnade.calls.decision_note import DecisionNote, taking_note
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.pipeline import Next
 from colonnade.governance.audit import AuditEvent, AuditLog, AuditUnavailable, EventKind
+from colonnade.observability.tracing import io_span
 
 __all__ = ["Audit"]
 
@@ -40,7 +41,8 @@ class Audit:
 
     async def _recorded(self, call: Call, note: DecisionNote, result: CallResult) -> CallResult:
         try:
-            await self.log.append(self._event(call, note, result))
+            with io_span("colonnade.store audit.append"):
+                await self.log.append(self._event(call, note, result))
         except AuditUnavailable:
             withheld = _refused(call, "the call's audit record could not be written; its result is withheld")
             # What the call did to the world stays stated, so the caller knows an effect may have happened.

@@ -23,6 +23,7 @@ from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
 from colonnade.governance.authorization import AllowAll, Authorizer, permits
+from colonnade.governance.reach import reach_hint
 from colonnade.governance.tool_lookup import AMBIGUOUS_TOOL, AmbiguousName, find_tool, near_names
 
 __all__ = ["Resolve"]
@@ -79,6 +80,9 @@ class Resolve:
     def _refused(self, call: Call, refusal: Refusal) -> CallResult:
         err = refusal.error
         if err.code == "I-REQ-UNKNOWN-TOOL":
+            hint = reach_hint(call.principal)  # said alike for hidden and unknown names
+            if hint:
+                err = err.model_copy(update={"message": f"{err.message}{hint}"})
             near = self.near(call, call.request.tool_id)
             if near:
                 err = err.model_copy(

@@ -39,6 +39,7 @@ from colonnade.governance.authorization import AllowAll, Authorizer, permits, to
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
 from colonnade.mcp_relay.answer import answer_of
 from colonnade.mcp_relay.relay import Channel, Relay
+from colonnade.observability.tracing import mcp_call_attributes
 from colonnade.surfaces.edge import current_caller
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection
 from colonnade.surfaces.mcp.announcer import Announcer, connection_of
@@ -197,7 +198,12 @@ class McpSurface:
         # The caller's channel, a relay built only if a downstream server is called (or an approval
         # gate asks which round this request answers).
         channel = None if builtin else Channel(functools.partial(self._caller_relay, ctx, params))
-        result = await self.calls.call(request, principal, channel=channel)
+        session_id = getattr(ctx.request, "headers", {}).get("mcp-session-id")
+        spanned = mcp_call_attributes(
+            request_id=ctx.request_id, session_id=session_id, protocol_version=ctx.protocol_version
+        )
+        with spanned:
+            result = await self.calls.call(request, principal, channel=channel)
         if self.confirmation is not None and wants_confirmation(result):
             confirmed = await self.confirmation.ask(ctx, result, principal)
             if isinstance(confirmed, types.InputRequiredResult):
