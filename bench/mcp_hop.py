@@ -27,9 +27,9 @@ import uvloop
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _stack import echo_upstream
 
-from colonnade.adapters.mcp.relay import Relay
 from colonnade.adapters.mcp.upstream import Upstream
 from colonnade.config import McpServerSettings
+from colonnade.mcp_relay.relay import Relay
 
 VERSION = "2026-07-28"
 HANDSHAKE = "2025-11-25"

@@ -15,7 +15,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from colonnade.adapters.mcp.direct_post import DirectCalls, NotTaken
-from colonnade.adapters.mcp.relay import Relay
+from colonnade.mcp_relay.relay import Relay
 from tests.adapters.raw_server import Exchange, RawServer, reply
 
 VERSION = "2026-07-28"

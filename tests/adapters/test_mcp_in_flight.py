@@ -5,7 +5,7 @@ from __future__ import annotations
 import mcp_types as types
 
 from colonnade.adapters.mcp.in_flight import InFlight
-from colonnade.adapters.mcp.relay import Relay
+from colonnade.mcp_relay.relay import Relay
 
 
 class _Askable(Relay):

@@ -23,13 +23,13 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Tracer
 
 from colonnade.adapters.mcp.pool import McpPool
-from colonnade.adapters.mcp.relay import Relay
 from colonnade.adapters.mcp.tools import McpTools
 from colonnade.adapters.mcp.upstream import UpstreamState
 from colonnade.adapters.registry import Invocation
 from colonnade.catalog.mcp_projection import project_tool
 from colonnade.config import McpServerSettings
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK
+from colonnade.mcp_relay.relay import Relay
 from colonnade.observability.tracing import build_tracer_provider
 from tests.support.loopback import stop_process
 from tests.support.mcp_servers import fault_http, fault_stdio

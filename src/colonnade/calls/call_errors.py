@@ -11,9 +11,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from colonnade.adapters.outcome import INPUT_REQUIRED, TOOL_ERROR
 from colonnade.calls.envelope import CallError, CallStatus
 
-__all__ = ["REGISTRY", "ErrorSpec", "UnregisteredCode", "error", "spec_for"]
+__all__ = [
+    "INPUT_REQUIRED",
+    "REGISTRY",
+    "TOOL_ERROR",
+    "ErrorSpec",
+    "UnregisteredCode",
+    "error",
+    "spec_for",
+]
+# The two codes a surface renders differently (a server's own tool error, a question it asks):
+# named here, in the one registry, so a surface reads them without importing an adapter.
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,6 @@ from colonnade.adapters.health_monitor import HealthMonitor
 from colonnade.adapters.http import HttpAdapter
 from colonnade.adapters.http.tools import HttpTools
 from colonnade.adapters.mcp.tools import McpTools
-from colonnade.adapters.mcp.upstream import Upstream
 from colonnade.adapters.organ import OrganAdapter
 from colonnade.adapters.pathway import PathwayAdapter
 from colonnade.adapters.registry import AdapterRegistry
@@ -80,6 +79,7 @@ from colonnade.surfaces.edge_auth import edge_authenticator
 from colonnade.surfaces.mcp.caller import caller_scope
 from colonnade.surfaces.mcp.proxy.endpoint import UpstreamEndpoint
 from colonnade.surfaces.mcp.proxy.endpoints import UpstreamEndpoints
+from colonnade.surfaces.mcp.proxy.served_upstream import ServedUpstream
 from colonnade.surfaces.mcp.routing import DynamicToolList
 from colonnade.surfaces.mcp.server import McpSurface
 from colonnade.surfaces.mcp.sessions import SessionLedger, SessionLimits
@@ -283,7 +283,7 @@ class Gateway:
         self.endpoints = UpstreamEndpoints(self.servers.get, self._endpoint_for)
         self.servers.listeners.append(self.endpoints.announce)
 
-    def _endpoint_for(self, upstream: Upstream) -> UpstreamEndpoint:
+    def _endpoint_for(self, upstream: ServedUpstream) -> UpstreamEndpoint:
         """A server's own endpoint (`/servers/{name}/mcp`): its calls run the pipeline like any other."""
         return UpstreamEndpoint(
             upstream,

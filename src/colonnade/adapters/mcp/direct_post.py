@@ -53,8 +53,8 @@ from mcp_types.version import KNOWN_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from colonnade.adapters.mcp.http_transport import cannot_connect
-from colonnade.adapters.mcp.relay import Relay
 from colonnade.adapters.mcp.sse import events
+from colonnade.mcp_relay.relay import Relay
 from colonnade.observability.tracing import with_trace
 
 __all__ = ["NEWEST", "DirectCalls", "NotTaken", "param_headers"]

@@ -24,8 +24,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict
 
 from colonnade.adapters.mcp.direct_post import NotTaken
-from colonnade.adapters.mcp.relay import Relay
 from colonnade.adapters.mcp.wire import OVERRIDE_CAPABILITIES
+from colonnade.mcp_relay.relay import Relay
 from colonnade.observability.tracing import with_trace
 
 __all__ = ["MAX_INPUT_ROUNDS", "Build", "First", "exchange"]

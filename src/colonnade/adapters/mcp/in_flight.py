@@ -19,7 +19,7 @@ import mcp_types as types
 from mcp.client.session import ClientRequestContext
 from mcp.shared.message import ClientMessageMetadata
 
-from colonnade.adapters.mcp.relay import Relay
+from colonnade.mcp_relay.relay import Relay
 
 __all__ = ["InFlight"]
 

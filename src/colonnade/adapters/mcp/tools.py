@@ -23,11 +23,12 @@ from pydantic import ValidationError
 
 from colonnade.adapters.mcp.outcomes import down, error_outcome, malformed, result_outcome, timed_out
 from colonnade.adapters.mcp.pool import McpPool
-from colonnade.adapters.mcp.relay import Relay, UpstreamAnswer, relay_of
-from colonnade.adapters.mcp.upstream import Upstream, UpstreamDown
+from colonnade.adapters.mcp.upstream import Upstream
 from colonnade.adapters.outcome import MALFORMED, AdapterOutcome
 from colonnade.adapters.registry import Invocation
 from colonnade.catalog.bindings import McpBinding
+from colonnade.mcp_relay.answer import UpstreamAnswer, UpstreamDown
+from colonnade.mcp_relay.relay import Relay, relay_of
 from colonnade.observability.tracing import records_spans, start_call_span
 
 __all__ = ["McpTools"]

@@ -37,15 +37,16 @@ from colonnade.adapters.mcp.direct_post import DirectCalls, param_headers
 from colonnade.adapters.mcp.discovery import event_of, list_tools, listen_for_changes, listen_for_updates
 from colonnade.adapters.mcp.exchange import Build, First, exchange
 from colonnade.adapters.mcp.in_flight import InFlight
-from colonnade.adapters.mcp.relay import Relay
 from colonnade.adapters.mcp.stdio_stderr import StderrTail
 from colonnade.adapters.mcp.wire import RelayDispatcher, negotiate, open_transport
 from colonnade.adapters.secrets import EnvSecretResolver, SecretResolver
 from colonnade.catalog.mcp_projection import unmatched_settings
 from colonnade.config import McpServerSettings
+from colonnade.mcp_relay.answer import UpstreamDown
+from colonnade.mcp_relay.relay import Relay
 from colonnade.observability.tracing import trace_meta
 
-__all__ = ["Upstream", "UpstreamDown", "UpstreamState", "UpstreamStatus"]
+__all__ = ["Upstream", "UpstreamState", "UpstreamStatus"]
 
 logger = logging.getLogger("colonnade.servers")
 
@@ -64,10 +65,6 @@ class UpstreamState(StrEnum):
     DOWN = "down"
     """The connection ended or failed; a restart is scheduled."""
     STOPPED = "stopped"
-
-
-class UpstreamDown(Exception):
-    """The server cannot take calls now; the message says why and since when."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,9 +27,9 @@ from mcp.server.context import ServerRequestContext
 from mcp_types.methods import is_input_required
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from colonnade.adapters.mcp.relay import answer_of
-from colonnade.adapters.outcome import INPUT_REQUIRED
+from colonnade.calls.call_errors import INPUT_REQUIRED
 from colonnade.calls.envelope import CallResult
+from colonnade.mcp_relay.answer import answer_of
 from colonnade.surfaces.mcp.proxy.endpoint import _LEVELS, PROGRESS_KEYS, EndpointRelay, _passable
 from colonnade.surfaces.mcp.round_state import open_state, seal_state
 

@@ -25,7 +25,6 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colonnade import __version__
-from colonnade.adapters.mcp.relay import Channel, Relay, answer_of
 from colonnade.calls.approvals import ApprovalDesk
 from colonnade.calls.commit_tool import TWO_PHASE_TOOLS
 from colonnade.calls.envelope import (
@@ -38,6 +37,8 @@ from colonnade.catalog.catalog import Catalog, CatalogChange
 from colonnade.catalog.tool import Tool
 from colonnade.governance.authorization import AllowAll, Authorizer, permits, tool_filter
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
+from colonnade.mcp_relay.answer import answer_of
+from colonnade.mcp_relay.relay import Channel, Relay
 from colonnade.observability.tracing import mcp_call_attributes
 from colonnade.surfaces.edge import current_caller
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection

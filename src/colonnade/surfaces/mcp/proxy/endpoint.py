@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import difflib
 import weakref
-from collections.abc import Callable
 from typing import Any, Protocol, get_args
 
 import mcp_types as types
@@ -35,9 +34,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from colonnade import __version__
-from colonnade.adapters.mcp.relay import Relay, answer_of
-from colonnade.adapters.mcp.upstream import Upstream, UpstreamDown
-from colonnade.adapters.outcome import INPUT_REQUIRED
+from colonnade.calls.call_errors import INPUT_REQUIRED
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.service import CallService
 from colonnade.catalog.catalog_errors import InvalidCanonicalName
@@ -46,6 +43,8 @@ from colonnade.catalog.naming import join_canonical
 from colonnade.contracts.model import SideEffects
 from colonnade.governance.authorization import Authorizer, permits
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
+from colonnade.mcp_relay.answer import UpstreamDown, answer_of
+from colonnade.mcp_relay.relay import Relay
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection
 from colonnade.surfaces.mcp.announcer import Announcer, connection_of
 from colonnade.surfaces.mcp.call_envelope import call_request
@@ -53,6 +52,7 @@ from colonnade.surfaces.mcp.caller import principal_of
 from colonnade.surfaces.mcp.event_store import MemoryEventStore
 from colonnade.surfaces.mcp.proxy.endpoint_sessions import EndpointSessions
 from colonnade.surfaces.mcp.proxy.resource_watch import ResourceWatch
+from colonnade.surfaces.mcp.proxy.served_upstream import Build, ServedUpstream
 from colonnade.surfaces.mcp.render import as_served, proxied_replay, render_answer, render_result
 from colonnade.surfaces.mcp.round_state import open_state, seal_state
 from colonnade.surfaces.mcp.sdk_spans import drop_idle_sdk_spans
@@ -61,7 +61,6 @@ from colonnade.surfaces.mcp.sessions import SessionLedger
 __all__ = ["PROGRESS_KEYS", "EndpointRelay", "UpstreamEndpoint", "Upstreams"]
 
 Ctx = ServerRequestContext[Any, Any]
-Build = Callable[[types.InputResponses | None, str | None, dict[str, Any]], Any]
 
 RETRY_INTERVAL_MS = 1000
 _NO_SDK_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
@@ -154,7 +153,7 @@ class EndpointRelay(Relay):
 class _EndpointServer(Server[Any]):
     """Announces every list change, and offers what the downstream server offers (once it is known)."""
 
-    def __init__(self, upstream: Upstream, **handlers: Any) -> None:
+    def __init__(self, upstream: ServedUpstream, **handlers: Any) -> None:
         super().__init__(
             f"colonnade/{upstream.name}",
             version=__version__,
@@ -203,7 +202,7 @@ class Upstreams(Protocol):
     """The runtime's pool of server sessions, as an endpoint reaches it (the composition root hands
     it over: a surface never imports the pool)."""
 
-    def for_caller(self, name: str, *, handshake_era: bool) -> Upstream | None:
+    def for_caller(self, name: str, *, handshake_era: bool) -> ServedUpstream | None:
         """The session a caller of that era talks to: the server's own, or its handshake-era twin."""
 
 
@@ -212,7 +211,7 @@ class UpstreamEndpoint:
 
     def __init__(
         self,
-        upstream: Upstream,
+        upstream: ServedUpstream,
         pool: Upstreams,
         calls: CallService,
         *,

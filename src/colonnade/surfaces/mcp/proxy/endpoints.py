@@ -20,8 +20,8 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from colonnade.adapters.mcp.upstream import Upstream
 from colonnade.surfaces.mcp.proxy.endpoint import UpstreamEndpoint
+from colonnade.surfaces.mcp.proxy.served_upstream import ServedUpstream
 
 __all__ = ["SERVERS_PREFIX", "UpstreamEndpoints"]
 
@@ -29,8 +29,8 @@ SERVERS_PREFIX = "/servers"
 _PATH_START = SERVERS_PREFIX + "/"
 _PATH_END = "/mcp"
 
-Lookup = Callable[[str], Upstream | None]
-Factory = Callable[[Upstream], UpstreamEndpoint]
+Lookup = Callable[[str], ServedUpstream | None]
+Factory = Callable[[ServedUpstream], UpstreamEndpoint]
 
 
 class _Hosted:
@@ -103,7 +103,7 @@ class UpstreamEndpoints:
             hosted, self._hosted = list(self._hosted.values()), {}
             await asyncio.gather(*(entry.close() for entry in hosted))
 
-    async def _endpoint(self, upstream: Upstream) -> UpstreamEndpoint:
+    async def _endpoint(self, upstream: ServedUpstream) -> UpstreamEndpoint:
         hosted = self._hosted.get(upstream.name)
         if hosted is None or hosted.endpoint.upstream is not upstream:
             async with self._lock:

@@ -26,8 +26,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from colonnade.adapters.mcp.relay import Relay
-from colonnade.adapters.mcp.upstream import Upstream, UpstreamDown
+from colonnade.mcp_relay.answer import UpstreamDown
+from colonnade.mcp_relay.relay import Relay
+from colonnade.surfaces.mcp.proxy.served_upstream import ServedUpstream
 
 __all__ = ["ResourceWatch"]
 
@@ -39,7 +40,7 @@ _RELEASE_S = 5.0
 class ResourceWatch:
     """The resources callers of one server's endpoint watch on its own session; the server told once."""
 
-    def __init__(self, upstream: Upstream, *, shared: Callable[[str], int]) -> None:
+    def __init__(self, upstream: ServedUpstream, *, shared: Callable[[str], int]) -> None:
         """`shared(uri)`: the handshake-era callers subscribed to `uri` through this same session."""
         self.upstream = upstream
         self.shared = shared

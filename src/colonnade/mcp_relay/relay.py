@@ -8,9 +8,7 @@ adapter in its `Invocation`): a value, never state beside the call. The base `Re
 that can be told nothing and asked nothing; the MCP surfaces implement the rest for their clients
 (the per-server endpoint's `EndpointRelay`, and `/mcp`'s `CallerRelay` for calls of proxied
 tools, built on first use through a `Channel`, as most calls of `/mcp` never need one). The
-adapter reports the server's own answer (`UpstreamAnswer`) in its outcome, which the pipeline hands
-the surface on the result (`CallResult.handover.answer`), so that it can pass it on unchanged
-(content blocks, `_meta`, an input round or a JSON-RPC error).
+server's own answer comes back the other way (`answer.py`).
 """
 
 from __future__ import annotations
@@ -21,17 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
-from mcp.shared.exceptions import MCPError
 
-__all__ = ["Channel", "Relay", "UpstreamAnswer", "answer_of", "relay_of"]
-
-
-@dataclass(slots=True)
-class UpstreamAnswer:
-    """What the downstream server answered the last round of a call: a result, or a JSON-RPC error."""
-
-    result: dict[str, Any] | None = None
-    error: MCPError | None = None
+__all__ = ["Channel", "Relay", "relay_of"]
 
 
 @dataclass(eq=False)
@@ -114,12 +103,3 @@ def relay_of(channel: object | None) -> Relay:
     if isinstance(channel, Channel):
         return channel.relay
     return Relay()
-
-
-def answer_of(answer: object | None) -> UpstreamAnswer:
-    """A downstream server's answer as a call's result hands it over (`Handover.answer`); empty when
-    no server answered (the call ended before, or went elsewhere)."""
-    return answer if isinstance(answer, UpstreamAnswer) else _NO_ANSWER
-
-
-_NO_ANSWER = UpstreamAnswer()
