@@ -6,10 +6,13 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install browser run test check lint typecheck unit schemas bench clean dense-probe
 
+# The first install takes about 2 minutes: scripts/install_progress.py says what it installs and
+# shows pip's progress on one line (plain lines in CI); pip's full output is in .venv/install.log.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,dense]'
+	$(BIN)/python scripts/install_progress.py $(VENV)/install.log -- \
+		$(BIN)/pip install --progress-bar off -e '.[dev,dense]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -28,8 +31,9 @@ browser:
 
 # `make run PORT=9765 BACKEND_PORT=9766` moves the gateway and the demo backend; without PORT the
 # gateway's port comes from the config (server.port, COLONNADE_SERVER__PORT), else 8765.
+# The demo's records start again from the seed on every run; `make run KEEP_DATA=1` keeps them.
 run: install
-	$(BIN)/colonnade demo $(if $(PORT),--port $(PORT)) $(if $(BACKEND_PORT),--backend-port $(BACKEND_PORT))
+	$(BIN)/colonnade demo $(if $(PORT),--port $(PORT)) $(if $(BACKEND_PORT),--backend-port $(BACKEND_PORT)) $(if $(KEEP_DATA),--keep-data)
 
 lint: install
 	$(BIN)/ruff check src tests bench examples

@@ -25,14 +25,13 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from colonnade.calls.approvals import ApprovalCoordinator
+from colonnade.calls.approvals import ApprovalCoordinator, ApprovalDesk, ApprovalSigner
 from colonnade.calls.call import Call
 from colonnade.calls.envelope import CallRequest
 from colonnade.calls.manifest import Manifests
 from colonnade.calls.parking import ParkedCalls
 from colonnade.catalog.catalog import Catalog
 from colonnade.contracts.model import Contract
-from colonnade.governance.approvals import ApprovalDesk, ApprovalSigner
 from colonnade.governance.personas import PERSONA_SCOPES, Persona
 from colonnade.governance.principal import Principal, PrincipalKind
 from colonnade.store import create_store_engine, migrate_engine

@@ -6,7 +6,7 @@ the sender's own CPU time of:
 
 - `HttpAdapter.execute` end to end: request built from a binding, sent on the origin's session,
   body read under the size cap, JSON parsed, outcome classified;
-- `aiohttp.ClientSession` as the adapter configures it (`adapters/http_session.py`), request sent
+- `aiohttp.ClientSession` as the adapter configures it (`adapters/http/session.py`), request sent
   and body read to the end;
 - `httpx2.AsyncClient` on httpx2's default transport (httpcore2 + h11), used as the adapter used
   it before aiohttp (build_request, streamed send, read to the end);
@@ -42,7 +42,7 @@ from rich.console import Console
 from rich.table import Table
 
 from colonnade.adapters.http import HttpAdapter
-from colonnade.adapters.http_session import new_session
+from colonnade.adapters.http.session import new_session
 from colonnade.catalog.http_binding import HttpBinding
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -2,8 +2,9 @@
 
 In one process, without the HTTP server or the pipeline: the adapter's `Upstream.call_tool` on a
 session with the echo upstream (`bench/echo_upstream.py`), through the `mcp` SDK's client session
-and through the direct POST (`adapters/mcp_direct.py`), at 2026-07-28 and on a handshake-era
-(2025-11-25) session such as the per-server endpoint's twin; and, as the floor, the same 2026-07-28
+and through the direct POST (`adapters/mcp/direct_post.py`) at 2026-07-28, and on a handshake-era
+(2025-11-25) session such as the per-server endpoint's twin (always the SDK's session since issue
+26: a caller listening for progress, and a quiet one); and, as the floor, the same 2026-07-28
 JSON-RPC POST made with aiohttp alone. The paths take turns in `--rounds` rounds; CPU and wall time
 per call are medians over the rounds.
 
@@ -26,9 +27,9 @@ import uvloop
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _stack import echo_upstream
 
-from colonnade.adapters.mcp_relay import Relay
-from colonnade.adapters.mcp_upstream import Upstream
+from colonnade.adapters.mcp.upstream import Upstream
 from colonnade.config import McpServerSettings
+from colonnade.mcp_relay.relay import Relay
 
 VERSION = "2026-07-28"
 HANDSHAKE = "2025-11-25"
@@ -88,7 +89,9 @@ async def measure(url: str, calls: int, rounds: int) -> dict[str, list[tuple[flo
                 "SDK client session": lambda: upstream.call_tool("echo", arguments, relay=sdk, timeout_s=9),
                 "direct POST": lambda: upstream.call_tool("echo", arguments, relay=direct, timeout_s=9),
                 f"{HANDSHAKE} SDK session": lambda: twin.call_tool("echo", arguments, relay=sdk, timeout_s=9),
-                f"{HANDSHAKE} direct": lambda: twin.call_tool("echo", arguments, relay=direct, timeout_s=9),
+                f"{HANDSHAKE} SDK session, quiet caller": lambda: twin.call_tool(
+                    "echo", arguments, relay=direct, timeout_s=9
+                ),
                 "aiohttp alone (floor)": raw,
             }
             costs: dict[str, list[tuple[float, float]]] = {name: [] for name in paths}

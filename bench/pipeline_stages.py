@@ -33,7 +33,7 @@ from _stack import ROOT, demo_stack
 
 from colonnade.adapters.health_monitor import HealthMonitor
 from colonnade.adapters.http import HttpAdapter
-from colonnade.adapters.http_tools import HttpTools
+from colonnade.adapters.http.tools import HttpTools
 from colonnade.adapters.registry import AdapterRegistry
 from colonnade.calls.envelope import CallConstraints, CallRequest
 from colonnade.calls.pipeline import Pipeline, Stage

@@ -7,10 +7,11 @@ Their ASGI apps get raw requests, no HTTP server in between: a 2025-11-25 `tools
 initialized session per gateway, and a 2026-07-28 `tools/call` (no session) as the yardstick.
 Blocks of `--calls` calls take turns, variant by variant in alternating order, for `--rounds`
 rounds; each block's CPU is this process's (every thread), so the machine's other load reaches
-every variant alike. The CPU that differs between the rows is what the SDK's session machinery
-costs a call (off) against the plain path (on). The Python frames each path runs per call (entered
-or resumed, counted with `sys.setprofile` over 200 calls before the timing) tell the same without
-the machine's noise.
+every variant alike. Since issue 26 a handshake-era session's calls take the SDK's session whatever
+the switch (the session fast path was removed, `docs/sdk-seams.md`), so its two rows read alike, and
+what differs from the 2026-07-28 row is what the SDK's session machinery costs a call. The Python
+frames each path runs per call (entered or resumed, counted with `sys.setprofile` over 200 calls
+before the timing) tell the same without the machine's noise.
 
 Run: .venv/bin/python bench/session_calls.py [--calls 200] [--rounds 15]
 """

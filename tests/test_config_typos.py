@@ -34,3 +34,24 @@ def test_a_misspelt_key_gets_a_suggestion_at_every_depth(tmp_path: Path) -> None
     assert "comand: unknown setting (did you mean 'command'? check the spelling; see docs/servers.md)" in (
         problems
     )
+
+
+def test_an_unknown_variable_is_named_not_blamed_on_a_missing_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No colonnade.yaml here: the typo is in the variable, and the problem says which one."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as raised:
+        load_settings(environ={"COLONNADE_SERVR__PORT": "9000"})
+    assert raised.value.problems == [
+        "environment COLONNADE_SERVR__PORT: servr: unknown setting (did you mean 'server'? check the"
+        " spelling; see docs/configuration.md)"
+    ]
+
+
+def test_a_file_typo_next_to_a_variable_is_still_the_file_s(tmp_path: Path) -> None:
+    config = tmp_path / "colonnade.yaml"
+    config.write_text("server:\n  prot: 9000\n")
+    with pytest.raises(ConfigError) as raised:
+        load_settings(config, environ={"COLONNADE_LOG_LEVEL": "debug"})
+    assert raised.value.problems[0].startswith(f"{config}: server.prot: unknown setting")

@@ -10,7 +10,7 @@ The public face for programs that embed the gateway:
     await gateway.aclose()
 
 Names are loaded on first use, so `import colonnade` stays cheap and modules deeper in the
-package can import `colonnade.__version__` without cycles.
+package can import `colonnade.__version__` without cycles (it lives in `colonnade._version`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from colonnade._version import __version__
 
 _PUBLIC = {
     "CallRequest": "colonnade.calls.envelope",

@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
+from urllib.parse import unquote
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
@@ -33,6 +34,7 @@ __all__ = [
     "RoutingSettings",
     "ServerSettings",
     "Settings",
+    "TelemetrySettings",
     "TlsSettings",
     "ToolOverride",
     "UpstreamAuth",
@@ -167,10 +169,9 @@ class ServerSettings(_Section):
         default=True,
         description="Serve a plain 2026-07-28 tools/call at /mcp (one JSON answer: no session, no progress"
         " token) beside the MCP SDK's transport, with the SDK's own checks, runner and serialisation but"
-        " without its per-request transport machinery, and a plain tools/call of a handshake-era session"
-        " answered with JSON bodies without the session's read loop and memory streams; every other"
-        " request, and all of them when false, goes through the SDK's transport. Answers are the same"
-        " either way.",
+        " without its per-request transport machinery; every other request (a handshake-era session's"
+        " included), and all of them when false, goes through the SDK's transport. Answers are the"
+        " same either way.",
     )
     max_request_bytes: int = Field(
         default=1024 * 1024,
@@ -244,6 +245,79 @@ class RoutingSettings(_Section):
     context_turns: int = Field(
         default=6, ge=1, le=100, description="Recent user/assistant messages the routing query is built from."
     )
+
+
+_ConsumerLabel = Literal["tenant", "principal", "agent"]
+_SAMPLERS = Literal[
+    "always_on",
+    "always_off",
+    "traceidratio",
+    "parentbased_always_on",
+    "parentbased_always_off",
+    "parentbased_traceidratio",
+]
+
+
+class TelemetrySettings(_Section):
+    """OpenTelemetry export over OTLP (HTTP/protobuf); the standard `OTEL_*` variables set these keys too."""
+
+    otlp_endpoint: str | None = Field(
+        default=None,
+        description="Base URL of an OTLP/HTTP receiver (e.g. http://127.0.0.1:4318); /v1/traces and "
+        "/v1/metrics are appended. Unset: nothing leaves the process.",
+    )
+    otlp_traces_endpoint: str | None = Field(default=None, description="Full URL for traces (as given).")
+    otlp_metrics_endpoint: str | None = Field(default=None, description="Full URL for metrics (as given).")
+    otlp_protocol: Literal["http/protobuf"] = Field(
+        default="http/protobuf", description="Only OTLP over HTTP with protobuf bodies is built in."
+    )
+    otlp_headers: dict[str, str] = Field(
+        default_factory=dict, description="Headers of every export request (e.g. an API key of the backend)."
+    )
+    otlp_timeout_s: float = Field(default=10.0, gt=0, le=300, description="Time limit of one export request.")
+    service_name: str = Field(default="colonnade", min_length=1, description="The `service.name` resource.")
+    resource_attributes: dict[str, str] = Field(
+        default_factory=dict, description="More resource attributes (deployment.environment, ...)."
+    )
+    traces: bool = Field(default=True, description="Export spans (false: OTEL_TRACES_EXPORTER=none).")
+    metrics: bool = Field(default=True, description="Export metrics (false: OTEL_METRICS_EXPORTER=none).")
+    traces_sampler: _SAMPLERS = Field(
+        default="parentbased_always_on", description="Which calls' spans are recorded and exported."
+    )
+    traces_sampler_arg: float | None = Field(
+        default=None, ge=0, le=1, description="The ratio of the traceidratio samplers (default 1.0)."
+    )
+    max_queue_size: int = Field(
+        default=2048, ge=1, le=1_000_000, description="Ended spans held for export; beyond it, dropped."
+    )
+    max_export_batch_size: int = Field(default=512, ge=1, le=100_000, description="Spans per export request.")
+    schedule_delay_s: float = Field(default=5.0, gt=0, le=3600, description="Longest wait between exports.")
+    metrics_interval_s: float = Field(default=60.0, gt=0, le=86_400, description="Between metric exports.")
+    consumer_labels: list[_ConsumerLabel] = Field(
+        default_factory=lambda: list[_ConsumerLabel](["tenant"]),
+        description="Who-called labels of the per-consumer call series ([] leaves them out).",
+    )
+    consumer_label_values_max: int = Field(
+        default=100, ge=1, le=100_000, description="Distinct values per consumer label; later ones: (other)."
+    )
+
+    @model_validator(mode="after")
+    def _batch_fits_queue(self) -> TelemetrySettings:
+        if self.max_export_batch_size > self.max_queue_size:
+            raise ValueError("max_export_batch_size must not exceed max_queue_size")
+        return self
+
+    @property
+    def traces_url(self) -> str | None:
+        return self.otlp_traces_endpoint or _signal_url(self.otlp_endpoint, "v1/traces")
+
+    @property
+    def metrics_url(self) -> str | None:
+        return self.otlp_metrics_endpoint or _signal_url(self.otlp_endpoint, "v1/metrics")
+
+
+def _signal_url(base: str | None, path: str) -> str | None:
+    return None if base is None else base.rstrip("/") + "/" + path
 
 
 class IssuerSettings(_Section):
@@ -567,6 +641,7 @@ class Settings(_Section):
         default_factory=list, description="Downstream MCP servers served behind the gateway."
     )
     organs: OrganSettings = Field(default_factory=OrganSettings)
+    telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
 
     @model_validator(mode="after")
     def _unique_server_names(self) -> Settings:
@@ -591,24 +666,28 @@ def load_settings(
     explicit = config_path is not None or f"{ENV_PREFIX}CONFIG" in env
     path = Path(config_path or env.get(f"{ENV_PREFIX}CONFIG") or DEFAULT_CONFIG_FILE)
     data: dict[str, Any] = {}
-    source = str(path)
+    source = str(path) if path.exists() else "settings"
     if path.exists():
         data = _read_file(path)
     elif explicit:
         raise ConfigError([f"{path}: config file not found (given by --config or COLONNADE_CONFIG)"])
     problems: list[str] = []
+    from_env: dict[str, tuple[str, ...]] = {}  # variable name -> the setting path it sets
+    otel_origins = _apply_otel_environment(data, env)
     for key, raw in sorted(env.items()):
         name = key[len(ENV_PREFIX) :]
         if not key.startswith(ENV_PREFIX) or name in _NOT_SETTINGS or name.startswith(_SECRET_PREFIX):
             continue
         dotted = name.lower().split("__")
+        from_env[key] = tuple(dotted)
         _set_path(data, dotted, _env_value(raw))
+    from_env.update(otel_origins)  # after COLONNADE_* ones, which win over them
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
         for err in exc.errors():
             key = ".".join(str(p) for p in err["loc"])
-            origin = _origin(key, env, source)
+            origin = _origin(tuple(str(p) for p in err["loc"]), from_env, source)
             problems.append(f"{origin}: {key}: {_expected(err)}")
         raise ConfigError(problems) from None
 
@@ -659,9 +738,70 @@ def _set_path(data: dict[str, Any], keys: list[str], value: Any) -> None:
     node[keys[-1]] = value
 
 
-def _origin(key: str, env: Mapping[str, str], source: str) -> str:
-    env_name = ENV_PREFIX + key.upper().replace(".", "__")
-    return f"environment {env_name}" if env_name in env else source
+def _origin(loc: tuple[str, ...], from_env: Mapping[str, tuple[str, ...]], source: str) -> str:
+    """The variable that set the setting at `loc` or something below it (`COLONNADE_SERVR__PORT` for
+    the unknown `servr`), else the config file."""
+    for name, path in from_env.items() if loc else ():
+        if path[: len(loc)] == loc or loc[: len(path)] == path:
+            return f"environment {name}"
+    return source
+
+
+# The OpenTelemetry SDK's standard variables and the telemetry settings they set (milliseconds become
+# seconds, `key=value,...` lists become maps); COLONNADE_TELEMETRY__* variables still win over them.
+_OTEL_VARIABLES = {
+    "OTEL_EXPORTER_OTLP_ENDPOINT": "telemetry.otlp_endpoint",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "telemetry.otlp_traces_endpoint",
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "telemetry.otlp_metrics_endpoint",
+    "OTEL_EXPORTER_OTLP_PROTOCOL": "telemetry.otlp_protocol",
+    "OTEL_EXPORTER_OTLP_HEADERS": "telemetry.otlp_headers",
+    "OTEL_EXPORTER_OTLP_TIMEOUT": "telemetry.otlp_timeout_s",
+    "OTEL_SERVICE_NAME": "telemetry.service_name",
+    "OTEL_RESOURCE_ATTRIBUTES": "telemetry.resource_attributes",
+    "OTEL_TRACES_EXPORTER": "telemetry.traces",
+    "OTEL_METRICS_EXPORTER": "telemetry.metrics",
+    "OTEL_TRACES_SAMPLER": "telemetry.traces_sampler",
+    "OTEL_TRACES_SAMPLER_ARG": "telemetry.traces_sampler_arg",
+    "OTEL_BSP_MAX_QUEUE_SIZE": "telemetry.max_queue_size",
+    "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "telemetry.max_export_batch_size",
+    "OTEL_BSP_SCHEDULE_DELAY": "telemetry.schedule_delay_s",
+    "OTEL_METRIC_EXPORT_INTERVAL": "telemetry.metrics_interval_s",
+}
+_OTEL_MILLISECONDS = {"OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_BSP_SCHEDULE_DELAY", "OTEL_METRIC_EXPORT_INTERVAL"}
+_OTEL_LISTS = {"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_RESOURCE_ATTRIBUTES"}
+_OTEL_EXPORTERS = {"OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER"}
+
+
+def _apply_otel_environment(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """The standard OTEL_* variables over the file's `telemetry:` keys; OTEL_SDK_DISABLED turns export off.
+
+    Returns which variable set which setting, so a bad value is blamed on its variable.
+    """
+    origins: dict[str, tuple[str, ...]] = {}
+    for name, key in _OTEL_VARIABLES.items():
+        raw = env.get(name, "").strip()
+        if raw:
+            _set_path(data, key.split("."), _otel_value(name, raw))
+            origins[name] = tuple(key.split("."))
+    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        _set_path(data, ["telemetry", "traces"], False)
+        _set_path(data, ["telemetry", "metrics"], False)
+        origins["OTEL_SDK_DISABLED"] = ("telemetry",)
+    return origins
+
+
+def _otel_value(name: str, raw: str) -> Any:
+    if name in _OTEL_LISTS:
+        pairs = (item.partition("=") for item in raw.split(",") if item.strip())
+        return {unquote(k).strip(): unquote(v).strip() for k, _, v in pairs}
+    if name in _OTEL_EXPORTERS:
+        return raw.lower() != "none" if raw.lower() in ("none", "otlp") else raw
+    if name in _OTEL_MILLISECONDS:
+        try:
+            return float(raw) / 1000
+        except ValueError:
+            return raw
+    return raw
 
 
 def server_definition_problems(exc: ValidationError) -> list[str]:

@@ -11,8 +11,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from colonnade.adapters.checksum import digest_problem
 from colonnade.adapters.http import HttpAdapter
+from colonnade.adapters.http.checksum import digest_problem
 from colonnade.adapters.outcome import OutcomeKind
 from colonnade.catalog.http_binding import HttpBinding
 from tests.support.loopback import serve_in_thread

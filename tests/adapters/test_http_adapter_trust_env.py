@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from colonnade.adapters.http import HttpAdapter
-from colonnade.adapters.http_session import tls_context
+from colonnade.adapters.http.session import tls_context
 from colonnade.adapters.outcome import MISCONFIGURED, AdapterOutcome, OutcomeKind
 from colonnade.catalog.http_binding import HttpBinding, ParamLocation, ParamSpec
 from tests.adapters.conftest import Run, backend_app

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from colonnade.adapters.http import HttpAdapter
-from colonnade.adapters.http_tools import HttpTools
+from colonnade.adapters.http.tools import HttpTools
 from colonnade.adapters.outcome import (
     MALFORMED,
     TIMEOUT,

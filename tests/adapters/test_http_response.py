@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from multidict import CIMultiDict
 
-from colonnade.adapters.http_response import (
+from colonnade.adapters.http.response import (
     BackendAnswer,
     backend_message,
     outcome_from_response,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import mcp_types as types
 
-from colonnade.adapters.mcp_in_flight import InFlight
-from colonnade.adapters.mcp_relay import Relay
+from colonnade.adapters.mcp.in_flight import InFlight
+from colonnade.mcp_relay.relay import Relay
 
 
 class _Askable(Relay):

@@ -6,7 +6,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from colonnade.adapters.mcp_outcomes import error_outcome, result_outcome
+from colonnade.adapters.mcp.outcomes import error_outcome, result_outcome
 from colonnade.adapters.outcome import OutcomeKind
 from colonnade.calls.call_errors import REGISTRY
 

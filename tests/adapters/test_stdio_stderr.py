@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from colonnade.adapters.stdio_stderr import StderrTail
+from colonnade.adapters.mcp.stdio_stderr import StderrTail
 
 SAYS = "import sys; sys.stderr.write('starting\\n\\nERROR: FOO_API_KEY is not set'); sys.exit(3)"
 

@@ -342,3 +342,20 @@ async def test_async_listeners_hear_changes_made_in_other_threads(crm: Contract)
 
     assert threads == [threading.get_ident()]
     assert len(catalog) == 12
+
+
+def test_a_dotted_name_resolves_by_its_readable_wire_name_and_a_twin_is_refused() -> None:
+    """`.` reads as `_` on the wire: the catalog knows which tool holds the name, and refuses a
+    second tool that would meet it there (the collision check)."""
+    from colonnade.catalog.naming import to_wire
+
+    dotted = source_tool("acme:files:read.file", wire=to_wire("acme:files:read.file"))
+    catalog = Catalog()
+    catalog.add_tools("files", [dotted])
+    found = catalog.get("acme__files__read_file")
+    assert found is not None and found.canonical_name == "acme:files:read.file"
+    twin = source_tool("acme:files:read_file", wire=to_wire("acme:files:read_file"))
+    with pytest.raises(WireNameCollision) as collision:
+        catalog.add_tools("files", [dotted, twin])
+    met = (collision.value.existing, collision.value.incoming)
+    assert met == ("acme:files:read.file", "acme:files:read_file")

@@ -51,7 +51,7 @@ def test_names_schemas_and_binding_of_a_projected_tool() -> None:
     settings = server(tenant="acme", call_timeout_s=7)
     (projected,) = project_server_tools(settings, [tool("read.file", read_only_hint=True)], version="2.1.0")
     assert projected.canonical_name == "acme:files:read.file"
-    assert projected.wire_name == "acme__files__read-_2e-file"
+    assert projected.wire_name == "acme__files__read_file"
     assert projected.input_schema == {"type": "object", "properties": {"path": {"type": "string"}}}
     assert projected.output_schema == {"type": "object"}
     assert (projected.version, projected.source, projected.adapter) == ("2.1.0", "mcp", "mcp")

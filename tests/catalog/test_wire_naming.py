@@ -1,4 +1,5 @@
-"""Canonical <-> wire names: readable in the common case, reversible and collision-free always."""
+"""Canonical <-> wire names: readable in the common case, reversible always; the one meeting place
+(a `.` written as `_` in the strict profile) is caught by the registry's collision check."""
 
 from __future__ import annotations
 
@@ -43,8 +44,8 @@ CANONICAL = st.one_of(
         ("acme:crm:search_customers", "acme__crm__search_customers", "acme.crm.search_customers"),
         ("acme-corp:crm-v2:list-items", "acme-corp__crm-v2__list-items", "acme-corp.crm-v2.list-items"),
         ("acme:crm:getCustomer_v2", "acme__crm__getCustomer_v2", "acme.crm.getCustomer_v2"),
-        ("acme:crm:v1.search", "acme__crm__v1-_2e-search", "acme.crm.v1-_2e-search"),
         ("acme:crm:x__y", "acme__crm__x_-_5f-y", "acme.crm.x__y"),
+        ("acme:crm:.hidden", "acme__crm__-_2e-hidden", "acme.crm.-_2e-hidden"),  # no `_` at an edge
         ("acme:crm:_private", "acme__crm__-_5f-private", "acme.crm._private"),
         ("acme:crm:a-_b", "acme__crm__a--_5f-b", "acme.crm.a--_5f-b"),
         ("acme:crm:a:b", "acme__crm__a-_3a-b", "acme.crm.a-_3a-b"),
@@ -56,6 +57,41 @@ def test_known_names(canonical: str, strict: str, mcp: str) -> None:
     assert to_wire(canonical, "mcp") == mcp
     assert from_wire(strict, "strict") == canonical
     assert from_wire(mcp, "mcp") == canonical
+
+
+@pytest.mark.parametrize(
+    ("canonical", "strict", "mcp"),
+    [
+        ("acme:vault:sim.search", "acme__vault__sim_search", "acme.vault.sim-_2e-search"),
+        ("acme:crm:v1.search", "acme__crm__v1_search", "acme.crm.v1-_2e-search"),
+        ("acme:crm:a.b.c", "acme__crm__a_b_c", "acme.crm.a-_2e-b-_2e-c"),
+        ("acme:crm:a..b", "acme__crm__a_-_2e-b", "acme.crm.a-_2e--_2e-b"),  # a second `_` would blur `__`
+    ],
+)
+def test_a_dot_reads_as_an_underscore_in_the_strict_profile(canonical: str, strict: str, mcp: str) -> None:
+    assert to_wire(canonical) == strict
+    assert to_wire(canonical, "mcp") == mcp  # `.` is the mcp profile's separator: escaped there
+    registry = WireNames()
+    assert registry.add(canonical) == strict and registry.canonical(strict) == canonical
+
+
+def test_a_dotted_and_an_underscored_name_meet_and_the_registry_says_so() -> None:
+    registry = WireNames()
+    registry.add("acme:vault:similarity.search")
+    with pytest.raises(WireNameCollision) as caught:
+        registry.add("acme:vault:similarity_search")
+    assert (caught.value.wire, caught.value.existing) == (
+        "acme__vault__similarity_search",
+        "acme:vault:similarity.search",
+    )
+    assert "rename one of the tools" in caught.value.fix
+
+
+def _meets(decoded: str, canonical: str) -> bool:
+    """`decoded` is `canonical` with some `.` read as `_` (the strict profile's readable dots)."""
+    return len(decoded) == len(canonical) and all(
+        a == b or (b == "." and a == "_") for a, b in zip(decoded, canonical, strict=True)
+    )
 
 
 @given(KEBAB, KEBAB, TOOL_NAME)
@@ -71,6 +107,10 @@ def test_plain_contract_names_stay_readable(tenant: str, api: str, tool: str) ->
         assert len(wire) == 64 and "-_-" in wire
         assert readable.startswith(wire[: wire.index("-_-")])
     readable_mcp = f"{tenant}.{api}.{tool.replace('.', '-_2e-')}"
+    dotted = "." in tool and "__" not in tool and "-_" not in tool and tool[0] not in "._"
+    dotted = dotted and tool[-1] not in "._" and ".." not in tool and "._" not in tool and "_." not in tool
+    if dotted and len(f"{tenant}__{api}__{tool}") <= 64:
+        assert to_wire(f"{tenant}:{api}:{tool}") == f"{tenant}__{api}__{tool.replace('.', '_')}"
     if "-_" not in tool and "._" not in tool and len(readable_mcp) <= 128:
         assert to_wire(f"{tenant}:{api}:{tool}", "mcp") == readable_mcp
 
@@ -81,10 +121,14 @@ def test_wire_names_match_the_profile_and_reverse(canonical: str) -> None:
     for profile in PROFILES:
         wire = to_wire(canonical, profile)
         assert wire_name_pattern(profile).match(wire)
+        decoded = from_wire(wire, profile)
         if "-_-" in wire:
-            assert from_wire(wire, profile) is None
-        else:
-            assert from_wire(wire, profile) == canonical
+            assert decoded is None
+        elif profile == "mcp" or "." not in canonical:
+            assert decoded == canonical
+        else:  # a `.` may read as `_`: the same name but for those, and it encodes to this wire
+            assert decoded is not None and _meets(decoded, canonical), (decoded, canonical)
+            assert to_wire(decoded, profile) == wire
 
 
 @settings(max_examples=400)
@@ -101,6 +145,8 @@ def test_every_wire_name_stands_for_at_most_one_canonical_name(wire: str) -> Non
 def test_a_registry_of_many_names_has_no_collisions_and_resolves_all(names: list[str]) -> None:
     for profile in PROFILES:
         registry = WireNames(profile)
+        if profile == "strict":  # names that differ only by `.` for `_` meet: the collision check
+            names = list({to_wire(name): name for name in names}.values())
         wires = [registry.add(name) for name in names]
         assert len(set(wires)) == len(names)
         assert all(registry.canonical(w) == n for w, n in zip(wires, names, strict=True))

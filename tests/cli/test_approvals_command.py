@@ -11,9 +11,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from colonnade.calls.approvals import ApprovalDesk, CallFacts
 from colonnade.cli import app
 from colonnade.config import Settings
-from colonnade.governance.approvals import ApprovalDesk, CallFacts
 from colonnade.governance.principal import Principal, PrincipalKind
 from colonnade.runtime.governance import approval_signer
 from colonnade.store import create_store_engine, migrate_engine

@@ -112,3 +112,13 @@ async def test_token_mint_makes_a_token_the_dev_issuer_verifies(
     assert isinstance(verified, VerifiedToken), verified
     assert verified.claims["persona"] == "developer" and "colonnade:catalog:write" in verified.claims["scope"]
     assert "unknown persona" in _run(workspace, "token", "mint", "--sub", "x", "--persona", "root", code=2)
+
+
+def test_a_developer_key_without_a_team_is_warned_about_at_creation(workspace: dict[str, str]) -> None:
+    args = ["keys", "create", "--owner", "dev", "--persona", "developer", "--tenant", "acme"]
+    bare = CliRunner().invoke(app, args, env=workspace)
+    assert bare.exit_code == 0, bare.output
+    assert "warning: a developer sees only the APIs its team owns" in bare.stderr
+    assert "--team TEAM" in bare.stderr
+    teamed = CliRunner().invoke(app, [*args, "--team", "team-a"], env=workspace)
+    assert teamed.exit_code == 0 and "warning" not in teamed.stderr, teamed.stderr

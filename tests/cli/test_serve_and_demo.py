@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -134,6 +135,28 @@ def test_serve_names_the_servers_whose_tools_are_still_coming(tmp_path: Path) ->
     )
 
 
+def test_the_start_banner_names_a_typo_in_a_server_s_tools_override(tmp_path: Path) -> None:
+    """Once the server is ready, the banner's follow-up says what `tools:` got wrong."""
+    command = str(Path(sys.executable).with_name("mcp-server-time"))
+    typo = {"convert_tim": {"requires_human_approval": True}}
+    servers = [{"name": "time", "transport": "stdio", "command": command, "tools": typo}]
+    port = free_port()
+    log = tmp_path / "serve.log"
+    env = _env(tmp_path, COLONNADE_SERVERS=json.dumps(servers))
+    proc = start_process([str(COLONNADE), "serve", "--port", str(port)], log, cwd=tmp_path, env=env)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/readyz", proc, log=log)
+        deadline = time.monotonic() + 60
+        while "MCP server ready" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    shown = log.read_text()
+    assert "  default/time: MCP server ready, 2 tools" in shown, shown
+    assert "    warning: tools.convert_tim names no tool of the server; did you mean 'convert_time'?" in shown
+
+
 def test_serve_names_what_a_served_draft_still_needs(tmp_path: Path) -> None:
     draft = tmp_path / "pets.yaml"
     imported = _run(
@@ -186,6 +209,7 @@ def test_make_run_passes_its_ports_on() -> None:
     moved = demo_line("PORT=9765", "BACKEND_PORT=9766")
     assert moved == ".venv/bin/colonnade demo --port 9765 --backend-port 9766"
     assert demo_line() == ".venv/bin/colonnade demo"  # no port given: the config decides
+    assert demo_line("KEEP_DATA=1") == ".venv/bin/colonnade demo   --keep-data"
 
 
 def _demo(tmp_path: Path, log: Path, env: dict[str, str], *args: str) -> subprocess.Popen[bytes]:
@@ -193,6 +217,7 @@ def _demo(tmp_path: Path, log: Path, env: dict[str, str], *args: str) -> subproc
 
 
 def test_demo_follows_the_configured_port_and_reruns_with_another_backend_port(tmp_path: Path) -> None:
+    """The second run also starts the demo's records again from the seed: run 0 voids INV-2003."""
     gateway_port = free_port()
     env = _env(tmp_path, COLONNADE_SERVER__PORT=str(gateway_port))
     for run, backend_port in enumerate((free_port(), free_port())):
@@ -200,6 +225,10 @@ def test_demo_follows_the_configured_port_and_reruns_with_another_backend_port(t
         proc = _demo(tmp_path, log, env, "--backend-port", str(backend_port))
         try:
             wait_http(f"http://127.0.0.1:{gateway_port}/readyz", proc, log=log)
+            invoice = f"http://127.0.0.1:{backend_port}/invoices/INV-2003"
+            assert httpx2.get(invoice).json()["status"] == "open", f"run {run}: the seed's state"
+            voided = httpx2.post(f"{invoice}/void", json={"reason": "Replaced by a corrected invoice"})
+            assert voided.json()["status"] == "void"
             # 11 contract tools, 4 functions of the vault organ and 2 pathways
             assert httpx2.get(f"http://127.0.0.1:{gateway_port}/readyz").json()["tools"] == 17
             token = (tmp_path / "data" / "demo-token").read_text().strip()  # requests need a credential
@@ -272,3 +301,51 @@ def test_a_host_that_does_not_resolve_points_at_the_host_setting(tmp_path: Path)
     line = _one_error_line(run)
     assert "the host 'nohost.invalid' does not resolve" in line
     assert "choose another with --host, server.host in colonnade.yaml or COLONNADE_SERVER__HOST" in line
+
+
+@pytest.mark.parametrize("keep_data", [False, True])
+def test_the_demo_s_records_start_from_the_seed_unless_kept(tmp_path: Path, keep_data: bool) -> None:
+    from colonnade.cli.demo import _fresh_demo_dir
+
+    records = [tmp_path / name for name in ("demo_backend.db", "demo_backend.db-wal", "vault/vault.db")]
+    store = tmp_path / "colonnade.db"
+    for path in [*records, store]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("earlier run")
+    _fresh_demo_dir(tmp_path, keep_data=keep_data)
+    assert [path.exists() for path in records] == [keep_data] * len(records)
+    assert not store.exists()  # the contract store is always fresh (its contracts are regenerated)
+
+
+def test_commands_run_beside_the_demo_follow_its_port_and_store(tmp_path: Path) -> None:
+    """`make run PORT=...`, then `status`, `tools list`, `audit verify`, `keys list` with no settings:
+    they find the demo's address (data_dir/demo.json) and its store (data_dir/demo/)."""
+    port, env = free_port(), _env(tmp_path)
+    log = tmp_path / "demo.log"
+    proc = _demo(tmp_path, log, env, "--port", str(port), "--backend-port", str(free_port()))
+    try:
+        wait_http(f"http://127.0.0.1:{port}/readyz", proc, log=log)
+        address = json.loads((tmp_path / "data" / "demo.json").read_text())
+        assert address["base_url"] == f"http://127.0.0.1:{port}"
+        status = _run(["status"], env, tmp_path)
+        assert status.returncode == 0, status.stderr
+        listed = _run(["tools", "list"], env, tmp_path)
+        assert listed.returncode == 0 and "acme:crm:get_customer" in listed.stdout, listed.stderr
+        token = (tmp_path / "data" / "demo-token").read_text().strip()
+        called = httpx2.post(
+            f"http://127.0.0.1:{port}/v1/calls",
+            json={"tool_id": "acme:crm:get_customer", "input": {"customer_id": "C-1001"}},
+            headers={"authorization": f"Bearer {token}"},
+        ).json()
+        assert called["status"] == "success", called
+        verified = _run(["audit", "verify"], env, tmp_path)
+        assert verified.returncode == 0, verified.stderr
+        assert "intact: 0 records" not in verified.stdout, verified.stdout
+        assert f"the demo's store: {tmp_path / 'data' / 'demo'}" in verified.stderr
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0, log.read_text()
+    assert not (tmp_path / "data" / "demo.json").exists()  # gone with the demo: no stale address
+    after = _run(["keys", "list"], env, tmp_path)  # a stopped demo's store is named, not written to
+    assert after.returncode == 0 and "the demo's store" not in after.stderr, after.stderr
+    assert "the demo (make run) keeps its own store: run this with COLONNADE_DATA_DIR=" in after.stdout

@@ -92,7 +92,7 @@ def test_void_an_invoice_over_rest(demo: Demo) -> None:
 def test_the_cli_approves_on_the_demo_database_the_banner_names(demo: Demo) -> None:
     """The operator commands read data_dir's database; the banner says which one the demo uses."""
     (line,) = [line for line in demo.log.read_text().splitlines() if "Operator commands" in line]
-    setting = line.split("database: ", 1)[1].split()[0]
+    setting = line.split("from elsewhere: ", 1)[1].split()[0]
     name, _, data_dir = setting.partition("=")
     assert name == "COLONNADE_DATA_DIR" and Path(data_dir) == demo.data_dir / "demo"
     line_item = {"description": "Setup", "quantity": 1, "unit_price_cents": 5000}

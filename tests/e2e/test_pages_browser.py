@@ -17,7 +17,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from tests.support import browser as browser_support
-from tests.support.browser import chromium
+from tests.support.browser import chromium, png_size
 from tests.support.governed import Governed, governed_gateway
 from tests.support.loopback import serve_in_thread
 
@@ -37,9 +37,13 @@ def browser() -> Iterator[Browser]:
     yield from chromium()
 
 
+WINDOW = {"width": 1280, "height": 800}
+"""A laptop's browser window: the pages must fit its width (a full-page screenshot is no wider)."""
+
+
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context()
+    context = browser.new_context(viewport=WINDOW)
     try:
         yield context.new_page()
     finally:
@@ -130,13 +134,35 @@ def test_an_approver_approves_a_pending_call_and_it_runs(page: Page, governed: G
     assert "user:alice" in card.inner_text()
     assert drops(governed, "B-1") == 0
 
-    card.locator('input[aria-label="comment to approve"]').fill("old test item, fine")
+    assert card.locator('input[name="comment"]').count() == 1
+    run_now = card.locator('input[name="run"]')
+    assert not run_now.is_checked()  # one click on Approve never runs a destructive call
+    card.locator('input[name="comment"]').fill("old test item, fine")
+    run_now.check()
     card.locator("button.approve").click()
+    assert page.url == f"{governed.base_url}/ui/approvals/{approval}?done=ran"  # redirected after the post
     assert "The call ran: success" in page.inner_text("#call-result")
+    assert '"status": "success"' in page.inner_text("#call-envelope")
     decided = page.locator(f'section[data-approval="{approval}"]')
     assert decided.get_attribute("data-state") == "used"
     assert "old test item, fine" in decided.inner_text()
     assert drops(governed, "B-1") == 1
+    shot = page.screenshot(full_page=True)
+    assert png_size(shot)[0] == WINDOW["width"]  # no sideways scroll
+    envelope = page.locator("#call-envelope").bounding_box()
+    assert envelope is not None and envelope["height"] > 40 and envelope["x"] + envelope["width"] <= 1280
+    page.reload()  # the page after the redirect: reloading it posts nothing again
+    assert drops(governed, "B-1") == 1
+
+
+def test_approving_without_ticking_run_runs_nothing(page: Page, governed: Governed) -> None:
+    approval = ask_for_a_drop(governed, "B-3")
+    log_in(page, governed, governed.token("admin", sub="bob"))
+    page.goto(f"{governed.base_url}/ui/approvals")
+    page.locator(f'section[data-approval="{approval}"] button.approve').click()
+    assert page.url == f"{governed.base_url}/ui/approvals/{approval}?done=approved"
+    assert page.locator(f'section[data-approval="{approval}"]').get_attribute("data-state") == "approved"
+    assert page.locator("#call-result").count() == 0 and drops(governed, "B-3") == 0
 
 
 def test_an_approver_denies_a_pending_call_and_nothing_runs(page: Page, governed: Governed) -> None:
@@ -144,13 +170,42 @@ def test_an_approver_denies_a_pending_call_and_nothing_runs(page: Page, governed
     log_in(page, governed, governed.token("admin", sub="bob"))
     page.goto(f"{governed.base_url}/ui/approvals")
     card = page.locator(f'section[data-approval="{approval}"]')
-    card.locator('input[aria-label="comment to deny"]').fill("not this one")
+    card.locator('input[name="comment"]').fill("not this one")
     card.locator("button.deny").click()
+    assert page.url == f"{governed.base_url}/ui/approvals/{approval}?done=denied"
     assert page.inner_text("#notice") == "Denied."
+    assert "not this one" in page.inner_text(f'section[data-approval="{approval}"]')
     assert page.locator(f'section[data-approval="{approval}"]').get_attribute("data-state") == "denied"
     page.goto(f"{governed.base_url}/ui/approvals")
     assert page.locator(f'section[data-approval="{approval}"]').count() == 0  # no longer pending
     assert drops(governed, "B-2") == 0
+
+
+def test_the_audit_page_fits_a_1280_px_window_with_details_folded(page: Page, governed: Governed) -> None:
+    """Approval records carry long details: folded, in readable columns, and nothing scrolls sideways."""
+    approval = ask_for_a_drop(governed, "B-audit")
+    log_in(page, governed, governed.token("admin", sub="bob"))
+    page.goto(f"{governed.base_url}/ui/approvals/{approval}")
+    page.locator(f'section[data-approval="{approval}"] input[name="run"]').check()
+    page.locator(f'section[data-approval="{approval}"] button.approve').click()
+    page.goto(f"{governed.base_url}/ui/audit")
+    rows = page.locator("#audit tbody tr")
+    assert page.locator('#audit tr[data-kind="approval.approve"]').count() >= 1
+    shot = page.screenshot(full_page=True)
+    width, height = png_size(shot)
+    assert width == WINDOW["width"], f"the audit page is {width} px wide in a {WINDOW['width']} px window"
+    scroll = page.evaluate("document.documentElement.scrollWidth")
+    assert scroll <= WINDOW["width"], scroll
+    tallest = max(box["height"] for box in (rows.nth(i).bounding_box() for i in range(rows.count())) if box)
+    assert tallest < 90, f"a row is {tallest:.0f} px tall: its details should be folded"
+    folded = page.locator('#audit tr[data-kind="approval.approve"] details.details').first
+    assert folded.count() == 1 and folded.get_attribute("open") is None
+    assert not folded.locator("pre").is_visible()
+    folded.locator("summary").click()  # unfolded on demand, still within the window
+    assert folded.get_attribute("open") is not None and folded.locator("pre").is_visible()
+    assert folded.locator("pre").inner_text().lstrip().startswith("{")
+    assert page.evaluate("document.documentElement.scrollWidth") <= WINDOW["width"]
+    assert height > 0
 
 
 def test_without_chromium_the_browser_tests_skip_and_say_why(

@@ -109,3 +109,26 @@ def test_idempotency_key_travels_as_a_header(client: httpx2.Client, operations: 
     first, second = client.send(request), client.send(request)
     assert second.json()["id"] == first.json()["id"]
     assert second.headers["idempotent-replayed"] == "true"
+
+
+DOCUMENTED_ACTIONS = (
+    # docs/approvals.md and docs/rest-api.md void INV-2001; docs/approvals.md's MCP walkthrough and
+    # docs/pages.md void INV-2003; then every write/destructive example of the contracts runs too.
+    ("POST", "/invoices/INV-2001/void", {"reason": "Issued in error"}),
+    ("POST", "/invoices/INV-2003/void", {"reason": "Replaced by a corrected invoice"}),
+)
+
+
+def test_read_examples_still_hold_after_the_documented_walkthroughs(
+    launch: Callable[..., str], assert_conforms: Conforms
+) -> None:
+    """A user who followed the docs runs `colonnade smoke` again: its read examples must still pass."""
+    with httpx2.Client(base_url=launch(), timeout=10.0) as http:
+        for method, path, body in DOCUMENTED_ACTIONS:
+            assert http.request(method, path, json=body).is_success, path
+        for param in CHANGING_EXAMPLES:
+            operation, example = param.values
+            http.send(build_request(http, operation, example.input))
+        for param in QUIET_EXAMPLES:
+            operation, example = param.values
+            run_example(http, operation, example, assert_conforms)

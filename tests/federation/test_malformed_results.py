@@ -1,8 +1,9 @@
 """A downstream server's `tools/call` answer that is not a valid result ends the same way on every path.
 
 The fault server answers its malformed tools (`fault_server.MALFORMED`) past the SDK's own check of
-a handler's result; the gateway reaches it over HTTP (the direct path of both eras, and the SDK's
-path for a caller that listens for progress) and over stdio (the SDK's path, in both eras). On
+a handler's result; the gateway reaches it over HTTP (the direct path at 2026-07-28, and the SDK's
+path for a handshake-era session or a caller that listens for progress) and over stdio (the SDK's
+path, in both eras). On
 `/mcp`, on `/servers/{name}/mcp`, for clients of both protocol eras and over REST, the caller gets
 a typed result with one code per fault, and the audit log records a failure.
 """

@@ -118,6 +118,16 @@ def test_the_cli_lists_servers_and_the_gateways_status(admin: Federation) -> Non
     assert code == 0 and "Colonnade" in output and "time" in output
 
 
+def test_the_cli_search_ranks_a_federated_servers_tools(admin: Federation) -> None:
+    """`tools search` asks the running gateway, so a downstream server's tools are ranked too."""
+    code, output = cli("tools", "search", "convert a time to another timezone", "--url", admin.base, "--json")
+    assert code == 0, output
+    ranking = json.loads(output)
+    assert ranking["ranked_by"].startswith(f"the gateway at {admin.base}")
+    top = ranking["tools"][0]
+    assert top["canonical_name"].endswith(":convert_time") and top["wire_name"].endswith("convert_time")
+
+
 def test_the_cli_adds_and_removes_a_server(admin: Federation, tmp_path: Path) -> None:
     code, output = cli(
         "servers", "add", "clock", "--command", str(BIN / "mcp-server-time"), "--url", admin.base
@@ -184,6 +194,10 @@ def test_settings_that_name_no_tool_of_the_server_are_reported(admin: Federation
         assert "tools.convert_tim names no tool of the server" in admin.log.read_text()
         code, out = cli("servers", "status", "typos", "--url", admin.base)
         assert code == 0 and "did you mean 'convert_time'?" in out, out
+        code, listed = cli("servers", "list", "--url", admin.base)
+        assert code == 0 and (
+            "warning: server typos: tools.convert_tim names no tool of the server; did you mean" in listed
+        ), listed
         assert httpx2.get(f"{admin.base}/v1/servers/time", timeout=10).json()["warnings"] == []
     finally:
         httpx2.delete(f"{admin.base}/v1/servers/typos", timeout=30)

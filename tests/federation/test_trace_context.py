@@ -2,8 +2,8 @@
 
 The fault server's `meta` tool answers the `_meta` its request arrived with. With a span current,
 the request carries W3C `traceparent` (the adapter's span for the call, in the caller's trace) on
-the direct path of both eras (an HTTP server, and its handshake-era twin) and on the SDK's path
-(a caller that listens for progress; a stdio server). A gateway that records no spans creates none
+the direct path (an HTTP server at 2026-07-28) and on the SDK's path (its handshake-era twin,
+a caller that listens for progress, a stdio server). A gateway that records no spans creates none
 and sends none, and a caller's own `traceparent` then reaches the server as it was sent.
 """
 
@@ -22,14 +22,14 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Tracer
 
-from colonnade.adapters.mcp_pool import McpPool
-from colonnade.adapters.mcp_relay import Relay, relaying
-from colonnade.adapters.mcp_tools import McpTools
-from colonnade.adapters.mcp_upstream import UpstreamState
+from colonnade.adapters.mcp.pool import McpPool
+from colonnade.adapters.mcp.tools import McpTools
+from colonnade.adapters.mcp.upstream import UpstreamState
 from colonnade.adapters.registry import Invocation
 from colonnade.catalog.mcp_projection import project_tool
 from colonnade.config import McpServerSettings
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK
+from colonnade.mcp_relay.relay import Relay
 from colonnade.observability.tracing import build_tracer_provider
 from tests.support.loopback import stop_process
 from tests.support.mcp_servers import fault_http, fault_stdio
@@ -82,9 +82,8 @@ class Proxy:
             profile="strict",
             version="1.0.0",
         )
-        invocation = Invocation(tool, {}, 10.0, ANONYMOUS_LOOPBACK, "call-1", "0" * 32)
-        with relaying(relay):
-            outcome = await self.tools.execute(invocation)
+        invocation = Invocation(tool, {}, 10.0, ANONYMOUS_LOOPBACK, "call-1", "0" * 32, channel=relay)
+        outcome = await self.tools.execute(invocation)
         assert outcome.ok, outcome
         return dict(outcome.body["meta"])
 
@@ -124,7 +123,7 @@ async def quiet(servers: Servers) -> AsyncIterator[Proxy]:
 def paths(servers: Servers) -> list[tuple[str, McpServerSettings, Relay]]:
     return [
         ("direct, 2026-07-28", servers.http, Relay()),
-        ("direct, handshake-era twin", servers.http, HandshakeCaller()),
+        ("SDK, handshake-era twin", servers.http, HandshakeCaller()),
         ("SDK, a caller that hears progress", servers.http, Relay(wants_progress=True)),
         ("SDK, handshake-era twin with progress", servers.http, HandshakeCaller(wants_progress=True)),
         ("SDK, stdio", servers.stdio, Relay()),

@@ -14,14 +14,19 @@ from pathlib import Path
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from colonnade.calls.approvals import ApprovalCoordinator
+from colonnade.calls.approvals import (
+    ApprovalCoordinator,
+    ApprovalDesk,
+    ApprovalSigner,
+    CallFacts,
+    TokenRefused,
+)
 from colonnade.calls.call import Call
 from colonnade.calls.envelope import CallRequest, CallStatus
 from colonnade.calls.manifest import Manifests
 from colonnade.calls.parking import ParkedCalls
 from colonnade.catalog.catalog import Catalog
 from colonnade.config import ApprovalSettings
-from colonnade.governance.approvals import ApprovalDesk, ApprovalSigner, CallFacts, TokenRefused
 from colonnade.governance.audit import AuditLog
 from colonnade.governance.personas import PERSONA_SCOPES, Persona
 from colonnade.governance.principal import Principal, PrincipalKind

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from colonnade.calls.approvals import ApprovalDesk
 from colonnade.calls.envelope import CallRequest, CallResult, CallStatus
 from colonnade.catalog.catalog import Catalog
 from colonnade.config import Settings
-from colonnade.governance.approvals import ApprovalDesk
 from colonnade.governance.personas import PERSONA_SCOPES, Persona
 from colonnade.governance.principal import Principal, PrincipalKind
 from colonnade.governance.refusals import ApprovalState

@@ -11,14 +11,13 @@ from typing import Any
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from colonnade.calls.approvals import ApprovalCoordinator
+from colonnade.calls.approvals import ApprovalCoordinator, ApprovalDesk, ApprovalSigner
 from colonnade.calls.call import Call
 from colonnade.calls.envelope import CallRequest, CallResult
 from colonnade.calls.manifest import Manifests
-from colonnade.calls.parking import ParkedCalls
+from colonnade.calls.parking import ParkedCalls, ParkReason
 from colonnade.catalog.catalog import Catalog
 from colonnade.config import ApprovalSettings
-from colonnade.governance.approvals import ApprovalDesk, ApprovalSigner
 from colonnade.governance.audit import AuditLog
 from colonnade.governance.personas import PERSONA_SCOPES, Persona
 from colonnade.governance.principal import Principal, PrincipalKind
@@ -37,6 +36,10 @@ def _person(name: str) -> Principal:
 
 
 ALICE, BOB, CAROL = _person("alice"), _person("bob"), _person("carol")
+ALICE_OF_GLOBEX = Principal(
+    PrincipalKind.USER, "alice", tenant="globex", persona="admin", scopes=PERSONA_SCOPES[Persona.ADMIN]
+)
+"""Another tenant's user with alice's id: the same principal key, not the same caller."""
 
 
 @pytest.fixture
@@ -89,6 +92,9 @@ async def test_a_round_is_taken_once_by_its_requester_for_the_same_call(
     # Refused without spending the round: another caller, other arguments, another approval's token.
     other, other_token = await _approved(coordinator, "I-2")
     assert _code(await _take(coordinator, _call("I-1", CAROL), round_token)) == "A-AUTH-APPROVAL-TOKEN"
+    assert (
+        _code(await _take(coordinator, _call("I-1", ALICE_OF_GLOBEX), round_token)) == "A-AUTH-APPROVAL-TOKEN"
+    )
     assert _code(await _take(coordinator, _call("I-3"), round_token)) == "A-AUTH-APPROVAL-ARGUMENTS"
     assert (
         _code(await _take(coordinator, _call("I-1", token=other_token), round_token))
@@ -105,7 +111,7 @@ async def test_a_round_is_taken_once_by_its_requester_for_the_same_call(
     assert audit is not None
     refused = [row.code for row in await audit.store.query(AuditFilter(kind="approval.refuse"), limit=50)]
     assert sorted(refused) == sorted(
-        ["A-AUTH-APPROVAL-TOKEN"] * 3 + ["A-AUTH-APPROVAL-ARGUMENTS", "A-AUTH-APPROVAL-REPLAY"]
+        ["A-AUTH-APPROVAL-TOKEN"] * 4 + ["A-AUTH-APPROVAL-ARGUMENTS", "A-AUTH-APPROVAL-REPLAY"]
     )
     used = await audit.store.query(AuditFilter(kind="approval.use"), limit=50)
     assert sum(1 for row in used if (row.details or {}).get("round") == "answer") == 1
@@ -136,3 +142,26 @@ async def test_a_round_ends_with_its_approvals_time(coordinator: ApprovalCoordin
     assert await coordinator.parked.sweep() >= 1
     resumed = await coordinator.parked.store.get(round_token)
     assert resumed is not None and resumed.state == "expired"
+
+
+async def test_the_parked_path_admits_only_the_requester_or_its_approver(
+    coordinator: ApprovalCoordinator,
+) -> None:
+    """Whoever calls the one resume path directly: a third party is refused (audited), the token kept."""
+    parked = await coordinator.park(_call("I-9"))
+    assert parked.pending is not None
+    approval_id = parked.pending.token
+    await coordinator.desk.approve(BOB, approval_id)
+    for intruder in (CAROL, ALICE_OF_GLOBEX):
+        refused = await coordinator.parked.resume(
+            approval_id, ParkReason.AWAITING_APPROVAL, call_id=None, principal=intruder
+        )
+        assert _code(refused) == "A-AUTH-RESUME-PRINCIPAL"
+    stored = await coordinator.parked.store.get(approval_id)
+    assert stored is not None and stored.state == "parked"
+    audit = coordinator.desk.audit
+    assert audit is not None
+    rows = await audit.store.query(AuditFilter(kind="approval.refuse"), limit=50)
+    assert [row.code for row in rows if row.details.get("approval_id") == approval_id] == [
+        "A-AUTH-RESUME-PRINCIPAL"
+    ] * 2

@@ -188,3 +188,39 @@ def test_a_call_its_schema_refuses_is_not_parked(governed: Governed) -> None:
     status, result = governed.call(alice, DROP, item_id="V-1", colour="red")
     assert (status, result["error"]["code"]) == (200, "I-REQ-SCHEMA")
     assert len(_get(governed, bob, "/v1/approvals?state=pending")[1]["approvals"]) == before
+
+
+def _documented() -> tuple[dict[str, set[str]], set[str]]:
+    """From docs/approvals.md: each route's answer keys, and the fields an approval reads as."""
+    import re
+
+    from tests.support.repo import ROOT
+
+    page = (ROOT / "docs" / "approvals.md").read_text(encoding="utf-8")
+    answers = {}
+    for route, answer in re.findall(r"^\| `((?:GET|POST) /v1/approvals[^`]*)`.*\| (`\{.*)\|$", page, re.M):
+        answers[route.split("[")[0]] = set(re.findall(r'"(\w+)":', answer))
+    fields = re.search(r"reads as `\{([^}]*)\}`", page, re.S)
+    assert fields is not None, "docs/approvals.md lost the fields of an approval"
+    return answers, {name.strip() for name in fields.group(1).split(",")}
+
+
+def test_the_answers_have_the_shape_docs_approvals_md_gives(governed: Governed) -> None:
+    answers, fields = _documented()
+    assert set(answers) == {
+        "GET /v1/approvals",
+        "GET /v1/approvals/{id}",
+        "POST /v1/approvals/{id}/approve",
+        "POST /v1/approvals/{id}/deny",
+        "POST /v1/approvals/{id}/resume",
+    }, answers
+    alice, bob = _people(governed)
+    approval = _ask(governed, alice, "H-shape")
+    listed = _get(governed, bob, "/v1/approvals")[1]
+    shown = _get(governed, bob, f"/v1/approvals/{approval}")[1]
+    decided = _post(governed, bob, f"/v1/approvals/{approval}/approve", run=True)[1]
+    assert set(listed) == answers["GET /v1/approvals"]
+    assert set(shown) == answers["GET /v1/approvals/{id}"]
+    assert set(decided) == answers["POST /v1/approvals/{id}/approve"]  # with run: the result too
+    assert set(shown["approval"]) == fields  # bob is not the requester: no token
+    assert set(decided["result"]) >= {"call_id", "status", "output", "metrics"}

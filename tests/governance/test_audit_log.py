@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from colonnade.governance.audit import AuditEvent, AuditLog, AuditUnavailable, EventKind, verify_chain
 from colonnade.governance.audit.chain import record_hash
+from colonnade.governance.audit.readers import AuditReach, chain_report, read_records
 from colonnade.store.audit_repo import AuditFilter, AuditStore
 
 KEY = b"k" * 32
@@ -40,6 +41,19 @@ async def test_appended_events_are_stored_in_one_verified_chain(engine: AsyncEng
         "acme:crm:t1",
         "acme:crm:t4",
     ]
+    await log.store.aclose()
+
+
+async def test_a_reader_reads_only_within_its_reach_whatever_its_filter_names(engine: AsyncEngine) -> None:
+    log = AuditLog(AuditStore(engine), KEY)
+    for n, tenant in enumerate(("acme", "globex", "acme")):
+        await log.append(_event(n, tenant=tenant))
+    asks_for_globex = AuditFilter(tenant="globex")
+    acme = await read_records(log, AuditReach("acme"), asks_for_globex, 10)
+    assert [(row.seq, row.tenant) for row in acme] == [(1, "acme"), (3, "acme")]
+    everything = await read_records(log, AuditReach(None), AuditFilter(), 2)
+    assert [row.seq for row in everything] == [2, 3]
+    assert (await chain_report(log)).records == 3
     await log.store.aclose()
 
 

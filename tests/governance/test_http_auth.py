@@ -173,3 +173,26 @@ async def test_the_official_client_authenticates_on_its_own(governed: Governed, 
         result = await client.call_tool("acme__items__read_item", {"item_id": "I-1"})
         assert result.is_error is False
     assert storage.tokens is not None  # the token came from the issuer, found by discovery
+
+
+@pytest.mark.parametrize(
+    ("authorization", "said"),
+    [
+        # the docs' own example key (docs/cli.md), copied with its "..."
+        ("Bearer col_3f9a0c1b2d4e_...", "in the key sent the secret has 3 characters, 3 of them outside"),
+        ("Bearer col_ABC_" + "x" * 43, "the id is not 12 characters of a-z and 0-9 (3 before"),
+        ("Bearer wrongtoken", "the credential sent (10 characters, 0 dots) is neither a JWT"),
+        ("Basic d3Jvbmc=", "the Authorization scheme 'basic' is not accepted"),
+    ],
+)
+def test_a_wrong_credential_is_told_what_was_wrong_with_it(
+    governed: Governed, authorization: str, said: str
+) -> None:
+    """Not "send Authorization: Bearer <token>" to a request that did: what is wrong with what it sent."""
+    with httpx2.Client(base_url=governed.base_url, timeout=30.0) as client:
+        response = client.get("/v1/tools", headers={"authorization": authorization})
+    assert response.status_code == 401, response.text
+    error = response.json()["error"]
+    assert error["code"] == "A-AUTH-MALFORMED" and said in error["message"], error["message"]
+    secret_part = authorization.split(" ", 1)[1]
+    assert secret_part not in error["message"]  # nothing sent is echoed back

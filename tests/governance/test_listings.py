@@ -121,6 +121,28 @@ def test_the_cli_lists_only_what_its_credential_may_see(governed: Governed, tmp_
     assert refused.exit_code == 2 and "A-AUTH-MALFORMED" in refused.output
 
 
+def test_the_cli_search_asks_the_gateway_and_ranks_only_what_its_credential_may_see(
+    governed: Governed, tmp_path: Path
+) -> None:
+    """Nothing is configured here (a local ranking would find an empty catalog): the gateway ranks."""
+    env = {"COLONNADE_TOKEN": governed.token("admin", tenant="globex", sub="g-admin"), "COLUMNS": "250"}
+    env["COLONNADE_DATA_DIR"] = str(tmp_path)
+    command = ["tools", "search", "read an item of the test backend", "--k", "50", "--url", governed.base_url]
+    found = CliRunner().invoke(app, [*command, "--json"], env=env)
+    assert found.exit_code == 0, found.output
+    ranking = json.loads(found.output)
+    assert ranking["tools"] and {tool["canonical_name"] for tool in ranking["tools"]} <= GLOBEX
+    assert (
+        ranking["ranked_by"] == f"the gateway at {governed.base_url}: the tools it serves to this credential"
+    )
+    table = CliRunner().invoke(app, command, env=env)
+    assert table.exit_code == 0 and "globex__items__read_item" in table.output
+    assert f"ranked by the gateway at {governed.base_url}" in " ".join(table.output.split())
+    env["COLONNADE_TOKEN"] = "not-a-token"
+    refused = CliRunner().invoke(app, command, env=env)
+    assert refused.exit_code == 2 and "A-AUTH-MALFORMED" in refused.output and "--local" in refused.output
+
+
 def test_the_gateway_client_commands_send_the_credential_to_the_configured_port(
     governed: Governed, tmp_path: Path
 ) -> None:

@@ -12,7 +12,6 @@ from colonnade.calls.call import Call
 from colonnade.calls.envelope import CallContext, CallResult, CallStatus
 from colonnade.calls.pipeline import Next
 from colonnade.catalog.catalog import Catalog
-from colonnade.observability.metrics import UNRESOLVED_TOOL
 from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider, console_exporter
 from tests.observability.conftest import TOOL, Answer, Explode, LogCapture, Traced, observed, request
 
@@ -24,13 +23,21 @@ async def test_a_call_has_a_span_named_after_its_tool(
     sent = request()
     await gateway.service.call(sent)
     (span,) = traced.exporter.get_finished_spans()
-    assert span.name == TOOL
+    assert span.name == f"execute_tool {TOOL}"  # the GenAI semantic conventions' name of a tool's execution
     assert dict(span.attributes or {}) == {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": TOOL,
+        "gen_ai.tool.call.id": sent.call_id,
         "colonnade.tool": TOOL,
+        "colonnade.tool_id": TOOL,
+        "colonnade.version": "1.0.0",
+        "colonnade.determinism": "idempotent",
+        "colonnade.timeout_ms": span.attributes["colonnade.timeout_ms"] if span.attributes else None,
         "colonnade.call_id": sent.call_id,
         "colonnade.trace_id": sent.context.trace_id,
         "colonnade.status": "success",
     }
+    assert span.attributes is not None and 0 < float(span.attributes["colonnade.timeout_ms"]) <= 30_000
     assert span.status.status_code is StatusCode.UNSET
     assert span.parent is None
     assert format(span.context.trace_id, "032x") == sent.context.trace_id  # the log line's trace_id finds it
@@ -115,8 +122,12 @@ async def test_a_refused_request_has_a_span_too(logs: LogCapture, catalog: Catal
     gateway = observed(catalog, Answer(), traced=traced)
     await gateway.service.call(request("nope"))
     (span,) = traced.exporter.get_finished_spans()
-    assert span.name == UNRESOLVED_TOOL
+    assert span.name == "execute_tool"  # no tool to name: the operation alone
     assert span.attributes is not None and span.attributes["colonnade.error_code"] == "I-REQ-UNKNOWN-TOOL"
+    assert (span.attributes["error.type"], span.attributes["colonnade.tool_id"]) == (
+        "I-REQ-UNKNOWN-TOOL",
+        "nope",
+    )
 
 
 def test_without_an_exporter_spans_are_not_recorded() -> None:

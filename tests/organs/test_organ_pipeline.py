@@ -57,7 +57,7 @@ def test_each_function_is_a_tool_with_the_contract_vocabulary(gateway: Gateway) 
     assert (search.side_effects, add.determinism) == (SideEffects.READ, Determinism.PURE)
     assert tools["acme:lab:wait"].determinism is Determinism.SIDE_EFFECTFUL
     assert tools["acme:lab:fetch"].annotations.open_world and not add.annotations.open_world
-    assert search.wire_name == "acme__vault__similarity-_2e-search"
+    assert search.wire_name == "acme__vault__similarity_search"
     assert (store.adapter, store.source) == ("organ", "organ")
 
 

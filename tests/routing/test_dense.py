@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 
 from colonnade.routing import IndexConfig, ToolDoc, ToolIndex
+from colonnade.routing.corpus import ToolCorpus
 from colonnade.routing.dense import SIMILARITY_SCALE, StaticEmbedder, load_embedder, normalized_similarity
 from colonnade.routing.documents import dense_text
 from colonnade.routing.fusion import FusionWeights
 from colonnade.routing.index import IndexLoadError
+from colonnade.routing.router import NO_WORD_NOTE, WORD_SHARE, Router
 
 # Concept axes of a toy embedding: a word counts on the axis of its group.
 CONCEPTS = (
@@ -207,3 +209,22 @@ def test_the_default_index_uses_the_installed_model(installed: StaticEmbedder) -
     index = ToolIndex()
     assert index.embedder is installed
     assert ToolIndex(IndexConfig(dense=False)).embedder is None
+
+
+def test_a_best_tool_found_by_one_signal_alone_is_never_fully_sure() -> None:
+    """Among four tools any hit stands out; found by meaning alone (or a word alone), it must not
+    read confidence 1.00."""
+    config = IndexConfig(fusion=FusionWeights(query=1.0, clause=1.0, dense=3.0, domain=0.0))
+    corpus = ToolCorpus(ToolIndex(config, embedder=ToyEmbedder()))
+    corpus.upsert(TOOLS)
+    router = Router(corpus)
+    by_meaning = router.route("umbrella sunny rain disk")  # only "disk" is a word of the catalog
+    assert by_meaning.selected[0] == "w:forecast"
+    assert "matched" not in by_meaning.reasons["w:forecast"][0]
+    assert 0 < by_meaning.confidence <= 1.0 - WORD_SHARE
+    assert by_meaning.confidence_note == NO_WORD_NOTE
+    by_word = router.route("umbrella or disk")  # the writer matches "disk", and is like it in meaning
+    assert by_word.selected[0] == "f:write" and by_word.confidence_note == ""
+    assert WORD_SHARE < by_word.confidence < 1.0
+    both = router.route("write notes to disk")
+    assert both.selected[0] == "f:write" and both.confidence == 1.0

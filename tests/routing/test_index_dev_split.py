@@ -17,7 +17,10 @@ SEAL_TOOLS = Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "se
 
 pytestmark = pytest.mark.skipif(
     not (SEAL_TOOLS / "tools.jsonl").is_file(),
-    reason=f"Seal-Tools benchmark not found at {SEAL_TOOLS} (shared/ beside the repository)",
+    reason=(
+        f"the Seal-Tools benchmark (seal-tools/tools.jsonl, queries.dev.jsonl) is not at {SEAL_TOOLS}: it is"
+        " not shipped with the repository; docs/routing.md says what the benchmarks are"
+    ),
 )
 
 

@@ -12,14 +12,17 @@ from colonnade.routing.benchmark import load_queries, load_tools, score_rankings
 from colonnade.routing.corpus import ToolCorpus
 from colonnade.routing.router import Router
 
-BENCHMARKS = Path(__file__).resolve().parents[3] / "shared" / "benchmarks"  # shared/ beside the repository
+BENCHMARKS = Path(__file__).resolve().parents[3] / "shared" / "benchmarks"  # not shipped: docs/routing.md
 
 
 @pytest.mark.parametrize("name", ["seal-tools", "livemcpbench"])
 def test_router_is_no_worse_than_the_index_alone(name: str) -> None:
     folder = BENCHMARKS / name
     if not (folder / "tools.jsonl").exists():
-        pytest.skip(f"benchmark {name} is not on this machine")
+        pytest.skip(
+            f"benchmark {name} ({name}/tools.jsonl) is not at {BENCHMARKS}: it is not shipped with the"
+            " repository; docs/routing.md says what the benchmarks are"
+        )
     corpus = ToolCorpus.from_docs(load_tools(folder / "tools.jsonl"))
     queries = load_queries(folder / "queries.dev.jsonl")
     router = Router.from_settings(RoutingSettings(), corpus)

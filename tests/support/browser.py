@@ -7,13 +7,14 @@ say so; a browser that is there but fails to start is a failure, not a skip.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, sync_playwright
 
-__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "chromium"]
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "chromium", "png_size"]
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -41,3 +42,10 @@ def chromium() -> Iterator[Browser]:
             yield browser
         finally:
             browser.close()
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    """(width, height) of a PNG screenshot, read from its IHDR chunk (no imaging library needed)."""
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR", "not a PNG"
+    width, height = struct.unpack(">II", png[16:24])
+    return int(width), int(height)

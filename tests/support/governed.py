@@ -4,7 +4,7 @@ The gateway (composition root, store, full pipeline) is served by uvicorn; it tr
 issuer by its JWKS URL; tenant `acme` serves `items` (team-a, prod) and `lab` (team-a, dev),
 tenant `globex` serves `items` (team-b, prod), all over one fault backend whose every request is
 logged (`hits`) and whose effects land in its ledger, so a test proves that a refused call did
-not reach it.
+not reach it. `two_phase=True` adds `acme:holds` (`tests/support/hold_contract.py`).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from colonnade.config import (
 from colonnade.governance.personas import PERSONA_SCOPES, Persona
 from colonnade.smoke.connect import connect
 from tests.support.fault_backend import FaultBackend, create_app
+from tests.support.hold_contract import hold_contract
 from tests.support.issuer import Issuer, running_issuer
 from tests.support.loopback import free_port, serve_in_thread
 from tests.support.tenant_contracts import tenant_contract
@@ -117,12 +118,17 @@ class Governed:
         return list(self.hits)
 
 
-def _contract_files(directory: Path, backend_url: str) -> list[Path]:
+def _contract_files(directory: Path, backend_url: str, *, two_phase: bool = False) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     paths = []
-    for api, (owner, environment) in APIS.items():
-        tenant, name = api.split(":")
-        contract = tenant_contract(tenant, name, backend_url, owner=owner, environment=environment)
+    contracts = [
+        tenant_contract(*api.split(":"), backend_url, owner=owner, environment=environment)
+        for api, (owner, environment) in APIS.items()
+    ]
+    if two_phase:
+        contracts.append(hold_contract("acme", backend_url))
+    for contract in contracts:
+        tenant, name = contract.tenant, contract.name
         path = directory / f"{tenant}-{name}.yaml"
         path.write_text(yaml.safe_dump(contract.model_dump(mode="json", exclude_none=True), sort_keys=False))
         paths.append(path)
@@ -136,6 +142,7 @@ def governed_gateway(
     database_url: str | None = None,
     policy: PolicySettings | None = None,
     server: dict[str, Any] | None = None,
+    two_phase: bool = False,
     **auth: Any,
 ) -> Iterator[Governed]:
     """Issuer, backend and gateway, all on loopback; `server` and `auth` override ServerSettings and
@@ -150,7 +157,7 @@ def governed_gateway(
         settings = Settings(
             data_dir=tmp / "data",
             database_url=database_url,
-            contracts=_contract_files(tmp / "contracts", backend_url),
+            contracts=_contract_files(tmp / "contracts", backend_url, two_phase=two_phase),
             manifests_dir=None,
             routing=RoutingSettings(enabled=True),
             server=ServerSettings(**{"host": "127.0.0.1", "port": port, "page_size": 3, **(server or {})}),

@@ -1,9 +1,8 @@
 """Two governed gateways, plain MCP calls on and off, and the answer of a request as they compare.
 
-The differential tests of the plain-call paths at `/mcp` (`test_mcp_plain_call.py` without a
-session, `test_mcp_session_plain_call.py` in a handshake-era session) send the same raw requests
-to both gateways in the same order and compare status, the headers that matter and the body, modulo
-call ids, approval ids, session ids, trace ids, times and durations.
+The differential tests of the plain-call path at `/mcp` (`test_mcp_plain_call.py`) send the same
+raw requests to both gateways in the same order and compare status, the headers that matter and
+the body, modulo call ids, approval ids, session ids, trace ids, times and durations.
 """
 
 from __future__ import annotations

@@ -56,14 +56,14 @@ async def test_contract_and_organ_tools_side_by_side(gateway: Gateway, mode: str
         delete = tools["acme__vault__delete"]
         assert delete.annotations is not None and delete.annotations.destructive_hint is True
         assert (delete.meta or {})["colonnade/requires_human_approval"] is True
-        assert tools["acme__vault__similarity-_2e-search"].output_schema is not None
+        assert tools["acme__vault__similarity_search"].output_schema is not None
 
         customer = await client.call_tool("acme__crm__get_customer", {"customer_id": "C-1001"})
         stored = await client.call_tool(
             "acme__vault__store", {"key": f"{mode}.txt", "content": "overdue invoice"}
         )
         read = await client.call_tool("acme__vault__retrieve", {"key": f"{mode}.txt"})
-        found = await client.call_tool("acme__vault__similarity-_2e-search", {"query": "invoice"})
+        found = await client.call_tool("acme__vault__similarity_search", {"query": "invoice"})
     assert customer.is_error is False and stored.is_error is False and read.is_error is False
     assert (
         isinstance(read.structured_content, dict) and read.structured_content["content"] == "overdue invoice"

@@ -92,11 +92,11 @@ async def test_no_sdk_span_per_request_on_a_servers_endpoint_either(gateway: Gat
     the gateway records no spans; one told that spans are recorded keeps it."""
     from mcp.server._otel import OpenTelemetryMiddleware
 
-    from colonnade.adapters.mcp_pool import McpPool
-    from colonnade.adapters.mcp_upstream import Upstream
+    from colonnade.adapters.mcp.pool import McpPool
+    from colonnade.adapters.mcp.upstream import Upstream
     from colonnade.config import McpServerSettings
     from colonnade.governance.authorization import AllowAll
-    from colonnade.surfaces.mcp.upstream_endpoint import UpstreamEndpoint
+    from colonnade.surfaces.mcp.proxy.endpoint import UpstreamEndpoint
 
     upstream = Upstream(McpServerSettings(name="far", transport="http", url="http://127.0.0.1:9/mcp"))
 

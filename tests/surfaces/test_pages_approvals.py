@@ -61,7 +61,10 @@ def test_the_queue_shows_what_an_approver_needs_to_decide(governed: Governed) ->
     assert DROP in shown and "&quot;item_id&quot;: &quot;Q-1&quot;" in shown
     assert "user:alice" in shown and 'data-state="pending"' in shown
     assert "<dt>Why approval</dt><dd><ul" in shown and re.search(r"Expires</dt><dd>[^<]+ \(in \d+ min", shown)
-    assert shown.count('name="csrf_token"') == 2 and "/approve" in shown and "/deny" in shown
+    assert shown.count('name="csrf_token"') == 1 and "/approve" in shown and "/deny" in shown
+    assert shown.count('name="comment"') == 1  # one comment, whichever button is pressed
+    run_box = re.search(r'<input type="checkbox" name="run"[^>]*>', shown)
+    assert run_box is not None and "checked" not in run_box.group(0)  # one click never runs the call
 
 
 def test_the_requester_sees_its_request_without_the_forms(governed: Governed) -> None:
@@ -95,9 +98,14 @@ def test_approving_with_run_executes_the_call_once(governed: Governed) -> None:
             f"/ui/approvals/{approval}/approve", data={"csrf_token": token, "run": "1", "comment": "stale"}
         )
         again = bob.post(f"/ui/approvals/{approval}/approve", data={"csrf_token": token, "run": "1"})
-    assert done.status_code == 200, done.text
-    assert 'id="call-result"' in done.text and "The call ran: success" in done.text
-    shown = card(done.text, approval)
+        assert done.status_code == 303, done.text  # post, redirect, get: a reload never posts again
+        assert done.headers["location"] == f"/ui/approvals/{approval}?done=ran"
+        after = bob.get(done.headers["location"])
+    assert 'id="call-result"' in after.text and "The call ran: success" in after.text
+    envelope = re.search(r'id="call-envelope"><code>(.*?)</code>', after.text, re.DOTALL)
+    assert envelope is not None and "&quot;status&quot;: &quot;success&quot;" in envelope.group(1)
+    assert "Approved and run." in after.text
+    shown = card(after.text, approval)
     assert 'data-state="used"' in shown and "user:bob" in shown and "stale" in shown
     assert again.status_code == 409 and "P-PRECOND-APPROVAL-STATE" in again.text
     assert drops(governed, "Q-4") == 1
@@ -108,8 +116,10 @@ def test_denying_runs_nothing(governed: Governed) -> None:
     with person(governed, "carol") as carol:
         token = csrf_token(carol.get("/ui/approvals").text)
         done = carol.post(f"/ui/approvals/{approval}/deny", data={"csrf_token": token, "comment": "no"})
+        assert done.status_code == 303
+        shown = carol.get(done.headers["location"]).text
         denied = carol.get("/ui/approvals", params={"state": "denied"}).text
-    assert done.status_code == 200 and "Denied." in done.text
+    assert "Denied." in shown and 'id="call-result"' not in shown
     assert 'data-state="denied"' in card(denied, approval) and drops(governed, "Q-5") == 0
 
 
@@ -139,7 +149,9 @@ def test_the_requester_runs_an_approved_call_from_the_page(governed: Governed) -
     with person(governed, "bob") as bob:
         token = csrf_token(bob.get("/ui/approvals").text)
         approved = bob.post(f"/ui/approvals/{approval}/approve", data={"csrf_token": token})
-    assert approved.status_code == 200 and 'data-state="approved"' in card(approved.text, approval)
+        assert approved.status_code == 303
+        shown = bob.get(approved.headers["location"]).text
+    assert 'data-state="approved"' in card(shown, approval) and "Approved; run the call" in shown
     assert drops(governed, "Q-7") == 0  # approved, not run
     with person(governed, "alice") as alice:
         page = alice.get("/ui/approvals", params={"state": "approved"}).text
@@ -148,6 +160,8 @@ def test_the_requester_runs_an_approved_call_from_the_page(governed: Governed) -
         assert forged.status_code == 403 and drops(governed, "Q-7") == 0
         ran = alice.post(f"/ui/approvals/{approval}/run", data={"csrf_token": csrf_token(page)})
         again = alice.post(f"/ui/approvals/{approval}/run", data={"csrf_token": csrf_token(page)})
-    assert ran.status_code == 200 and "The call ran: success" in ran.text
-    assert 'data-state="used"' in card(ran.text, approval)
+        assert ran.status_code == 303
+        after = alice.get(ran.headers["location"]).text
+    assert "The call ran: success" in after and 'id="call-envelope"' in after
+    assert 'data-state="used"' in card(after, approval)
     assert again.status_code == 409 and drops(governed, "Q-7") == 1

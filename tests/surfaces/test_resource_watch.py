@@ -15,7 +15,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from colonnade.surfaces.mcp.announcer import Announcer
-from colonnade.surfaces.mcp.resource_watch import ResourceWatch
+from colonnade.surfaces.mcp.proxy.resource_watch import ResourceWatch
 
 
 class _Server:

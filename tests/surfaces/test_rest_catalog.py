@@ -120,3 +120,39 @@ def test_a_published_version_shows_up_without_a_restart(
     running.run(running.gateway.publish_files([newer]))
     detail = running.client.get("/v1/tools/acme:crm:get_customer").json()
     assert detail["version"] == "1.1.0"
+
+
+def test_search_ranks_the_catalog_with_wire_names_scores_and_reasons(client: httpx2.Client) -> None:
+    """`GET /v1/search`: what `colonnade tools search` asks a running gateway (routing need not be on)."""
+    response = client.get("/v1/search", params={"query": "refund a paid invoice", "k": 3})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["query_used"] == "refund a paid invoice" and 0 < body["confidence"] <= 1
+    assert [t["canonical_name"] for t in body["tools"]] == body["selected"]
+    top = body["tools"][0]
+    assert top["canonical_name"] == "acme:billing:refund_invoice"
+    assert top["wire_name"] == "acme__billing__refund_invoice"
+    assert top["score"] == body["scores"][top["canonical_name"]] and "refund" in top["reasons"][0]
+    assert len(body["tools"]) == 3
+    hinted = client.get(
+        "/v1/search", params=[("query", "look up a customer"), ("k", "2"), ("domain", "billing")]
+    )
+    assert any("domain hint 'billing'" in " ".join(t["reasons"]) for t in hinted.json()["tools"])
+
+
+@pytest.mark.parametrize(
+    ("params", "parameter"),
+    [
+        ({}, "query"),
+        ({"query": "  "}, "query"),
+        ({"query": "refund", "k": "0"}, "k"),
+        ({"query": "x", "k": "ten"}, "k"),
+    ],
+)
+def test_search_refuses_a_missing_query_or_a_bad_k(
+    client: httpx2.Client, params: dict[str, str], parameter: str
+) -> None:
+    response = client.get("/v1/search", params=params)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "I-REQ-QUERY" and error["details"]["parameter"] == parameter

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from colonnade.surfaces.mcp.upstream_endpoints import UpstreamEndpoints
+from colonnade.surfaces.mcp.proxy.endpoints import UpstreamEndpoints
 
 
 @pytest.mark.parametrize(

@@ -3,34 +3,52 @@
 An agent shown a few routed tools can still reach the rest of the catalog: it searches, reads a
 compact card, and calls the tool by its wire name (calls resolve against the catalog, not the
 last listing). Search and description only ever show tools the caller may call: the same
-`Authorizer.visible` answer the listings use.
+`Authorizer.visible` answer the listings use, given by the composition root as a `ToolReach`
+(adapters know no governance).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from colonnade.adapters.outcome import AdapterOutcome, OutcomeKind
 from colonnade.adapters.registry import Invocation
 from colonnade.catalog.builtins import builtin_tool
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
-from colonnade.governance.authorization import Authorizer, permits
-from colonnade.governance.tool_lookup import AMBIGUOUS_TOOL, AmbiguousName, find_tool, near_names
-from colonnade.routing.router import Router
+from colonnade.governance.principal import Principal
+from colonnade.routing.permits import permits
+from colonnade.routing.router import CallerAllowed, Router
 
-__all__ = ["DESCRIBE_TOOL", "MAX_K", "SEARCH_TOOLS", "DiscoveryTools", "summary_of"]
+__all__ = ["DESCRIBE_TOOL", "MAX_K", "SEARCH_TOOLS", "Ambiguity", "DiscoveryTools", "ToolReach"]
+
+
+class Ambiguity(Protocol):
+    """A name several tools the caller may see bear: refused with the candidates."""
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def message(self) -> str: ...
+
+    @property
+    def details(self) -> dict[str, Any]: ...
+
+
+class ToolReach(Protocol):
+    """Which tools a caller may reach, and which tool a name means to it (governance's rules)."""
+
+    def visible(self, principal: Principal) -> CallerAllowed: ...
+
+    def find(self, name: str, principal: Principal) -> Tool | Ambiguity | None: ...
+
+    def near(self, name: str, principal: Principal) -> list[str]: ...
+
 
 SEARCH_TOOLS = "search_tools"
 DESCRIBE_TOOL = "describe_tool"
 MAX_K = 50
-
-
-def summary_of(tool: Tool) -> str:
-    """One line on what a tool does: the contract's summary, else the description's first line."""
-    if tool.llm is not None:
-        return tool.llm.summary
-    return tool.description.strip().splitlines()[0] if tool.description.strip() else tool.title
 
 
 _CARD = {
@@ -137,10 +155,10 @@ DESCRIBE_TOOL_TOOL = builtin_tool(
 class DiscoveryTools:
     """The two discovery tools and their handlers, over one catalog, router and authorizer."""
 
-    def __init__(self, catalog: Catalog, router: Router, authorizer: Authorizer) -> None:
+    def __init__(self, catalog: Catalog, router: Router, reach: ToolReach) -> None:
         self.catalog = catalog
         self.router = router
-        self.authorizer = authorizer
+        self.reach = reach
 
     @property
     def tools(self) -> tuple[Tool, Tool]:
@@ -148,7 +166,7 @@ class DiscoveryTools:
 
     async def search(self, invocation: Invocation) -> AdapterOutcome:
         arguments = invocation.arguments
-        allowed = self.authorizer.visible(invocation.principal)
+        allowed = self.reach.visible(invocation.principal)
         decision = self.router.route(
             str(arguments["query"]), caller_allowed=allowed, k=int(arguments.get("k", 10))
         )
@@ -174,17 +192,17 @@ class DiscoveryTools:
     async def describe(self, invocation: Invocation) -> AdapterOutcome:
         name = str(invocation.arguments["name"])
         principal = invocation.principal
-        tool = find_tool(self.catalog, name, self.authorizer, principal)
-        if isinstance(tool, AmbiguousName):
+        tool = self.reach.find(name, principal)
+        if tool is not None and not isinstance(tool, Tool):
             return AdapterOutcome(
                 OutcomeKind.TERMINAL_ERROR,
-                error_code=AMBIGUOUS_TOOL,
+                error_code=tool.code,
                 message=tool.message,
                 details=tool.details,
             )
-        if tool is None or not permits(self.authorizer.visible(principal), tool.canonical_name):
+        if tool is None or not permits(self.reach.visible(principal), tool.canonical_name):
             # A tool the caller may not call is described exactly like one that does not exist.
-            near = near_names(self.catalog, name, self.authorizer, principal)
+            near = self.reach.near(name, principal)
             hint = f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
             return AdapterOutcome(
                 OutcomeKind.TERMINAL_ERROR,
@@ -212,7 +230,7 @@ def _card(tool: Tool) -> dict[str, Any]:
         "name": tool.wire_name,
         "canonical_name": tool.canonical_name,
         "title": tool.title,
-        "summary": summary_of(tool),
+        "summary": tool.summary,
         "side_effects": tool.side_effects.value,
         "requires_human_approval": tool.requires_human_approval,
         "input_schema": tool.input_schema,

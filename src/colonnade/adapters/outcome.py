@@ -100,6 +100,9 @@ class AdapterOutcome:
     warnings: tuple[str, ...] = ()
     cpu_ms: float | None = None
     """CPU the tool spent, when the adapter can measure it (in-process organs); None otherwise."""
+    answer: object | None = None
+    """The backend's own answer as its protocol carried it (an MCP server's result or error), for a
+    surface that passes it on unchanged; opaque to the pipeline."""
 
     @property
     def ok(self) -> bool:

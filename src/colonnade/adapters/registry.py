@@ -23,7 +23,9 @@ __all__ = ["Adapter", "AdapterRegistry", "Invocation"]
 class Invocation:
     """One execution of one tool: what to run, with which arguments, within how long, for whom.
 
-    `idempotency_key` is the backend's form of the caller's key (scoped, opaque), or None.
+    `idempotency_key` is the backend's form of the caller's key (scoped, opaque), or None;
+    `channel` the caller's protocol channel as its surface built it (an MCP `Relay` for a proxied
+    call), which only the adapter of that protocol looks at.
     """
 
     tool: Tool
@@ -33,6 +35,7 @@ class Invocation:
     call_id: str
     trace_id: str
     idempotency_key: str | None = None
+    channel: object | None = None
 
 
 class Adapter(Protocol):

@@ -7,7 +7,17 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
-from colonnade.calls.envelope import CallError, CallMetrics, CallRequest, CallResult, CallStatus, Provenance
+from colonnade.calls.caller_channel import CallerChannel
+from colonnade.calls.envelope import (
+    CallError,
+    CallMetrics,
+    CallRequest,
+    CallResult,
+    CallStatus,
+    Provenance,
+    hand_over,
+)
+from colonnade.calls.handover import Handover
 from colonnade.calls.manifest import ToolManifest
 from colonnade.catalog.tool import Tool
 from colonnade.governance.obligations import NO_OBLIGATIONS, Obligations
@@ -32,7 +42,8 @@ class Call:
     """A parsed request, who makes it, and (once the resolve stage ran) its tool and manifest.
 
     A stage that changes the call makes a copy (`evolve`). `tool` and `manifest` may be read only
-    by stages after resolution; reading them earlier is a programming error and raises.
+    by stages after resolution; reading them earlier is a programming error and raises. `channel`
+    is the caller's protocol channel when its surface has one (`calls/caller_channel.py`).
     """
 
     request: CallRequest
@@ -43,6 +54,7 @@ class Call:
     deadline: float = 0.0
     obligations: Obligations = NO_OBLIGATIONS
     """What the policy decision that allowed the call asks of the stages after it."""
+    channel: CallerChannel | None = None
 
     @classmethod
     def start(
@@ -52,10 +64,12 @@ class Call:
         manifest: ToolManifest | None = None,
         *,
         principal: Principal = ANONYMOUS_LOOPBACK,
+        channel: CallerChannel | None = None,
     ) -> Call:
         """A call entering the pipeline; given a tool and manifest, it is resolved already."""
         now = time.perf_counter()
-        call = cls(request, principal, None, None, now, now + _unresolved_timeout_ms(request) / 1000)
+        deadline = now + _unresolved_timeout_ms(request) / 1000
+        call = cls(request, principal, None, None, now, deadline, NO_OBLIGATIONS, channel)
         return call.resolve(tool, manifest) if tool is not None and manifest is not None else call
 
     def resolve(self, tool: Tool, manifest: ToolManifest) -> Call:
@@ -97,12 +111,13 @@ class Call:
         commit_token: str | None = None,
         cpu_ms: float | None = None,
     ) -> CallResult:
-        """Close the call with an outcome; metrics are always filled, provenance once resolved.
+        """Close the call with an outcome; metrics are always filled, provenance (and the handover's
+        tool) once resolved.
 
         `cpu_ms` is the tool's CPU time when its adapter measured it (in-process organs).
         """
         tool = self.resolved_tool
-        return CallResult(
+        result = CallResult(
             call_id=self.request.call_id,
             status=status,
             output=output,
@@ -116,6 +131,9 @@ class Call:
             provenance=None if tool is None else _provenance(tool.canonical_name, tool.version, tool.digest),
             warnings=warnings or [],
         )
+        if tool is not None:
+            hand_over(result, Handover(tool=tool))
+        return result
 
     def _effects(self, status: CallStatus) -> list[str]:
         """What the call did to the world: its declared write/destructive effect, once it ran."""

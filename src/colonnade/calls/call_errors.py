@@ -11,9 +11,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from colonnade.adapters.outcome import INPUT_REQUIRED, TOOL_ERROR
 from colonnade.calls.envelope import CallError, CallStatus
 
-__all__ = ["REGISTRY", "ErrorSpec", "UnregisteredCode", "error", "spec_for"]
+__all__ = [
+    "INPUT_REQUIRED",
+    "REGISTRY",
+    "TOOL_ERROR",
+    "ErrorSpec",
+    "UnregisteredCode",
+    "error",
+    "spec_for",
+]
+# The two codes a surface renders differently (a server's own tool error, a question it asks):
+# named here, in the one registry, so a surface reads them without importing an adapter.
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,6 +406,27 @@ _SPECS = (
         "Send exactly the approved arguments (the token binds their SHA-256), or ask for a new approval.",
     ),
     ErrorSpec(
+        "A-AUTH-RESUME-TENANT",
+        _TERMINAL,
+        "The parked call (prepared, awaiting approval or awaiting input) belongs to another tenant",
+        "Commit, discard or resume a parked call as the principal that made it, in its tenant; a token "
+        "alone does not carry the right. Call the tool yourself if you need its effect.",
+    ),
+    ErrorSpec(
+        "A-AUTH-RESUME-PRINCIPAL",
+        _TERMINAL,
+        "Only the principal that made a parked call may commit, discard or resume it",
+        "Ask the principal that made the call (details.parked_call_id, in the audit log) to commit or "
+        "discard it; an approved call is resumed by its requester or the approver who approved it.",
+    ),
+    ErrorSpec(
+        "A-AUTH-RESUME-TOOL",
+        _TERMINAL,
+        "The principal that made the parked call may no longer call its tool",
+        "Regain access to the tool (subscription, allow-list, persona) before its deadline; otherwise the "
+        "parked call expires and is rolled back.",
+    ),
+    ErrorSpec(
         "P-PRECOND-CONFLICT",
         _TERMINAL,
         "The backend reports a conflict with the resource's state",
@@ -422,8 +454,9 @@ _SPECS = (
     ErrorSpec(
         "P-PRECOND-COMMIT-TOKEN",
         _TERMINAL,
-        "The commit token is unknown, already used or rolled back",
-        "Start over with a new call; a commit token can be used once, before its deadline.",
+        "The commit token is unknown, already used, discarded or rolled back",
+        "Start over with a new call; a commit token can be used once (to commit or to discard), before its "
+        "deadline.",
     ),
     ErrorSpec(
         "C-CONTRACT-VERSION-MISMATCH",

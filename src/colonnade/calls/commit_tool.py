@@ -1,8 +1,10 @@
-"""`colonnade__commit_call`: phase 2 of a two-phase call, as a built-in tool run through the pipeline.
+"""`colonnade__commit_call` and `colonnade__discard_call`: the end of a two-phase call, as built-in tools.
 
-MCP clients call it by that name, REST clients through `POST /v1/calls/commit`; either way it is
-one call of this tool, with the span, metrics and log line of any call. Its handler resumes the
-prepared call (the coordinator runs the contract's commit operation through the pipeline too).
+MCP clients call them by these names, REST clients through `POST /v1/calls/commit` and
+`POST /v1/calls/discard`; either way it is one call of the tool, with the span, metrics, log line
+and audit record of any call. The handlers hand the caller to the coordinator, which admits only
+the principal that prepared the call and runs the contract's commit or compensate operation
+through the pipeline too.
 """
 
 from __future__ import annotations
@@ -16,9 +18,19 @@ from colonnade.calls.two_phase import TwoPhaseCoordinator
 from colonnade.catalog.builtins import builtin_tool
 from colonnade.contracts.model import SideEffects
 
-__all__ = ["COMMIT_TOOL", "COMMIT_TOOL_NAME", "CommitHandler", "outcome_of"]
+__all__ = [
+    "COMMIT_TOOL",
+    "COMMIT_TOOL_NAME",
+    "DISCARD_TOOL",
+    "DISCARD_TOOL_NAME",
+    "TWO_PHASE_TOOLS",
+    "CommitHandler",
+    "DiscardHandler",
+    "outcome_of",
+]
 
 COMMIT_TOOL_NAME = "colonnade__commit_call"
+DISCARD_TOOL_NAME = "colonnade__discard_call"
 _SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -44,6 +56,22 @@ COMMIT_TOOL = builtin_tool(
     side_effects=SideEffects.WRITE,
 )
 
+DISCARD_TOOL = builtin_tool(
+    "discard_call",
+    wire_name=DISCARD_TOOL_NAME,
+    title="Discard a prepared call",
+    description=(
+        "Give up a two-phase call that answered success_prep: its compensation (e.g. releasing a hold) "
+        "runs now and the commit_token can no longer commit. Only the caller that prepared it may "
+        "discard it.\nInputs: commit_token*"
+    ),
+    input_schema=_SCHEMA,
+    side_effects=SideEffects.WRITE,
+)
+
+TWO_PHASE_TOOLS = frozenset({COMMIT_TOOL.canonical_name, DISCARD_TOOL.canonical_name})
+"""The built-in tools listed while the catalog holds a two-phase tool."""
+
 
 class CommitHandler:
     """The built-in handler of the commit tool (registered with the `builtin` adapter)."""
@@ -53,7 +81,22 @@ class CommitHandler:
 
     async def __call__(self, invocation: Invocation) -> AdapterOutcome:
         token = str(invocation.arguments["commit_token"])
-        return outcome_of(await self.coordinator.commit(token, call_id=invocation.call_id))
+        committed = self.coordinator.commit(token, principal=invocation.principal, call_id=invocation.call_id)
+        return outcome_of(await committed)
+
+
+class DiscardHandler:
+    """The built-in handler of the discard tool."""
+
+    def __init__(self, coordinator: TwoPhaseCoordinator) -> None:
+        self.coordinator = coordinator
+
+    async def __call__(self, invocation: Invocation) -> AdapterOutcome:
+        token = str(invocation.arguments["commit_token"])
+        discarded = self.coordinator.discard(
+            token, principal=invocation.principal, call_id=invocation.call_id
+        )
+        return outcome_of(await discarded)
 
 
 def outcome_of(result: CallResult) -> AdapterOutcome:

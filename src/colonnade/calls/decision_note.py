@@ -4,7 +4,8 @@ The audit stage wraps the stages that decide (it runs right after observe), so i
 their decision from the call, which only flows inward. It opens a note in a context variable of
 the call's task; the authorize stage writes the tool and its decision into it. Calls that never
 reach authorization (an unknown name, a malformed version) leave the note empty. The policy and
-attestation stages add what they decided and verified, for the same record.
+attestation stages add what they decided and verified, for the same record; a call that commits,
+discards or resumes a parked call adds which parked call and whether it was admitted.
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ from typing import Any
 from colonnade.catalog.tool import Tool
 from colonnade.governance.authorization import Decision
 
-__all__ = ["DecisionNote", "note_attestation", "note_decision", "note_policy", "taking_note"]
+__all__ = [
+    "DecisionNote",
+    "note_attestation",
+    "note_decision",
+    "note_policy",
+    "note_resume",
+    "taking_note",
+]
 
 
 @dataclass(slots=True)
@@ -27,6 +35,7 @@ class DecisionNote:
     decision: Decision | None = None
     policy: dict[str, Any] | None = None
     attestation: dict[str, Any] | None = None
+    resume: dict[str, Any] | None = None
 
 
 _NOTE: ContextVar[DecisionNote | None] = ContextVar("colonnade_decision_note", default=None)
@@ -48,6 +57,12 @@ def note_attestation(attestation: dict[str, Any]) -> None:
     note = _NOTE.get()
     if note is not None:
         note.attestation = attestation
+
+
+def note_resume(resume: dict[str, Any]) -> None:
+    note = _NOTE.get()
+    if note is not None:
+        note.resume = resume
 
 
 @contextmanager

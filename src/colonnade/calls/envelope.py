@@ -16,6 +16,8 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from colonnade.calls.handover import NOTHING_HANDED_OVER, Handover
+
 __all__ = [
     "APPROVAL_TOKEN_META_KEY",
     "DRY_RUN_META_KEY",
@@ -31,6 +33,7 @@ __all__ = [
     "Pending",
     "Provenance",
     "RetryPolicy",
+    "hand_over",
 ]
 
 
@@ -66,6 +69,10 @@ class CallContext(_Model):
     scopes: list[str] = Field(default_factory=list)
     trace_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
     parent_span_id: str | None = None
+    trace_flags: int | None = Field(
+        default=None, ge=0, le=255, description="W3C trace flags of the parent span (1: sampled)."
+    )
+    tracestate: str | None = Field(default=None, max_length=512, description="The caller's W3C tracestate.")
     locale: str | None = None
     timezone: str | None = None
     clock: str | None = None
@@ -163,3 +170,27 @@ class CallResult(_Model):
     @property
     def ok(self) -> bool:
         return self.status in (CallStatus.SUCCESS, CallStatus.SUCCESS_PREP)
+
+    @property
+    def handover(self) -> Handover:
+        """What the pipeline hands the surface beside the envelope (`calls/handover.py`); never serialised."""
+        private = self.__pydantic_private__
+        return private.get(_HANDOVER, NOTHING_HANDED_OVER) if private else NOTHING_HANDED_OVER
+
+    def handing_over(self, handover: Handover) -> CallResult:
+        """This result with `handover` (a copy: a result may be shared, e.g. a stored replay)."""
+        copy = self.model_copy()
+        hand_over(copy, handover)
+        return copy
+
+
+_HANDOVER = "handover"
+
+
+def hand_over(fresh: CallResult, handover: Handover) -> None:
+    """Give a result just built (nobody else holds it yet) its handover.
+
+    It rides in pydantic's per-instance private values, which copies keep and dumps, schemas and
+    validation never see; declaring it as a `PrivateAttr` instead would cost every result an
+    initialisation hook, for a value most results never carry."""
+    object.__setattr__(fresh, "__pydantic_private__", {_HANDOVER: handover})

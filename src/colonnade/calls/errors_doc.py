@@ -93,7 +93,8 @@ STATUS_MEANINGS: Mapping[CallStatus, tuple[str, str]] = {
     CallStatus.SUCCESS: ("The call ran and `output` holds its result.", "Nothing to retry."),
     CallStatus.SUCCESS_PREP: (
         "Phase 1 of a two-phase commit succeeded; `commit_token` finalizes it.",
-        "Do not repeat the call: commit the token (`POST /v1/calls/commit`) before it expires.",
+        "Do not repeat the call: commit the token (`POST /v1/calls/commit`) before it expires, or give "
+        "the call up at once (`POST /v1/calls/discard`).",
     ),
     CallStatus.PENDING: (
         "Nothing ran yet: the call is parked, awaiting a human's approval or the user's input.",

@@ -3,9 +3,10 @@
 Two-phase commit parks a prepared call until its commit (reason `prepared`); an approval workflow
 parks a call until a human decides (`awaiting_approval`); elicitation parks a call until the
 user answers (`awaiting_input`). Each reason registers one `ParkingHandler`; this module owns
-what they share: the single-use token, the expiry, the one resume path (a compare-and-set from
-parked to resuming, so concurrent resumes run the handler once) and the one sweep that expires
-what nobody resumed in time.
+what they share: the single-use token, the expiry, the one resume path (the handler first admits
+or refuses the principal resuming, then a compare-and-set from parked to resuming, so concurrent
+resumes run the handler once and a refused one consumes nothing), the owner's discard, and the
+one sweep that expires what nobody resumed in time.
 """
 
 from __future__ import annotations
@@ -52,6 +53,12 @@ def argument_hash(arguments: Mapping[str, Any]) -> str:
 class ParkingHandler(Protocol):
     """What one reason does when its parked call is resumed, refused, or expires."""
 
+    async def admit(
+        self, parked: ParkedRecord, principal: Principal, call_id: str | None, doing: str
+    ) -> CallResult | None:
+        """None when `principal` may `doing` (resume, discard) this parked call now; else the refusal."""
+        ...
+
     async def resume(
         self, parked: ParkedRecord, *, call_id: str | None, principal: Principal
     ) -> CallResult: ...
@@ -88,6 +95,8 @@ class ParkedCalls:
             state="parked",
             deadline=datetime.now(UTC) + timedelta(milliseconds=window_ms),
             attempts=0,
+            call_id=call.request.call_id,
+            tenant=call.principal.tenant,
         )
         await self.store.create(record)
         return record
@@ -100,6 +109,9 @@ class ParkedCalls:
         record = await self.store.get(token)
         if record is None or record.reason != reason.value:
             return handler.refused(None, token, "unknown", call_id)
+        refusal = await handler.admit(record, principal, call_id, "resume")
+        if refusal is not None:  # checked before the token is taken: a refusal leaves it to its owner
+            return refusal
         if not await self.store.transition(token, "parked", "resuming", live_only=True):
             current = await self.store.get(token) or record
             expired = current.state == "parked" and current.deadline <= datetime.now(UTC)
@@ -110,6 +122,31 @@ class ParkedCalls:
         else:  # still parked: it may be resumed again until it expires
             await self.store.transition(token, "resuming", "parked")
         return result
+
+    async def discard(
+        self, token: str, reason: ParkReason, *, call_id: str | None, principal: Principal
+    ) -> ParkedRecord | CallResult:
+        """Take a live parked call for expiry now, at its owner's request: the record to undo, or the refusal.
+
+        The caller undoes what the call holds and then calls `expired`; if undoing fails, the call
+        stays `expiring` and the sweep tries again once its deadline has passed.
+        """
+        handler = self._handlers[reason.value]
+        record = await self.store.get(token)
+        if record is None or record.reason != reason.value:
+            return handler.refused(None, token, "unknown", call_id)
+        refusal = await handler.admit(record, principal, call_id, "discard")
+        if refusal is not None:
+            return refusal
+        if not await self.store.transition(token, "parked", "expiring", live_only=True):
+            current = await self.store.get(token) or record
+            expired = current.state == "parked" and current.deadline <= datetime.now(UTC)
+            return handler.refused(current, token, "expired" if expired else current.state, call_id)
+        return record
+
+    async def expired(self, token: str) -> None:
+        """A discarded call's hold is undone: it is over."""
+        await self.store.transition(token, "expiring", "expired")
 
     async def sweep(self) -> int:
         """Expire every parked call past its deadline; returns how many expired now."""

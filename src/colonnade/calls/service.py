@@ -8,7 +8,8 @@ programs) run as the service's default principal.
 from __future__ import annotations
 
 from colonnade.calls.call import Call
-from colonnade.calls.commit_tool import COMMIT_TOOL
+from colonnade.calls.caller_channel import CallerChannel
+from colonnade.calls.commit_tool import COMMIT_TOOL, DISCARD_TOOL
 from colonnade.calls.envelope import CallRequest, CallResult
 from colonnade.calls.pipeline import Pipeline
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
@@ -23,14 +24,33 @@ class CallService:
         self.pipeline = pipeline
         self.default_principal = principal
 
-    async def call(self, request: CallRequest, principal: Principal | None = None) -> CallResult:
-        return await self.pipeline.run(Call.start(request, principal=principal or self.default_principal))
+    async def call(
+        self,
+        request: CallRequest,
+        principal: Principal | None = None,
+        *,
+        channel: CallerChannel | None = None,
+    ) -> CallResult:
+        """Run one call; `channel` is its caller's protocol channel, when its surface has one."""
+        start = Call.start(request, principal=principal or self.default_principal, channel=channel)
+        return await self.pipeline.run(start)
 
     async def commit(
         self, token: str, *, call_id: str | None = None, principal: Principal | None = None
     ) -> CallResult:
         """Phase 2 of a two-phase call: one call of the built-in commit tool."""
-        fields: dict[str, object] = {"tool_id": COMMIT_TOOL.canonical_name, "input": {"commit_token": token}}
+        return await self._follow_up(COMMIT_TOOL.canonical_name, token, call_id, principal)
+
+    async def discard(
+        self, token: str, *, call_id: str | None = None, principal: Principal | None = None
+    ) -> CallResult:
+        """The owner gives up a prepared call: one call of the built-in discard tool."""
+        return await self._follow_up(DISCARD_TOOL.canonical_name, token, call_id, principal)
+
+    async def _follow_up(
+        self, tool_id: str, token: str, call_id: str | None, principal: Principal | None
+    ) -> CallResult:
+        fields: dict[str, object] = {"tool_id": tool_id, "input": {"commit_token": token}}
         if call_id is not None:
             fields["call_id"] = call_id
         return await self.call(CallRequest.model_validate(fields), principal)

@@ -2,10 +2,13 @@
 
 Phase 1 runs the tool itself (it prepares: a hold, a draft, a reservation) and answers
 `success_prep` with a commit token: the call is parked with the reason `prepared`. Committing
-resumes it by running the contract's commit operation; a token not committed before its deadline
-expires, and expiring runs the compensate operation. Both run through the full pipeline, as the
-gateway itself, with an idempotency key derived from the token, so a retried commit or
-compensation is executed once; the parked call is resumed at most once (`calls/parking.py`).
+resumes it by running the contract's commit operation; its owner may instead discard it, which
+runs the compensate operation at once, as does a token not committed before its deadline. Only
+the principal that prepared the call may commit or discard it, in its tenant, and only while it
+may still call the tool (`calls/resume_authority.py`); a refusal leaves the token to its owner.
+The follow-ups run through the full pipeline, as the gateway itself, with an idempotency key
+derived from the token, so a retried commit or compensation is executed once; the parked call is
+resumed or discarded at most once (`calls/parking.py`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallConstraints, CallRequest, CallResult, CallStatus
 from colonnade.calls.parking import ParkedCalls, ParkReason
+from colonnade.calls.resume_authority import ParkedOwner, ResumeAuthority
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
 from colonnade.governance.principal import Principal
@@ -26,7 +30,8 @@ __all__ = ["TwoPhaseCoordinator"]
 
 Runner = Callable[[CallRequest, Principal], Awaitable[CallResult]]
 _TWO_PHASE = Principal.system("two-phase")
-"""Commits and rollbacks run as the gateway itself: a token's follow-up keys do not depend on who commits."""
+"""Commits and rollbacks run as the gateway itself (once the committer is admitted): a token's follow-up
+keys do not depend on who commits."""
 # How a parked call's state reads to a client holding a commit token.
 _TOKEN_STATES = {
     "resuming": "committing",
@@ -40,9 +45,12 @@ _TOKEN_STATES = {
 class TwoPhaseCoordinator:
     """The `prepared` reason's handler of parked calls: prepare, commit, compensate."""
 
-    def __init__(self, catalog: Catalog, parked: ParkedCalls) -> None:
+    def __init__(
+        self, catalog: Catalog, parked: ParkedCalls, authority: ResumeAuthority | None = None
+    ) -> None:
         self.catalog = catalog
         self.parked = parked
+        self.authority = authority if authority is not None else ResumeAuthority(catalog, None)
         self._run: Runner | None = None
         parked.register(ParkReason.PREPARED, self)
 
@@ -65,9 +73,19 @@ class TwoPhaseCoordinator:
             }
         )
 
-    async def commit(self, token: str, *, call_id: str | None = None) -> CallResult:
-        """Phase 2: finalize what phase 1 prepared (once, before its deadline)."""
-        return await self.parked.resume(token, ParkReason.PREPARED, call_id=call_id, principal=_TWO_PHASE)
+    async def commit(self, token: str, *, principal: Principal, call_id: str | None = None) -> CallResult:
+        """Phase 2: finalize what phase 1 prepared (once, before its deadline, by its owner)."""
+        return await self.parked.resume(token, ParkReason.PREPARED, call_id=call_id, principal=principal)
+
+    async def discard(self, token: str, *, principal: Principal, call_id: str | None = None) -> CallResult:
+        """The owner gives up a prepared call: its compensation runs now, and the token is spent."""
+        taken = await self.parked.discard(token, ParkReason.PREPARED, call_id=call_id, principal=principal)
+        if isinstance(taken, CallResult):
+            return taken
+        result = await self._follow_up(taken, "compensate", call_id)
+        if result.status is CallStatus.SUCCESS or _already_gone(result):
+            await self.parked.expired(token)
+        return result  # a failed compensation is tried again by the sweep, after the deadline
 
     async def sweep(self) -> int:
         """Roll back every prepared call past its deadline (the parked calls' one sweep)."""
@@ -75,13 +93,23 @@ class TwoPhaseCoordinator:
 
     # -- the ParkingHandler of prepared calls ------------------------------------------------
 
+    async def admit(
+        self, parked: ParkedRecord, principal: Principal, call_id: str | None, doing: str
+    ) -> CallResult | None:
+        action = "commit" if doing == "resume" else doing
+        return await self.authority.check(
+            ParkedOwner.of(parked), principal, doing=action, call_id=call_id, input=parked.input
+        )
+
     async def resume(self, parked: ParkedRecord, *, call_id: str | None, principal: Principal) -> CallResult:
         return await self._follow_up(parked, "commit", call_id)
 
     def refused(self, parked: ParkedRecord | None, token: str, why: str, call_id: str | None) -> CallResult:
         state = _TOKEN_STATES.get(why, why)
         status, err = error(
-            "P-PRECOND-COMMIT-TOKEN", f"commit token is {state}; it cannot be committed", state=state
+            "P-PRECOND-COMMIT-TOKEN",
+            f"commit token is {state}; it cannot be committed or discarded",
+            state=state,
         )
         return CallResult(call_id=call_id or token, status=status, error=err)
 

@@ -1,14 +1,22 @@
 """Canonical names (`tenant:api:tool`) and the wire names clients see, in both directions.
 
 Clients and LLM provider APIs reject `:` (and some reject `.`), so every tool also has a wire
-name. The mapping is reversible and collision-free by construction:
+name. The mapping is reversible:
 
 - each segment is encoded on its own, then joined with the profile's separator (`__` for
   `strict`, `.` for `mcp`);
 - letters, digits and `-` are kept; `_` is kept where it cannot be confused with the separator
-  or an escape; every other character becomes an escape `-_<hex code point>-` (`.` -> `-_2e-`);
+  or an escape; every other character becomes an escape `-_<hex code point>-`;
+- in the strict profile a `.` inside a name reads as `_` where a `_` would be kept
+  (`similarity.search` -> `similarity_search`), else it is escaped (`-_2e-`); the mcp profile
+  escapes it, `.` being its separator;
 - the encoder never writes `-_` except to open an escape, and never writes `__` inside a
   strict segment nor `_` at its ends, so splitting and decoding are unambiguous.
+
+A `.` read as `_` is the one place where two names can meet (`v1.search` and `v1_search`): the
+wire name then stands for both, `from_wire` reads it as the `_` one, and the catalog (and a
+`WireNames` registry) knows which tool holds it and refuses a second one with
+`WireNameCollision`, naming both (the collision check).
 
 So `acme:crm:search_customers` is `acme__crm__search_customers` on the wire. A name longer than
 the profile allows is cut at an escape boundary and ends in `-_-` plus a hash of the canonical
@@ -55,6 +63,7 @@ class _Profile:
     pattern: re.Pattern[str]
     underscore_at_edges: bool
     double_underscore: bool
+    dot_as_underscore: bool
 
 
 _PROFILES: dict[str, _Profile] = {
@@ -65,6 +74,7 @@ _PROFILES: dict[str, _Profile] = {
         pattern=re.compile(r"^[A-Za-z0-9_-]{1,64}$"),
         underscore_at_edges=False,
         double_underscore=False,
+        dot_as_underscore=True,
     ),
     "mcp": _Profile(
         name="mcp",
@@ -73,6 +83,7 @@ _PROFILES: dict[str, _Profile] = {
         pattern=re.compile(r"^[A-Za-z0-9_.-]{1,128}$"),
         underscore_at_edges=True,
         double_underscore=True,
+        dot_as_underscore=False,
     ),
 }
 
@@ -108,7 +119,9 @@ def to_wire(canonical: str, profile: WireProfile = "strict") -> str:
 
 
 def from_wire(wire: str, profile: WireProfile = "strict") -> str | None:
-    """The canonical name a plain (not shortened) wire name stands for, or None if it is not one."""
+    """The canonical name a plain (not shortened) wire name stands for, or None if it is not one.
+
+    A `_` reads as `_`: a name whose `.` was written as `_` resolves through the catalog instead."""
     spec = _profile(profile)
     if not spec.pattern.match(wire):
         return None
@@ -190,12 +203,15 @@ def _encode_segment(segment: str, spec: _Profile) -> list[str]:
     last = len(segment) - 1
     for position, char in enumerate(segment):
         previous = tokens[-1][-1] if tokens else ""
+        at_edge = position == 0 or position == last
         if (
             char in _ALNUM
             or char == "-"
-            or (char == "_" and _underscore_is_literal(previous, position == 0 or position == last, spec))
+            or (char == "_" and _underscore_is_literal(previous, at_edge, spec))
         ):
             tokens.append(char)
+        elif char == "." and spec.dot_as_underscore and _underscore_is_literal(previous, at_edge, spec):
+            tokens.append("_")
         else:
             tokens.append(f"{_ESCAPE_OPEN}{ord(char):x}{_ESCAPE_CLOSE}")
     return tokens

@@ -127,6 +127,13 @@ class Tool:
         """Answered by the gateway itself (a meta tool), not by a backend."""
         return self.adapter == "builtin"
 
+    @property
+    def summary(self) -> str:
+        """One line on what the tool does: the contract's summary, else the description's first line."""
+        if self.llm is not None:
+            return self.llm.summary
+        return self.description.strip().splitlines()[0] if self.description.strip() else self.title
+
     def meta(self) -> dict[str, Any]:
         """Typed facts for `_meta`, so clients and smoke tests need not parse prose."""
         if self.builtin:

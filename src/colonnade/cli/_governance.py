@@ -26,6 +26,9 @@ OPERATOR = Principal.system("cli")
 
 def run_governance(settings: Settings, work: Callable[[Governance], Awaitable[T]]) -> T:
     """Migrate the database, load the catalog, run `work` with the services; refusals end the command."""
+    from colonnade.cli.common import store_settings
+
+    settings = store_settings(settings)
     from colonnade.catalog.catalog import Catalog
     from colonnade.cli.database_problem import DATABASE_ERRORS, database_problem
     from colonnade.errors import ColonnadeError

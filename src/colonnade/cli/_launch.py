@@ -118,11 +118,18 @@ async def run_http(
         )
         drain = _stage(gateway.calls.pipeline, Drain)
         server = _GracefulServer(config, drain, server_settings.drain_timeout_s)
+        follow_up: asyncio.Task[None] | None = None
         if banner:
             _print_banner(gateway, f"{server_settings.scheme}://{host}:{port}/mcp", snippet, token)
+            if settings.servers:
+                follow_up = asyncio.create_task(_report_servers_when_ready(gateway))
         async with load.sampling():
-            with contextlib.suppress(SystemExit):  # uvicorn exits when it cannot bind; we say why below
-                await server.serve()
+            try:
+                with contextlib.suppress(SystemExit):  # uvicorn exits when it cannot bind; we say why below
+                    await server.serve()
+            finally:
+                if follow_up is not None:
+                    follow_up.cancel()
         if not server.started:
             fail(f"could not listen on {host}:{port}; is the port in use? Choose another with --port")
 
@@ -249,6 +256,25 @@ def _warn_stdio_pitfalls(gateway: Gateway, settings: Settings) -> None:
         )
 
 
+async def _report_servers_when_ready(gateway: Gateway, timeout_s: float = 120.0) -> None:
+    """The banner's last lines, once each downstream server is ready: its tools, and what its
+    settings got wrong (a `tools:` override naming no tool of the server), where the user looks."""
+    waiting = [server.name for server in gateway.settings.servers]
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while waiting and asyncio.get_running_loop().time() < deadline:
+        for name in list(waiting):
+            upstream = gateway.servers.get(name)
+            status = upstream.status() if upstream is not None else None
+            if status is None or status.state != "ready":
+                continue
+            waiting.remove(name)
+            said = f"  {status.tenant}/{name}: MCP server ready, {status.tools} tools"
+            err_console.print(said, markup=False, soft_wrap=True)
+            for warning in status.warnings:
+                err_console.print(f"    warning: {warning}", markup=False, soft_wrap=True)
+        await asyncio.sleep(0.2)
+
+
 def _print_banner(gateway: Gateway, url: str, snippet: bool, token: str | None = None) -> None:
     err_console.print(
         f"[bold green]Colonnade[/bold green] serving {len(gateway.catalog)} tools at [bold]{url}[/bold]"
@@ -292,9 +318,10 @@ def _print_banner(gateway: Gateway, url: str, snippet: bool, token: str | None =
                 "Destructive tools wait for a second person: approve with the token in "
                 "demo-approver-token (docs/approvals.md)."
             )
-            err_console.print(  # the operator commands read the database of data_dir, the demo's own
-                "Operator commands (approvals, keys, agents, audit) on the demo's database: "
-                f"COLONNADE_DATA_DIR={gateway.settings.data_dir} colonnade approvals list",
+            err_console.print(  # run here they find the demo's database (data_dir/demo.json)
+                "Operator commands (approvals, keys, agents, audit) run in this folder use the demo's "
+                f"database; from elsewhere: COLONNADE_DATA_DIR={gateway.settings.data_dir} "
+                "colonnade approvals list",
                 soft_wrap=True,
             )
         err_console.print(f"Health: {url.removesuffix('/mcp')}/readyz   Stop: Ctrl-C")

@@ -16,7 +16,6 @@ from rich.table import Table
 
 from colonnade.cli._governance import OPERATOR, run_governance
 from colonnade.cli.common import console, fail, settings_of
-from colonnade.cli.root import app
 
 if TYPE_CHECKING:
     from colonnade.runtime.governance import Governance
@@ -24,8 +23,11 @@ if TYPE_CHECKING:
 
 __all__ = ["agents_app"]
 
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
+
 agents_app = typer.Typer(help="Register, list and revoke agents.", no_args_is_help=True)
-app.add_typer(agents_app, name="agents")
+cli.add_typer(agents_app, name="agents")
 
 
 @agents_app.command("register")

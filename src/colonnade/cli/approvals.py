@@ -17,7 +17,6 @@ from rich.table import Table
 
 from colonnade.cli._governance import OPERATOR, run_governance
 from colonnade.cli.common import console, demo_store_hint, fail, settings_of
-from colonnade.cli.root import app
 from colonnade.governance.principal import Principal, PrincipalKind, parse_principal_key
 
 if TYPE_CHECKING:
@@ -26,8 +25,11 @@ if TYPE_CHECKING:
 
 __all__ = ["approvals_app"]
 
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
+
 approvals_app = typer.Typer(help="List calls awaiting approval; approve or deny them.", no_args_is_help=True)
-app.add_typer(approvals_app, name="approvals")
+cli.add_typer(approvals_app, name="approvals")
 
 _STATES = ("pending", "approved", "denied", "used", "expired")
 _AS_HELP = (
@@ -96,7 +98,7 @@ def show(
 
     Example: colonnade approvals show ap_Xb3...
     """
-    from colonnade.governance.approvals import approval_view
+    from colonnade.calls.approvals import approval_view
 
     async def work(governance: Governance) -> ApprovalRecord:
         assert governance.approvals is not None

@@ -15,19 +15,21 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 from rich.table import Table
 
-from colonnade.cli.common import EXIT_FINDINGS, console, demo_store_hint, fail, settings_of
-from colonnade.cli.root import app
+from colonnade.cli.common import EXIT_FINDINGS, console, demo_store_hint, fail, settings_of, store_settings
 from colonnade.config import Settings
 
 if TYPE_CHECKING:
     from colonnade.governance.audit import ChainReport
     from colonnade.store.audit_repo import AuditStore, StoredAudit
 
-__all__ = ["audit_app"]
+__all__ = ["audit_app", "cli"]
 
 T = TypeVar("T")
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
+
 audit_app = typer.Typer(help="Read and verify the audit log.", no_args_is_help=True)
-app.add_typer(audit_app, name="audit")
+cli.add_typer(audit_app, name="audit")
 
 
 @audit_app.command("list")
@@ -65,7 +67,7 @@ def list_records(
             parse_kind(kind)
         except ValueError as exc:
             fail(f"--kind: {exc}")
-    settings = settings_of(ctx)
+    settings = store_settings(settings_of(ctx))
 
     async def query(store: AuditStore) -> list[StoredAudit]:
         # records keep a personal-looking principal as a keyed pseudonym: filter by the same stand-in
@@ -105,12 +107,14 @@ def verify(ctx: typer.Context) -> None:
     """
     from colonnade.governance.audit import verify_chain
 
-    report: ChainReport = _run(settings_of(ctx), verify_chain)  # the chain of the configured database
+    settings = store_settings(settings_of(ctx))
+    report: ChainReport = _run(settings, verify_chain)  # the chain of the configured database
     if report.broken is not None:
         console.print(f"[red]broken[/red] at record {report.broken.seq}: {report.broken.problem}")
         console.print(f"{report.records} records before it are intact")
         raise typer.Exit(EXIT_FINDINGS)
-    console.print(f"intact: {report.records} records; head {report.head_seq} {report.head_hash}")
+    hint = demo_store_hint(settings) if not report.records else ""
+    console.print(f"intact: {report.records} records; head {report.head_seq} {report.head_hash}{hint}")
 
 
 def _run(settings: Settings, work: Callable[[AuditStore], Awaitable[T]]) -> T:

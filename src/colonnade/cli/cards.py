@@ -14,19 +14,21 @@ import typer
 
 from colonnade.cli.common import EXIT_FINDINGS, EXIT_OK, OutputFormat, err_console, fail, print_json
 from colonnade.cli.contract_validate import FileReport, exit_code, print_reports, reports_json
-from colonnade.cli.root import app
 from colonnade.organs.card_files import card_folders, write_cards
 from colonnade.organs.card_loading import check_folder
 from colonnade.organs.card_rules import validate_card_data
 from colonnade.organs.loading import add_import_paths, import_organ
 from colonnade.organs.organ_errors import OrganCardError, OrganLoadError
 
-__all__ = ["cards_app", "export", "validate"]
+__all__ = ["cards_app", "cli", "export", "validate"]
+
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
 
 cards_app = typer.Typer(
     help="Export and validate organ capability cards (organ.json + organ.toml).", no_args_is_help=True
 )
-app.add_typer(cards_app, name="cards")
+cli.add_typer(cards_app, name="cards")
 
 ImportPath = Annotated[
     list[Path] | None,

@@ -19,12 +19,11 @@ from rich.table import Table
 from rich.text import Text
 
 from colonnade.cli.common import OutputFormat, err_console, fail, print_json
-from colonnade.cli.root import contract_app
 from colonnade.contracts.load import ContractLoadError, Document, load_document
 from colonnade.contracts.model import Contract
 from colonnade.contracts.openapi import ImportResult, OpenApiError, export_openapi, import_openapi
 
-__all__ = ["dump_document", "export_command", "import_command", "render_report"]
+__all__ = ["cli", "dump_document", "export_command", "import_command", "render_report"]
 
 _DRAFT_HEADER = (
     "# Draft contract imported from {source} by `colonnade contract import-openapi`.\n"
@@ -108,7 +107,11 @@ def render_report(result: ImportResult, written_to: str, out: Console | None = N
     out.print(summary)
 
 
-@contract_app.command("import-openapi")
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
+
+
+@cli.command("import-openapi")
 def import_command(
     spec: Annotated[
         Path, typer.Argument(help="OpenAPI 3.0 or 3.1 document (YAML or JSON).", show_default=False)
@@ -184,7 +187,7 @@ def _contract(path: Path) -> Contract:
         )
 
 
-@contract_app.command("export-openapi")
+@cli.command("export-openapi")
 def export_command(
     contract: Annotated[Path, typer.Argument(help="Contract file (YAML or JSON).", show_default=False)],
     output: Annotated[

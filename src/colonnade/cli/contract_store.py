@@ -27,7 +27,6 @@ from colonnade.cli.common import (
     print_json,
     settings_of,
 )
-from colonnade.cli.root import contract_app
 from colonnade.config import Settings
 from colonnade.contracts.findings import Finding
 from colonnade.contracts.load import ContractLoadError
@@ -39,7 +38,7 @@ if TYPE_CHECKING:  # the store (SQLAlchemy, Alembic) is loaded by the commands, 
     from colonnade.governance.audit import AuditEvent
     from colonnade.store import ContractStore, StoredContract
 
-__all__ = ["deprecate_command", "history_command", "list_command", "publish_command", "run_with_store"]
+__all__ = ["cli", "deprecate_command", "history_command", "list_command", "publish_command", "run_with_store"]
 
 T = TypeVar("T")
 
@@ -60,6 +59,9 @@ def run_with_store(
 ) -> T:
     """Open the configured database, migrate it, run `work` and append the audit events `audited`
     makes of its result; store and database errors end the command."""
+    from colonnade.cli.common import store_settings
+
+    settings = store_settings(settings)
 
     from colonnade.cli.database_problem import DATABASE_ERRORS, database_problem
     from colonnade.governance.audit import AuditLog
@@ -103,7 +105,11 @@ class _Outcome:
     stored: StoredContract | None = None
 
 
-@contract_app.command("publish")
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
+
+
+@cli.command("publish")
 def publish_command(
     ctx: typer.Context,
     paths: Annotated[
@@ -158,7 +164,7 @@ def _print_outcomes(outcomes: list[_Outcome]) -> None:
     console.print(table)
 
 
-@contract_app.command("list")
+@cli.command("list")
 def list_command(
     ctx: typer.Context,
     tenant: Annotated[
@@ -197,7 +203,7 @@ def list_command(
     console.print(table)
 
 
-@contract_app.command("history")
+@cli.command("history")
 def history_command(
     ctx: typer.Context,
     tenant: Annotated[str, typer.Argument(help="Tenant that owns the API.", show_default=False)],
@@ -226,7 +232,7 @@ def history_command(
     console.print(table)
 
 
-@contract_app.command("deprecate")
+@cli.command("deprecate")
 def deprecate_command(
     ctx: typer.Context,
     tenant: Annotated[str, typer.Argument(help="Tenant that owns the API.", show_default=False)],

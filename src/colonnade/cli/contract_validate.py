@@ -24,7 +24,6 @@ from colonnade.cli.common import (
     fail,
     print_json,
 )
-from colonnade.cli.root import contract_app
 from colonnade.contracts.findings import Finding, Severity
 from colonnade.contracts.load import ContractLoadError, load_document
 from colonnade.contracts.uac_json_schema import schema_text, write_schema
@@ -36,6 +35,7 @@ __all__ = [
     "FileReport",
     "OutputFormat",
     "check_paths",
+    "cli",
     "exit_code",
     "print_reports",
     "reports_json",
@@ -99,7 +99,11 @@ def _unreadable(
     return FileReport(path, [Finding(LOAD_CODE, Severity.ERROR, "", message, fix, line, column)], True)
 
 
-@contract_app.command("validate")
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
+
+
+@cli.command("validate")
 def validate(
     paths: Annotated[
         list[Path],
@@ -131,7 +135,7 @@ def validate(
     raise typer.Exit(exit_code(reports, strict))
 
 
-@contract_app.command("schema")
+@cli.command("schema")
 def schema(
     out: Annotated[
         Path | None,

@@ -27,12 +27,11 @@ from typing import Annotated
 import typer
 import yaml
 
-from colonnade.cli.common import DEMO_DIR, DEMO_TOKEN_FILE, fail, settings_of
-from colonnade.cli.root import app
+from colonnade.cli.common import DEMO_DIR, DEMO_TOKEN_FILE, DemoAddress, fail, settings_of
 from colonnade.cli.serve import PORT_HINT, require_free_port, with_overrides
 from colonnade.config import OrganSettings, Settings
 
-__all__ = ["DEMO_APPROVER_TOKEN_FILE", "DEMO_BACKEND_PORT", "demo"]
+__all__ = ["DEMO_APPROVER_TOKEN_FILE", "DEMO_BACKEND_PORT", "cli", "demo"]
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DEMO_CONTRACTS = REPO_ROOT / "examples" / "contracts"
@@ -44,10 +43,17 @@ DEMO_APPROVER_TOKEN_FILE = "demo-approver-token"
 """A second admin of the demo's tenant: approves what the first one asks (four-eyes)."""
 _BACKEND_HINT = "choose another with --backend-port (make run BACKEND_PORT=...)"
 _DEMO_TOKEN_TTL_S = 12 * 3600
-_STORE_FILES = ("colonnade.db", "colonnade.db-journal", "colonnade.db-wal", "colonnade.db-shm")
+_SQLITE_SUFFIXES = ("", "-journal", "-wal", "-shm")
+_STORE_FILES = tuple(f"colonnade.db{suffix}" for suffix in _SQLITE_SUFFIXES)
+_RECORD_FILES = tuple(f"demo_backend.db{suffix}" for suffix in _SQLITE_SUFFIXES)
+_RECORD_FOLDERS = ("vault",)  # the vault organ's blobs (OrganHost.folder_for)
 
 
-@app.command()
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
+
+
+@cli.command()
 def demo(
     ctx: typer.Context,
     port: Annotated[
@@ -62,12 +68,22 @@ def demo(
     backend_port: Annotated[
         int, typer.Option(min=1, max=65535, help="Port of the demo backend.")
     ] = DEMO_BACKEND_PORT,
+    keep_data: Annotated[
+        bool,
+        typer.Option(
+            "--keep-data",
+            help="Keep the demo's records (invoices, customers, vault blobs) from the last run instead of"
+            " starting again from the seed.",
+        ),
+    ] = False,
 ) -> None:
     """Run the demo: the CRM + billing demo backend and the gateway with the demo contracts published.
 
     The vault organ (blobs in SQLite) and two pathways are served next to them as acme tools.
-    State lives in DATA_DIR/demo/ (the contract store starts afresh on each run). Stop with Ctrl-C.
+    State lives in DATA_DIR/demo/ and starts again from the seed on each run (a voided invoice is
+    open again), unless --keep-data. Stop with Ctrl-C.
     Example: colonnade demo --port 9765 --backend-port 9766   (make run PORT=9765 BACKEND_PORT=9766)
+    Example: colonnade demo --keep-data   (make run KEEP_DATA=1)
     """
     if not DEMO_CONTRACTS.is_dir():
         fail(f"demo contracts not found at {DEMO_CONTRACTS}; run `colonnade demo` from a source checkout")
@@ -78,7 +94,7 @@ def demo(
     require_free_port(host, gateway_port)
     require_free_port("127.0.0.1", backend_port, _BACKEND_HINT)
     token_dir = settings.data_dir  # where the client commands look for the demo's token
-    demo_dir = _fresh_demo_dir(settings.data_dir / DEMO_DIR)
+    demo_dir = _fresh_demo_dir(settings.data_dir / DEMO_DIR, keep_data=keep_data)
     settings = settings.model_copy(
         update={
             "data_dir": demo_dir,
@@ -97,10 +113,25 @@ def demo(
     from colonnade.observability.logging import configure_logging
 
     configure_logging(settings.log_level)
-    with _demo_backend(demo_dir, backend_port):
+    with _demo_backend(demo_dir, backend_port), _address_written(settings, token_dir):
         from colonnade.cli import _launch
 
         _launch.run(_launch.run_http(settings, banner=True, snippet=True, token=token))
+
+
+@contextlib.contextmanager
+def _address_written(settings: Settings, token_dir: Path) -> Iterator[None]:
+    """token_dir/demo.json while the demo runs: its address and store, for the commands run here
+    (`colonnade status`, `keys list`, `smoke` after `make run PORT=9765`)."""
+    address = DemoAddress(settings.server.base_url, settings.data_dir.resolve(), os.getpid())
+    try:
+        path = address.write(token_dir)
+    except OSError as exc:
+        fail(f"cannot write the demo's address beside its token in {token_dir}: {exc.strerror or exc}")
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def _demo_token(
@@ -143,13 +174,18 @@ def _demo_organs(settings: Settings) -> OrganSettings:
     )
 
 
-def _fresh_demo_dir(demo_dir: Path) -> Path:
-    """The demo's folder with no contract store or routing index left from an earlier run."""
+def _fresh_demo_dir(demo_dir: Path, *, keep_data: bool = False) -> Path:
+    """The demo's folder with no contract store or routing index left from an earlier run, and
+    unless `keep_data` none of the records the documented walkthroughs change (a voided invoice)."""
+    files, folders = _STORE_FILES, ["routing"]
+    if not keep_data:
+        files, folders = (*files, *_RECORD_FILES), [*folders, *_RECORD_FOLDERS]
     try:
         demo_dir.mkdir(parents=True, exist_ok=True)
-        for name in _STORE_FILES:
+        for name in files:
             (demo_dir / name).unlink(missing_ok=True)
-        shutil.rmtree(demo_dir / "routing", ignore_errors=True)
+        for name in folders:
+            shutil.rmtree(demo_dir / name, ignore_errors=True)
     except OSError as exc:
         fail(f"cannot prepare the demo's folder {demo_dir}: {exc.strerror or exc}; check data_dir")
     return demo_dir

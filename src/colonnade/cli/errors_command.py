@@ -17,9 +17,8 @@ from colonnade.calls.call_errors import REGISTRY
 from colonnade.calls.envelope import CallStatus
 from colonnade.calls.errors_doc import grouped, render_markdown
 from colonnade.cli.common import console, err_console, fail
-from colonnade.cli.root import app
 
-__all__ = ["errors_command"]
+__all__ = ["cli", "errors_command"]
 
 _STATUS_STYLE = {
     CallStatus.INVALID_REQUEST: "yellow",
@@ -28,7 +27,11 @@ _STATUS_STYLE = {
 }
 
 
-@app.command("errors")
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
+
+
+@cli.command("errors")
 def errors_command(
     markdown: Annotated[
         bool,

@@ -12,18 +12,20 @@ import typer
 from rich.table import Table
 
 from colonnade.cli._governance import OPERATOR, run_governance
-from colonnade.cli.common import console, err_console, settings_of
-from colonnade.cli.root import app
+from colonnade.cli.common import console, demo_store_hint, err_console, settings_of
 
 if TYPE_CHECKING:
     from colonnade.governance.key_admin import IssuedKey
     from colonnade.runtime.governance import Governance
     from colonnade.store.api_keys_repo import ApiKeyRecord
 
-__all__ = ["keys_app"]
+__all__ = ["cli", "keys_app"]
+
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
 
 keys_app = typer.Typer(help="Create, list, rotate and revoke API keys.", no_args_is_help=True)
-app.add_typer(keys_app, name="keys")
+cli.add_typer(keys_app, name="keys")
 
 
 @keys_app.command("create")
@@ -67,6 +69,22 @@ def create(
         return await governance.key_admin.create(OPERATOR, request)
 
     _print_issued(run_governance(settings_of(ctx), work), "created")
+    _warn_without_team(persona, team)
+
+
+def _warn_without_team(persona: str, team: str | None) -> None:
+    """A product owner's or developer's key without a team sees no API: say so while it can be fixed."""
+    from colonnade.governance.personas import persona_of
+    from colonnade.governance.reach import TEAM_BOUND
+
+    known = persona_of(persona)
+    if team is None and known is not None and known in TEAM_BOUND:
+        err_console.print(
+            f"[yellow]warning:[/yellow] a {persona} sees only the APIs its team owns (the contracts'"
+            " `owner`), and this key has no team: it sees no tools, and its calls are answered"
+            " I-REQ-UNKNOWN-TOOL. Revoke it and create it again with --team TEAM.",
+            soft_wrap=True,
+        )
 
 
 @keys_app.command("list")
@@ -80,9 +98,10 @@ def list_keys(ctx: typer.Context) -> None:
         assert governance.key_admin is not None
         return await governance.key_admin.list(OPERATOR)
 
-    keys = run_governance(settings_of(ctx), work)
+    settings = settings_of(ctx)
+    keys = run_governance(settings, work)
     if not keys:
-        console.print("no API keys yet; create one with `colonnade keys create`")
+        console.print("no API keys yet; create one with `colonnade keys create`" + demo_store_hint(settings))
         return
     table = Table("id", "owner", "tenant", "persona", "scopes", "expires (UTC)", "last used (UTC)", "state")
     for key in keys:

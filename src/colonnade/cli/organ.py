@@ -14,14 +14,16 @@ from typing import Annotated
 import typer
 
 from colonnade.cli.common import fail
-from colonnade.cli.root import app
 from colonnade.organs.loading import add_import_paths, import_organ
 from colonnade.organs.organ_errors import OrganLoadError
 
-__all__ = ["organ_app", "serve"]
+__all__ = ["cli", "organ_app", "serve"]
+
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
 
 organ_app = typer.Typer(help="Run an organ on its own (sidecar mode).", no_args_is_help=True)
-app.add_typer(organ_app, name="organ")
+cli.add_typer(organ_app, name="organ")
 
 
 @organ_app.command("serve")

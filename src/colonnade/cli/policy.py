@@ -16,17 +16,19 @@ import typer
 from rich.table import Table
 
 from colonnade.cli.common import EXIT_FINDINGS, EXIT_OK, OutputFormat, console, fail, print_json, settings_of
-from colonnade.cli.root import app
 from colonnade.config import Settings
 
 if TYPE_CHECKING:
     from colonnade.catalog.tool import Tool
     from colonnade.governance.policy.sources import PolicySet
 
-__all__ = ["policy_app"]
+__all__ = ["cli", "policy_app"]
+
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
 
 policy_app = typer.Typer(help="Test the Rego policies and explain their decisions.", no_args_is_help=True)
-app.add_typer(policy_app, name="policy")
+cli.add_typer(policy_app, name="policy")
 
 DirectoryArgument = Annotated[
     Path | None,

@@ -1,4 +1,8 @@
-"""Root Typer app: global options (--config, --version) and the command groups."""
+"""Root Typer app: global options (--config, --version) and the table of command groups.
+
+The table names each command, the module that defines it and its one-line help; a command's module
+is imported only when that command runs, so `colonnade --version` and `--help` load no gateway.
+"""
 
 from __future__ import annotations
 
@@ -7,23 +11,108 @@ from typing import Annotated
 
 import typer
 
-from colonnade import __version__
-from colonnade.cli.common import State, err_console
+from colonnade._version import __version__
+from colonnade.cli.flag_display import HELP_OPTION_NAMES
+from colonnade.cli.lazy_group import Group, Member, lazy_group
+from colonnade.cli.state import State
 
-__all__ = ["app", "contract_app", "main"]
+__all__ = ["COMMANDS", "app", "main"]
+
+_CLI = "colonnade.cli."
+
+COMMANDS: dict[str, Member | Group] = {
+    "serve": Member(
+        _CLI + "serve",
+        "Run the gateway: MCP at http(s)://HOST:PORT/mcp plus /healthz and /readyz, or MCP over stdio.",
+    ),
+    "demo": Member(
+        _CLI + "demo",
+        "Run the demo: the CRM + billing demo backend and the gateway with the demo contracts published.",
+    ),
+    "errors": Member(
+        _CLI + "errors_command",
+        "List every error code a call can end with: its class, outcome status, meaning and fix hint.",
+    ),
+    "status": Member(
+        _CLI + "servers",
+        "The running gateway: its catalog, each downstream server's health and traffic, routing.",
+    ),
+    "smoke": Member(
+        _CLI + "smoke", "Connect with a real MCP client and check every operation of the given contracts."
+    ),
+    "contract": Group(
+        "Validate, import, export and publish API contracts (UAC).",
+        {
+            "validate": Member(
+                _CLI + "contract_validate",
+                "Check contracts against the UAC schema and rules UAC001-UAC023; report every finding.",
+            ),
+            "schema": Member(
+                _CLI + "contract_validate",
+                "Print (or write) the published JSON Schema (Draft 2020-12) of a contract document.",
+            ),
+            "import-openapi": Member(
+                _CLI + "contract_openapi",
+                "Import an OpenAPI document as a draft contract and report what needs a human.",
+            ),
+            "export-openapi": Member(
+                _CLI + "contract_openapi",
+                "Export a contract as an OpenAPI 3.1 document, with each llm block as `x-llm`.",
+            ),
+            "publish": Member(
+                _CLI + "contract_store", "Validate contract files and publish them to the store."
+            ),
+            "list": Member(
+                _CLI + "contract_store",
+                "List stored contract versions, by tenant and API, newest version first.",
+            ),
+            "history": Member(_CLI + "contract_store", "Show every stored version of one API, newest first."),
+            "deprecate": Member(
+                _CLI + "contract_store",
+                "Mark a published version deprecated; it stays in the store as history.",
+            ),
+        },
+    ),
+    "agents": Member(_CLI + "agents", "Register, list and revoke agents."),
+    "approvals": Member(_CLI + "approvals", "List calls awaiting approval; approve or deny them."),
+    "audit": Member(_CLI + "audit", "Read and verify the audit log."),
+    "cards": Member(_CLI + "cards", "Export and validate organ capability cards (organ.json + organ.toml)."),
+    "keys": Member(_CLI + "keys", "Create, list, rotate and revoke API keys."),
+    "organ": Member(_CLI + "organ", "Run an organ on its own (sidecar mode)."),
+    "policy": Member(_CLI + "policy", "Test the Rego policies and explain their decisions."),
+    "route": Member(_CLI + "route", "Ask the router which tools fit (benchmarks, offline)."),
+    "servers": Member(_CLI + "servers", "The downstream MCP servers of a running gateway."),
+    "subscriptions": Member(_CLI + "subscriptions", "Subscriptions of consumers to APIs."),
+    "token": Member(_CLI + "token", "Development tokens (the dev issuer under data_dir)."),
+    "tools": Group(
+        "Find and inspect the tools the gateway serves.",
+        {
+            "search": Member(
+                _CLI + "tools",
+                "Rank the catalog's tools for QUERY with the gateway's router: scores, reasons, confidence.",
+            ),
+            "list": Member(
+                _CLI + "tools",
+                "List the tools a running gateway serves to you, over its REST API (every page).",
+            ),
+            "describe": Member(
+                _CLI + "tools_describe",
+                "Show the tool NAME as the gateway serves it: names, version, side effects, schemas.",
+            ),
+        },
+    ),
+}
+"""Every command under `colonnade`: name -> where it is defined and the line `colonnade --help` shows."""
 
 app = typer.Typer(
     name="colonnade",
+    cls=lazy_group(COMMANDS),
     help="Colonnade: turn API contracts and MCP servers into governed, agent-ready tools.",
     no_args_is_help=True,
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    context_settings={"help_option_names": HELP_OPTION_NAMES},
 )
-contract_app = typer.Typer(
-    help="Validate, import, export and publish API contracts (UAC).", no_args_is_help=True
-)
-app.add_typer(contract_app, name="contract")
 
 
 def _version(value: bool) -> None:
@@ -53,5 +142,7 @@ def main() -> None:
     try:
         app()
     except KeyboardInterrupt:
+        from colonnade.cli.common import err_console
+
         err_console.print("[yellow]interrupted[/yellow]")
         raise SystemExit(130) from None

@@ -20,12 +20,14 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from colonnade.cli.common import err_console, fail, settings_of
-from colonnade.cli.root import app
 
-__all__ = ["rank", "route_app"]
+__all__ = ["cli", "rank", "route_app"]
+
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
 
 route_app = typer.Typer(help="Ask the router which tools fit (benchmarks, offline).", no_args_is_help=True)
-app.add_typer(route_app, name="route")
+cli.add_typer(route_app, name="route")
 
 
 @route_app.command()

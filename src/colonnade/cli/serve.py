@@ -14,19 +14,22 @@ import typer
 
 from colonnade.cli.common import err_console, fail, settings_of
 from colonnade.cli.ports import port_problem
-from colonnade.cli.root import app
 from colonnade.config import Settings
 from colonnade.contracts.load import ContractLoadError
 from colonnade.contracts.model import ContractStatus
 from colonnade.contracts.validate import ContractInvalid, load_contract
 from colonnade.runtime.sources import expand_contract_paths
 
-__all__ = ["PORT_HINT", "require_free_port", "review_notices", "serve", "with_overrides"]
+__all__ = ["PORT_HINT", "cli", "require_free_port", "review_notices", "serve", "with_overrides"]
 
 _SHOWN_ITEMS = 3
 
 
-@app.command()
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
+
+
+@cli.command()
 def serve(
     ctx: typer.Context,
     host: Annotated[

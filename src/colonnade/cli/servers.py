@@ -17,13 +17,23 @@ import httpx2
 import typer
 from rich.table import Table
 
-from colonnade.cli.common import EXIT_FINDINGS, TokenOption, client_token, console, fail, settings_of
-from colonnade.cli.root import app
+from colonnade.cli.common import (
+    EXIT_FINDINGS,
+    TokenOption,
+    client_token,
+    console,
+    fail,
+    gateway_base_url,
+    settings_of,
+)
 
-__all__ = ["servers_app", "status"]
+__all__ = ["cli", "servers_app", "status"]
+
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
 
 servers_app = typer.Typer(help="The downstream MCP servers of a running gateway.", no_args_is_help=True)
-app.add_typer(servers_app, name="servers")
+cli.add_typer(servers_app, name="servers")
 
 UrlOption = Annotated[
     str | None, typer.Option("--url", help="The gateway (default: http://<server.host>:<server.port>).")
@@ -44,6 +54,9 @@ def list_servers(
         console.print_json(json.dumps(answer))
         return
     console.print(_table(answer["servers"]))
+    for server in answer["servers"]:  # e.g. a `tools:` override that names no tool of the server
+        for warning in server.get("warnings") or ():
+            console.print(f"[yellow]warning:[/yellow] server {server['name']}: {warning}", soft_wrap=True)
 
 
 @servers_app.command("status")
@@ -134,7 +147,7 @@ def restart(
     console.print(f"restarting [bold]{name}[/bold]")
 
 
-@app.command("status")
+@cli.command("status")
 def status(
     ctx: typer.Context, url: UrlOption = None, token: TokenOption = None, as_json: JsonOption = False
 ) -> None:
@@ -184,7 +197,7 @@ def _definition(text: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         fail(
             f"--definition must be a mapping of settings (transport, command, url, ...), not "
-            f"{type(value).__name__}; e.g. '{{\"transport\": \"http\", \"url\": \"https://example.com/mcp\"}}'"
+            f'{type(value).__name__}; e.g. \'{{"transport": "http", "url": "https://example.com/mcp"}}\''
         )
     return {str(key): item for key, item in value.items()}
 
@@ -222,7 +235,7 @@ def _request(
 ) -> dict[str, Any]:
     """One REST request to the gateway with the client's credential; a refusal ends the command."""
     settings = settings_of(ctx)
-    url = url or settings.server.base_url
+    url = url or gateway_base_url(settings)
     credential = client_token(token, settings)
     headers = {"Authorization": f"Bearer {credential}"} if credential else {}
     try:

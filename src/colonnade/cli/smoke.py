@@ -16,16 +16,20 @@ from colonnade.cli.common import (
     client_token,
     console,
     fail,
+    gateway_base_url,
     print_json,
     settings_of,
 )
-from colonnade.cli.root import app
 from colonnade.runtime.sources import expand_contract_paths
 
-__all__ = ["smoke"]
+__all__ = ["cli", "smoke"]
 
 
-@app.command()
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
+
+
+@cli.command()
 def smoke(
     ctx: typer.Context,
     contracts: Annotated[
@@ -64,7 +68,7 @@ def smoke(
 
     Example: colonnade smoke --url http://127.0.0.1:8765/mcp examples/contracts --junit smoke.xml
     """
-    url = url or settings_of(ctx).server.mcp_url
+    url = url or f"{gateway_base_url(settings_of(ctx))}/mcp"
     if protocol not in ("auto", "legacy"):
         fail(f"--protocol must be auto or legacy, not {protocol!r}")
     mode: Literal["auto", "legacy"] = "legacy" if protocol == "legacy" else "auto"

@@ -13,16 +13,18 @@ from rich.table import Table
 
 from colonnade.cli._governance import OPERATOR, run_governance
 from colonnade.cli.common import console, settings_of
-from colonnade.cli.root import app
 
 if TYPE_CHECKING:
     from colonnade.runtime.governance import Governance
     from colonnade.store.subscriptions_repo import SubscriptionRecord
 
-__all__ = ["subscriptions_app"]
+__all__ = ["cli", "subscriptions_app"]
+
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
 
 subscriptions_app = typer.Typer(help="Subscriptions of consumers to APIs.", no_args_is_help=True)
-app.add_typer(subscriptions_app, name="subscriptions")
+cli.add_typer(subscriptions_app, name="subscriptions")
 
 
 @subscriptions_app.command("request")

@@ -15,12 +15,14 @@ from typing import Annotated
 import typer
 
 from colonnade.cli.common import console, fail, settings_of
-from colonnade.cli.root import app
 
-__all__ = ["token_app"]
+__all__ = ["cli", "token_app"]
+
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
 
 token_app = typer.Typer(help="Development tokens (the dev issuer under data_dir).", no_args_is_help=True)
-app.add_typer(token_app, name="token")
+cli.add_typer(token_app, name="token")
 
 
 @token_app.command("mint")

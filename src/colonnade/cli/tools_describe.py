@@ -14,13 +14,16 @@ from typing import Annotated, Any
 import typer
 
 from colonnade.cli.common import OutputFormat, console, demo_store_hint, fail, print_json, settings_of
-from colonnade.cli.tools import tools_app
 from colonnade.config import Settings
 
-__all__ = ["describe"]
+__all__ = ["cli", "describe"]
 
 
-@tools_app.command()
+cli = typer.Typer()
+"""What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
+
+
+@cli.command()
 def describe(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Canonical (acme:billing:get_invoice), wire or bare name.")],

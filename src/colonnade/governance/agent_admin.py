@@ -20,15 +20,23 @@ from joserfc.jwk import JWKRegistry
 
 from colonnade.governance.audit import AuditEvent, AuditLog, EventKind
 from colonnade.governance.personas import Scope
+from colonnade.governance.plain_data import plain_fields
 from colonnade.governance.principal import Principal
 from colonnade.governance.refusals import InvalidRequest, UnknownResource
 from colonnade.governance.stewards import in_reach, require, tenant_for
 from colonnade.store.agents_repo import AgentRecord, AgentStore
 
-__all__ = ["AgentAdmin", "AgentRequest"]
+__all__ = ["AgentAdmin", "AgentRequest", "agent_view"]
 
 _AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _MAX_PATTERNS = 500
+
+
+def agent_view(record: AgentRecord) -> dict[str, Any]:
+    """An agent as listed: its record as plain data."""
+    shown = plain_fields(record)
+    shown["allowed_tools"] = list(record.allowed_tools)
+    return shown
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from typing import Protocol
 
 from colonnade.catalog.tool import Tool
 from colonnade.governance.principal import Principal
+from colonnade.routing.permits import permits
 from colonnade.routing.router import CallerAllowed
 
 __all__ = ["ALLOWED", "AllowAll", "Authorizer", "Decision", "permits", "tool_filter"]
@@ -71,13 +72,6 @@ class AllowAll:
 
     def decide(self, principal: Principal, tool: Tool) -> Decision:
         return ALLOWED
-
-
-def permits(allowed: CallerAllowed, tool_id: str) -> bool:
-    """Whether a `visible` answer includes the tool with this canonical name."""
-    if allowed is None:
-        return True
-    return allowed(tool_id) if callable(allowed) else tool_id in allowed
 
 
 def tool_filter(allowed: CallerAllowed) -> Callable[[Tool], bool] | None:

@@ -11,16 +11,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from colonnade.governance.audit import AuditEvent, AuditLog, EventKind
 from colonnade.governance.identity.api_keys import new_key
 from colonnade.governance.personas import PERSONA_SCOPES, Persona, Scope, persona_of
+from colonnade.governance.plain_data import plain_fields
 from colonnade.governance.principal import Principal, PrincipalKind
 from colonnade.governance.refusals import Forbidden, InvalidRequest, UnknownResource
 from colonnade.governance.stewards import in_reach, require, tenant_for
 from colonnade.store.api_keys_repo import ApiKeyRecord, ApiKeyStore
 
-__all__ = ["IssuedKey", "KeyAdmin", "KeyRequest"]
+__all__ = ["IssuedKey", "KeyAdmin", "KeyRequest", "key_view"]
+
+
+def key_view(record: ApiKeyRecord) -> dict[str, Any]:
+    """A key as listed: everything but its secret's hash."""
+    shown = plain_fields(record, omit=("secret_hash",))
+    shown["scopes"] = list(record.scopes)
+    return shown
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ __all__ = [
     "GovernanceRefusal",
     "InvalidRequest",
     "NotApprover",
+    "NotResumer",
     "SelfApproval",
     "UnknownResource",
 ]
@@ -58,6 +59,12 @@ class NotApprover(Forbidden):
     """The actor's persona is not one that may approve calls of this API."""
 
     code = "A-AUTH-APPROVER"
+
+
+class NotResumer(Forbidden):
+    """Only an approved call's requester, or the approver who approved it, may resume it."""
+
+    code = "A-AUTH-RESUME-PRINCIPAL"
 
 
 class ApprovalState(GovernanceRefusal):

@@ -23,13 +23,13 @@ from colonnade.contracts.model import SideEffects
 from colonnade.governance.authorization import Decision
 from colonnade.governance.personas import Persona, Scope, persona_of
 from colonnade.governance.principal import Principal, PrincipalKind
+from colonnade.governance.reach import TEAM_BOUND
 from colonnade.routing.router import CallerAllowed
 
 __all__ = ["NON_PRODUCTION", "Subscribed", "ToolAccess", "allow_listed"]
 
 NON_PRODUCTION = frozenset({"dev", "staging"})
 _WRITES = frozenset({SideEffects.WRITE, SideEffects.DESTRUCTIVE})
-_TEAM_BOUND = frozenset({Persona.PRODUCT_OWNER, Persona.DEVELOPER})
 
 Subscribed = Callable[[str, str, str], bool]
 """(subscriber principal key, tenant, api) -> whether an active subscription exists."""
@@ -106,7 +106,7 @@ class ToolAccess:
                 return "not bound to a tenant"
         elif principal.tenant != tool.tenant:
             return "another tenant's tool"
-        if persona in _TEAM_BOUND and (principal.team is None or principal.team != tool.owner):
+        if persona in TEAM_BOUND and (principal.team is None or principal.team != tool.owner):
             return "another team's API"
         if persona is Persona.AGENT and not allow_listed(principal.allowed_tools or (), tool):
             return "not on the agent's allow-list"

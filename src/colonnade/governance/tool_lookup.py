@@ -20,8 +20,9 @@ from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
 from colonnade.governance.authorization import Authorizer, permits
 from colonnade.governance.principal import Principal
+from colonnade.routing.router import CallerAllowed
 
-__all__ = ["AMBIGUOUS_TOOL", "AmbiguousName", "find_tool", "near_names"]
+__all__ = ["AMBIGUOUS_TOOL", "AmbiguousName", "CatalogReach", "find_tool", "near_names"]
 
 AMBIGUOUS_TOOL = "I-REQ-AMBIGUOUS-TOOL"
 
@@ -32,6 +33,10 @@ class AmbiguousName:
 
     name: str
     candidates: tuple[Tool, ...]
+
+    @property
+    def code(self) -> str:
+        return AMBIGUOUS_TOOL
 
     @property
     def message(self) -> str:
@@ -84,3 +89,20 @@ def near_names(
         bearers = [t.canonical_name for t in catalog.aliased(close) if permits(allowed, t.canonical_name)]
         found.extend([close] if len(bearers) == 1 else bearers)
     return list(dict.fromkeys(found))[:limit]
+
+
+class CatalogReach:
+    """The tools of one catalog a caller may reach, by the gateway's authorizer (for the discovery tools)."""
+
+    def __init__(self, catalog: Catalog, authorizer: Authorizer) -> None:
+        self.catalog = catalog
+        self.authorizer = authorizer
+
+    def visible(self, principal: Principal) -> CallerAllowed:
+        return self.authorizer.visible(principal)
+
+    def find(self, name: str, principal: Principal) -> Tool | AmbiguousName | None:
+        return find_tool(self.catalog, name, self.authorizer, principal)
+
+    def near(self, name: str, principal: Principal) -> list[str]:
+        return near_names(self.catalog, name, self.authorizer, principal)

@@ -1,4 +1,4 @@
-"""Logs, traces and metrics: one JSON line, one span and a few Prometheus series per call."""
+"""Logs, traces and metrics: one JSON line, spans and a few Prometheus series per call; OTLP export."""
 
 from colonnade.observability.logging import configure_logging
 from colonnade.observability.metrics import GatewayMetrics

@@ -9,13 +9,16 @@ is a few dictionary lookups and lock-protected additions.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sized
+from collections.abc import Iterator, Mapping, Sequence, Sized
 from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
+
+from colonnade.observability.consumer_metrics import ConsumerLabel, ConsumerMetrics
+from colonnade.observability.routing_metrics import RoutingMetrics
 
 __all__ = [
     "DURATION_BUCKETS_S",
@@ -132,7 +135,15 @@ class GatewayMetrics:
             "colonnade_catalog_tools", "Tools the catalog serves.", registry=self.registry
         )
         self.slo = _SloSeries(self.registry)
+        self.consumers: ConsumerMetrics | None = None
+        self.routing: RoutingMetrics | None = None
         self._tools: dict[str, ToolMetrics] = {}
+
+    def track_consumers(self, labels: Sequence[ConsumerLabel], *, max_values: int = 100) -> ConsumerMetrics:
+        """Count calls per tool version and consumer too (`ConsumerMetrics`); once per registry."""
+        if self.consumers is None:
+            self.consumers = ConsumerMetrics(self.registry, labels, max_values=max_values)
+        return self.consumers
 
     def for_tool(self, tool: str) -> ToolMetrics:
         """The cached series of one tool (created on first use)."""
@@ -142,6 +153,12 @@ class GatewayMetrics:
                 tool, ToolMetrics(tool, self.calls, self.call_duration, self.calls_in_flight, self.slo)
             )
         return meters
+
+    def track_routing(self) -> RoutingMetrics:
+        """The router's series (`RoutingMetrics`), created once per registry."""
+        if self.routing is None:
+            self.routing = RoutingMetrics(self.registry)
+        return self.routing
 
     def track_catalog(self, catalog: Sized) -> None:
         """Report the catalog's size at every scrape (no bookkeeping on catalog changes)."""

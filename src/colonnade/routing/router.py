@@ -23,10 +23,24 @@ from colonnade.routing.documents import ToolDoc
 from colonnade.routing.index import Hit
 from colonnade.routing.learning import CoOccurrence
 
-__all__ = ["CONFIDENCE_TAIL_RANK", "Boosts", "CallerAllowed", "Router", "RoutingDecision"]
+__all__ = [
+    "CONFIDENCE_TAIL_RANK",
+    "NO_WORD_NOTE",
+    "WORD_SHARE",
+    "Boosts",
+    "CallerAllowed",
+    "Router",
+    "RoutingDecision",
+]
 
 CONFIDENCE_TAIL_RANK = 24
 """Confidence compares the best hit with the hit at this rank (three times the default `top_k`)."""
+
+WORD_SHARE = 0.5
+"""With a dense model, how much of the confidence the best hit's sharing a word with the request
+carries; its similarity of meaning (the dense signal, in [0, 1]) carries the rest. A hit found by
+one signal alone is never fully sure: a lone common word, or meaning without a word in common."""
+NO_WORD_NOTE = "no word of the request matches the best tool: it is ranked by similarity of meaning alone"
 
 logger = logging.getLogger("colonnade.routing")
 
@@ -44,6 +58,8 @@ class RoutingDecision:
     query_used: str
     confidence: float
     fallback_used: bool
+    confidence_note: str = ""
+    """Why the confidence is low although a tool was found (empty when nothing needs saying)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,6 +69,7 @@ class RoutingDecision:
             "query_used": self.query_used,
             "confidence": self.confidence,
             "fallback_used": self.fallback_used,
+            "confidence_note": self.confidence_note,
         }
 
 
@@ -108,6 +125,9 @@ class _Selection:
         return tool_id in self.reasons
 
 
+DecisionObserver = Callable[["RoutingDecision", float], None]
+
+
 class Router:
     """Answers `route(context) -> RoutingDecision`; the gateway and `colonnade route rank` share it."""
 
@@ -139,6 +159,8 @@ class Router:
         self.boosts = boosts or Boosts()
         self.context_turns = context_turns
         self.pool = pool
+        self.observer: DecisionObserver | None = None
+        """Told of every decision and how long it took (the gateway's routing metrics)."""
 
     @classmethod
     def from_settings(
@@ -182,9 +204,10 @@ class Router:
         self._boost(candidates, [words(h) for h in domain_hints if h.strip()], session, permitted)
         ranked = sorted(candidates.values(), key=lambda c: (-c.score, -c.retrieval, c.id))
         confidence = _confidence(hits)
+        note = NO_WORD_NOTE if hits and not hits[0].matched_terms else ""
         fallback = [t for t in self.fallback if permitted(t)]
         if confidence < self.confidence_threshold and fallback:
-            decision = self._fallback(fallback, candidates, query, confidence)
+            decision = self._fallback(fallback, candidates, query, confidence, note)
         else:
             selection = self._select(ranked, limit, query_words, permitted)
             decision = RoutingDecision(
@@ -194,8 +217,11 @@ class Router:
                 query_used=query,
                 confidence=confidence,
                 fallback_used=False,
+                confidence_note=note,
             )
         self._log(decision, ranked, limit, started)
+        if self.observer is not None:
+            self.observer(decision, time.perf_counter() - started)
         return decision
 
     # -- candidates and boosts ---------------------------------------------------------------
@@ -341,7 +367,7 @@ class Router:
         selection.add(tool_id, doc.server, [reason, *earlier])
 
     def _fallback(
-        self, fallback: list[str], candidates: dict[str, _Candidate], query: str, confidence: float
+        self, fallback: list[str], candidates: dict[str, _Candidate], query: str, confidence: float, note: str
     ) -> RoutingDecision:
         why = f"fallback: confidence {confidence:.2f} is below the threshold {self.confidence_threshold:.2f}"
         return RoutingDecision(
@@ -351,6 +377,7 @@ class Router:
             query_used=query,
             confidence=confidence,
             fallback_used=True,
+            confidence_note=note,
         )
 
     # -- trace ---------------------------------------------------------------------------------
@@ -388,7 +415,9 @@ def _confidence(hits: list[Hit]) -> float:
     The tail is the hit at rank `CONFIDENCE_TAIL_RANK`, whatever `k` the caller asked for: how sure
     the router is of a query does not change with how many tools are shown. 1.0 when few tools
     match at all (nothing scores that far down), near 0 when dozens of tools score like the best
-    one (a vague query), 0 without any hit.
+    one (a vague query), 0 without any hit. Standing out among few candidates says little on its
+    own, so with a dense model the best hit's evidence bounds it too: `WORD_SHARE` for sharing a
+    word with the request, the rest in proportion to its similarity of meaning.
     """
     if not hits:
         return 0.0
@@ -397,7 +426,12 @@ def _confidence(hits: list[Hit]) -> float:
     if best <= 0:
         return 0.0
     tail = scores[CONFIDENCE_TAIL_RANK] if len(scores) > CONFIDENCE_TAIL_RANK else 0.0
-    return round(min(1.0, max(0.0, (best - tail) / best)), 4)
+    separation = min(1.0, max(0.0, (best - tail) / best))
+    top = hits[0]
+    if top.dense is not None:
+        evidence = (WORD_SHARE if top.matched_terms else 0.0) + (1.0 - WORD_SHARE) * top.dense
+        separation = min(separation, evidence)
+    return round(separation, 4)
 
 
 def _retrieval_reason(hit: Hit, relative: float) -> str:

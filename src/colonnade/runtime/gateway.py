@@ -26,22 +26,22 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.applications import Starlette
 
-from colonnade import __version__
+from colonnade._version import __version__
 from colonnade.adapters.builtin import BuiltinAdapter
 from colonnade.adapters.discovery_tools import DiscoveryTools
 from colonnade.adapters.health_monitor import HealthMonitor
 from colonnade.adapters.http import HttpAdapter
-from colonnade.adapters.http_tools import HttpTools
-from colonnade.adapters.mcp_tools import McpTools
-from colonnade.adapters.mcp_upstream import Upstream
+from colonnade.adapters.http.tools import HttpTools
+from colonnade.adapters.mcp.tools import McpTools
 from colonnade.adapters.organ import OrganAdapter
 from colonnade.adapters.pathway import PathwayAdapter
 from colonnade.adapters.registry import AdapterRegistry
 from colonnade.calls.approvals import ApprovalCoordinator
-from colonnade.calls.commit_tool import COMMIT_TOOL, CommitHandler
+from colonnade.calls.commit_tool import COMMIT_TOOL, DISCARD_TOOL, CommitHandler, DiscardHandler
 from colonnade.calls.default_pipeline import PipelineParts, build_pipeline
 from colonnade.calls.manifest import Manifests
 from colonnade.calls.parking import ParkedCalls
+from colonnade.calls.resume_authority import ResumeAuthority
 from colonnade.calls.service import CallService
 from colonnade.calls.stages.observe import Observe
 from colonnade.calls.two_phase import TwoPhaseCoordinator
@@ -53,8 +53,10 @@ from colonnade.governance.audit.readers import AuditReach, audit_reach
 from colonnade.governance.authorization import Authorizer
 from colonnade.governance.identity.exposure import refuse_unprotected_bind
 from colonnade.governance.principal import Principal
+from colonnade.governance.tool_lookup import CatalogReach
 from colonnade.observability.metrics import GatewayMetrics
-from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider, records_spans
+from colonnade.observability.telemetry import Telemetry
+from colonnade.observability.tracing import TRACER_NAME, records_spans
 from colonnade.organs.executive import Executive
 from colonnade.organs.loading import OrganHost
 from colonnade.routing.catalog_index import CatalogIndex
@@ -75,11 +77,12 @@ from colonnade.surfaces.app import HttpSurfaces, build_http_app
 from colonnade.surfaces.edge import OPEN_PATHS, OriginPolicy
 from colonnade.surfaces.edge_auth import edge_authenticator
 from colonnade.surfaces.mcp.caller import caller_scope
+from colonnade.surfaces.mcp.proxy.endpoint import UpstreamEndpoint
+from colonnade.surfaces.mcp.proxy.endpoints import UpstreamEndpoints
+from colonnade.surfaces.mcp.proxy.served_upstream import ServedUpstream
 from colonnade.surfaces.mcp.routing import DynamicToolList
 from colonnade.surfaces.mcp.server import McpSurface
 from colonnade.surfaces.mcp.sessions import SessionLedger, SessionLimits
-from colonnade.surfaces.mcp.upstream_endpoint import UpstreamEndpoint
-from colonnade.surfaces.mcp.upstream_endpoints import UpstreamEndpoints
 from colonnade.surfaces.metrics_route import metrics_route
 from colonnade.surfaces.oauth_routes import metadata_paths, oauth_routes
 from colonnade.surfaces.pages import routes as page_routes
@@ -93,6 +96,7 @@ from colonnade.surfaces.rest.governance_routes import GovernanceRoutes
 from colonnade.surfaces.rest.policy_routes import PolicyRoutes
 from colonnade.surfaces.rest.routes import RestSurface
 from colonnade.surfaces.rest.servers import ServersApi
+from colonnade.surfaces.rest.tool_search import ToolSearch
 
 __all__ = ["Gateway", "PublishedFile"]
 
@@ -136,8 +140,17 @@ class Gateway:
         self.authorizer: Authorizer = self.governance.authorizer
         self.metrics = metrics if metrics is not None else GatewayMetrics()
         self.metrics.track_catalog(self.catalog)
+        self.metrics.track_consumers(
+            settings.telemetry.consumer_labels, max_values=settings.telemetry.consumer_label_values_max
+        )
         self.manifests = manifests if manifests is not None else Manifests.from_folder(settings.manifests_dir)
-        self.tracer_provider = tracer_provider if tracer_provider is not None else build_tracer_provider()
+        # Spans and metrics leave the process only when `telemetry:` (or OTEL_*) names a collector.
+        self.telemetry = (
+            Telemetry(tracer_provider)
+            if tracer_provider is not None
+            else Telemetry.build(settings.telemetry, self.metrics.registry)
+        )
+        self.tracer_provider = self.telemetry.tracer_provider
         local = settings.local_principal
         self.local_principal = Principal.local(local.id, tenant=local.tenant, persona=local.persona)
 
@@ -163,12 +176,20 @@ class Gateway:
         self.router = Router.from_settings(
             settings.routing, self.tool_index.corpus, learning=self.feedback.learned
         )
+        routing_metrics = self.metrics.track_routing()
+        self.router.observer = lambda decision, seconds: routing_metrics.record(
+            fallback=decision.fallback_used,
+            confidence=decision.confidence,
+            tools=len(decision.selected),
+            seconds=seconds,
+        )
 
         # The gateway's own tools and the adapters, by binding kind.
         self.builtins = BuiltinTools()
         builtin = BuiltinAdapter()
         if settings.routing.enabled:
-            discovery = DiscoveryTools(self.catalog, self.router, self.authorizer)
+            reach = CatalogReach(self.catalog, self.authorizer)
+            discovery = DiscoveryTools(self.catalog, self.router, reach)
             for tool, handler in zip(discovery.tools, (discovery.search, discovery.describe), strict=True):
                 self.builtins.add(tool)
                 builtin.register(tool.operation, handler)
@@ -190,10 +211,16 @@ class Gateway:
         self.store = ContractStore(engine) if engine is not None else None
         self.idempotency = IdempotencyStore(engine) if engine is not None else None
         self.parked = ParkedCalls(ParkedCallStore(engine)) if engine is not None else None
-        self.two_phase = TwoPhaseCoordinator(self.catalog, self.parked) if self.parked is not None else None
+        # Who may commit, discard or resume a parked call: judged by the pipeline's own authorization.
+        authority = ResumeAuthority(self.catalog, self.authorizer, self.governance.policy, self.manifests)
+        self.two_phase = (
+            TwoPhaseCoordinator(self.catalog, self.parked, authority) if self.parked is not None else None
+        )
         if self.two_phase is not None:
             self.builtins.add(COMMIT_TOOL)
             builtin.register(COMMIT_TOOL.operation, CommitHandler(self.two_phase))
+            self.builtins.add(DISCARD_TOOL)
+            builtin.register(DISCARD_TOOL.operation, DiscardHandler(self.two_phase))
         desk = self.governance.approvals
         self.approvals = (
             ApprovalCoordinator(
@@ -256,7 +283,7 @@ class Gateway:
         self.endpoints = UpstreamEndpoints(self.servers.get, self._endpoint_for)
         self.servers.listeners.append(self.endpoints.announce)
 
-    def _endpoint_for(self, upstream: Upstream) -> UpstreamEndpoint:
+    def _endpoint_for(self, upstream: ServedUpstream) -> UpstreamEndpoint:
         """A server's own endpoint (`/servers/{name}/mcp`): its calls run the pipeline like any other."""
         return UpstreamEndpoint(
             upstream,
@@ -383,6 +410,7 @@ class Gateway:
         admin = GovernanceRoutes(governance.key_admin, governance.agent_admin, governance.subscription_admin)
         routes = [
             *rest.routes(),
+            *ToolSearch(self.catalog, self.router, self.authorizer).routes(),
             *admin.routes(),
             *(ApprovalRoutes(self.approvals).routes() if self.approvals is not None else ()),
             *PolicyRoutes(governance.policy).routes(),
@@ -495,7 +523,7 @@ class Gateway:
         await self.governance.aclose()
         if self.engine is not None:
             await self.engine.dispose()
-        self.tracer_provider.shutdown()
+        await asyncio.to_thread(self.telemetry.shutdown)  # a last export: never on the event loop
 
 
 def _every_record(_: Principal) -> AuditReach:

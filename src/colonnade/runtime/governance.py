@@ -18,11 +18,11 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from colonnade.calls.approvals import ApprovalDesk, ApprovalSigner
+from colonnade.calls.approvals.signing import KEY_FILE as APPROVAL_KEY_FILE
 from colonnade.catalog.catalog import Catalog
 from colonnade.config import IssuerSettings, Settings
 from colonnade.governance.agent_admin import AgentAdmin
-from colonnade.governance.approvals import ApprovalDesk, ApprovalSigner
-from colonnade.governance.approvals.signing import KEY_FILE as APPROVAL_KEY_FILE
 from colonnade.governance.attestation import AttestationVerifier
 from colonnade.governance.audit import AuditLog
 from colonnade.governance.authorization import AllowAll, Authorizer

@@ -19,9 +19,10 @@ import mcp_types as types
 from mcp.shared.subscriptions import ServerEvent
 from opentelemetry.trace import Tracer
 
-from colonnade.adapters.mcp_pool import McpPool
-from colonnade.adapters.mcp_upstream import Upstream
+from colonnade.adapters.mcp.pool import McpPool
+from colonnade.adapters.mcp.upstream import Upstream
 from colonnade.adapters.secrets import SecretResolver
+from colonnade.adapters.stdio_command import missing_command
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.catalog_errors import NotInCatalog
 from colonnade.catalog.mcp_projection import project_server_tools, source_id
@@ -56,6 +57,10 @@ class Servers:
     async def add(self, settings: McpServerSettings) -> None:
         """Add a server while the gateway runs (REST, CLI); it lasts until the gateway stops."""
         self.configure(settings)
+
+    def unstartable(self, settings: McpServerSettings) -> str | None:
+        """Why the server could not start on this host (a stdio command missing), or None."""
+        return missing_command(settings)
 
     def get(self, name: str) -> Upstream | None:
         return self.pool.get(name)

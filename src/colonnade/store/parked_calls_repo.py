@@ -36,6 +36,10 @@ class ParkedRecord:
     state: str
     deadline: datetime
     attempts: int
+    call_id: str | None = None
+    """The call that parked it (None for rows parked before the gateway recorded it)."""
+    tenant: str | None = None
+    """The tenant of the principal that parked it (its key alone does not say)."""
 
 
 def _now() -> datetime:
@@ -59,6 +63,8 @@ def _record(row: ParkedCallRow) -> ParkedRecord:
         row.state,
         _aware(row.deadline),
         row.attempts,
+        row.call_id,
+        row.tenant,
     )
 
 
@@ -83,6 +89,8 @@ class ParkedCallStore:
                     state=record.state,
                     deadline=record.deadline,
                     attempts=record.attempts,
+                    call_id=record.call_id,
+                    tenant=record.tenant,
                     created_at=now,
                     updated_at=now,
                 )

@@ -141,7 +141,8 @@ class ParkedCallRow(Base):
     """A call suspended by a stage (prepared for commit, awaiting approval or input): one token, one expiry.
 
     `payload` holds what the stage needs to resume it (the prepared output, the approval request);
-    `principal` is who parked it. Every state change is a compare-and-set.
+    `principal` and `tenant` are who parked it, `call_id` the call it parked. Every state change is a
+    compare-and-set.
     """
 
     __tablename__ = "parked_calls"
@@ -163,6 +164,8 @@ class ParkedCallRow(Base):
     attempts: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    call_id: Mapped[str | None] = mapped_column(Text, nullable=True)
+    tenant: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class ToolUseRow(Base):

@@ -31,7 +31,7 @@ __all__ = ["CALL_PATHS", "AdmissionControl", "retry_after_header"]
 
 logger = logging.getLogger(__name__)
 
-CALL_PATHS = frozenset({"/mcp", "/v1/calls", "/v1/calls/commit"})
+CALL_PATHS = frozenset({"/mcp", "/v1/calls", "/v1/calls/commit", "/v1/calls/discard"})
 _REST_PREFIX = "/v1/"
 _RETRYABLE = b'"retryable_error"'
 

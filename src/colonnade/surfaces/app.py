@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Scope
 
-from colonnade import __version__
+from colonnade._version import __version__
 from colonnade.calls.call_errors import error
 from colonnade.surfaces.edge import (
     DEFAULT_MAX_REQUEST_BYTES,

@@ -41,7 +41,8 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class CommitRequest(BaseModel):
-    """The body of `POST /v1/calls/commit`: the token a `success_prep` result handed out."""
+    """The body of `POST /v1/calls/commit` and `/v1/calls/discard`: the token a `success_prep` result
+    handed out."""
 
     model_config = ConfigDict(extra="forbid")
 

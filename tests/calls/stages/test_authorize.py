@@ -37,3 +37,31 @@ async def test_builtin_tools_are_open_to_every_caller_that_reached_the_pipeline(
     )
     call = Call.start(CallRequest(tool_id="search"), search, Manifests().for_tool(search))
     assert (await Authorize(OnlyPrefix("acme:crm:"))(call, reached)).status is CallStatus.SUCCESS
+
+
+async def test_a_persona_s_constraint_is_hinted_alike_for_hidden_and_unknown_tools(
+    catalog: Catalog, reached: Reached
+) -> None:
+    """A developer without a team sees nothing: the refusal says so, in the same words whether the
+    tool exists (and is hidden) or not, so the hint reveals no tool."""
+    from colonnade.calls.stages.resolve import Resolve
+    from colonnade.governance.personas import PERSONA_SCOPES, Persona
+    from colonnade.governance.principal import Principal, PrincipalKind
+    from colonnade.governance.tool_access import ToolAccess
+
+    scopes = PERSONA_SCOPES[Persona.DEVELOPER]
+    developer = Principal(PrincipalKind.USER, "dev", tenant="acme", persona="developer", scopes=scopes)
+    authorizer = ToolAccess(catalog)
+    tool = catalog.get("acme:crm:get_customer")
+    assert tool is not None
+    request = CallRequest(tool_id=tool.canonical_name)
+    call = Call.start(request, tool, Manifests().for_tool(tool), principal=developer)
+    hidden = await Authorize(authorizer)(call, reached)
+    unknown = await Resolve(catalog, authorizer=authorizer)(
+        Call.start(CallRequest(tool_id="acme:crm:no_such_tool"), principal=developer), reached
+    )
+    assert hidden.error is not None and unknown.error is not None
+    hint = " (a developer sees only its team's APIs, and this credential has no team: create the key"
+    assert hidden.error.message.startswith(f"no tool named 'acme:crm:get_customer'{hint}")
+    assert unknown.error.message.startswith(f"no tool named 'acme:crm:no_such_tool'{hint}")
+    assert hidden.error.code == unknown.error.code == "I-REQ-UNKNOWN-TOOL"

@@ -6,18 +6,21 @@ exactly this call (tool, version, arguments, tenant, requester, policy version);
 before the call goes on. A gateway without a database cannot park calls: it refuses them
 (fail-closed), as it refuses dry runs of such tools (a dry run never asks anyone for anything).
 An approved call whose tool asks its caller a question (a proxied tool's input round) continues
-when the caller answers, without spending the approval again (`calls/approval_rounds.py`).
+when the caller answers, without spending the approval again (`calls/approvals/rounds.py`): the
+call's channel says which round a request answers, and the round parked for a new question is
+handed to the surface on the result (`Handover.continuation`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
-from colonnade.adapters.mcp_relay import Relay, current_relay
 from colonnade.adapters.outcome import INPUT_REQUIRED
 from colonnade.calls.approvals import ApprovalCoordinator, needs_approval
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
+from colonnade.calls.caller_channel import CallerChannel
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.pipeline import Next
 from colonnade.calls.stages.validate_input import schema_refusal
@@ -36,8 +39,8 @@ class ApprovalGate:
             return _refused(call)
         approvals = self.approvals
         token = call.request.approval_token
-        relay = current_relay()
-        answering = relay.continues if relay is not None else None
+        channel = call.channel
+        answering = channel.continues if channel is not None else None
         until: datetime | None
         if answering is not None:  # the caller answers the question its approved call was asked
             taken = await approvals.rounds.take(call, answering, approvals.facts(call), token)
@@ -53,14 +56,16 @@ class ApprovalGate:
                 return redeemed
             approval, until = redeemed, redeemed.token_expires_at
         result = await next(call)
-        if relay is not None and _asks_its_caller(result, relay):
-            relay.continuation = await approvals.rounds.hold(call, approval.id, until)
+        if channel is not None and _asks_its_caller(result, channel):
+            continuation = await approvals.rounds.hold(call, approval.id, until)
+            return result.handing_over(replace(result.handover, continuation=continuation))
         return result
 
 
-def _asks_its_caller(result: CallResult, relay: Relay) -> bool:
+def _asks_its_caller(result: CallResult, channel: CallerChannel) -> bool:
     """The tool asked a question that goes back to the caller as an input round to answer."""
-    return result.error is not None and result.error.code == INPUT_REQUIRED and relay.passes_input_rounds
+    code = result.error.code if result.error is not None else None
+    return code == INPUT_REQUIRED and channel.passes_input_rounds
 
 
 def _refused(call: Call) -> CallResult:

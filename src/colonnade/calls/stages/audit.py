@@ -3,9 +3,10 @@
 It sits right after observe, so it sees every call, refused ones included, and what decided
 them (the authorize stage's note). The record says who called, which tool (or the name asked
 for, scrubbed, when none matched), a keyed hash of the arguments, the decision and its reasons,
-the outcome and its code, and the trace. The stage waits until the record is committed: if it
-cannot be, the caller gets `S-TOOL-AUDIT` instead of the result, and while the audit log cannot
-be written new calls are refused before anything runs (fail closed).
+the outcome and its code, and the trace (for a commit, discard or resume: the parked call's id).
+The stage waits until the record is committed: if it cannot be, the caller gets `S-TOOL-AUDIT`
+instead of the result, and while the audit log cannot be written new calls are refused before
+anything runs (fail closed).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from colonnade.calls.decision_note import DecisionNote, taking_note
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.pipeline import Next
 from colonnade.governance.audit import AuditEvent, AuditLog, AuditUnavailable, EventKind
+from colonnade.observability.tracing import io_span
 
 __all__ = ["Audit"]
 
@@ -39,7 +41,8 @@ class Audit:
 
     async def _recorded(self, call: Call, note: DecisionNote, result: CallResult) -> CallResult:
         try:
-            await self.log.append(self._event(call, note, result))
+            with io_span("colonnade.store audit.append"):
+                await self.log.append(self._event(call, note, result))
         except AuditUnavailable:
             withheld = _refused(call, "the call's audit record could not be written; its result is withheld")
             # What the call did to the world stays stated, so the caller knows an effect may have happened.
@@ -59,6 +62,8 @@ class Audit:
             details["policy"] = note.policy
         if note.attestation is not None:
             details["attestation"] = note.attestation
+        if note.resume is not None:
+            details["resume"] = note.resume
         return AuditEvent.by(
             call.principal,
             EventKind.CALL,

@@ -15,6 +15,7 @@ from colonnade.calls.decision_note import note_decision
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.pipeline import Next
 from colonnade.governance.authorization import AllowAll, Authorizer, Decision
+from colonnade.governance.reach import reach_hint
 
 __all__ = ["Authorize"]
 
@@ -33,7 +34,8 @@ class Authorize:
             return await next(call)
         name = call.request.tool_id
         if not decision.visible or decision.code is None:
-            status, err = error("I-REQ-UNKNOWN-TOOL", f"no tool named '{name}'", tool_id=name)
+            hint = reach_hint(call.principal)  # the caller's constraint, the same for an unknown name
+            status, err = error("I-REQ-UNKNOWN-TOOL", f"no tool named '{name}'{hint}", tool_id=name)
             return call.result(status, error=err).model_copy(update={"provenance": None})
         why = "; ".join(decision.reasons) or "not permitted"
         status, err = error(decision.code, f"'{tool.canonical_name}' may not be called: {why}")

@@ -8,7 +8,8 @@ from colonnade.adapters.outcome import AdapterOutcome, OutcomeKind
 from colonnade.adapters.registry import AdapterRegistry, Invocation
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
-from colonnade.calls.envelope import CallResult, CallStatus
+from colonnade.calls.envelope import CallResult, CallStatus, hand_over
+from colonnade.calls.handover import Handover
 from colonnade.calls.keys import backend_key
 from colonnade.calls.pipeline import Next
 
@@ -39,6 +40,7 @@ class Execute:
             call_id=call.request.call_id,
             trace_id=call.request.context.trace_id,
             idempotency_key=backend_key(call),
+            channel=call.channel,
         )
         return result_of(call, await adapter.execute(invocation))
 
@@ -47,9 +49,14 @@ def result_of(call: Call, outcome: AdapterOutcome) -> CallResult:
     """The call's result from what its adapter reported; the code's registry entry sets the status."""
     warnings = list(outcome.warnings)
     if outcome.kind is OutcomeKind.SUCCESS:
-        return call.result(CallStatus.SUCCESS, output=outcome.body, warnings=warnings, cpu_ms=outcome.cpu_ms)
-    status, err = error(outcome.error_code or "S-TOOL-INTERNAL", outcome.message, **_details(outcome))
-    return call.result(status, error=err, warnings=warnings, cpu_ms=outcome.cpu_ms)
+        body, cpu_ms = outcome.body, outcome.cpu_ms
+        result = call.result(CallStatus.SUCCESS, output=body, warnings=warnings, cpu_ms=cpu_ms)
+    else:
+        status, err = error(outcome.error_code or "S-TOOL-INTERNAL", outcome.message, **_details(outcome))
+        result = call.result(status, error=err, warnings=warnings, cpu_ms=outcome.cpu_ms)
+    if outcome.answer is not None:  # the backend's own answer, for a surface that passes it on
+        hand_over(result, Handover(tool=call.resolved_tool, answer=outcome.answer))
+    return result
 
 
 def _details(outcome: AdapterOutcome) -> dict[str, Any]:

@@ -43,6 +43,7 @@ from colonnade.calls.keys import scope_of
 from colonnade.calls.pipeline import Next
 from colonnade.calls.stages.circuit import CIRCUIT_OPEN
 from colonnade.contracts.model import Determinism
+from colonnade.observability.tracing import io_span
 from colonnade.store.idempotency_repo import Claim, IdempotencyStore, held_here, new_holder
 from colonnade.store.store_errors import StoreUnavailable
 
@@ -113,7 +114,8 @@ class Idempotency:
         attempt = _Attempt(digest, new_holder(), asyncio.get_running_loop().create_future())
         self._local[(scope, key)] = attempt
         try:
-            claim = await self._claim(call, scope, key, attempt)
+            with io_span("colonnade.store idempotency.claim"):
+                claim = await self._claim(call, scope, key, attempt)
         except BaseException:
             self._forget(scope, key, attempt)
             raise

@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from opentelemetry import context as otel_context
-from opentelemetry import trace
-from opentelemetry.trace import Span, Status, StatusCode, Tracer
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 from structlog.contextvars import bind_contextvars, reset_contextvars
 
 from colonnade.calls.call import Call
@@ -28,10 +27,19 @@ from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallRequest, CallResult, CallStatus
 from colonnade.calls.pipeline import Next
 from colonnade.catalog.tool import Tool
+from colonnade.governance.principal import Principal, PrincipalKind
+from colonnade.observability.consumer_metrics import ConsumerLabel
 from colonnade.observability.logging import emit_event, event_enabled
 from colonnade.observability.metrics import UNRESOLVED_TOOL, GatewayMetrics
 from colonnade.observability.redaction import InputFingerprint, argument_names
-from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider, records_spans, start_call_span
+from colonnade.observability.tracing import (
+    TRACER_NAME,
+    build_tracer_provider,
+    call_context,
+    caller_span_attributes,
+    records_spans,
+    start_call_span,
+)
 
 __all__ = ["CALL_EVENT", "CANCELLED", "LOGGER_NAME", "InFlight", "Observe"]
 
@@ -48,9 +56,13 @@ _LEVEL = {
     CallStatus.RETRYABLE_ERROR: logging.WARNING,
     CallStatus.TERMINAL_ERROR: logging.WARNING,
 }
-_RESOLVED: ContextVar[tuple[Tool, float | None] | None] = ContextVar("colonnade_resolved_tool", default=None)
-"""The tool the current call resolved to and its p95 objective in seconds; set by `InFlight`, read
-and reset by `Observe`."""
+_RESOLVED: ContextVar[tuple[Tool, float | None, float] | None] = ContextVar(
+    "colonnade_resolved_tool", default=None
+)
+"""The tool the current call resolved to, its p95 objective in seconds and the call's timeout in
+milliseconds; set by `InFlight`, read and reset by `Observe`."""
+_IDEMPOTENCY_PREFIX = 8  # characters of an idempotency key a span shows: enough to find it, not to replay it
+_EXECUTE_TOOL = "execute_tool"  # GenAI semantic conventions: the operation, and the span name's first word
 _MAX_ECHO = 128  # caller-chosen strings (ids, unknown tool names) are clipped in log lines
 _MAX_FRAMES = 8
 
@@ -78,14 +90,18 @@ class Observe:
         span: Span | None = None
         activation = None
         if self._tracing:  # the tool is not known yet (resolution is next): the span is renamed at the end
+            context = request.context
             span = start_call_span(
                 self.tracer,
-                UNRESOLVED_TOOL,
+                _EXECUTE_TOOL,
                 trace_id=trace_id,
-                parent_span_id=request.context.parent_span_id,
-                attributes=_ids(request),
+                parent_span_id=context.parent_span_id,
+                trace_flags=context.trace_flags,
+                tracestate=context.tracestate,
+                attributes={**_ids(request), **caller_span_attributes()},
+                kind=SpanKind.SERVER,
             )
-            activation = otel_context.attach(trace.set_span_in_context(span))
+            activation = otel_context.attach(call_context(span, self.tracer))
         bound = bind_contextvars(call_id=request.call_id, trace_id=trace_id)
         resolved = _RESOLVED.set(None)
         result: CallResult | None = None
@@ -114,20 +130,25 @@ class Observe:
     def _finish(
         self,
         call: Call,
-        resolution: tuple[Tool, float | None] | None,
+        resolution: tuple[Tool, float | None, float] | None,
         span: Span | None,
         result: CallResult | None,
         failure: BaseException | None,
     ) -> None:
         seconds = time.perf_counter() - call.started
         status, code = _outcome(result)
-        resolved, slo_p95_s = resolution if resolution is not None else (None, None)
+        resolved, slo_p95_s, timeout_ms = resolution if resolution is not None else (None, None, None)
         tool = resolved.canonical_name if resolved is not None else None
         self.metrics.for_tool(tool or UNRESOLVED_TOOL).record(status, code, seconds, slo_p95_s=slo_p95_s)
+        consumers = self.metrics.consumers
+        if consumers is not None and resolved is not None:
+            consumers.record(
+                tool or UNRESOLVED_TOOL, resolved.version, status, seconds, _consumer(call.principal)
+            )
         if span is not None:
-            if tool is not None and span.is_recording():
-                span.update_name(tool)
-                span.set_attribute("colonnade.tool", tool)
+            if resolved is not None and span.is_recording():
+                span.update_name(f"{_EXECUTE_TOOL} {resolved.canonical_name}")
+                span.set_attributes(_tool_attributes(call.request, resolved, timeout_ms))
             _close_span(span, status, code, failure)
         level = _level_of(result, failure)
         if event_enabled(level):
@@ -178,7 +199,8 @@ class InFlight:
 
     async def __call__(self, call: Call, next: Next) -> CallResult:
         p95_ms = call.manifest.slo.p95_latency_ms_max
-        _RESOLVED.set((call.tool, p95_ms / 1000 if p95_ms is not None else None))
+        timeout_ms = round((call.deadline - call.started) * 1000, 3)
+        _RESOLVED.set((call.tool, p95_ms / 1000 if p95_ms is not None else None, timeout_ms))
         gauge = self.metrics.for_tool(call.tool.canonical_name).in_flight
         gauge.inc()
         try:
@@ -202,11 +224,14 @@ def _level_of(result: CallResult | None, failure: BaseException | None) -> int:
 
 def _close_span(span: Span, status: str, code: str, failure: BaseException | None) -> None:
     if span.is_recording():
-        span.set_attribute("colonnade.status", status)
+        outcome = {"colonnade.status": status}  # one update of the span's attributes: each takes a lock
         if code:
-            span.set_attribute("colonnade.error_code", code)
+            outcome["colonnade.error_code"] = outcome["error.type"] = code
         if failure is not None:
-            span.set_attribute("exception.type", type(failure).__qualname__)
+            outcome["exception.type"] = type(failure).__qualname__
+        elif status == CANCELLED:
+            outcome["error.type"] = CANCELLED
+        span.set_attributes(outcome)
         if status not in (CallStatus.SUCCESS, CallStatus.SUCCESS_PREP, CallStatus.PENDING):
             span.set_status(Status(StatusCode.ERROR, code or status))
     span.end()
@@ -221,12 +246,42 @@ def _exception_summary(failure: BaseException) -> dict[str, Any]:
     }
 
 
+def _consumer(principal: Principal) -> dict[ConsumerLabel, str]:
+    """Who called, as consumer labels: the tenant, the principal's id, and its id again when an agent."""
+    return {
+        "tenant": principal.tenant or "",
+        "principal": principal.id,
+        "agent": principal.id if principal.kind is PrincipalKind.AGENT else "",
+    }
+
+
 def _ids(request: CallRequest) -> dict[str, str]:
     """Span attributes naming the call (clipped: callers choose these ids)."""
     return {
+        "gen_ai.operation.name": _EXECUTE_TOOL,
+        "gen_ai.tool.call.id": _clip(request.call_id),
         "colonnade.call_id": _clip(request.call_id),
         "colonnade.trace_id": _clip(request.context.trace_id),
+        "colonnade.tool_id": _clip(request.tool_id),
     }
+
+
+def _tool_attributes(request: CallRequest, tool: Tool, timeout_ms: float | None) -> dict[str, str | float]:
+    """What the tool-call contract asks a call's span to name (section 9); never an argument value."""
+    attributes: dict[str, str | float] = {
+        "gen_ai.tool.name": tool.canonical_name,
+        "colonnade.tool": tool.canonical_name,
+        "colonnade.version": tool.version,
+        "colonnade.determinism": tool.determinism.value,
+    }
+    if timeout_ms is not None:
+        attributes["colonnade.timeout_ms"] = timeout_ms
+    if request.fn is not None:
+        attributes["colonnade.fn"] = _clip(request.fn)
+    key = request.constraints.idempotency_key
+    if key is not None:
+        attributes["colonnade.idempotency_key_prefix"] = key[:_IDEMPOTENCY_PREFIX]
+    return attributes
 
 
 def _clip(value: str) -> str:

@@ -16,6 +16,7 @@ from colonnade.calls.envelope import CallResult
 from colonnade.calls.pipeline import Next
 from colonnade.governance.authorization import Decision
 from colonnade.governance.policy.gate import PolicyGate, PolicyUnavailable
+from colonnade.observability.tracing import io_span
 
 __all__ = ["PolicyCheck"]
 
@@ -29,7 +30,10 @@ class PolicyCheck:
         if tool.builtin:
             return await next(call)
         try:
-            decision = self.gate.decide(call.principal, tool, call.request.input)
+            with io_span("colonnade.policy decide") as span:
+                decision = self.gate.decide(call.principal, tool, call.request.input)
+                if span is not None:
+                    span.set_attribute("colonnade.policy.allowed", decision.allowed)
         except PolicyUnavailable as exc:
             note_policy({"allowed": False, "unavailable": str(exc)})
             status, err = error(

@@ -11,6 +11,8 @@ here too, so a version or digest refusal never confirms that another tenant serv
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult
@@ -21,6 +23,7 @@ from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
 from colonnade.governance.authorization import AllowAll, Authorizer, permits
+from colonnade.governance.reach import reach_hint
 from colonnade.governance.tool_lookup import AMBIGUOUS_TOOL, AmbiguousName, find_tool, near_names
 
 __all__ = ["Resolve"]
@@ -60,7 +63,10 @@ class Resolve:
                 digest=resolved.digest,
             )
             return call.result(status, error=err)
-        return await next(call.resolve(resolved, self.manifests.for_tool(resolved)))
+        result = await next(call.resolve(resolved, self.manifests.for_tool(resolved)))
+        if result.handover.tool is None:  # not built by this call (a stored replay): say what it resolved to
+            result = result.handing_over(replace(result.handover, tool=resolved))
+        return result
 
     def _from_catalog(self, call: Call) -> Tool | Refusal:
         """The tool (at the asked version) of a canonical, wire or unambiguous bare name."""
@@ -74,6 +80,9 @@ class Resolve:
     def _refused(self, call: Call, refusal: Refusal) -> CallResult:
         err = refusal.error
         if err.code == "I-REQ-UNKNOWN-TOOL":
+            hint = reach_hint(call.principal)  # said alike for hidden and unknown names
+            if hint:
+                err = err.model_copy(update={"message": f"{err.message}{hint}"})
             near = self.near(call, call.request.tool_id)
             if near:
                 err = err.model_copy(

@@ -27,7 +27,16 @@ from colonnade.governance.personas import effective_scopes, persona_of
 from colonnade.governance.principal import Principal, PrincipalKind
 from colonnade.store.api_keys_repo import ApiKeyRecord, ApiKeyStore
 
-__all__ = ["KEY_PREFIX", "ApiKeys", "NewKey", "hash_secret", "is_api_key", "new_key", "parse_key"]
+__all__ = [
+    "KEY_PREFIX",
+    "ApiKeys",
+    "NewKey",
+    "hash_secret",
+    "is_api_key",
+    "malformed_key_reason",
+    "new_key",
+    "parse_key",
+]
 
 logger = logging.getLogger(__name__)
 KEY_PREFIX = "col_"
@@ -68,6 +77,31 @@ def parse_key(credential: str) -> tuple[str, str] | None:
     return (match.group(1), match.group(2)) if match else None
 
 
+_ID = re.compile(r"[a-z0-9]{12}")
+_SECRET_CHARS = re.compile(r"[A-Za-z0-9_-]*")
+
+
+def malformed_key_reason(credential: str) -> str:
+    """Which part of a `col_...` credential breaks the `col_<id>_<secret>` rule, by counts only
+    (the id is 12 characters of a-z0-9, the secret 43 of A-Za-z0-9_-): nothing of it is echoed."""
+    rule = "an API key is col_<id>_<secret>: a 12-character id (a-z, 0-9), '_', a 43-character secret"
+    rest = credential[len(KEY_PREFIX) :]
+    key_id, separator, secret = rest[:12], rest[12:13], rest[13:]
+    if not _ID.fullmatch(key_id):
+        given = len(rest.split("_", 1)[0])
+        problem = f"the id is not 12 characters of a-z and 0-9 ({given} before the next '_')"
+    elif separator != "_":
+        problem = "the id is not followed by '_'"
+    elif len(secret) != 43 or not _SECRET_CHARS.fullmatch(secret):
+        outside = sum(1 for char in secret if not _SECRET_CHARS.fullmatch(char))
+        problem = f"the secret has {len(secret)} characters" + (
+            f", {outside} of them outside A-Za-z0-9_-" if outside else ""
+        )
+    else:
+        problem = "it does not match"
+    return f"{rule} (A-Za-z0-9_-); in the key sent {problem}: copy the whole key `keys create` printed"
+
+
 class ApiKeys:
     """Authenticates API keys against the store."""
 
@@ -86,7 +120,7 @@ class ApiKeys:
     async def authenticate(self, credential: str) -> Principal | AuthFailure:
         parsed = parse_key(credential)
         if parsed is None:
-            return invalid("A-AUTH-MALFORMED", "the API key is not in the col_<id>_<secret> form")
+            return invalid("A-AUTH-MALFORMED", malformed_key_reason(credential))
         key_id, secret = parsed
         record = await self._record(key_id)
         if record is None or not hmac.compare_digest(record.secret_hash, hash_secret(secret)):

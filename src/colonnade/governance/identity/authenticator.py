@@ -83,7 +83,7 @@ class Authenticator:
                 return invalid("A-AUTH-API-KEY", "this gateway does not accept API keys")
             return await self.api_keys.authenticate(credential)
         if scheme not in ("bearer", "dpop") or not looks_like_jwt(credential):
-            return invalid("A-AUTH-MALFORMED", "send Authorization: Bearer <token> (or DPoP <token>)")
+            return invalid("A-AUTH-MALFORMED", _unreadable(scheme, credential))
         if self.tokens is None:
             return invalid("A-AUTH-ISSUER", "this gateway trusts no token issuer")
         verified = await self.tokens.verify(credential)
@@ -138,6 +138,21 @@ class Authenticator:
         )
         with contextlib.suppress(AuditUnavailable):  # the request is refused either way
             await self.audit.append(event)
+
+
+def _unreadable(scheme: str | None, credential: str) -> str:
+    """What is wrong with a credential that is neither an API key nor a token, never echoing it."""
+    if scheme not in ("bearer", "dpop", "api-key"):
+        return (
+            f"the Authorization scheme {(scheme or '')[:20]!r} is not accepted: send "
+            "`Authorization: Bearer <token>` (a JWT or an API key col_...) or `DPoP <token>`"
+        )
+    dots = credential.count(".")
+    return (
+        f"the credential sent ({len(credential)} characters, {dots} dot{'s' if dots != 1 else ''}) is "
+        "neither a JWT (three base64url parts joined by two dots) nor an API key (starting col_); "
+        "check that the whole token was copied"
+    )
 
 
 def _credential(facts: RequestFacts) -> tuple[str | None, str | None]:

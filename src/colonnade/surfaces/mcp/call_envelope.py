@@ -14,6 +14,7 @@ from colonnade.calls.envelope import (
     CallContext,
     CallRequest,
 )
+from colonnade.observability.tracing import caller_trace_fields
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection, validate_envelope
 
 __all__ = ["call_request"]
@@ -27,15 +28,18 @@ def call_request(
     `_meta["colonnade/request"]` may carry `call_id`, `tool_version`, `context`, `constraints`
     (timeout, deadline, idempotency key, retry policy, allow-list), `provenance`, `dry_run` and
     `approval_token`; without it the call gets the defaults (fresh call_id and trace_id, the tool's
-    timeout). `_meta["colonnade/approval_token"]` carries an approval's token on its own.
+    timeout). `_meta["colonnade/approval_token"]` carries an approval's token on its own. A W3C
+    `traceparent` (and `tracestate`) in `_meta` makes the call continue the caller's trace, unless the
+    envelope's `context` names a parent span itself.
     """
+    traced = caller_trace_fields(meta.get("traceparent"), meta.get("tracestate"))
     envelope = meta.get(REQUEST_META_KEY)
     token = meta.get(APPROVAL_TOKEN_META_KEY)
     if envelope is None and (token is None or isinstance(token, str)):
         return CallRequest(
             tool_id=name,
             input=arguments,
-            context=CallContext(),
+            context=CallContext(**traced),
             dry_run=bool(meta.get(DRY_RUN_META_KEY)),
             approval_token=token,
         )
@@ -44,6 +48,9 @@ def call_request(
     if not isinstance(envelope, dict):
         envelope = {"_": envelope}  # reported as an unknown field, with the rest of the checks
     fields = {"dry_run": bool(meta.get(DRY_RUN_META_KEY)), **envelope, "tool_id": name, "input": arguments}
+    context = fields.get("context", {})
+    if traced and isinstance(context, dict) and "parent_span_id" not in context:
+        fields["context"] = {**context, **traced}
     if token is not None:
         fields["approval_token"] = token
     return validate_envelope(fields, CallRequest, prefix="/_meta/colonnade~1request")

@@ -27,10 +27,11 @@ from mcp.server.context import ServerRequestContext
 from mcp_types.methods import is_input_required
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from colonnade.adapters.outcome import INPUT_REQUIRED
+from colonnade.calls.call_errors import INPUT_REQUIRED
 from colonnade.calls.envelope import CallResult
+from colonnade.mcp_relay.answer import answer_of
+from colonnade.surfaces.mcp.proxy.endpoint import _LEVELS, PROGRESS_KEYS, EndpointRelay, _passable
 from colonnade.surfaces.mcp.round_state import open_state, seal_state
-from colonnade.surfaces.mcp.upstream_endpoint import _LEVELS, PROGRESS_KEYS, EndpointRelay, _passable
 
 __all__ = ["STATE_PREFIX", "CallerRelay"]
 
@@ -86,7 +87,7 @@ class CallerRelay(EndpointRelay):
 
     def input_round(self, result: CallResult) -> types.InputRequiredResult | None:
         """The server's input round, when the call ended on one this caller takes as it is."""
-        raw = self.answer.result
+        raw = answer_of(result.handover.answer).result
         code = result.error.code if result.error is not None else None
         if code != INPUT_REQUIRED or raw is None or not is_input_required(raw):
             return None
@@ -95,8 +96,9 @@ class CallerRelay(EndpointRelay):
         asked = types.InputRequiredResult.model_validate(raw, by_name=False)
         if not all(_capability(r) in self.client_capabilities for r in (asked.input_requests or {}).values()):
             return None  # a question the caller said it cannot answer: the typed result says so
-        if self.continuation is not None:  # an approved call's question: its answer continues the call
-            sealed = seal_state(self.continuation, asked.request_state)
+        continuation = result.handover.continuation
+        if continuation is not None:  # an approved call's question: its answer continues the call
+            sealed = seal_state(continuation, asked.request_state)
             return asked.model_copy(update={"request_state": sealed})
         if asked.request_state is None:
             return asked

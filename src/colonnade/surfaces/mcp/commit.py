@@ -1,8 +1,10 @@
-"""When MCP clients are shown `colonnade__commit_call` (REST has POST /v1/calls/commit).
+"""When MCP clients are shown `colonnade__commit_call` and `colonnade__discard_call` (REST has
+POST /v1/calls/commit and /v1/calls/discard).
 
-It is listed while the catalog holds a tool that opts in to two-phase commit; calling it works
-whenever a client holds a commit token (from `_meta["colonnade/result"].commit_token`), and the
-call runs through the pipeline like any other (`calls/commit_tool.py`).
+They are listed while the catalog holds a tool that opts in to two-phase commit; calling them works
+for the client that prepared the call and holds its commit token (from
+`_meta["colonnade/result"].commit_token`), and the call runs through the pipeline like any other
+(`calls/commit_tool.py`).
 """
 
 from __future__ import annotations

@@ -20,14 +20,12 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from colonnade.calls.approvals import next_action
+from colonnade.calls.approvals import ApprovalDesk, ApprovalRecord, is_requester, next_action
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallRequest, CallResult, CallStatus, Pending
 from colonnade.calls.parking import argument_hash
-from colonnade.governance.approvals import ApprovalDesk
 from colonnade.governance.principal import Principal
 from colonnade.governance.refusals import GovernanceRefusal
-from colonnade.store.approvals_repo import ApprovalRecord
 
 __all__ = [
     "CONFIRM_KEY",
@@ -90,7 +88,7 @@ class ApprovalConfirmation:
         assert result.pending is not None
         if not _elicits(ctx):
             return result
-        record = await self.desk.store.get(result.pending.token)
+        record = await self.desk.find(result.pending.token)
         if record is None:
             return result
         ask = types.ElicitRequest(
@@ -122,10 +120,10 @@ class ApprovalConfirmation:
         `tool` is the canonical name the call's tool name stands for (None: no such tool).
         """
         approval_id = (params.request_state or "").removeprefix(STATE_PREFIX)
-        record = await self.desk.store.get(approval_id)
+        record = await self.desk.find(approval_id)
         if (
             record is None
-            or record.requester != principal.key
+            or not is_requester(principal, record)
             or record.input_hash != argument_hash(request.input)
             or record.tool != tool
         ):

@@ -2,9 +2,8 @@
 
 A stateless JSON `tools/call` is most of `/mcp`'s traffic, and the SDK's single-exchange entry
 spends on each one what this gateway has already done or does not need: it reads the body again
-through a second size limit and parses it again (the edge read, checked and parsed it), closes
-every request's connection under a shielded, bounded cancel scope although nothing registered a
-cleanup on it, and dumps the reply through a model again after its runner dumped the result.
+through a second size limit and parses it again (the edge read, checked and parsed it), and dumps
+the reply through a model again after its runner dumped the result.
 
 This module decides, before anything runs, whether a request is the plain case, with the SDK's
 own checks: POST, a modern protocol-version header and no session header, the edge's checked body
@@ -242,18 +241,12 @@ async def serve_plain_call(
                 exchange, _METHOD, call.params
             )
         finally:
-            if _has_cleanup(connection):
-                await aclose_shielded(connection)
+            await aclose_shielded(connection)  # what a handler or middleware pushed on the connection
     except Exception as exc:
         reply = JSONRPCError(jsonrpc="2.0", id=call.request_id, error=modern_error_data(exc))
     else:
         reply = JSONRPCResponse(jsonrpc="2.0", id=call.request_id, result=result)
     await _write(reply, scope, receive, send)
-
-
-def _has_cleanup(connection: Connection) -> bool:
-    """Whether a handler or middleware pushed a cleanup on the request's connection (unknown: yes)."""
-    return bool(getattr(connection.exit_stack, "_exit_callbacks", True))
 
 
 async def _write(reply: JSONRPCResponse | JSONRPCError, scope: Scope, receive: Receive, send: Send) -> None:

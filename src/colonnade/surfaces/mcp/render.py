@@ -13,7 +13,7 @@ from typing import Any
 import mcp_types as types
 from pydantic import ValidationError
 
-from colonnade.adapters.outcome import TOOL_ERROR
+from colonnade.calls.call_errors import TOOL_ERROR
 from colonnade.calls.envelope import CallResult
 from colonnade.contracts.output_shape import wrap_result
 

@@ -68,7 +68,17 @@ def wants_stream(body: bytes | None) -> bool:
 
 class PerRequestTransport(StreamableHTTPServerTransport):
     """The SDK's handshake-era transport, whose JSON-or-SSE flag is the request's choice (the session's
-    own by default)."""
+    own by default), and which says when it ends (`on_terminated`, with the session's id): every way
+    a session ends (DELETE, idle timeout, eviction, a failed opening) terminates its transport."""
+
+    on_terminated: Callable[[str], None] | None = None
+
+    async def terminate(self) -> None:
+        try:
+            await super().terminate()
+        finally:
+            if self.on_terminated is not None and self.mcp_session_id is not None:
+                self.on_terminated(self.mcp_session_id)
 
     @property
     def is_json_response_enabled(self) -> bool:

@@ -1,7 +1,7 @@
 """The `requestState` of an approved call's input round: the gateway's round token and the server's state.
 
 When an approved call's tool asks its caller a question, the approval gate parks an answer round
-(`calls/approval_rounds.py`); its token travels to the caller inside the round's `requestState`,
+(`calls/approvals/rounds.py`); its token travels to the caller inside the round's `requestState`,
 ahead of the server's own state, and comes back with the caller's answer. Only a state with this
 prefix is read as one; the server never sees the prefix or the token, only its own state.
 """

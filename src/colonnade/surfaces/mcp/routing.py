@@ -28,6 +28,7 @@ from colonnade.governance.authorization import permits
 from colonnade.routing.context import RoutingContext
 from colonnade.routing.learning import CallFeedback
 from colonnade.routing.router import Router, RoutingDecision
+from colonnade.surfaces.mcp.announcer import connection_of
 from colonnade.surfaces.mcp.caller import CallerScope, everything
 
 __all__ = ["ROUTING_META_KEY", "DynamicToolList", "RoutingMetaError", "RoutingRequest"]
@@ -136,7 +137,7 @@ class DynamicToolList:
             return f"session:{request.session}"
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session is None:
             return None
-        connection = getattr(ctx.session, "_connection", ctx.session)
+        connection = connection_of(ctx.session)
         with self._lock:
             key = self._connections.get(connection)
             if key is None:

@@ -10,6 +10,7 @@ listing shows only what the gateway's authorizer lets the caller see.
 
 from __future__ import annotations
 
+import functools
 import logging
 import warnings
 import weakref
@@ -24,8 +25,8 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from colonnade import __version__
-from colonnade.adapters.mcp_relay import Relay, relaying
-from colonnade.calls.commit_tool import COMMIT_TOOL
+from colonnade.calls.approvals import ApprovalDesk
+from colonnade.calls.commit_tool import TWO_PHASE_TOOLS
 from colonnade.calls.envelope import (
     CallResult,
 )
@@ -34,9 +35,11 @@ from colonnade.catalog.bindings import McpBinding
 from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog, CatalogChange
 from colonnade.catalog.tool import Tool
-from colonnade.governance.approvals import ApprovalDesk
 from colonnade.governance.authorization import AllowAll, Authorizer, permits, tool_filter
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
+from colonnade.mcp_relay.answer import answer_of
+from colonnade.mcp_relay.relay import Channel, Relay
+from colonnade.observability.tracing import mcp_call_attributes
 from colonnade.surfaces.edge import current_caller
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection
 from colonnade.surfaces.mcp.announcer import Announcer, connection_of
@@ -150,11 +153,12 @@ class McpSurface:
         return tool.input_schema if tool is not None else None
 
     def _meta_tools(self) -> list[types.Tool]:
-        """The gateway's own tools on the first page: discovery always, commit while two-phase tools exist."""
+        """The gateway's own tools on the first page: discovery always, commit and discard while two-phase
+        tools exist."""
         return [
             tool.to_mcp()
             for tool in self.builtins
-            if tool.canonical_name != COMMIT_TOOL.canonical_name or self.commit.listed()
+            if tool.canonical_name not in TWO_PHASE_TOOLS or self.commit.listed()
         ]
 
     async def _list_tools(
@@ -191,13 +195,15 @@ class McpSurface:
             canonical = called.canonical_name if called is not None else None
             answered = await self.confirmation.answered(params, request, principal, canonical)
             return result_body(answered)
-        caller = None
-        target = self.catalog.get(params.name) if not builtin else None
-        if target is not None and isinstance(target.binding, McpBinding):
-            level = self._levels.get(connection_of(ctx.session)) if ctx.session is not None else None
-            caller = CallerRelay.of(ctx, params, level=level)
-        with relaying(caller or Relay()) as relay:  # a downstream MCP server's own answer, when one answers
-            result = await self.calls.call(request, principal)
+        # The caller's channel, a relay built only if a downstream server is called (or an approval
+        # gate asks which round this request answers).
+        channel = None if builtin else Channel(functools.partial(self._caller_relay, ctx, params))
+        session_id = getattr(ctx.request, "headers", {}).get("mcp-session-id")
+        spanned = mcp_call_attributes(
+            request_id=ctx.request_id, session_id=session_id, protocol_version=ctx.protocol_version
+        )
+        with spanned:
+            result = await self.calls.call(request, principal, channel=channel)
         if self.confirmation is not None and wants_confirmation(result):
             confirmed = await self.confirmation.ask(ctx, result, principal)
             if isinstance(confirmed, types.InputRequiredResult):
@@ -211,16 +217,17 @@ class McpSurface:
             await self._announce_to(ctx)
         if request.dry_run:
             return result_body(result, dry_run=True)
-        if caller is not None and (asked := caller.input_round(result)) is not None:
-            return asked
-        if relay.answer.result is None:
-            replayed = proxied_replay(result) if caller is not None else None
+        raw = answer_of(result.handover.answer).result  # a downstream MCP server's own, when one answered
+        if raw is None:
+            replayed = proxied_replay(result) if _proxied(result) else None
             return self._stamped(ctx, replayed if replayed is not None else result_body(result))
+        if channel is not None and (asked := _caller(channel).input_round(result)) is not None:
+            return asked
         legacy = ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
-        rendered = render_answer(result, relay.answer.result, legacy=legacy)
+        rendered = render_answer(result, raw, legacy=legacy)
         if isinstance(rendered, types.CallToolResult):
             return rendered
-        # The server's answer as a dict: the adapter checked it (`mcp_outcomes.py`), and the SDK's
+        # The server's answer as a dict: the adapter checked it (`outcomes.py`), and the SDK's
         # runner validates it for the caller's version as it serialises it; a model built here
         # would be dumped again for the same bytes (about 15 us), and its `serverInfo` deep-copied.
         return self._stamped(ctx, model_defaults(rendered))
@@ -240,8 +247,13 @@ class McpSurface:
 
     def _called(self, result: CallResult) -> Tool | None:
         """The catalog tool a call resolved to (its name may have been an alias), if it resolved."""
-        provenance = result.provenance
-        return self.catalog.get(provenance.tool_id) if provenance is not None else None
+        return result.handover.tool
+
+    def _caller_relay(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> Relay:
+        level = self._levels.get(connection_of(ctx.session)) if ctx.session is not None else None
+        return CallerRelay.of(ctx, params, level=level)
 
     async def _on_catalog_change(self, change: CatalogChange) -> None:
         await self.announce_tools_changed()
@@ -259,6 +271,18 @@ class McpSurface:
             await ctx.session.send_tool_list_changed()
         except Exception as exc:  # the client went away; its next request starts afresh
             logger.debug("cannot announce a routed list change: %s", exc)
+
+
+def _proxied(result: CallResult) -> bool:
+    """Whether the call resolved to a downstream MCP server's tool."""
+    tool = result.handover.tool
+    return tool is not None and isinstance(tool.binding, McpBinding)
+
+
+def _caller(channel: Channel) -> CallerRelay:
+    relay = channel.relay
+    assert isinstance(relay, CallerRelay), "this surface's channels build its callers' relays"
+    return relay
 
 
 def _routing_request(meta: Any) -> RoutingRequest | None:

@@ -16,18 +16,21 @@ A manager whose default is one JSON body per request (the gateway's `/mcp`) answ
 SSE when only a stream can carry what it asked for (`request_streams.py`): a progress token, a
 2026-07-28 `_meta` log level, a tool call of a session that set a log level, and every request of
 a session whose client can be asked (it declared elicitation; `session_streams`). With plain calls
-on, a plain tool call answered with one JSON body runs in its HTTP request's task, beside the
-SDK's transport (`plain_call.py` without a session, `session_plain_call.py` in one).
+on, a plain 2026-07-28 tool call answered with one JSON body runs in its HTTP request's task,
+beside the SDK's transport (`plain_call.py`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
+from uuid import uuid4
 
 from mcp.server.auth.middleware.bearer_auth import (
     AuthenticatedUser,
@@ -35,10 +38,9 @@ from mcp.server.auth.middleware.bearer_auth import (
     authorization_context,
 )
 from mcp.server.lowlevel.server import Server
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import RequestBodyLimitMiddleware, StreamableHTTPSessionManager
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
 from colonnade.calls.call_errors import error
@@ -53,7 +55,6 @@ from colonnade.surfaces.mcp.request_streams import (
     chosen,
     wants_stream,
 )
-from colonnade.surfaces.mcp.session_plain_call import PlainSessionTransport, SessionCalls
 
 __all__ = [
     "DEFAULT_SESSION_LIMITS",
@@ -177,7 +178,14 @@ class SessionLedger:
 
 
 class BoundedSessionManager(StreamableHTTPSessionManager):
-    """The SDK's session manager, with each session counted against its caller in a shared ledger."""
+    """The SDK's session manager, with each session counted against its caller in a shared ledger.
+
+    The SDK serves every request; this manager only decides, before it does, which requests a
+    session may make (the ledger, the principal that opened it) and how each is answered. It opens
+    a session itself (`_open`) so that it is counted before its opening request runs, and learns that
+    one ended from its transport (`PerRequestTransport.terminate`). The SDK seams it still uses are
+    listed in `docs/sdk-seams.md`.
+    """
 
     def __init__(
         self,
@@ -194,42 +202,70 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         even when `json_response` is on (for stateless requests and other sessions), so that it can
         be asked during a call; SSE costs such a session about 1.2 ms of CPU per call. With
         `plain_calls` (and `json_response`), a plain 2026-07-28 `tools/call` skips the SDK's
-        transport machinery (`plain_call.py`), and a plain `tools/call` in a handshake-era session
-        its session machinery (`session_plain_call.py`)."""
+        transport machinery (`plain_call.py`)."""
         self._json_default = False
         super().__init__(app, session_idle_timeout=ledger.limits.idle_s, max_sessions=None, **options)
         self.ledger = ledger
         self.on_end = on_end
         self.session_streams = session_streams
+        self.plain_calls = plain_calls and self.json_response
         self._streamed: set[str] = set()
         self._logging: set[str] = set()
         self._leaving = LeaveWatch()
+        self._ending: set[asyncio.Task[None]] = set()
+        self._running = False
+        self._state: Any = None
+        app.lifespan = self._seeing_lifespan(app.lifespan)
         self._sdk_app = self.asgi_app
-        self._session_calls: SessionCalls | None = None
-        if plain_calls and self.json_response:
-            self.asgi_app = cast(RequestBodyLimitMiddleware, self._plain_first)  # what the ASGI app calls
-            self._session_calls = SessionCalls(
-                app, lambda: self._lifespan_state, self._logging, self._server_instances.get
-            )
-            app.middleware.append(self._session_calls.learn_connection)
+        self._opening_app = RequestBodyLimitMiddleware(self._open_app, self.max_request_body_size)
+        self.asgi_app = cast(RequestBodyLimitMiddleware, self._route)  # what the SDK's ASGI app calls
 
-    async def _plain_first(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def _seeing_lifespan(self, inner: Any) -> Any:
+        """The server's lifespan, whose state the manager keeps for the plain calls it serves."""
+
+        @contextlib.asynccontextmanager
+        async def lifespan(server: Server[Any]) -> AsyncIterator[Any]:
+            async with inner(server) as state:
+                self._state = state
+                yield state
+
+        return lifespan
+
+    @contextlib.asynccontextmanager
+    async def run(self) -> AsyncIterator[None]:
+        async with super().run():
+            self._running = True
+            try:
+                yield
+            finally:
+                self._running = False
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A plain call is served here, decided before it runs; every other request by the SDK. A
         request that asks for a stream (progress, a log level) is never plain."""
-        call = None
-        if self._task_group is not None and scope["type"] == "http" and not wants_stream(request_body(scope)):
-            call = plain_call(scope, receive, self.app, self.max_request_body_size)
-        if call is None:
+        if scope["type"] != "http" or not self._running:
             await self._sdk_app(scope, receive, send)
             return
-        plain = call
+        call = None
+        if self.plain_calls and not wants_stream(request_body(scope)):
+            call = plain_call(scope, receive, self.app, self.max_request_body_size)
+        if call is not None:
+            plain = call
 
-        async def serve(scope: Scope, reading: Receive, send: Send) -> None:
-            await reading()  # the body the edge replays: the client's next message can only be its leaving
-            await serve_plain_call(self.app, self._lifespan_state, plain, scope, reading, send)
+            async def serve(scope: Scope, reading: Receive, send: Send) -> None:
+                await reading()  # the body the edge replays: the client's next message is its leaving
+                await serve_plain_call(self.app, self._state, plain, scope, reading, send)
 
-        # Closing the stream is how a 2026-07-28 caller cancels its call.
-        await self._leaving.serve(serve, scope, receive, send)
+            # Closing the stream is how a 2026-07-28 caller cancels its call.
+            await self._leaving.serve(serve, scope, receive, send)
+            return
+        choice, watched = self._answer_as(scope)
+        with answering(choice):
+            if watched:
+                # Closing the stream is how a 2026-07-28 caller cancels; the SDK's JSON path never looks.
+                await self._leaving.serve(self._in_session, scope, receive, send)
+            else:
+                await self._in_session(scope, receive, send)
 
     @property
     def json_response(self) -> bool:
@@ -240,15 +276,6 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
     @json_response.setter
     def json_response(self, value: bool) -> None:
         self._json_default = value
-
-    async def _handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
-        choice, watched = self._answer_as(scope)
-        with answering(choice):
-            if watched:
-                # Closing the stream is how a 2026-07-28 caller cancels; the SDK's JSON path never looks.
-                await self._leaving.serve(super()._handle_request, scope, receive, send)
-            else:
-                await super()._handle_request(scope, receive, send)
 
     def _answer_as(self, scope: Scope) -> tuple[bool | None, bool]:
         """One JSON body (True), SSE (False) or the default (None) for this request, and whether its
@@ -280,11 +307,16 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         )
         return not (streams and sse), False
 
-    async def _handle_stateful_request(self, scope: Scope, receive: Receive, send: Send) -> None:
-        session_id = Headers(scope=scope).get(MCP_SESSION_ID_HEADER)
+    async def _in_session(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A handshake-era request: opens a session, or is served in its caller's own; any other
+        request (2026-07-28, a stateless manager) goes to the SDK as it is."""
+        session_id, version, _ = _routing_headers(scope)
+        if self.stateless or (version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS):
+            await self._sdk_app(scope, receive, send)
+            return
         principal = principal_of_scope(scope).key
         if session_id is None:
-            await self._open(scope, receive, send, principal)
+            await self._opening_app(scope, receive, send)
             return
         opener = self.ledger.principal_of(session_id)
         if opener is not None and opener != principal:
@@ -293,9 +325,12 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
             return
         self.ledger.enter(session_id)
         try:
-            await super()._handle_stateful_request(scope, receive, send)
+            await self._sdk_app(scope, receive, send)
         finally:
             self.ledger.leave(session_id)
+
+    async def _open_app(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._open(scope, receive, send, principal_of_scope(scope).key)
 
     async def _open(self, scope: Scope, receive: Receive, send: Send, principal: str) -> None:
         owner = caller_key(scope)
@@ -304,21 +339,14 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
             await self._refuse(send, owner)
             return
         user = scope.get("user")
-        transport = self._admit_session(
-            authorization_context(user) if isinstance(user, AuthenticatedUser) else None
-        )
-        if transport is None:  # the SDK's own bound is off (max_sessions=None); kept for safety
-            await self._refuse(send, owner)
-            return
+        requestor = authorization_context(user) if isinstance(user, AuthenticatedUser) else None
+        transport = self._new_session(requestor)
         session_id = transport.mcp_session_id
         assert session_id is not None
         streamed = self.session_streams and declares_elicitation(scope)
-        if self._json_default:
-            # The session's own setting is read by its message router for what the gateway sends during
-            # a request: SSE, so it reaches the request's stream when the request is answered over SSE.
-            transport.is_json_response_enabled = False
-            if streamed:
-                self._streamed.add(session_id)
+        if streamed and self._json_default:
+            self._streamed.add(session_id)
+        self.opened(session_id, scope)
         self.ledger.hold(session_id, owner, principal, lambda: self._close(session_id))
         try:
             with answering(None if streamed or not self._json_default else True):
@@ -326,29 +354,46 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         finally:
             self.ledger.leave(session_id)
 
-    def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
-        transport = super()._admit_session(requestor)
-        if transport is not None and self._session_calls is not None:
-            transport.__class__ = PlainSessionTransport
-            cast(PlainSessionTransport, transport).calls = self._session_calls
-        elif transport is not None:
-            transport.__class__ = PerRequestTransport
+    def opened(self, session_id: str, scope: Scope) -> None:
+        """A session is about to serve its opening request (`scope`): for subclasses to note it."""
+
+    def _new_session(self, requestor: AuthorizationContext | None) -> PerRequestTransport:
+        """A new session registered as the SDK's manager registers one (its `_admit_session`, with
+        this manager's transport class and without its bound: the ledger bounds sessions)."""
+        transport = PerRequestTransport(
+            mcp_session_id=uuid4().hex,
+            # The session's own setting is read by its message router for what the gateway sends during
+            # a request: SSE, so it reaches the request's stream when the request is answered over SSE.
+            is_json_response_enabled=False,
+            event_store=self.event_store,
+            security_settings=self.security_settings,
+            retry_interval=self.retry_interval,
+            idle_timeout=self.session_idle_timeout,
+        )
+        transport.on_terminated = self._ended
+        session_id = transport.mcp_session_id
+        assert session_id is not None
+        if requestor is not None:
+            self._session_owners[session_id] = requestor
+        self._server_instances[session_id] = transport
         return transport
 
     def _close(self, session_id: str) -> None:
         """Evicted for room: forgotten at once (its id answers 404), its transport ended in the background."""
         transport = self._server_instances.pop(session_id, None)
         self._session_owners.pop(session_id, None)
-        if transport is not None and self._task_group is not None:
-            self._task_group.start_soon(self._discard_session, session_id, transport)
+        if transport is not None:
+            task = asyncio.get_running_loop().create_task(transport.terminate())
+            self._ending.add(task)
+            task.add_done_callback(self._ending.discard)
 
-    async def _discard_session(self, session_id: str, transport: Any) -> None:
+    def _ended(self, session_id: str) -> None:
+        """A session's transport terminated (client DELETE, idle timeout, eviction, failed opening)."""
         self.ledger.release(session_id)
         self._streamed.discard(session_id)
         self._logging.discard(session_id)
         if self.on_end is not None:
             self.on_end(session_id)
-        await super()._discard_session(session_id, transport)
 
     async def _refuse(self, send: Send, owner: str) -> None:
         limits = self.ledger.limits

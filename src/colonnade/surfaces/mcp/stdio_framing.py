@@ -8,15 +8,25 @@ unless the line carried one), as JSON-RPC 2.0 asks, and passes every message thr
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Protocol, Self
 
 import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-if TYPE_CHECKING:  # the SDK's stream protocols live in a private module: typing only
-    from mcp.shared._stream_protocols import ReadStream, WriteStream
+
+class _Reads(Protocol):
+    """What this stream needs of the transport's read stream (the SDK's protocol is private)."""
+
+    async def receive(self) -> SessionMessage | Exception: ...
+
+    async def aclose(self) -> None: ...
+
+
+class _Writes(Protocol):
+    async def send(self, item: SessionMessage, /) -> None: ...
+
 
 __all__ = ["AnsweringMalformed", "malformed_answer"]
 
@@ -52,9 +62,7 @@ def _request_id(errors: list[Any]) -> int | str | None:
 class AnsweringMalformed:
     """The server's read stream: messages pass on; an unreadable line is answered on `write`."""
 
-    def __init__(
-        self, read: ReadStream[SessionMessage | Exception], write: WriteStream[SessionMessage]
-    ) -> None:
+    def __init__(self, read: _Reads, write: _Writes) -> None:
         self._read = read
         self._write = write
 

@@ -2,8 +2,9 @@
 
 Each approval shows the tool, the exact arguments (their SHA-256 is what the approval binds),
 who asked, why approval is needed (the policy's reasons), and when the request expires. An
-approver decides with a comment through two small forms, each carrying the session's CSRF token;
-approving can run the call at once, as its requester, and the page shows the call's outcome.
+approver decides in one form (one comment, an Approve and a Deny button) carrying the session's
+CSRF token; approving runs the call at once only when "run the call now" is ticked (it is not by
+default: one click never executes a destructive call), and the page then shows the call's envelope.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from urllib.parse import quote
 
+from colonnade.calls.approvals import ApprovalRecord
 from colonnade.calls.envelope import CallResult
-from colonnade.store.approvals_repo import ApprovalRecord
 from colonnade.surfaces.pages.html import Child, Html, join, separated, tag
 from colonnade.surfaces.pages.layout import APPROVALS_PATH, Visitor, csrf_input, document
 from colonnade.surfaces.pages.links import tool_link
@@ -145,36 +146,29 @@ def _reasons(reasons: Sequence[str]) -> Child:
 
 
 def _decide_forms(record: ApprovalRecord, visitor: Visitor | None) -> Html:
-    def comment(form: str) -> Html:
-        return tag(
-            "input",
-            type="text",
-            name="comment",
-            maxlength=_COMMENT_MAX,
-            placeholder="comment (kept in the audit log)",
-            aria_label=f"comment to {form}",
-        )
-
-    approve = tag(
-        "form",
-        csrf_input(visitor),
-        comment("approve"),
-        tag("label", tag("input", type="checkbox", name="run", value="1", checked=True), " run the call now"),
-        tag("button", "Approve", type="submit", class_="approve"),
-        method="post",
-        action=approval_url(record.id, "approve"),
-        class_="decide",
+    """One form: the comment goes with whichever button is pressed (Deny posts to its own URL)."""
+    comment = tag(
+        "input",
+        type="text",
+        name="comment",
+        maxlength=_COMMENT_MAX,
+        placeholder="comment (kept in the audit log)",
+        aria_label="comment",
     )
-    deny = tag(
-        "form",
-        csrf_input(visitor),
-        comment("deny"),
-        tag("button", "Deny", type="submit", class_="deny"),
-        method="post",
-        action=approval_url(record.id, "deny"),
-        class_="decide",
+    return join(
+        tag("h3", "Decide"),
+        tag(
+            "form",
+            csrf_input(visitor),
+            comment,
+            tag("label", tag("input", type="checkbox", name="run", value="1"), " run the call now"),
+            tag("button", "Approve", type="submit", class_="approve"),
+            tag("button", "Deny", type="submit", class_="deny", formaction=approval_url(record.id, "deny")),
+            method="post",
+            action=approval_url(record.id, "approve"),
+            class_="decide",
+        ),
     )
-    return join(tag("h3", "Decide"), approve, deny)
 
 
 def _run_form(record: ApprovalRecord, visitor: Visitor | None) -> Html:
@@ -190,11 +184,17 @@ def _run_form(record: ApprovalRecord, visitor: Visitor | None) -> Html:
 
 
 def _result(result: CallResult) -> Html:
+    """What the call answered: its outcome in a line, and the whole envelope (as REST returns it)."""
     error = result.error
     said: list[Child] = [f"The call ran: {result.status.value}"]
     if error is not None:
         said.append(join(" — ", tag("code", error.code), f" {error.message}"))
-    return tag("p", *said, ".", class_="error" if error is not None else "note", id="call-result")
+    envelope = json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False)
+    return join(
+        tag("p", *said, ".", class_="error" if error is not None else "note", id="call-result"),
+        tag("h3", "Result envelope"),
+        tag("pre", tag("code", envelope), class_="envelope", id="call-envelope"),
+    )
 
 
 def _expiry(record: ApprovalRecord, now: datetime) -> Child:

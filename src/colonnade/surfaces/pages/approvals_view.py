@@ -3,24 +3,32 @@
 Decisions go through the approval desk and the coordinator that REST's
 `POST /v1/approvals/{id}/approve|deny` call (four-eyes, approver personas, tenant, audit, the
 signed token); the pages add only the CSRF check and the rendering. A refusal is shown with its
-registry code and the HTTP status REST gives it.
+registry code and the HTTP status REST gives it. A decision redirects to the approval's own page
+(post, redirect, get: a reload never posts again), which shows what was done and, for the person
+who ran it, the envelope of the call (kept in this process, like the page sessions).
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from datetime import UTC, datetime
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from colonnade.calls.approvals import ApprovalCoordinator
+from colonnade.calls.approvals import ApprovalCoordinator, ApprovalRecord
 from colonnade.calls.envelope import CallResult
 from colonnade.governance.principal import Principal, PrincipalKind
 from colonnade.governance.refusals import GovernanceRefusal
-from colonnade.store.approvals_repo import ApprovalRecord
 from colonnade.surfaces.edge import principal_of_scope
-from colonnade.surfaces.pages.approvals_page import STATES, Decidable, approval_page, approvals_page
+from colonnade.surfaces.pages.approvals_page import (
+    STATES,
+    Decidable,
+    approval_page,
+    approval_url,
+    approvals_page,
+)
 from colonnade.surfaces.pages.forms import csrf_refusal, form_fields, visitor_of
 from colonnade.surfaces.pages.html import Child, Html, tag
 from colonnade.surfaces.pages.layout import APPROVALS_PATH, document, page_response
@@ -28,12 +36,22 @@ from colonnade.surfaces.pages.layout import APPROVALS_PATH, document, page_respo
 __all__ = ["ApprovalsView"]
 
 _COMMENT_MAX = 2000
+_KEPT_RESULTS = 256
+_DONE = {
+    "approved": "Approved; run the call with the button below, or the requester runs it with its token.",
+    "denied": "Denied.",
+    "ran": "Approved and run.",
+    "run": "The approved call was run.",
+}
+"""What the page after a decision says (`?done=`): fixed text, never the query's own words."""
 
 
 class ApprovalsView:
     def __init__(self, approvals: ApprovalCoordinator) -> None:
         self.approvals = approvals
         self.desk = approvals.desk
+        self._results: OrderedDict[tuple[str, str], CallResult] = OrderedDict()
+        """(who ran it, approval id) -> the envelope of the call, for the page after the redirect."""
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -69,7 +87,10 @@ class ApprovalsView:
             record = await self.desk.show(actor, request.path_params["approval_id"])
         except GovernanceRefusal as refused:
             return self._refusal(request, refused.http_status, f"{refused.message} ({refused.code}).")
-        return page_response(self._page(request, record))
+        said = _DONE.get(request.query_params.get("done", ""))
+        notice = tag("p", said, class_="note", id="notice") if said else None
+        result = self._results.get((actor.key, record.id))
+        return page_response(self._page(request, record, notice=notice, result=result))
 
     async def approve(self, request: Request) -> Response:
         return await self._decide(request, approve=True)
@@ -86,10 +107,9 @@ class ApprovalsView:
         actor, approval_id = principal_of_scope(request.scope), request.path_params["approval_id"]
         try:
             result = await self.approvals.resume_as(actor, approval_id)
-            record = await self.desk.show(actor, approval_id)
         except GovernanceRefusal as refused:
             return self._refusal(request, refused.http_status, f"{refused.message} ({refused.code}).")
-        return page_response(self._page(request, record, result=result))
+        return self._done(actor, approval_id, "run", result)
 
     async def _decide(self, request: Request, *, approve: bool) -> Response:
         fields = await form_fields(request)
@@ -101,19 +121,23 @@ class ApprovalsView:
         result: CallResult | None = None
         try:
             if approve:
-                record = await self.desk.approve(actor, approval_id, comment)
+                await self.desk.approve(actor, approval_id, comment)
                 if fields.get("run"):
                     result = await self.approvals.resume_as(actor, approval_id)
-                    record = await self.desk.show(actor, approval_id)
             else:
-                record = await self.desk.deny(actor, approval_id, comment)
+                await self.desk.deny(actor, approval_id, comment)
         except GovernanceRefusal as refused:
             return self._refusal(request, refused.http_status, f"{refused.message} ({refused.code}).")
-        said = "Approved" if approve else "Denied"
-        if approve and result is None:
-            said += "; the requester runs the call from this page, or with its approval token"
-        notice = tag("p", f"{said}.", class_="note", id="notice")
-        return page_response(self._page(request, record, notice=notice, result=result))
+        done = "denied" if not approve else ("ran" if result is not None else "approved")
+        return self._done(actor, approval_id, done, result)
+
+    def _done(self, actor: Principal, approval_id: str, done: str, result: CallResult | None) -> Response:
+        """303 to the approval's page, keeping the call's envelope for it (the newest few only)."""
+        if result is not None:
+            self._results[(actor.key, approval_id)] = result
+            while len(self._results) > _KEPT_RESULTS:
+                self._results.popitem(last=False)
+        return RedirectResponse(f"{approval_url(approval_id)}?done={done}", status_code=303)
 
     def _page(
         self,

@@ -2,7 +2,8 @@
 
 The status is what `colonnade audit verify` reports (the same `verify_chain`): intact with its
 record count and head, or broken at the first bad record. Records are shown newest first, a
-page at a time; "Older records" continues below the last one shown.
+page at a time; "Older records" continues below the last one shown. A record's details are folded
+under the names of their fields, and long values wrap: the table fits a 1280 px window.
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from colonnade.governance.audit import ChainReport
-from colonnade.governance.audit.readers import AuditReach
-from colonnade.store.audit_repo import StoredAudit
+from colonnade.governance.audit.readers import AuditReach, StoredAudit
 from colonnade.surfaces.pages.audit_query import AuditQuery
 from colonnade.surfaces.pages.html import Child, Html, join, tag
 from colonnade.surfaces.pages.layout import AUDIT_PATH, Visitor, document
@@ -148,7 +148,6 @@ def _records(records: Sequence[StoredAudit], query: AuditQuery) -> Html:
 
 
 def _row(record: StoredAudit) -> Html:
-    details = json.dumps(record.details, ensure_ascii=False, sort_keys=True) if record.details else ""
     return tag(
         "tr",
         tag("td", record.seq, class_="num"),
@@ -160,16 +159,20 @@ def _row(record: StoredAudit) -> Html:
         tag("td", record.decision or "—"),
         tag("td", record.outcome or "—", data_outcome=record.outcome or ""),
         tag("td", tag("code", record.code) if record.code else "—"),
-        tag(
-            "td",
-            "; ".join(record.reasons),
-            tag("br") if record.reasons and details else None,
-            tag("code", details, class_="details") if details else None,
-            class_="why",
-        ),
+        tag("td", "; ".join(record.reasons), _details(record), class_="why"),
         data_seq=record.seq,
         data_kind=record.kind,
     )
+
+
+def _details(record: StoredAudit) -> Child:
+    """A record's details folded under one line (an approval's run to a dozen lines unfolded)."""
+    if not record.details:
+        return None
+    shown = json.dumps(record.details, ensure_ascii=False, sort_keys=True, indent=1)
+    names = ", ".join(sorted(record.details))
+    summary = names if len(names) <= 60 else f"{len(record.details)} details: {names[:50]}…"
+    return tag("details", tag("summary", summary), tag("pre", tag("code", shown)), class_="details")
 
 
 def _paging(records: Sequence[StoredAudit], query: AuditQuery, older: bool) -> Html:

@@ -13,10 +13,16 @@ from datetime import UTC, datetime
 from starlette.requests import Request
 from starlette.responses import Response
 
-from colonnade.governance.audit import AuditLog, verify_chain
-from colonnade.governance.audit.readers import AUDIT_READ_SCOPES, AuditReach
+from colonnade.governance.audit import AuditLog
+from colonnade.governance.audit.readers import (
+    AUDIT_READ_SCOPES,
+    AuditFilter,
+    AuditReach,
+    StoredAudit,
+    chain_report,
+    read_records,
+)
 from colonnade.governance.principal import Principal
-from colonnade.store.audit_repo import AuditFilter, StoredAudit
 from colonnade.surfaces.edge import principal_of_scope
 from colonnade.surfaces.pages.audit_page import ChainSeen, audit_page, audit_problem_page
 from colonnade.surfaces.pages.audit_query import PAGE_SIZE, AuditQuery, BadFilter, parse_audit_query
@@ -65,7 +71,6 @@ class AuditView:
     async def _records(self, audit: AuditLog, query: AuditQuery, reach: AuditReach) -> list[StoredAudit]:
         """Newest first, one more than a page (to know whether older records match)."""
         where = AuditFilter(
-            tenant=reach.tenant,
             actor=audit.stored_actor(query.principal) if query.principal else None,
             tool=query.tool or None,
             outcome=query.outcome or None,
@@ -74,11 +79,11 @@ class AuditView:
             until=query.moment("until"),
             before_seq=query.before,
         )
-        return (await audit.store.query(where, PAGE_SIZE + 1))[::-1]
+        return (await read_records(audit, reach, where, PAGE_SIZE + 1))[::-1]
 
     async def _chain_status(self, audit: AuditLog) -> ChainSeen:
         now = time.monotonic()
         if self._chain is None or now - self._chain[0] >= self.chain_check_s:
-            report = await verify_chain(audit.store)
+            report = await chain_report(audit)
             self._chain = (now, (report, datetime.now(UTC)))
         return self._chain[1]

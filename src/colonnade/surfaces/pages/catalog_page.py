@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from itertools import groupby
 
-from colonnade.adapters.discovery_tools import summary_of
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
 from colonnade.routing.router import Router, RoutingDecision
@@ -127,7 +126,7 @@ def _tool_table(tools: Sequence[Tool]) -> Html:
         tag(
             "tr",
             tag("td", tag("strong", tool.title), tag("br"), tool_link(tool.canonical_name, tool.wire_name)),
-            tag("td", summary_of(tool)),
+            tag("td", tool.summary),
             tag("td", side_effects_badge(tool)),
             tag("td", governance_badges(tool)),
             tag("td", tool.version),
@@ -180,7 +179,7 @@ def _ranked_table(tools: Sequence[Tool], decision: RoutingDecision) -> Html:
                 tag("br"),
                 tool_link(tool.canonical_name, tool.wire_name),
                 tag("br"),
-                tag("span", summary_of(tool), class_="muted"),
+                tag("span", tool.summary, class_="muted"),
             ),
             tag("td", tag("a", api_of(tool), href=api_url(api_of(tool)))),
             tag("td", f"{decision.scores.get(tool.canonical_name, 0.0):.3f}", class_="num score"),

@@ -72,7 +72,9 @@ form.login input[type=password]{padding:.4em;font-family:ui-monospace,monospace}
 .ok{color:#1f6b33;font-weight:600}.broken{color:#a3221b;font-weight:600}
 form.filters{display:flex;flex-wrap:wrap;gap:.5em;align-items:end;margin:.6em 0 1em}
 form.filters label{display:grid;font-size:.85em;color:#4a5263}
-td.at{white-space:nowrap}td.why{min-width:18em}code.details{font-size:.8em;color:#4a5263;word-break:break-all}
+#audit td{overflow-wrap:anywhere}td.at{white-space:nowrap;overflow-wrap:normal}td.why{min-width:14em}
+details.details summary{cursor:pointer;color:#4a5263;font-size:.85em}
+details.details pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.8em;max-height:24em;margin:.3em 0}
 form.decide{display:flex;gap:.4em;align-items:center;margin:.2em 0}
 form.decide input[type=text]{flex:1;padding:.3em}
 section.approval{background:#fff;border:1px solid #e3e5ea;padding:.2em 1em 1em;margin:0 0 1em}

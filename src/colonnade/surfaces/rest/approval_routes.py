@@ -15,8 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from colonnade.calls.approvals import ApprovalCoordinator
-from colonnade.governance.approvals import approval_view
+from colonnade.calls.approvals import ApprovalCoordinator, approval_view
 from colonnade.governance.refusals import GovernanceRefusal, InvalidRequest
 from colonnade.surfaces.edge import principal_of_scope
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection, parse_envelope, read_body

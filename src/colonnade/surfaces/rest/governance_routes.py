@@ -8,8 +8,6 @@ key's secret is in the answer once (`token`) and nowhere else.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict
-from datetime import datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,17 +15,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from colonnade.governance.agent_admin import AgentAdmin, AgentRequest
-from colonnade.governance.key_admin import IssuedKey, KeyAdmin, KeyRequest
+from colonnade.governance.agent_admin import AgentAdmin, AgentRequest, agent_view
+from colonnade.governance.key_admin import IssuedKey, KeyAdmin, KeyRequest, key_view
+from colonnade.governance.plain_data import plain_fields
 from colonnade.governance.refusals import GovernanceRefusal
 from colonnade.governance.subscriptions import SubscriptionAdmin
-from colonnade.store.agents_repo import AgentRecord
-from colonnade.store.api_keys_repo import ApiKeyRecord
 from colonnade.surfaces.edge import principal_of_scope
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection, parse_envelope, read_body
 from colonnade.surfaces.rest.render import error_response, json_response
 
-__all__ = ["GovernanceRoutes", "agent_view", "key_view"]
+__all__ = ["GovernanceRoutes"]
 
 M = TypeVar("M", bound=BaseModel)
 _MAX_BODY = 64 * 1024
@@ -58,19 +55,6 @@ class AgentBody(_Body):
 class SubscriptionBody(_Body):
     api: str = Field(min_length=3, max_length=300)
     subscriber: str | None = None
-
-
-def key_view(record: ApiKeyRecord) -> dict[str, Any]:
-    """A key as listed: everything but its secret's hash."""
-    shown = {name: _plain(value) for name, value in asdict(record).items() if name != "secret_hash"}
-    shown["scopes"] = list(record.scopes)
-    return shown
-
-
-def agent_view(record: AgentRecord) -> dict[str, Any]:
-    shown = {name: _plain(value) for name, value in asdict(record).items()}
-    shown["allowed_tools"] = list(record.allowed_tools)
-    return shown
 
 
 class GovernanceRoutes:
@@ -228,12 +212,4 @@ def _issued(issued: IssuedKey) -> dict[str, Any]:
 
 
 def _record(record: Any) -> dict[str, Any]:
-    return {name: _plain(value) for name, value in asdict(record).items()}
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, tuple):
-        return list(value)
-    return value
+    return plain_fields(record)

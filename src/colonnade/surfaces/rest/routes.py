@@ -35,6 +35,7 @@ from colonnade.catalog.catalog_errors import InvalidCursor
 from colonnade.catalog.tool import Tool
 from colonnade.governance.authorization import AllowAll, Authorizer, permits, tool_filter
 from colonnade.governance.tool_lookup import AMBIGUOUS_TOOL, AmbiguousName, find_tool, near_names
+from colonnade.observability.tracing import caller_trace_fields
 from colonnade.routing.router import CallerAllowed
 from colonnade.surfaces.edge import DirectKey, EdgeRefusal, principal_of_scope, request_body
 from colonnade.surfaces.envelope_parsing import (
@@ -95,6 +96,7 @@ class RestSurface:
         return [
             Route(CALLS_PATH, self._call_endpoint, methods=["POST"]),
             Route("/v1/calls/commit", self.post_commit, methods=["POST"]),
+            Route("/v1/calls/discard", self.post_discard, methods=["POST"]),
             Route(TOOLS_PATH, self.list_tools, methods=["GET"]),
             # `path`: names of tools from other sources may hold `/`
             Route(TOOLS_PATH + "/{name:path}", self.get_tool, methods=["GET"]),
@@ -122,9 +124,11 @@ class RestSurface:
             envelope = parse_envelope(body, CallRequest)
         if isinstance(envelope, EnvelopeRejection):
             return result_response(envelope.result(_ms_since(started)), envelope.http_status)
-        header_token = Headers(scope=scope).get(APPROVAL_TOKEN_HEADER)
+        headers = Headers(scope=scope)
+        header_token = headers.get(APPROVAL_TOKEN_HEADER)
         if header_token and envelope.approval_token is None:
             envelope = envelope.model_copy(update={"approval_token": header_token})
+        envelope = _continuing_trace(envelope, headers)
         principal = principal_of_scope(scope)
         return await _settled(self.calls.call(envelope, principal), envelope.call_id, started)
 
@@ -137,6 +141,16 @@ class RestSurface:
         principal = principal_of_scope(request.scope)
         committed = self.calls.commit(envelope.commit_token, call_id=envelope.call_id, principal=principal)
         return await _settled(committed, envelope.call_id or str(uuid.uuid4()), started)
+
+    async def post_discard(self, request: Request) -> Response:
+        """`POST /v1/calls/discard`: its owner gives up a prepared call (the compensation runs now)."""
+        started = time.perf_counter()
+        envelope = await self._envelope(request, CommitRequest)
+        if isinstance(envelope, EnvelopeRejection):
+            return result_response(envelope.result(_ms_since(started)), envelope.http_status)
+        principal = principal_of_scope(request.scope)
+        discarded = self.calls.discard(envelope.commit_token, call_id=envelope.call_id, principal=principal)
+        return await _settled(discarded, envelope.call_id or str(uuid.uuid4()), started)
 
     async def _envelope(self, request: Request, model: type[M]) -> M | EnvelopeRejection:
         """Size, JSON, model: the first check that fails ends the request (the HTTP edge has checked
@@ -243,3 +257,14 @@ def _internal_fault(call_id: str, started: float) -> CallResult:
 
 def _ms_since(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
+
+
+def _continuing_trace(envelope: CallRequest, headers: Headers) -> CallRequest:
+    """The call in the caller's trace when it sent a W3C `traceparent` header and its body names no
+    parent span of its own."""
+    if envelope.context.parent_span_id is not None:
+        return envelope
+    traced = caller_trace_fields(headers.get("traceparent"), headers.get("tracestate"))
+    if not traced:
+        return envelope
+    return envelope.model_copy(update={"context": envelope.context.model_copy(update=traced)})

@@ -16,7 +16,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from colonnade.adapters.stdio_command import missing_command
 from colonnade.config import McpServerSettings, server_definition_problems
 from colonnade.governance.principal import Principal, PrincipalKind
 from colonnade.surfaces.edge import principal_of_scope
@@ -34,6 +33,8 @@ class ServerAdmin(Protocol):
     def status(self) -> list[dict[str, Any]]: ...
 
     def settings(self) -> list[McpServerSettings]: ...
+
+    def unstartable(self, settings: McpServerSettings) -> str | None: ...
 
     async def add(self, settings: McpServerSettings) -> None: ...
 
@@ -103,7 +104,7 @@ class ServersApi:
             return error_response(
                 "I-REQ-SERVER-EXISTS", f"a server named {settings.name!r} is configured already", 409
             )
-        missing = missing_command(settings)
+        missing = self.servers.unstartable(settings)
         if missing is not None:
             return error_response("I-REQ-SERVER-CONFIG", missing, 400, problems=[f"command: {missing}"])
         await self.servers.add(settings)

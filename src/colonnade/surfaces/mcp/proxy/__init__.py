@@ -1,0 +1,1 @@
+"""The per-server endpoint, `/servers/{name}/mcp`: one downstream MCP server served as itself."""
