@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install browser run test lint typecheck unit schemas bench clean dense-probe
+.PHONY: install browser run test check lint typecheck unit schemas bench clean dense-probe
 
 # The first install takes about 2 minutes: scripts/install_progress.py says what it installs and
 # shows pip's progress on one line (plain lines in CI); pip's full output is in .venv/install.log.
@@ -42,8 +42,21 @@ lint: install
 typecheck: install
 	$(BIN)/mypy src
 
+# The tests run in tiers (docs/testing.md): `fast` (in process), `integration` (PostgreSQL, Redis,
+# loopback backend processes), `e2e` (gateway processes, third-party servers, the browser). Each
+# test's tier is found by tests/support/tiers.py. JOBS sets the pytest-xdist workers (one per core by
+# default); files stay whole on a worker (`--dist loadfile`), so module fixtures are built once.
+JOBS  ?= auto
+XDIST := -n $(JOBS) --dist loadfile
+
+# The fast tier, for the edit-test loop: under 3 minutes on a 2-core machine.
+check: install
+	$(BIN)/ruff check src tests bench examples
+	$(BIN)/pytest -q -m fast $(XDIST)
+
+# Every tier; what CI and the README run.
 unit: install browser
-	$(BIN)/pytest
+	$(BIN)/pytest $(XDIST)
 
 test: lint typecheck unit
 

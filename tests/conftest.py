@@ -5,10 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
-pytest_plugins = ["tests.support.databases"]
+pytest_plugins = ["pytester", "tests.support.databases", "tests.support.tiers"]
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Hypothesis's per-example deadline (200 ms) is a timing assertion on the machine, not the code: on a
+# busy 2-core machine a handful of examples take longer. The properties are what the tests check.
+settings.register_profile("colonnade", deadline=None)
+settings.load_profile("colonnade")
 
 
 @pytest.fixture

@@ -580,7 +580,7 @@ def test_closing_the_adapter_fails_calls_in_flight_without_sending_them_again(
     for outcome in outcomes:
         assert (outcome.kind, outcome.error_code) == (OutcomeKind.RETRYABLE_ERROR, UNREACHABLE), outcome
         assert "closed" in (outcome.message or "")
-    assert took < 1  # failed at the close, not at the timeout
+    assert took < 2.5  # failed at the close, not at the 5 s timeout (half of it: a busy machine)
     expected = {"tls-handshake": [], "mid-body": [b"/unframed"]}
     assert targets == expected.get(stage, [b"/held"])
     assert connections == 1

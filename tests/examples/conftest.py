@@ -18,6 +18,7 @@ from jsonschema import Draft202012Validator
 
 from colonnade.contracts.load import load_document
 from colonnade.contracts.model import Contract, Operation
+from tests.support.machine_load import patient
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACTS_DIR = ROOT / "examples" / "contracts"
@@ -40,7 +41,7 @@ def free_port() -> int:
 
 
 def _wait_ready(url: str, process: subprocess.Popen[bytes], log_path: Path) -> None:
-    deadline = time.monotonic() + 30.0
+    deadline = time.monotonic() + patient(30.0)  # the backend imports slowly on a busy machine
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"demo backend exited with {process.returncode}:\n{log_path.read_text()}")
@@ -49,7 +50,7 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes], log_path: Path) -> N
                 return
         except httpx2.TransportError:
             time.sleep(0.05)
-    raise RuntimeError(f"demo backend did not answer /healthz within 30 s:\n{log_path.read_text()}")
+    raise RuntimeError(f"demo backend did not answer /healthz in time:\n{log_path.read_text()}")
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

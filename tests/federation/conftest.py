@@ -17,6 +17,7 @@ import httpx2
 import yaml
 
 from tests.support.loopback import free_port, start_process, stop_process, wait_http
+from tests.support.machine_load import patient
 
 COLONNADE = Path(sys.executable).with_name("colonnade")
 
@@ -42,8 +43,8 @@ class Federation:
         return next(s for s in self.status()["servers"] if s["name"] == name)
 
     def wait_ready(self, *names: str, timeout: float = 90.0) -> None:
-        """Until each named server (every server when none is named) is connected."""
-        deadline = time.monotonic() + timeout
+        """Until each named server (every server when none is named) is ready; `timeout` grows with load."""
+        deadline = time.monotonic() + patient(timeout)
         while True:
             servers = {s["name"]: s for s in self.status()["servers"]}
             waiting = [n for n in (names or servers) if servers[n]["state"] not in ("ready", "idle")]

@@ -96,14 +96,15 @@ async def test_a_server_killed_mid_call_fails_the_call_fast_and_comes_back(feder
         await anyio.sleep(0.5)
         started = time.monotonic()
         os.kill(pid, signal.SIGKILL)
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 6  # the cut ends the call, not its 10 s sleep
     # an unkeyed tool that may have acted is never answered "retry": the cut is the cause
     assert code_of(outcome["slow"]) == "S-TOOL-EFFECT-UNKNOWN-NO-KEY"
     assert cause_of(outcome["slow"]) == "R-UPSTREAM-CONNECT"
 
     started = time.monotonic()
     meanwhile = await call(federation, "default__fault__echo")
-    assert code_of(meanwhile) == "S-TOOL-UNAVAILABLE" and time.monotonic() - started < 1.0
+    # refused, not waited out: under the 2 s call deadline even on a busy machine
+    assert code_of(meanwhile) == "S-TOOL-UNAVAILABLE" and time.monotonic() - started < 2.0
     assert "restarting" in meanwhile.content[0].text  # type: ignore[union-attr]
     await the_time_is_served(federation)
 
@@ -120,7 +121,7 @@ async def test_a_hanging_server_meets_the_call_deadline_and_hears_of_it(federati
     result = await call(federation, "default__fault__hang")
     elapsed = time.monotonic() - started
     assert code_of(result) == "S-TOOL-EFFECT-UNKNOWN-NO-KEY" and cause_of(result) == "R-TIMEOUT-001"
-    assert 1.5 < elapsed < 6
+    assert 1.5 < elapsed < 12  # the 2 s call deadline, not the hang (generous: a busy machine)
     await anyio.sleep(0.5)
     after = (await call(federation, "default__fault__cancelled")).structured_content["cancelled"]  # type: ignore[index]
     assert after == cancelled + 1  # the server was told the call is abandoned

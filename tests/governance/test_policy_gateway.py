@@ -20,6 +20,10 @@ from tests.support.attestation import attest
 from tests.support.dpop import proof
 from tests.support.governed import Governed, governed_gateway
 
+# The gateway compiles a policy set of its own in a child process first (crash-safe), so every test
+# here starts one.
+pytestmark = pytest.mark.integration
+
 POLICY = """package colonnade.policy
 
 import rego.v1

@@ -19,6 +19,7 @@ import yaml
 
 from tests.support.fault_contract import fault_contract
 from tests.support.loopback import free_port, start_process, wait_http
+from tests.support.machine_load import patient
 
 __all__ = ["TOOL", "FaultGateway", "Serve", "start_fault_gateway"]
 
@@ -38,7 +39,7 @@ class FaultGateway:
     def call_slowly(self, pool: ThreadPoolExecutor, backend_ms: int) -> Future[httpx2.Response]:
         """A REST call whose backend takes `backend_ms`; returns once the gateway has it in flight."""
         answer = pool.submit(self.call, f"slow:{backend_ms}", timeout_ms=100_000)
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + patient(20)
         while f'colonnade_calls_in_flight{{tool="{TOOL}"}} 1.0' not in self.metrics():
             assert time.monotonic() < deadline and not answer.done(), "the call never got in flight"
             time.sleep(0.05)
@@ -50,7 +51,7 @@ class FaultGateway:
     def wait_stopped_listening(self) -> None:
         """The first stop signal has been handled once new connections are refused."""
         port = int(self.url.rsplit(":", 1)[1])
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + patient(20)
         while time.monotonic() < deadline:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()

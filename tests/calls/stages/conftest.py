@@ -3,30 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
-import yaml
 
 from colonnade.calls.call import Call
 from colonnade.calls.envelope import CallRequest, CallResult, CallStatus
 from colonnade.calls.manifest import Manifests
 from colonnade.catalog.catalog import Catalog
-from colonnade.contracts.model import Contract
-
-ROOT = Path(__file__).resolve().parents[3]
+from tests.support.demo_catalog import demo_catalog
 
 
 @pytest.fixture
 def catalog() -> Catalog:
-    catalog = Catalog()
-    for name in ("crm", "billing"):
-        catalog.publish(
-            Contract.model_validate(
-                yaml.safe_load((ROOT / "examples" / "contracts" / f"{name}.yaml").read_text())
-            )
-        )
-    return catalog
+    return demo_catalog()
 
 
 class Reached:

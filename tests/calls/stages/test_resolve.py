@@ -12,8 +12,9 @@ from colonnade.calls.stages.resolve import Resolve
 from colonnade.catalog.builtins import BuiltinTools, builtin_tool
 from colonnade.catalog.catalog import Catalog
 from colonnade.contracts.model import Contract
-from tests.calls.stages.conftest import ROOT, Reached
+from tests.calls.stages.conftest import Reached
 from tests.support.authorizers import OnlyPrefix
+from tests.support.repo import ROOT
 
 
 async def test_a_wire_or_canonical_name_resolves_and_the_deadline_follows_the_tool(

@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 import pytest
-import yaml
 
 from colonnade.catalog.catalog import Catalog
-from colonnade.contracts.model import Contract
-from tests.support.repo import ROOT
+from tests.support.demo_catalog import demo_catalog
 
 
 @pytest.fixture
 def catalog() -> Catalog:
-    catalog = Catalog()
-    for name in ("crm", "billing"):
-        document = yaml.safe_load((ROOT / "examples" / "contracts" / f"{name}.yaml").read_text())
-        catalog.publish(Contract.model_validate(document))
-    return catalog
+    return demo_catalog()

@@ -124,6 +124,7 @@ def test_a_set_that_cannot_decide_is_refused_when_it_loads(tmp_path: Path) -> No
         CompiledPolicy(PolicySet.read([numbers]))
 
 
+@pytest.mark.integration  # the gate compiles a new set in a child process first
 def test_a_bad_new_set_keeps_the_old_one_serving(tmp_path: Path, catalog: Catalog) -> None:
     mine = _write(tmp_path / "g", refunds=DENY_BIG_REFUNDS)
     gate = PolicyGate((SHIPPED_POLICIES, mine))
@@ -141,6 +142,7 @@ def test_a_bad_new_set_keeps_the_old_one_serving(tmp_path: Path, catalog: Catalo
     assert gate.load() and gate.problem is None and gate.version == served
 
 
+@pytest.mark.integration  # the gate compiles a new set in a child process first
 def test_a_set_that_crashes_the_rego_engine_is_caught_in_a_child_process(tmp_path: Path) -> None:
     mine = _write(tmp_path / "c", ok=DENY_BIG_REFUNDS)
     gate = PolicyGate((mine,))
