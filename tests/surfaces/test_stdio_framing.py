@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import select
+import queue
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 from typing import IO
 
@@ -37,7 +37,8 @@ def test_a_stdio_server_answers_every_line_it_cannot_read(tmp_path: Path) -> Non
     try:
         proc.stdin.write("".join(line + "\n" for line in lines))
         proc.stdin.flush()
-        answers = [json.loads(_line(proc.stdout, deadline=time.monotonic() + 60)) for _ in range(6)]
+        written = _lines_of(proc.stdout)
+        answers = [json.loads(_next(written, timeout_s=60)) for _ in range(6)]
     finally:
         proc.stdin.close()  # end of input: the server stops
         proc.wait(timeout=60)
@@ -54,11 +55,26 @@ def test_a_stdio_server_answers_every_line_it_cannot_read(tmp_path: Path) -> Non
     assert "one JSON-RPC 2.0 message per line" in answers[0]["error"]["message"]
 
 
-def _line(stream: IO[str], deadline: float) -> str:
-    """The next line the server writes, or a failure once the deadline passes (no hanging test)."""
-    ready, _, _ = select.select([stream], [], [], max(0.0, deadline - time.monotonic()))
-    assert ready, "the stdio server did not answer"
-    return stream.readline()
+def _lines_of(stream: IO[str]) -> queue.Queue[str]:
+    """The lines the server writes, read by a thread: select() on a buffered text stream misses lines
+    that readline() already pulled into the buffer, so it could wait out its deadline with the answer
+    in hand."""
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:
+        for line in stream:
+            lines.put(line)
+
+    threading.Thread(target=read, daemon=True).start()
+    return lines
+
+
+def _next(lines: queue.Queue[str], timeout_s: float) -> str:
+    """The next line, or a failure once the timeout passes (no hanging test)."""
+    try:
+        return lines.get(timeout=timeout_s)
+    except queue.Empty:
+        raise AssertionError("the stdio server did not answer") from None
 
 
 def test_a_blank_line_is_not_answered() -> None:
