@@ -17,7 +17,7 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from pydantic import BaseModel
 from starlette.datastructures import Headers
@@ -34,6 +34,7 @@ from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.catalog_errors import InvalidCursor
 from colonnade.catalog.tool import Tool
 from colonnade.governance.authorization import AllowAll, Authorizer, permits, tool_filter
+from colonnade.governance.principal import Principal
 from colonnade.governance.tool_lookup import AMBIGUOUS_TOOL, AmbiguousName, find_tool, near_names
 from colonnade.observability.tracing import caller_trace_fields
 from colonnade.routing.router import CallerAllowed
@@ -67,6 +68,14 @@ MAX_PAGE_SIZE = 10_000
 SCHEMA_MEDIA_TYPE = "application/schema+json"
 
 M = TypeVar("M", bound=BaseModel)
+
+
+class _PreparedResume(Protocol):
+    """`CallService.commit` or `.discard`: what a prepared call's token is resumed with."""
+
+    def __call__(
+        self, token: str, *, call_id: str | None = None, principal: Principal | None = None
+    ) -> Awaitable[CallResult]: ...
 
 
 class RestSurface:
@@ -134,23 +143,21 @@ class RestSurface:
 
     async def post_commit(self, request: Request) -> Response:
         """`POST /v1/calls/commit`: phase 2 of a two-phase call, `{commit_token, call_id?}` in."""
-        started = time.perf_counter()
-        envelope = await self._envelope(request, CommitRequest)
-        if isinstance(envelope, EnvelopeRejection):
-            return result_response(envelope.result(_ms_since(started)), envelope.http_status)
-        principal = principal_of_scope(request.scope)
-        committed = self.calls.commit(envelope.commit_token, call_id=envelope.call_id, principal=principal)
-        return await _settled(committed, envelope.call_id or str(uuid.uuid4()), started)
+        return await self._resume_prepared(request, self.calls.commit)
 
     async def post_discard(self, request: Request) -> Response:
         """`POST /v1/calls/discard`: its owner gives up a prepared call (the compensation runs now)."""
+        return await self._resume_prepared(request, self.calls.discard)
+
+    async def _resume_prepared(self, request: Request, resume: _PreparedResume) -> Response:
+        """Commit and discard read the same envelope and answer the same way; only the resume differs."""
         started = time.perf_counter()
         envelope = await self._envelope(request, CommitRequest)
         if isinstance(envelope, EnvelopeRejection):
             return result_response(envelope.result(_ms_since(started)), envelope.http_status)
         principal = principal_of_scope(request.scope)
-        discarded = self.calls.discard(envelope.commit_token, call_id=envelope.call_id, principal=principal)
-        return await _settled(discarded, envelope.call_id or str(uuid.uuid4()), started)
+        resumed = resume(envelope.commit_token, call_id=envelope.call_id, principal=principal)
+        return await _settled(resumed, envelope.call_id or str(uuid.uuid4()), started)
 
     async def _envelope(self, request: Request, model: type[M]) -> M | EnvelopeRejection:
         """Size, JSON, model: the first check that fails ends the request (the HTTP edge has checked
