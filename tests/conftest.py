@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-pytest_plugins = ["pytester", "tests.support.databases", "tests.support.tiers"]
+pytest_plugins = ["pytester", "tests.support.databases", "tests.support.redis_server", "tests.support.tiers"]
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -34,6 +34,7 @@ __all__ = [
     "RoutingSettings",
     "ServerSettings",
     "Settings",
+    "SharedStateSettings",
     "TelemetrySettings",
     "TlsSettings",
     "ToolOverride",
@@ -605,6 +606,33 @@ class OrganSettings(_Section):
     )
 
 
+class SharedStateSettings(_Section):
+    """What replicas share beyond the database (docs/deploy.md); without `redis_url`, one process."""
+
+    redis_url: str | None = Field(
+        default=None,
+        description="Redis for state several replicas share (redis://host:port/db); unset: in-process.",
+    )
+    key_prefix: str = Field(
+        default="colonnade",
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9_.:-]+$",
+        description="Prefix of every Redis key and channel: two gateways on one Redis keep apart by it.",
+    )
+    op_timeout_s: float = Field(
+        default=0.25, gt=0, le=10, description="Longest wait for one Redis operation before degrading."
+    )
+    probe_interval_s: float = Field(
+        default=1.0, gt=0, le=60, description="How often an unreachable Redis is probed for recovery."
+    )
+    replica_id: str | None = Field(
+        default=None,
+        max_length=64,
+        description="This replica's name in logs, status and fan-out; default: random at start.",
+    )
+
+
 class Settings(_Section):
     """Everything that can be configured, with the embedded defaults."""
 
@@ -642,6 +670,7 @@ class Settings(_Section):
     )
     organs: OrganSettings = Field(default_factory=OrganSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
+    shared_state: SharedStateSettings = Field(default_factory=SharedStateSettings)
 
     @model_validator(mode="after")
     def _unique_server_names(self) -> Settings:

@@ -12,6 +12,7 @@ import os
 __all__ = [
     "POSTGRES_URL_VAR",
     "PREFIX",
+    "REDIS_URL_VAR",
     "SKIP_POSTGRES_VAR",
     "TEST_VARIABLES",
     "UPDATE_GOLDEN_VAR",
@@ -23,9 +24,11 @@ POSTGRES_URL_VAR = f"{PREFIX}POSTGRES_URL"
 """PostgreSQL URL of the store tests (default postgresql+asyncpg://postgres@127.0.0.1:5432/test)."""
 SKIP_POSTGRES_VAR = f"{PREFIX}SKIP_POSTGRES"
 """`1` skips the PostgreSQL variants when no PostgreSQL answers."""
+REDIS_URL_VAR = f"{PREFIX}REDIS_URL"
+"""Redis URL of the shared-state tests (default redis://127.0.0.1:6379/0)."""
 UPDATE_GOLDEN_VAR = f"{PREFIX}UPDATE_GOLDEN"
 """`1` rewrites the golden REST results instead of comparing with them."""
-TEST_VARIABLES = (POSTGRES_URL_VAR, SKIP_POSTGRES_VAR, UPDATE_GOLDEN_VAR)
+TEST_VARIABLES = (POSTGRES_URL_VAR, REDIS_URL_VAR, SKIP_POSTGRES_VAR, UPDATE_GOLDEN_VAR)
 
 
 def flag(name: str) -> bool:

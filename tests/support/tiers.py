@@ -47,7 +47,7 @@ _MARKS = {
     "postgres": INTEGRATION,
     "redis": INTEGRATION,
 }
-_INTEGRATION_FIXTURES = {"postgres_url", "redis_url"}
+_INTEGRATION_FIXTURES = {"postgres_url", "redis_url", "own_redis"}
 _BIN = Path(sys.executable).parent
 
 # What starts a child process.

@@ -67,6 +67,7 @@ from colonnade.runtime.organ_sources import ORGAN_SOURCE, load_organ_sources
 from colonnade.runtime.servers import Servers
 from colonnade.runtime.sources import expand_contract_paths, load_for_publishing
 from colonnade.runtime.sync import CatalogSync
+from colonnade.shared_state import SharedState
 from colonnade.store.co_occurrence_repo import CoOccurrenceStore
 from colonnade.store.contracts_repo import ContractStore
 from colonnade.store.engine import create_store_engine
@@ -127,12 +128,15 @@ class Gateway:
         tracer_provider: TracerProvider | None = None,
         audit_calls: bool = True,
         organs: OrganHost | None = None,
+        shared: SharedState | None = None,
     ) -> None:
         """`audit_calls=False` leaves the audit stage out of the pipeline: only for tests of other
         stages under store faults, where the audit log (rightly) fails every call closed."""
         settings = settings if settings is not None else Settings()
         self.settings = settings
         self.engine = engine
+        # What replicas share beyond the database: Redis when `shared_state.redis_url` names one.
+        self.shared = shared if shared is not None else SharedState(settings.shared_state)
         self.catalog = catalog if catalog is not None else Catalog(profile=settings.wire_profile)
         self.http = http if http is not None else HttpAdapter()
         self.health = health if health is not None else HealthMonitor(interval_s=settings.health_interval_s)
@@ -324,6 +328,7 @@ class Gateway:
         except BaseException:
             await engine.dispose()
             raise
+        await gateway.shared.start()
         await gateway.governance.refresh()
         await gateway.feedback.load()
         await gateway.publish_files(settings.contracts)
@@ -375,6 +380,7 @@ class Gateway:
                 "tools_with_learned_co_occurrence": len(self.feedback.learned),
             },
             "policy": self.governance.policy.status() if self.governance.policy is not None else None,
+            "shared_state": self.shared.status(),
             "checks": await self.readiness(),
         }
 
@@ -470,7 +476,7 @@ class Gateway:
         if self.idempotency is not None:
             tasks.append(asyncio.create_task(self._purge_expired(), name="colonnade-idempotency-expiry"))
         try:
-            async with self.endpoints.running():
+            async with self.shared.running(), self.endpoints.running():
                 yield
         finally:
             for task in tasks:
@@ -521,6 +527,7 @@ class Gateway:
             await self.idempotency.aclose()
         await self.adapters.aclose()
         await self.governance.aclose()
+        await self.shared.aclose()
         if self.engine is not None:
             await self.engine.dispose()
         await asyncio.to_thread(self.telemetry.shutdown)  # a last export: never on the event loop

@@ -1,0 +1,90 @@
+"""The shared-state parts of one gateway, chosen once at start-up from `shared_state:` settings."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from colonnade.config import SharedStateSettings
+from colonnade.shared_state.fanout import Fanout
+from colonnade.shared_state.link import RedisLink
+from colonnade.shared_state.values import LocalValues, RedisValues, SharedValues
+
+__all__ = ["SharedState"]
+
+
+class SharedState:
+    """In-process parts without `redis_url`; Redis-backed ones with it (same interfaces)."""
+
+    def __init__(self, settings: SharedStateSettings | None = None, *, replica_id: str | None = None) -> None:
+        settings = settings if settings is not None else SharedStateSettings()
+        self.settings = settings
+        self.replica_id = replica_id or settings.replica_id or uuid.uuid4().hex[:12]
+        self.link: RedisLink | None = (
+            RedisLink(
+                settings.redis_url,
+                op_timeout_s=settings.op_timeout_s,
+                probe_interval_s=settings.probe_interval_s,
+            )
+            if settings.redis_url
+            else None
+        )
+        prefix = settings.key_prefix
+        self.values: SharedValues = RedisValues(self.link, prefix) if self.link is not None else LocalValues()
+        self.fanout = Fanout(self.link, prefix=prefix, replica_id=self.replica_id)
+
+    @property
+    def degraded(self) -> bool:
+        """True when Redis is configured but unreachable: each replica works from its own share."""
+        return self.link is not None and not self.link.available
+
+    def status(self) -> dict[str, Any]:
+        """What `/v1/status` shows under `shared_state`."""
+        if self.link is None:
+            return {"backend": "process", "replica_id": self.replica_id, "degraded": False}
+        down = self.link.down_since
+        return {
+            "backend": "redis",
+            "url": self.link.safe_url,
+            "replica_id": self.replica_id,
+            "available": self.link.available,
+            "degraded": not self.link.available,
+            "degraded_since": dt.datetime.fromtimestamp(down, dt.UTC).isoformat()
+            if down is not None
+            else None,
+            "last_error": self.link.last_error if not self.link.available else None,
+            "changes_published": self.fanout.published,
+            "changes_received": self.fanout.received,
+        }
+
+    async def start(self) -> None:
+        """Check Redis once (a degraded start is allowed and reported, never fatal)."""
+        if self.link is not None:
+            await self.link.check()
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """The link's probe and the change listener, while the gateway serves."""
+        if self.link is None:
+            yield
+            return
+        tasks = [
+            asyncio.create_task(self.link.watch(), name="colonnade-shared-state-probe"),
+            asyncio.create_task(self.fanout.run(), name="colonnade-shared-state-changes"),
+        ]
+        try:
+            yield
+        finally:
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def aclose(self) -> None:
+        if self.link is not None:
+            await self.link.aclose()
