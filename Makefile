@@ -63,6 +63,7 @@ test: lint typecheck unit
 schemas: install
 	$(BIN)/colonnade contract schema -o src/colonnade/schemas/uac.schema.json
 	$(BIN)/python -m colonnade.calls.envelope_schemas src/colonnade/schemas
+	$(BIN)/python -m colonnade.observability.trace_events src/colonnade/schemas
 	$(BIN)/colonnade errors -o docs/errors.md
 
 clean:

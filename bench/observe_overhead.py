@@ -3,7 +3,9 @@
 N calls run through a pipeline whose last stage answers at once, with and without the observe
 stage in front; the difference is the stage's own cost. Log lines are rendered as JSON and written
 to /dev/null, as they would be to a pipe in production. Variants: logging filtered out (level
-warning, successful calls log at info) and spans recorded into an in-memory exporter.
+warning, successful calls log at info), spans recorded into an in-memory exporter, and the typed
+trace events (`call.started`, `call.ended`) kept in memory, and also appended to a JSONL file by
+the sink's thread (its CPU counts: it is this process's).
 Each variant runs several rounds; the table shows the median round's microseconds per call, as
 wall-clock time and as this process's CPU time (the steadier number on a busy machine).
 
@@ -16,6 +18,7 @@ import argparse
 import asyncio
 import os
 import statistics
+import tempfile
 import time
 from pathlib import Path
 from typing import TextIO
@@ -35,6 +38,7 @@ from colonnade.catalog.tool import Tool
 from colonnade.contracts.model import Contract
 from colonnade.observability.logging import configure_logging
 from colonnade.observability.metrics import GatewayMetrics
+from colonnade.observability.trace_event_log import TraceEventLog
 from colonnade.observability.tracing import TRACER_NAME, build_tracer_provider
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,6 +95,14 @@ async def main(n: int, rounds: int, devnull: TextIO) -> None:
     tracer = build_tracer_provider(exporter).get_tracer(TRACER_NAME)
     traced = await _measure(_observed(Observe(GatewayMetrics(), tracer)), tool, n, rounds)
     exporter.clear()
+    kept = await _measure(_observed(Observe(GatewayMetrics(), events=TraceEventLog())), tool, n, rounds)
+    with tempfile.TemporaryDirectory() as folder:
+        from colonnade.observability.event_sinks import JsonlSink
+
+        sink = JsonlSink(Path(folder) / "events.jsonl")
+        written_log = TraceEventLog(sinks=[sink])
+        written = await _measure(_observed(Observe(GatewayMetrics(), events=written_log)), tool, n, rounds)
+        written_log.close()
     configure_logging("warning", stream=devnull, renderer="json")
     quiet = await _measure(_observed(Observe(GatewayMetrics())), tool, n, rounds)
 
@@ -104,6 +116,8 @@ async def main(n: int, rounds: int, devnull: TextIO) -> None:
     for label, (wall, cpu) in (
         ("observe (default: JSON line, no exporter)", logged),
         ("observe, spans recorded (in-memory exporter)", traced),
+        ("observe, trace events kept in memory", kept),
+        ("observe, trace events kept and written to JSONL", written),
         ("observe, log level warning (no line)", quiet),
     ):
         table.add_row(label, f"{wall:.1f}", f"{wall - bare[0]:.1f}", f"{cpu:.1f}", f"{cpu - bare[1]:.1f}")

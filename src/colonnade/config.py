@@ -264,11 +264,14 @@ class TelemetrySettings(_Section):
 
     otlp_endpoint: str | None = Field(
         default=None,
-        description="Base URL of an OTLP/HTTP receiver (e.g. http://127.0.0.1:4318); /v1/traces and "
-        "/v1/metrics are appended. Unset: nothing leaves the process.",
+        description="Base URL of an OTLP/HTTP receiver (e.g. http://127.0.0.1:4318); /v1/traces, "
+        "/v1/metrics and /v1/logs are appended. Unset: nothing leaves the process.",
     )
     otlp_traces_endpoint: str | None = Field(default=None, description="Full URL for traces (as given).")
     otlp_metrics_endpoint: str | None = Field(default=None, description="Full URL for metrics (as given).")
+    otlp_logs_endpoint: str | None = Field(
+        default=None, description="Full URL for trace events as OTLP logs (as given)."
+    )
     otlp_protocol: Literal["http/protobuf"] = Field(
         default="http/protobuf", description="Only OTLP over HTTP with protobuf bodies is built in."
     )
@@ -301,6 +304,17 @@ class TelemetrySettings(_Section):
     consumer_label_values_max: int = Field(
         default=100, ge=1, le=100_000, description="Distinct values per consumer label; later ones: (other)."
     )
+    events_keep: int = Field(
+        default=1000, ge=0, le=100_000, description="Trace events kept in memory for /v1/status and the page."
+    )
+    events_jsonl: Path | None = Field(
+        default=None, description="Append every trace event to this JSONL file (relative: under the cwd)."
+    )
+    events_log: bool = Field(default=False, description="Write every trace event as a log line too.")
+    events_otlp: bool = Field(
+        default=True,
+        description="Export trace events as OTLP logs when an endpoint is set (OTEL_LOGS_EXPORTER).",
+    )
 
     @model_validator(mode="after")
     def _batch_fits_queue(self) -> TelemetrySettings:
@@ -315,6 +329,10 @@ class TelemetrySettings(_Section):
     @property
     def metrics_url(self) -> str | None:
         return self.otlp_metrics_endpoint or _signal_url(self.otlp_endpoint, "v1/metrics")
+
+    @property
+    def logs_url(self) -> str | None:
+        return self.otlp_logs_endpoint or _signal_url(self.otlp_endpoint, "v1/logs")
 
 
 def _signal_url(base: str | None, path: str) -> str | None:
@@ -782,6 +800,7 @@ _OTEL_VARIABLES = {
     "OTEL_EXPORTER_OTLP_ENDPOINT": "telemetry.otlp_endpoint",
     "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "telemetry.otlp_traces_endpoint",
     "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "telemetry.otlp_metrics_endpoint",
+    "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "telemetry.otlp_logs_endpoint",
     "OTEL_EXPORTER_OTLP_PROTOCOL": "telemetry.otlp_protocol",
     "OTEL_EXPORTER_OTLP_HEADERS": "telemetry.otlp_headers",
     "OTEL_EXPORTER_OTLP_TIMEOUT": "telemetry.otlp_timeout_s",
@@ -789,6 +808,7 @@ _OTEL_VARIABLES = {
     "OTEL_RESOURCE_ATTRIBUTES": "telemetry.resource_attributes",
     "OTEL_TRACES_EXPORTER": "telemetry.traces",
     "OTEL_METRICS_EXPORTER": "telemetry.metrics",
+    "OTEL_LOGS_EXPORTER": "telemetry.events_otlp",
     "OTEL_TRACES_SAMPLER": "telemetry.traces_sampler",
     "OTEL_TRACES_SAMPLER_ARG": "telemetry.traces_sampler_arg",
     "OTEL_BSP_MAX_QUEUE_SIZE": "telemetry.max_queue_size",
@@ -798,7 +818,7 @@ _OTEL_VARIABLES = {
 }
 _OTEL_MILLISECONDS = {"OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_BSP_SCHEDULE_DELAY", "OTEL_METRIC_EXPORT_INTERVAL"}
 _OTEL_LISTS = {"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_RESOURCE_ATTRIBUTES"}
-_OTEL_EXPORTERS = {"OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER"}
+_OTEL_EXPORTERS = {"OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_LOGS_EXPORTER"}
 
 
 def _apply_otel_environment(data: dict[str, Any], env: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
@@ -815,6 +835,7 @@ def _apply_otel_environment(data: dict[str, Any], env: Mapping[str, str]) -> dic
     if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         _set_path(data, ["telemetry", "traces"], False)
         _set_path(data, ["telemetry", "metrics"], False)
+        _set_path(data, ["telemetry", "events_otlp"], False)
         origins["OTEL_SDK_DISABLED"] = ("telemetry",)
     return origins
 

@@ -56,12 +56,19 @@ from colonnade.governance.principal import Principal
 from colonnade.governance.tool_lookup import CatalogReach
 from colonnade.observability.metrics import GatewayMetrics
 from colonnade.observability.telemetry import Telemetry
+from colonnade.observability.trace_event_log import TraceEventLog, build_event_log
+from colonnade.observability.trace_events import (
+    DownstreamConnected,
+    DownstreamDisconnected,
+    RouterFallback,
+    ToolsListed,
+)
 from colonnade.observability.tracing import TRACER_NAME, records_spans
 from colonnade.organs.executive import Executive
 from colonnade.organs.loading import OrganHost
 from colonnade.routing.catalog_index import CatalogIndex
 from colonnade.routing.learning import CallFeedback, CoOccurrence
-from colonnade.routing.router import Router
+from colonnade.routing.router import Router, RoutingDecision
 from colonnade.runtime.governance import Governance
 from colonnade.runtime.organ_sources import ORGAN_SOURCE, load_organ_sources
 from colonnade.runtime.servers import Servers
@@ -98,6 +105,7 @@ from colonnade.surfaces.rest.policy_routes import PolicyRoutes
 from colonnade.surfaces.rest.routes import RestSurface
 from colonnade.surfaces.rest.servers import ServersApi
 from colonnade.surfaces.rest.tool_search import ToolSearch
+from colonnade.surfaces.rest.trace_event_routes import TraceEventRoutes
 
 __all__ = ["Gateway", "PublishedFile"]
 
@@ -155,12 +163,16 @@ class Gateway:
             else Telemetry.build(settings.telemetry, self.metrics.registry)
         )
         self.tracer_provider = self.telemetry.tracer_provider
+        # Typed trace events (calls, listings, router fallbacks, downstream sessions): the last
+        # `telemetry.events_keep` in memory for /v1/status, and the sinks `telemetry:` names.
+        self.events = build_event_log(settings.telemetry)
         local = settings.local_principal
         self.local_principal = Principal.local(local.id, tenant=local.tenant, persona=local.persona)
 
         # Downstream MCP servers: one pooled session each, their tools served as catalog sources.
         servers_tracer = self.tracer_provider.get_tracer("colonnade.servers")
         self.servers = Servers(self.catalog, profile=settings.wire_profile, tracer=servers_tracer)
+        self.servers.pool.on_connection = self._downstream_connection
         for server in settings.servers:
             self.servers.configure(server)
         # Organs (in-process Python modules): served from their cards, imported on their first call.
@@ -181,12 +193,18 @@ class Gateway:
             settings.routing, self.tool_index.corpus, learning=self.feedback.learned
         )
         routing_metrics = self.metrics.track_routing()
-        self.router.observer = lambda decision, seconds: routing_metrics.record(
-            fallback=decision.fallback_used,
-            confidence=decision.confidence,
-            tools=len(decision.selected),
-            seconds=seconds,
-        )
+
+        def observe_decision(decision: RoutingDecision, seconds: float) -> None:
+            routing_metrics.record(
+                fallback=decision.fallback_used,
+                confidence=decision.confidence,
+                tools=len(decision.selected),
+                seconds=seconds,
+            )
+            if self.events is not None:
+                self._decision_events(self.events, decision, seconds)
+
+        self.router.observer = observe_decision
 
         # The gateway's own tools and the adapters, by binding kind.
         self.builtins = BuiltinTools()
@@ -240,7 +258,7 @@ class Gateway:
             CatalogSync(self.store, self.catalog, interval_s=settings.catalog_poll_s) if self.store else None
         )
 
-        self.observe = Observe(self.metrics, self.tracer_provider.get_tracer(TRACER_NAME))
+        self.observe = Observe(self.metrics, self.tracer_provider.get_tracer(TRACER_NAME), events=self.events)
         self.pipeline = build_pipeline(
             PipelineParts(
                 catalog=self.catalog,
@@ -286,6 +304,33 @@ class Gateway:
         self.metrics.track_sessions(self.sessions)
         self.endpoints = UpstreamEndpoints(self.servers.get, self._endpoint_for)
         self.servers.listeners.append(self.endpoints.announce)
+
+    @staticmethod
+    def _decision_events(events: TraceEventLog, decision: RoutingDecision, seconds: float) -> None:
+        query = decision.query_used[:200]
+        events.emit(
+            ToolsListed(
+                query=query,
+                selected=tuple(decision.selected),
+                confidence=decision.confidence,
+                fallback_used=decision.fallback_used,
+                duration_ms=round(seconds * 1000, 3),
+            )
+        )
+        if decision.fallback_used:
+            events.emit(
+                RouterFallback(query=query, confidence=decision.confidence, reason=decision.confidence_note)
+            )
+
+    def _downstream_connection(self, server: str, up: bool, details: dict[str, Any]) -> None:
+        if self.events is None:
+            return
+        if up:
+            self.events.emit(
+                DownstreamConnected(server=server, protocol_version=details.get("protocol_version"))
+            )
+        else:
+            self.events.emit(DownstreamDisconnected(server=server, reason=str(details.get("reason", ""))))
 
     def _endpoint_for(self, upstream: ServedUpstream) -> UpstreamEndpoint:
         """A server's own endpoint (`/servers/{name}/mcp`): its calls run the pipeline like any other."""
@@ -381,6 +426,7 @@ class Gateway:
             },
             "policy": self.governance.policy.status() if self.governance.policy is not None else None,
             "shared_state": self.shared.status(),
+            "trace_events": self.events.status() if self.events is not None else None,
             "checks": await self.readiness(),
         }
 
@@ -421,6 +467,7 @@ class Gateway:
             *(ApprovalRoutes(self.approvals).routes() if self.approvals is not None else ()),
             *PolicyRoutes(governance.policy).routes(),
             *servers.routes(),
+            *TraceEventRoutes(self.events).routes(),
             *self.endpoints.routes(),
             metrics_route(self.metrics),
             *pages,
@@ -530,6 +577,8 @@ class Gateway:
         await self.shared.aclose()
         if self.engine is not None:
             await self.engine.dispose()
+        if self.events is not None:
+            await asyncio.to_thread(self.events.close)
         await asyncio.to_thread(self.telemetry.shutdown)  # a last export: never on the event loop
 
 

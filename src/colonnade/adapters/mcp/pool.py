@@ -17,7 +17,13 @@ import asyncio
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry.trace import Tracer
 
-from colonnade.adapters.mcp.upstream import EventListener, ToolsListener, Upstream, UpstreamStatus
+from colonnade.adapters.mcp.upstream import (
+    ConnectionListener,
+    EventListener,
+    ToolsListener,
+    Upstream,
+    UpstreamStatus,
+)
 from colonnade.adapters.secrets import EnvSecretResolver, SecretResolver
 from colonnade.config import McpServerSettings
 
@@ -37,6 +43,8 @@ class McpPool:
         self.tracer = tracer
         self.on_tools = on_tools
         self.on_event = on_event
+        self.on_connection: ConnectionListener | None = None
+        """Given to every server's supervisor: told when its session comes up or goes away."""
         self._upstreams: dict[str, Upstream] = {}
         self._twins: dict[str, Upstream] = {}
         self._running = False
@@ -64,7 +72,12 @@ class McpPool:
         if twin is None:
             settings = upstream.settings.model_copy(update={"protocol": "legacy"})
             twin = Upstream(
-                settings, secrets=self.secrets, tracer=self.tracer, on_event=self.on_event, on_demand=True
+                settings,
+                secrets=self.secrets,
+                tracer=self.tracer,
+                on_event=self.on_event,
+                on_demand=True,
+                on_connection=self.on_connection,
             )
             self._twins[name] = twin
             twin.start()
@@ -78,7 +91,12 @@ class McpPool:
         if settings.name in self._upstreams:
             raise ValueError(f"a server named {settings.name!r} is configured already")
         upstream = Upstream(
-            settings, secrets=self.secrets, tracer=self.tracer, on_tools=self.on_tools, on_event=self.on_event
+            settings,
+            secrets=self.secrets,
+            tracer=self.tracer,
+            on_tools=self.on_tools,
+            on_event=self.on_event,
+            on_connection=self.on_connection,
         )
         self._upstreams[settings.name] = upstream
         if self._running:

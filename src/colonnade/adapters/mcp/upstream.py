@@ -55,6 +55,8 @@ _FOLLOW_AGAIN_S = 1.0
 """How soon a resource subscription of the 2026-07-28 era is opened again after it ended."""
 ToolsListener = Callable[["Upstream", tuple[types.Tool, ...]], None]
 EventListener = Callable[["Upstream", ServerEvent], Awaitable[None]]
+ConnectionListener = Callable[[str, bool, dict[str, Any]], None]
+"""(server name, up, details): `protocol_version` when up, `reason` (idle, restart, failed) when down."""
 
 
 class UpstreamState(StrEnum):
@@ -103,6 +105,7 @@ class Upstream:
         on_tools: ToolsListener | None = None,
         on_event: EventListener | None = None,
         on_demand: bool = False,
+        on_connection: ConnectionListener | None = None,
     ) -> None:
         self.settings = settings
         self.on_demand = on_demand
@@ -112,6 +115,8 @@ class Upstream:
         self.tracer = tracer
         self.on_tools = on_tools
         self.on_event = on_event
+        self.on_connection = on_connection
+        """Told when the session comes up or goes away (the gateway's trace events)."""
         self.tools: tuple[types.Tool, ...] = ()
         self.server_info: types.Implementation | None = None
         """Who the server says it is (from its last handshake)."""
@@ -337,6 +342,7 @@ class Upstream:
             said_before = self.last_error  # the same object after the attempt: it said nothing new
             if self.stderr is not None:
                 self.stderr.lines.clear()  # a start that fails before the process runs has no last words
+            connected = False
             try:
                 async with self._connect(failures) as (session, direct):
                     failures, listed_once, self._crashed = 0, True, False
@@ -350,6 +356,8 @@ class Upstream:
                         tools=len(self.tools),
                         ms=round((time.monotonic() - started) * 1000, 1),
                     )
+                    self._tell_connection(up=True, protocol_version=session.protocol_version)
+                    connected = True
                     reason = await self._serve(session)
             except asyncio.CancelledError:
                 raise
@@ -358,6 +366,8 @@ class Upstream:
                 reason = "failed"
             finally:
                 self._session, self._direct = None, None
+            if connected:
+                self._tell_connection(up=False, reason=reason)
             if reason == "idle":
                 _event("mcp.server.disconnected", self.name, reason="idle")
                 self._demand.clear()
@@ -551,6 +561,13 @@ class Upstream:
     async def _garbage(self, exc: Exception) -> None:
         self.last_error = f"the server sent something that is not MCP: {_describe(exc)}"
         logger.warning("server %s: %s", self.name, self.last_error)
+
+    def _tell_connection(self, *, up: bool, **details: Any) -> None:
+        if self.on_connection is not None:
+            try:
+                self.on_connection(self.name, up, details)
+            except Exception:  # a listener's failure must not stop the supervisor
+                logger.exception("server %s: a connection listener failed", self.name)
 
     def _set_state(self, state: UpstreamState) -> None:
         if state is not self.state:

@@ -32,6 +32,8 @@ from colonnade.observability.consumer_metrics import ConsumerLabel
 from colonnade.observability.logging import emit_event, event_enabled
 from colonnade.observability.metrics import UNRESOLVED_TOOL, GatewayMetrics
 from colonnade.observability.redaction import InputFingerprint, argument_names
+from colonnade.observability.trace_event_log import TraceEventLog
+from colonnade.observability.trace_events import CallEnded, CallStarted
 from colonnade.observability.tracing import (
     TRACER_NAME,
     build_tracer_provider,
@@ -76,6 +78,7 @@ class Observe:
         tracer: Tracer | None = None,
         *,
         fingerprint: InputFingerprint | None = None,
+        events: TraceEventLog | None = None,
     ) -> None:
         self.metrics = metrics if metrics is not None else GatewayMetrics()
         self.tracer = tracer if tracer is not None else build_tracer_provider().get_tracer(TRACER_NAME)
@@ -83,10 +86,22 @@ class Observe:
         # A provider without an exporter samples nothing: then no span is built at all (a
         # non-recording span still costs an id, a context and two context switches per call).
         self._tracing = records_spans(self.tracer)
+        self.events = events
+        """Where the typed `call.started` / `call.ended` events go (None: the gateway keeps none)."""
 
     async def __call__(self, call: Call, next: Next) -> CallResult:
         request = call.request
         trace_id = request.context.trace_id
+        if self.events is not None:
+            self.events.emit(
+                CallStarted(
+                    trace_id=trace_id,
+                    request_id=request.call_id,
+                    tool_id=_clip(request.tool_id),
+                    fn=request.fn,
+                    tenant=call.principal.tenant,
+                )
+            )
         span: Span | None = None
         activation = None
         if self._tracing:  # the tool is not known yet (resolution is next): the span is renamed at the end
@@ -150,6 +165,18 @@ class Observe:
                 span.update_name(f"{_EXECUTE_TOOL} {resolved.canonical_name}")
                 span.set_attributes(_tool_attributes(call.request, resolved, timeout_ms))
             _close_span(span, status, code, failure)
+        if self.events is not None:
+            self.events.emit(
+                CallEnded(
+                    trace_id=call.request.context.trace_id,
+                    request_id=call.request.call_id,
+                    tool=tool,
+                    version=resolved.version if resolved is not None else None,
+                    status=status,
+                    code=code or None,
+                    duration_ms=round(seconds * 1000, 3),
+                )
+            )
         level = _level_of(result, failure)
         if event_enabled(level):
             extra: dict[str, Any] = {}
