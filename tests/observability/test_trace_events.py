@@ -17,6 +17,7 @@ from mcp import Client
 
 from colonnade.catalog.catalog import Catalog
 from colonnade.config import RoutingSettings, Settings, TelemetrySettings
+from colonnade.governance.operators import may_read_trace_events
 from colonnade.governance.personas import Scope
 from colonnade.governance.principal import Principal, PrincipalKind
 from colonnade.observability.trace_event_log import TraceEventLog, build_event_log
@@ -29,7 +30,6 @@ from colonnade.observability.trace_events import (
     trace_event_schema,
 )
 from colonnade.runtime.gateway import Gateway
-from colonnade.surfaces.rest.trace_event_routes import may_read_trace_events
 from tests.observability.conftest import TOOL
 from tests.support.otlp_receiver import attributes_of, otlp_receiver, until
 
@@ -197,3 +197,21 @@ async def test_a_collector_that_is_down_costs_calls_nothing_and_is_counted(
     assert gateway.events is not None
     (otlp,) = gateway.events.status()["sinks"]
     assert otlp["sink"] == "otlp" and otlp["failed"] == 5 and otlp["written"] == 0
+
+
+async def test_the_events_page_shows_the_calls_and_filters_by_kind_and_trace(gateway: Gateway) -> None:
+    await _two_calls(gateway)
+    assert gateway.events is not None
+    (ended,) = [event for event in gateway.events.recent(kind="call.ended") if isinstance(event, CallEnded)][:1]
+    transport = httpx2.ASGITransport(app=gateway.http_app())
+    async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as client:
+        every = await client.get("/ui/events")
+        only_ends = await client.get("/ui/events", params={"kind": "call.ended"})
+        one_trace = await client.get("/ui/events", params={"trace_id": ended.trace_id})
+        bad = await client.get("/ui/events", params={"kind": "call.exploded"})
+    assert every.status_code == 200
+    assert every.text.count("<tr>") == 1 + 5  # the header and five events
+    assert TOOL in every.text and "tools.listed" in every.text and "C-1001" not in every.text
+    assert only_ends.text.count("<tr>") == 1 + 2 and "call.started</td>" not in only_ends.text
+    assert one_trace.text.count("<tr>") == 1 + 2  # that call's start and end
+    assert bad.status_code == 400 and "Unknown event kind" in bad.text

@@ -455,6 +455,7 @@ class Gateway:
             login=login,
             audit=AuditView(governance.audit, audit_reach if login is not None else _every_record),
             approvals=ApprovalsView(self.approvals) if self.approvals is not None else None,
+            events=self.events,
         )
         servers = ServersApi(
             self.servers, self.status, admin_api=server.admin_api, max_body_bytes=server.max_request_bytes

@@ -37,6 +37,7 @@ METRICS_PATH = "/ui/metrics"
 TOOLS_PATH = "/ui/tools"
 AUDIT_PATH = "/ui/audit"
 APPROVALS_PATH = "/ui/approvals"
+EVENTS_PATH = "/ui/events"
 LOGIN_PATH = "/ui/login"
 LOGOUT_PATH = "/ui/logout"
 CSRF_FIELD = "csrf_token"
@@ -98,6 +99,7 @@ _NAV = (
     ("Approvals", APPROVALS_PATH),
     ("Audit", AUDIT_PATH),
     ("Metrics", METRICS_PATH),
+    ("Events", EVENTS_PATH),
 )
 
 

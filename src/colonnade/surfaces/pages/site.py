@@ -16,18 +16,23 @@ from colonnade.calls.manifest import Manifests
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
 from colonnade.governance.authorization import AllowAll, Authorizer, tool_filter
+from colonnade.governance.operators import OPERATOR_SCOPE, may_read_trace_events
 from colonnade.governance.tool_lookup import find_tool
 from colonnade.observability.metrics import GatewayMetrics
+from colonnade.observability.trace_event_log import TraceEventLog
+from colonnade.observability.trace_events import EVENT_KINDS
 from colonnade.routing.router import Router
 from colonnade.surfaces.edge import principal_of_scope
 from colonnade.surfaces.pages.approvals_view import ApprovalsView
 from colonnade.surfaces.pages.audit_view import AuditView
 from colonnade.surfaces.pages.catalog_page import Visible, catalog_page
+from colonnade.surfaces.pages.events_page import events_page, events_problem_page
 from colonnade.surfaces.pages.forms import visitor_of
 from colonnade.surfaces.pages.html import Html
 from colonnade.surfaces.pages.layout import (
     AUDIT_PATH,
     CATALOG_PATH,
+    EVENTS_PATH,
     LOGIN_PATH,
     METRICS_PATH,
     TOOLS_PATH,
@@ -55,6 +60,7 @@ class Pages:
         login: Login | None = None,
         audit: AuditView | None = None,
         approvals: ApprovalsView | None = None,
+        events: TraceEventLog | None = None,
     ) -> None:
         self.catalog = catalog
         self.router = router
@@ -64,6 +70,7 @@ class Pages:
         self.login = login
         self.audit = audit
         self.approvals = approvals
+        self.events = events
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -73,6 +80,7 @@ class Pages:
             # `path`: a name with `/` (other sources allow one) reaches its tool or the 404 page
             Route(TOOLS_PATH + "/{name:path}", self.tool_view, methods=["GET"]),
             Route(METRICS_PATH, self.metrics_view, methods=["GET"]),
+            Route(EVENTS_PATH, self.events_view, methods=["GET"]),
             # Without authentication nobody logs in: the login page leads to the catalog.
             *(self.login.routes() if self.login is not None else [Route(LOGIN_PATH, self.home)]),
             *([Route(AUDIT_PATH, self.audit.page, methods=["GET"])] if self.audit is not None else []),
@@ -117,6 +125,30 @@ class Pages:
         page: Html = await run_in_threadpool(lambda: metrics_page(read_stats(self.metrics), visitor))
         return page_response(page)
 
+    async def events_view(self, request: Request) -> Response:
+        visitor = visitor_of(request)
+        if not may_read_trace_events(principal_of_scope(request.scope)):
+            message = (
+                f"Reading trace events needs the scope {OPERATOR_SCOPE} and no tenant binding (A-AUTH-SCOPE)."
+            )
+            return page_response(events_problem_page(message, visitor), 403)
+        if self.events is None:
+            message = "This gateway keeps no trace events: set telemetry.events_keep above 0."
+            return page_response(events_problem_page(message, visitor), 404)
+        params = request.query_params
+        kind = params.get("kind") or None
+        if kind is not None and kind not in EVENT_KINDS:
+            message = f"Unknown event kind {kind!r}; one of: {', '.join(EVENT_KINDS)}."
+            return page_response(events_problem_page(message, visitor), 400)
+        trace_id = params.get("trace_id") or None
+        found = self.events.recent(kind=kind, trace_id=trace_id, limit=_EVENTS_SHOWN)
+        kept = self.events.status()["kept"]
+        page = events_page(found, kind=kind, trace_id=trace_id, kept=kept, visitor=visitor)
+        return page_response(page)
+
+
+_EVENTS_SHOWN = 200
+
 
 def _everything(tool: Tool) -> bool:
     return True
@@ -132,8 +164,9 @@ def routes(
     login: Login | None = None,
     audit: AuditView | None = None,
     approvals: ApprovalsView | None = None,
+    events: TraceEventLog | None = None,
 ) -> list[BaseRoute]:
-    """`/`, `/ui/catalog`, `/ui/tools/{name}`, `/ui/metrics`, `/ui/audit`, and `/ui/login|logout`."""
+    """`/`, `/ui/catalog`, `/ui/tools/{name}`, `/ui/metrics`, `/ui/events`, `/ui/audit`, `/ui/login`."""
     pages = Pages(
         catalog,
         router,
@@ -143,5 +176,6 @@ def routes(
         login=login,
         audit=audit,
         approvals=approvals,
+        events=events,
     )
     return pages.routes()

@@ -1,8 +1,6 @@
 """`GET /v1/trace-events`: the gateway's last typed trace events, newest first, filtered.
 
-Events name tools, tenants and servers across the whole gateway, so only an operator reads them: a
-caller with the `colonnade:logs:technical` scope who is not bound to one tenant, or the anonymous
-caller of a gateway without authentication (which serves loopback only).
+Only an operator reads them (`governance/operators.py` says who that is).
 """
 
 from __future__ import annotations
@@ -11,22 +9,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from colonnade.governance.personas import Scope
-from colonnade.governance.principal import Principal, PrincipalKind
+from colonnade.governance.operators import OPERATOR_SCOPE, may_read_trace_events
 from colonnade.observability.trace_event_log import TraceEventLog
 from colonnade.observability.trace_events import EVENT_KINDS
 from colonnade.surfaces.edge import principal_of_scope
 from colonnade.surfaces.rest.render import error_response, json_response
 
-__all__ = ["TraceEventRoutes", "may_read_trace_events"]
+__all__ = ["TraceEventRoutes"]
 
 _MAX_LIMIT = 1000
-
-
-def may_read_trace_events(principal: Principal) -> bool:
-    if principal.kind is PrincipalKind.ANONYMOUS:
-        return True
-    return principal.tenant is None and principal.has(Scope.LOGS_TECHNICAL)
 
 
 class TraceEventRoutes:
@@ -41,7 +32,7 @@ class TraceEventRoutes:
         if not may_read_trace_events(principal_of_scope(request.scope)):
             return error_response(
                 "A-AUTH-FORBIDDEN",
-                f"reading trace events needs the scope {Scope.LOGS_TECHNICAL} and no tenant binding",
+                f"reading trace events needs the scope {OPERATOR_SCOPE} and no tenant binding",
                 403,
             )
         if self.events is None:

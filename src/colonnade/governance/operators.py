@@ -1,0 +1,21 @@
+"""Who may read what the gateway records about itself across tenants (trace events).
+
+Such records name tools, tenants and servers of the whole gateway, so only an operator reads them:
+a caller with the `colonnade:logs:technical` scope who is not bound to one tenant, or the anonymous
+caller of a gateway without authentication (which serves loopback only).
+"""
+
+from __future__ import annotations
+
+from colonnade.governance.personas import Scope
+from colonnade.governance.principal import Principal, PrincipalKind
+
+__all__ = ["OPERATOR_SCOPE", "may_read_trace_events"]
+
+OPERATOR_SCOPE = Scope.LOGS_TECHNICAL
+
+
+def may_read_trace_events(principal: Principal) -> bool:
+    if principal.kind is PrincipalKind.ANONYMOUS:
+        return True
+    return principal.tenant is None and principal.has(OPERATOR_SCOPE)
