@@ -202,7 +202,9 @@ async def test_a_collector_that_is_down_costs_calls_nothing_and_is_counted(
 async def test_the_events_page_shows_the_calls_and_filters_by_kind_and_trace(gateway: Gateway) -> None:
     await _two_calls(gateway)
     assert gateway.events is not None
-    (ended,) = [event for event in gateway.events.recent(kind="call.ended") if isinstance(event, CallEnded)][:1]
+    (ended,) = [event for event in gateway.events.recent(kind="call.ended") if isinstance(event, CallEnded)][
+        :1
+    ]
     transport = httpx2.ASGITransport(app=gateway.http_app())
     async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as client:
         every = await client.get("/ui/events")

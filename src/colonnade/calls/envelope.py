@@ -23,6 +23,7 @@ __all__ = [
     "DRY_RUN_META_KEY",
     "ENVELOPE_VERSION",
     "REQUEST_META_KEY",
+    "RESULT_META_KEY",
     "CallConstraints",
     "CallContext",
     "CallError",
@@ -41,6 +42,8 @@ __all__ = [
 DRY_RUN_META_KEY = "colonnade/dry_run"
 APPROVAL_TOKEN_META_KEY = "colonnade/approval_token"
 REQUEST_META_KEY = "colonnade/request"
+RESULT_META_KEY = "colonnade/result"
+"""Where an MCP tool result carries the call's whole CallResult envelope."""
 ENVELOPE_VERSION: Final = 2
 
 

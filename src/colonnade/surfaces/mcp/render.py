@@ -14,7 +14,7 @@ import mcp_types as types
 from pydantic import ValidationError
 
 from colonnade.calls.call_errors import TOOL_ERROR
-from colonnade.calls.envelope import CallResult
+from colonnade.calls.envelope import RESULT_META_KEY, CallResult
 from colonnade.contracts.output_shape import wrap_result
 
 __all__ = [
@@ -27,7 +27,6 @@ __all__ = [
     "result_body",
 ]
 
-RESULT_META_KEY = "colonnade/result"
 
 
 DRY_RUN_TEXT = (
