@@ -43,6 +43,7 @@ from colonnade.calls.manifest import Manifests
 from colonnade.calls.parking import ParkedCalls
 from colonnade.calls.resume_authority import ResumeAuthority
 from colonnade.calls.service import CallService
+from colonnade.calls.stages.circuit import CircuitBreaker
 from colonnade.calls.stages.observe import Observe
 from colonnade.calls.two_phase import TwoPhaseCoordinator
 from colonnade.catalog.builtins import BuiltinTools
@@ -64,10 +65,12 @@ from colonnade.routing.learning import CallFeedback, CoOccurrence
 from colonnade.routing.router import Router
 from colonnade.runtime.governance import Governance
 from colonnade.runtime.organ_sources import ORGAN_SOURCE, load_organ_sources
+from colonnade.runtime.replication import share_changes
 from colonnade.runtime.servers import Servers
 from colonnade.runtime.sources import expand_contract_paths, load_for_publishing
 from colonnade.runtime.sync import CatalogSync
 from colonnade.shared_state import SharedState
+from colonnade.shared_state.topics import CATALOG_CHANGED
 from colonnade.store.co_occurrence_repo import CoOccurrenceStore
 from colonnade.store.contracts_repo import ContractStore
 from colonnade.store.engine import create_store_engine
@@ -140,7 +143,7 @@ class Gateway:
         self.catalog = catalog if catalog is not None else Catalog(profile=settings.wire_profile)
         self.http = http if http is not None else HttpAdapter()
         self.health = health if health is not None else HealthMonitor(interval_s=settings.health_interval_s)
-        self.governance = Governance(settings, self.catalog, engine, authorizer)
+        self.governance = Governance(settings, self.catalog, engine, authorizer, changes=self.shared.fanout)
         self.authorizer: Authorizer = self.governance.authorizer
         self.metrics = metrics if metrics is not None else GatewayMetrics()
         self.metrics.track_catalog(self.catalog)
@@ -160,7 +163,9 @@ class Gateway:
 
         # Downstream MCP servers: one pooled session each, their tools served as catalog sources.
         servers_tracer = self.tracer_provider.get_tracer("colonnade.servers")
-        self.servers = Servers(self.catalog, profile=settings.wire_profile, tracer=servers_tracer)
+        self.servers = Servers(
+            self.catalog, profile=settings.wire_profile, tracer=servers_tracer, changes=self.shared.fanout
+        )
         for server in settings.servers:
             self.servers.configure(server)
         # Organs (in-process Python modules): served from their cards, imported on their first call.
@@ -241,6 +246,7 @@ class Gateway:
         )
 
         self.observe = Observe(self.metrics, self.tracer_provider.get_tracer(TRACER_NAME))
+        self.circuits = CircuitBreaker()
         self.pipeline = build_pipeline(
             PipelineParts(
                 catalog=self.catalog,
@@ -257,6 +263,7 @@ class Gateway:
                 approvals=self.approvals,
                 policy=self.governance.policy,
                 attestation=self.governance.attestation,
+                circuit=self.circuits,
             )
         )
         self.calls = CallService(self.pipeline)
@@ -286,6 +293,8 @@ class Gateway:
         self.metrics.track_sessions(self.sessions)
         self.endpoints = UpstreamEndpoints(self.servers.get, self._endpoint_for)
         self.servers.listeners.append(self.endpoints.announce)
+        # Changes made on other replicas, applied here; changes seen on the call path, published.
+        share_changes(self)
 
     def _endpoint_for(self, upstream: ServedUpstream) -> UpstreamEndpoint:
         """A server's own endpoint (`/servers/{name}/mcp`): its calls run the pipeline like any other."""
@@ -354,6 +363,8 @@ class Gateway:
                 )
                 await self.governance.audit.append(event)
         await self.sync.refresh()
+        if published:
+            await self.shared.fanout.publish(CATALOG_CHANGED, {"files": len(published)})
         return published
 
     async def readiness(self) -> dict[str, Any]:
@@ -419,7 +430,7 @@ class Gateway:
             *ToolSearch(self.catalog, self.router, self.authorizer).routes(),
             *admin.routes(),
             *(ApprovalRoutes(self.approvals).routes() if self.approvals is not None else ()),
-            *PolicyRoutes(governance.policy).routes(),
+            *PolicyRoutes(governance.policy, governance.reload_policy).routes(),
             *servers.routes(),
             *self.endpoints.routes(),
             metrics_route(self.metrics),
