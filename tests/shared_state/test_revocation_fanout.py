@@ -20,9 +20,7 @@ def _bearer(token: str) -> dict[str, str]:
 async def test_a_key_revoked_through_one_replica_is_refused_by_the_others_within_a_second(
     tmp_path: Path, replica_database: str, redis_url: str, redis_prefix: str
 ) -> None:
-    settings = [
-        replica_settings(tmp_path, replica_database, redis_url, redis_prefix, name) for name in "abc"
-    ]
+    settings = [replica_settings(tmp_path, replica_database, redis_url, redis_prefix, name) for name in "abc"]
     with replicas(settings) as (a, b, c):
         admin = admin_key(a)
         victim = admin_key(a, owner="victim")
@@ -35,9 +33,7 @@ async def test_a_key_revoked_through_one_replica_is_refused_by_the_others_within
         assert revoked.status_code == 200, revoked.text
 
         def refused_everywhere() -> bool:
-            return all(
-                r.client.get("/v1/tools", headers=_bearer(victim)).status_code == 401 for r in (b, c)
-            )
+            return all(r.client.get("/v1/tools", headers=_bearer(victim)).status_code == 401 for r in (b, c))
 
         took = within(patient(1.0), refused_everywhere)
         assert took is not None, "the revocation did not reach the other replicas within 1 s"

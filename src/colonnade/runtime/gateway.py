@@ -410,7 +410,7 @@ class Gateway:
         login, edge_auth = None, None
         if governance.authenticator is not None and governance.resource is not None:
             edge_auth = edge_authenticator(governance.authenticator, governance.resource)
-            login = Login(edge_auth, PageSessions(self.settings.auth.page_session_s))
+            login = Login(edge_auth, PageSessions(self.settings.auth.page_session_s, self.shared.values))
         pages = page_routes(
             self.catalog,
             self.router,
