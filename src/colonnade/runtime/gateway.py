@@ -278,6 +278,7 @@ class Gateway:
                 settings.routing,
                 feedback=self.feedback,
                 scope=caller_scope(self.authorizer, self.local_principal),
+                values=self.shared.values if self.shared.link is not None else None,
             )
             if settings.routing.enabled
             else None
@@ -472,7 +473,7 @@ class Gateway:
     @contextlib.asynccontextmanager
     async def _background(self) -> AsyncIterator[None]:
         """Downstream servers and their endpoints, catalog sync, the parked calls' sweep, backend health
-        probes, governance refresh and record expiry, while serving."""
+        probes, governance refresh, record expiry and the learned co-occurrence, while serving."""
         self.servers.start()
         tasks = [
             asyncio.create_task(self.health.run(), name="colonnade-health"),
@@ -486,6 +487,8 @@ class Gateway:
             tasks.append(asyncio.create_task(self.parked.run(), name="colonnade-parked-calls-sweep"))
         if self.idempotency is not None:
             tasks.append(asyncio.create_task(self._purge_expired(), name="colonnade-idempotency-expiry"))
+        if self.feedback.repository is not None:
+            tasks.append(asyncio.create_task(self._load_learned(), name="colonnade-co-occurrence-load"))
         try:
             async with self.shared.running(), self.endpoints.running():
                 yield
@@ -495,6 +498,12 @@ class Gateway:
             for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+
+    async def _load_learned(self) -> None:
+        """Co-occurrence the other replicas learned, loaded every `routing.learned_reload_s` (fallback)."""
+        while True:
+            await asyncio.sleep(self.settings.routing.learned_reload_s)
+            await self.feedback.load()  # logs and keeps the counts it has when the database is away
 
     async def _purge_expired(self, interval_s: float = 60.0) -> None:
         """Keep the store bounded: records past retention, one round every `interval_s`."""
