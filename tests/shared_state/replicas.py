@@ -44,7 +44,7 @@ def replica_settings(
         data_dir=tmp / "data",
         database_url=database_url,
         manifests_dir=None,
-        catalog_poll_s=LONG_POLL_S,
+        catalog_poll_s=changes.pop("catalog_poll_s", LONG_POLL_S),
         routing=changes.pop("routing", RoutingSettings(enabled=False)),
         server=ServerSettings(host="127.0.0.1", port=0, **changes.pop("server", {})),
         auth=AuthSettings(**auth),

@@ -17,6 +17,7 @@ from colonnade.config import RoutingSettings, Settings, SharedStateSettings
 from colonnade.runtime.gateway import Gateway
 from colonnade.surfaces.mcp.routing import ROUTING_META_KEY
 from examples.demo_backend import create_app
+from tests.shared_state.replicas import within
 from tests.support.loopback import serve_in_thread
 from tests.support.machine_load import patient
 from tests.surfaces.rest_harness import demo_contract_file, gateway_settings
@@ -65,23 +66,27 @@ async def test_a_routing_session_continued_on_another_replica_keeps_its_context_
 ) -> None:
     settings = _settings(tmp_path, backend_url, replica_database, redis_url, redis_prefix)
     arguments = {"customer_id": "C-1001"}
-    async with _replica(settings, "a") as a, _replica(settings, "b") as b:
-        async with Client(a.mcp.server) as on_a, Client(b.mcp.server) as on_b:
-            plain = await on_b.list_tools(meta=_meta(session="other"))
-            routed_a = await on_a.list_tools(meta=_meta(session="s1", query="look up a customer"))
-            routed_b = await on_b.list_tools(meta=_meta(session="s1"))  # no query: B must know it
-            shown_a = [tool.name for tool in routed_a.tools]
-            assert [tool.name for tool in routed_b.tools] == shown_a
-            assert len(routed_b.tools) < len(plain.tools), "B served the whole catalog: no context"
+    async with (
+        _replica(settings, "a") as a,
+        _replica(settings, "b") as b,
+        Client(a.mcp.server) as on_a,
+        Client(b.mcp.server) as on_b,
+    ):
+        plain = await on_b.list_tools(meta=_meta(session="other"))
+        routed_a = await on_a.list_tools(meta=_meta(session="s1", query="look up a customer"))
+        routed_b = await on_b.list_tools(meta=_meta(session="s1"))  # no query: B must know it
+        shown_a = [tool.name for tool in routed_a.tools]
+        assert [tool.name for tool in routed_b.tools] == shown_a
+        assert len(routed_b.tools) < len(plain.tools), "B served the whole catalog: no context"
 
-            called = await on_a.call_tool("acme__crm__get_customer", arguments, meta=_meta(session="s1"))
-            assert not called.is_error
-            assert b.feedback.learned.affinity(INVOICES, GET) == 0
-            called = await on_b.call_tool("acme__billing__list_invoices", arguments, meta=_meta(session="s1"))
-            assert not called.is_error
-            # B paired its call with the one made on A: the session's recent tools came along.
-            assert b.feedback.learned.affinity(INVOICES, GET) > 0
-            assert b.feedback.session_tools("session:s1") == (GET, INVOICES)
+        called = await on_a.call_tool("acme__crm__get_customer", arguments, meta=_meta(session="s1"))
+        assert not called.is_error
+        assert b.feedback.learned.affinity(INVOICES, GET) == 0
+        called = await on_b.call_tool("acme__billing__list_invoices", arguments, meta=_meta(session="s1"))
+        assert not called.is_error
+        # B paired its call with the one made on A: the session's recent tools came along.
+        assert b.feedback.learned.affinity(INVOICES, GET) > 0
+        assert b.feedback.session_tools("session:s1") == (GET, INVOICES)
 
 
 async def test_co_occurrence_saved_by_one_replica_reaches_the_others_at_once(
@@ -97,9 +102,7 @@ async def test_co_occurrence_saved_by_one_replica_reaches_the_others_at_once(
         assert b.feedback.learned.affinity(GET, INVOICES) == 0
         received = b.shared.fanout.received
         await a.feedback.flush()
-        loop = asyncio.get_running_loop()
-        end = loop.time() + patient(1.0)
-        while b.feedback.learned.affinity(GET, INVOICES) == 0 and loop.time() < end:
-            await asyncio.sleep(0.01)
+        learned = lambda: b.feedback.learned.affinity(GET, INVOICES) > 0  # noqa: E731
+        assert await asyncio.to_thread(within, patient(1.0), learned) is not None
         assert b.feedback.learned.affinity(GET, INVOICES) == 0.5, "B did not load what A learned"
         assert b.shared.fanout.received > received
