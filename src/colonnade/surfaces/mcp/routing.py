@@ -9,8 +9,9 @@ messages, a tool used) changes the selection, which the surface then announces a
 With shared values (Redis, several replicas) each opted-in session's state (context, hints, k, what
 was listed, its recent tools) is kept there under its session key with `routing.session_ttl_s` as
 expiry, read at each of its requests and written after: a session continued on another replica
-keeps its context. This process keeps a copy, used while Redis is unreachable. Sessions that never
-opted in cost no Redis round trip.
+keeps its context. This process keeps a copy, used while Redis is unreachable. A call that carries
+no routing `_meta` reads the shared state only for a session this replica has routed before, so
+the calls of sessions that never opted in cost no Redis round trip.
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ class DynamicToolList:
     ) -> bool:
         """Learn from a finished call and move the session's context; True when its list changed."""
         key = self.session_key(ctx, request)
-        kept = await self._state(key)
+        kept = await self._state(key, plain_call=request is None)
         if ok and tool is not None and self.feedback is not None:
             self.feedback.after_success(key, tool.canonical_name)
         state = _updated(kept, request)
@@ -169,13 +170,16 @@ class DynamicToolList:
                 key = self._connections[connection] = f"connection:{uuid.uuid4().hex}"
         return key
 
-    async def _state(self, key: str | None) -> _SessionState | None:
-        """The session's state as last kept: shared when replicas share, else (or meanwhile) here."""
+    async def _state(self, key: str | None, *, plain_call: bool = False) -> _SessionState | None:
+        """The session's state as last kept: shared when replicas share, else (or meanwhile) here.
+
+        A call without routing `_meta` of a session this replica never routed reads nothing shared:
+        the plain calls of sessions that never opted in must not pay a Redis round trip each."""
         if key is None:
             return None
         with self._lock:
             local = self._states.get(key)
-        if self.values is None:
+        if self.values is None or (plain_call and local is None):
             return local
         try:
             record = await self.values.get(_record_key(key))
