@@ -3,7 +3,6 @@ says degraded; Redis back: the replicas resync (a change made meanwhile applies 
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from colonnade.governance.identity.api_keys import parse_key
@@ -54,7 +53,7 @@ async def test_without_redis_the_poll_carries_changes_and_after_it_the_replicas_
             assert log_in(browser, admin_key(a, owner="alice")).status_code == 303
             assert browser.get("/ui/catalog").status_code == 200
 
-        await asyncio.to_thread(own_redis.start)  # same port, empty: the replicas reconnect and resync
+        own_redis.start()  # same port, empty: the replicas reconnect and resync
         refused = lambda: b.client.get("/v1/tools", headers=_bearer(victim)).status_code == 401  # noqa: E731
         took = within(patient(5.0), refused)
         assert took is not None, (

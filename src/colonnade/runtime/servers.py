@@ -22,6 +22,7 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.subscriptions import ServerEvent
 from opentelemetry.trace import Tracer
+from pydantic import ValidationError
 
 from colonnade.adapters.mcp.pool import McpPool
 from colonnade.adapters.mcp.upstream import Upstream
@@ -102,15 +103,18 @@ class Servers:
             return
         upstream = self.pool.get(name)
         if action == "add" and upstream is None:
-            settings = McpServerSettings.model_validate(change.payload.get("definition"))
-            if self.unstartable(settings) is None:
-                self.configure(settings)
-            else:
+            try:
+                settings = McpServerSettings.model_validate(change.payload.get("definition"))
+            except ValidationError as exc:
                 logger.warning(
-                    "server %s added on another replica cannot start here: %s",
-                    name,
-                    self.unstartable(settings),
+                    "server %s added on another replica has a definition this one refuses: %s", name, exc
                 )
+                return
+            missing = self.unstartable(settings)
+            if missing is not None:
+                logger.warning("server %s added on another replica cannot start here: %s", name, missing)
+                return
+            self.configure(settings)
         elif action == "remove" and upstream is not None:
             await self._remove(name)
         elif action == "restart" and upstream is not None:
