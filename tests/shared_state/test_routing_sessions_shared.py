@@ -15,9 +15,10 @@ from mcp import Client
 
 from colonnade.config import RoutingSettings, Settings, SharedStateSettings
 from colonnade.runtime.gateway import Gateway
+from colonnade.smoke.connect import connect
 from colonnade.surfaces.mcp.routing import ROUTING_META_KEY
 from examples.demo_backend import create_app
-from tests.shared_state.replicas import within
+from tests.shared_state.replicas import admin_key, replica_settings, replicas, within
 from tests.support.loopback import serve_in_thread
 from tests.support.machine_load import patient
 from tests.surfaces.rest_harness import demo_contract_file, gateway_settings
@@ -86,7 +87,8 @@ async def test_a_routing_session_continued_on_another_replica_keeps_its_context_
         assert not called.is_error
         # B paired its call with the one made on A: the session's recent tools came along.
         assert b.feedback.learned.affinity(INVOICES, GET) > 0
-        assert b.feedback.session_tools("session:s1") == (GET, INVOICES)
+        caller = a.local_principal.key  # in-process clients call as the local principal
+        assert b.feedback.session_tools(f"session:{caller}:s1") == (GET, INVOICES)
 
 
 async def test_co_occurrence_saved_by_one_replica_reaches_the_others_at_once(
@@ -106,3 +108,28 @@ async def test_co_occurrence_saved_by_one_replica_reaches_the_others_at_once(
         assert await asyncio.to_thread(within, patient(1.0), learned) is not None
         assert b.feedback.learned.affinity(GET, INVOICES) == 0.5, "B did not load what A learned"
         assert b.shared.fanout.received > received
+
+
+async def test_over_http_a_session_id_is_its_callers_own_on_every_replica(
+    tmp_path: Path, backend_url: str, replica_database: str, redis_url: str, redis_prefix: str
+) -> None:
+    contracts = [demo_contract_file(tmp_path, name, backend_url) for name in ("crm", "billing")]
+    routing = RoutingSettings(enabled=True, top_k=3)
+    settings = [
+        replica_settings(
+            tmp_path, replica_database, redis_url, redis_prefix, n, contracts=contracts, routing=routing
+        )
+        for n in "ab"
+    ]
+    with replicas(settings) as (a, b):
+        alice, bob = admin_key(a, owner="alice"), admin_key(a, owner="bob")
+        async with (
+            connect(f"{a.client.base_url}/mcp", token=alice) as alice_on_a,
+            connect(f"{b.client.base_url}/mcp", token=alice) as alice_on_b,
+            connect(f"{b.client.base_url}/mcp", token=bob) as bob_on_b,
+        ):
+            routed = await alice_on_a.list_tools(meta=_meta(session="s1", query="look up a customer"))
+            again = await alice_on_b.list_tools(meta=_meta(session="s1"))
+            assert [t.name for t in again.tools] == [t.name for t in routed.tools]
+            other = await bob_on_b.list_tools(meta=_meta(session="s1"))  # same id, another caller
+            assert len(other.tools) > len(routed.tools), "bob was served alice's session"

@@ -80,7 +80,7 @@ from colonnade.store.parked_calls_repo import ParkedCallStore
 from colonnade.surfaces.app import HttpSurfaces, build_http_app
 from colonnade.surfaces.edge import OPEN_PATHS, OriginPolicy
 from colonnade.surfaces.edge_auth import edge_authenticator
-from colonnade.surfaces.mcp.caller import caller_scope
+from colonnade.surfaces.mcp.caller import caller_scope, principal_of
 from colonnade.surfaces.mcp.proxy.endpoint import UpstreamEndpoint
 from colonnade.surfaces.mcp.proxy.endpoints import UpstreamEndpoints
 from colonnade.surfaces.mcp.proxy.served_upstream import ServedUpstream
@@ -279,6 +279,7 @@ class Gateway:
                 feedback=self.feedback,
                 scope=caller_scope(self.authorizer, self.local_principal),
                 values=self.shared.values if self.shared.link is not None else None,
+                caller=lambda ctx: principal_of(ctx, self.local_principal).key,
             )
             if settings.routing.enabled
             else None

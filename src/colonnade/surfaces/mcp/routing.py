@@ -23,7 +23,7 @@ import threading
 import uuid
 import weakref
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,6 +109,7 @@ class DynamicToolList:
         feedback: CallFeedback | None = None,
         scope: CallerScope = everything,
         values: SharedValues | None = None,
+        caller: Callable[[ServerRequestContext[Any, Any]], str] | None = None,
     ) -> None:
         self.catalog = catalog
         self.router = router
@@ -117,6 +118,9 @@ class DynamicToolList:
         self.scope = scope
         self.values = values
         """Where sessions are shared between replicas; None: this process only."""
+        self.caller = caller
+        """Who calls (a principal key): a `session` id names a session of its caller only, so one
+        caller cannot read or steer another's context by sending the same id."""
         self._states: OrderedDict[str, _SessionState] = OrderedDict()
         self._connections: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
@@ -156,7 +160,8 @@ class DynamicToolList:
         """The client's `session` id, else its handshake-era session (its `Mcp-Session-Id` when it has
         one, which any replica can serve, or its connection); None for a stateless call."""
         if request is not None and request.session is not None:
-            return f"session:{request.session}"
+            owner = self.caller(ctx) if self.caller is not None else None
+            return f"session:{owner}:{request.session}" if owner else f"session:{request.session}"
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session is None:
             return None
         headers = getattr(ctx.request, "headers", None)
