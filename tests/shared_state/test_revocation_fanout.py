@@ -1,4 +1,4 @@
-"""A key or agent revoked through one replica is refused by the others within a second.
+"""A key, agent or subscription changed through one replica is so on the others within a second.
 
 The replicas' polls and key caches wait five minutes, so a change that arrives within the second
 came over the fan-out; each test also checks that the receiving replicas counted a change.
@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
+
 from colonnade.governance.identity.api_keys import parse_key
 from tests.shared_state.replicas import admin_key, replica_settings, replicas, within
+from tests.support.fault_contract import fault_contract
 from tests.support.machine_load import patient
 
 
@@ -69,3 +72,26 @@ async def test_an_agent_registered_and_revoked_on_one_replica_is_known_so_on_the
             return agent is not None and agent.revoked_at is not None
 
         assert within(patient(1.0), revoked_there) is not None, "B still takes the agent's tokens"
+
+
+async def test_a_subscription_made_and_ended_on_one_replica_is_so_on_the_others(
+    tmp_path: Path, replica_database: str, redis_url: str, redis_prefix: str
+) -> None:
+    contract = tmp_path / "faults.yaml"
+    contract.write_text(yaml.safe_dump(fault_contract("http://127.0.0.1:9")), encoding="utf-8")
+    settings = [
+        replica_settings(tmp_path, replica_database, redis_url, redis_prefix, n, contracts=[contract])
+        for n in "ab"
+    ]
+    with replicas(settings) as (a, b):
+        carol = _bearer(admin_key(a, owner="carol", persona="consumer", tenant="chaos"))
+        book = b.gateway.governance.subscription_book
+        made = a.client.post("/v1/subscriptions", headers=carol, json={"api": "chaos:faults"})
+        assert made.status_code == 201, made.text
+        subscription = made.json()["subscription"]["id"]
+        active = lambda: book.active("user:carol", "chaos", "faults")  # noqa: E731
+        assert within(patient(1.0), active) is not None, "B does not let carol call yet"
+
+        ended = a.client.delete(f"/v1/subscriptions/{subscription}", headers=carol)
+        assert ended.status_code == 200, ended.text
+        assert within(patient(1.0), lambda: not active()) is not None, "B still lets carol call"
