@@ -246,6 +246,20 @@ class RoutingSettings(_Section):
     context_turns: int = Field(
         default=6, ge=1, le=100, description="Recent user/assistant messages the routing query is built from."
     )
+    session_ttl_s: float = Field(
+        default=3600.0,
+        gt=0,
+        le=604_800,
+        description="How long a routing session's context is kept after its last request (shared by "
+        "the replicas when shared_state.redis_url is set).",
+    )
+    learned_reload_s: float = Field(
+        default=60.0,
+        gt=0,
+        le=86_400,
+        description="How often the tool co-occurrence other replicas learned is loaded from the database "
+        "(besides at once when one says it saved).",
+    )
 
 
 _ConsumerLabel = Literal["tenant", "principal", "agent"]

@@ -12,7 +12,9 @@ import os
 import shutil
 import subprocess
 import uuid
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import pytest
 import redis.asyncio as redis_asyncio
@@ -24,6 +26,7 @@ from tests.support.suite_env import REDIS_URL_VAR
 __all__ = ["REDIS_URL", "OwnRedis"]
 
 REDIS_URL = os.environ.get(REDIS_URL_VAR, "redis://127.0.0.1:6379/0")
+T = TypeVar("T")
 
 
 async def _redis_problem(url: str) -> str | None:
@@ -37,10 +40,17 @@ async def _redis_problem(url: str) -> str | None:
     return None
 
 
+def _run_apart(work: Coroutine[Any, Any, T]) -> T:
+    """Run `work` on a loop of its own in another thread: fixtures may be set up inside a running
+    loop (an async fixture asking for one with `request.getfixturevalue`), where `asyncio.run` fails."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, work).result()
+
+
 @pytest.fixture(scope="session")
 def redis_url() -> str:
     """The machine's Redis once it answers; fails with what to do otherwise."""
-    problem = asyncio.run(_redis_problem(REDIS_URL))
+    problem = _run_apart(_redis_problem(REDIS_URL))
     if problem is not None:
         pytest.fail(
             f"Redis is not reachable at {REDIS_URL} ({problem}). Start it (redis-server on "
@@ -85,7 +95,7 @@ class OwnRedis:
             stderr=subprocess.DEVNULL,
         )
         deadline = patient(10)
-        problem = asyncio.run(self._wait(deadline))
+        problem = _run_apart(self._wait(deadline))
         if problem is not None:
             self.stop()
             pytest.fail(f"redis-server on port {self.port} did not answer: {problem}", pytrace=False)

@@ -3,6 +3,12 @@
 A URL is healthy until proven otherwise; `FAILURES_TO_TRIP` failed probes in a row mark it
 unhealthy, one success marks it healthy again. Probes use aiohttp, the backend adapter's client, so
 the path to backends has one HTTP stack; a redirect is not followed and counts as a failure.
+
+Across replicas each change of a backend's readiness seen here is told to `on_change` (the gateway
+publishes it on the change fan-out). A backend found unhealthy elsewhere is marked unhealthy here
+at once (`seen_elsewhere`), so no replica sends calls to it while its own probes catch up; one
+found healthy again elsewhere is probed here at once rather than trusted, so a backend that only
+some replicas can reach stays unhealthy where it is unreachable. Calls read the local state only.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import aiohttp
@@ -29,11 +36,31 @@ class _State:
 
 
 class HealthMonitor:
-    def __init__(self, *, interval_s: float = 5.0, timeout_s: float = 2.0) -> None:
+    def __init__(
+        self,
+        *,
+        interval_s: float = 5.0,
+        timeout_s: float = 2.0,
+        on_change: Callable[[str, bool], None] | None = None,
+    ) -> None:
         self.interval_s = interval_s
         self.timeout_s = timeout_s
+        self.on_change = on_change
+        """Told (url, healthy) when a probe here changes a backend's readiness; must not block."""
         self._states: dict[str, _State] = {}
         self._session: aiohttp.ClientSession | None = None
+
+    async def seen_elsewhere(self, url: str, healthy: bool) -> None:
+        """Another replica's probe changed this backend's readiness (see the module's docstring)."""
+        state = self._states.setdefault(url, _State())
+        if healthy:
+            if not state.healthy:
+                await self.probe(url)
+            return
+        if state.healthy:
+            state.failures, state.healthy = max(state.failures, FAILURES_TO_TRIP), False
+            state.failing_since = state.failing_since or time.time()
+            logger.warning("backend readiness failing (seen by another replica): %s", url)
 
     def watch(self, url: str) -> None:
         self._states.setdefault(url, _State())
@@ -62,9 +89,11 @@ class HealthMonitor:
         except (aiohttp.ClientError, TimeoutError):
             ok = False
         if ok:
-            if not state.healthy:
-                logger.info("backend readiness restored: %s", url)
+            restored = not state.healthy
             state.failures, state.healthy, state.failing_since = 0, True, None
+            if restored:
+                logger.info("backend readiness restored: %s", url)
+                self._told(url, True)
         else:
             state.failures += 1
             if state.failing_since is None:
@@ -72,7 +101,12 @@ class HealthMonitor:
             if state.healthy and state.failures >= FAILURES_TO_TRIP:
                 state.healthy = False
                 logger.warning("backend readiness failing: %s", url)
+                self._told(url, False)
         return ok
+
+    def _told(self, url: str, healthy: bool) -> None:
+        if self.on_change is not None:
+            self.on_change(url, healthy)
 
     async def probe_all(self) -> None:
         await asyncio.gather(*(self.probe(url) for url in list(self._states)))

@@ -72,6 +72,8 @@ class PipelineParts:
     approvals: ApprovalCoordinator | None = None
     policy: PolicyGate | None = None
     attestation: AttestationVerifier | None = None
+    circuit: CircuitBreaker | None = None
+    """The breaker to use (the gateway's, which shares openings across replicas); None: a new one."""
 
 
 def build_pipeline(parts: PipelineParts) -> Pipeline:
@@ -99,7 +101,8 @@ def build_pipeline(parts: PipelineParts) -> Pipeline:
         TwoPhase(parts.two_phase) if parts.two_phase else None,  # 8 two-phase commit
         OutputValidation(),  # 9 validate output of the (retried) execution
         Retry(),  # 8 retries: retryable outcomes, safe tools, within the deadline
-        CircuitBreaker(),  # per backend: fail fast while it keeps failing (counts every attempt)
+        parts.circuit
+        or CircuitBreaker(),  # per backend: fail fast while it keeps failing (counts every attempt)
         Execute(parts.adapters),  # 8 execute within the deadline
     ]
     return Pipeline([stage for stage in stages if stage is not None])

@@ -35,6 +35,7 @@ def run_governance(settings: Settings, work: Callable[[Governance], Awaitable[T]
     from colonnade.governance.refusals import GovernanceRefusal
     from colonnade.runtime.governance import Governance
     from colonnade.runtime.sync import CatalogSync
+    from colonnade.shared_state.announce import announcer
     from colonnade.store import ContractStore, create_store_engine, migrate_engine
 
     async def main() -> T:
@@ -43,12 +44,14 @@ def run_governance(settings: Settings, work: Callable[[Governance], Awaitable[T]
             await migrate_engine(engine)
             catalog = Catalog(profile=settings.wire_profile)
             await CatalogSync(ContractStore(engine), catalog).refresh()
-            governance = Governance(settings, catalog, engine)
-            try:
-                await governance.refresh()
-                return await work(governance)
-            finally:
-                await governance.aclose()
+            # Changes the command makes reach the running replicas over the fan-out, when configured.
+            async with announcer(settings.shared_state) as changes:
+                governance = Governance(settings, catalog, engine, changes=changes)
+                try:
+                    await governance.refresh()
+                    return await work(governance)
+                finally:
+                    await governance.aclose()
         finally:
             await engine.dispose()
 

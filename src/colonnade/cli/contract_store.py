@@ -66,6 +66,8 @@ def run_with_store(
     from colonnade.cli.database_problem import DATABASE_ERRORS, database_problem
     from colonnade.governance.audit import AuditLog
     from colonnade.runtime.governance import audit_key
+    from colonnade.shared_state.announce import announce
+    from colonnade.shared_state.topics import CATALOG_CHANGED
     from colonnade.store import ContractStore, create_store_engine, migrate_engine
     from colonnade.store.audit_repo import AuditStore
 
@@ -81,6 +83,8 @@ def run_with_store(
                         await log.append(event)
                 finally:
                     await log.store.aclose()
+                # A change (it was audited): running replicas sync now rather than at their next poll.
+                await announce(settings.shared_state, CATALOG_CHANGED, {"by": "cli"})
             return done
         finally:
             await engine.dispose()

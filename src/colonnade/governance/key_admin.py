@@ -8,7 +8,8 @@ tokens). Every change is an audit record; the secret is returned once and never 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -58,12 +59,14 @@ class KeyAdmin:
         audit: AuditLog | None = None,
         *,
         overlap_s: float = 86_400.0,
-        on_change: Callable[[str], None] = lambda key_id: None,
+        on_change: Callable[[str], Awaitable[None] | None] = lambda key_id: None,
     ) -> None:
         self.store = store
         self.audit = audit
         self.overlap_s = overlap_s
         self.on_change = on_change
+        """Told the id of a key revoked or rotated, once the change is stored (a cache forgets it, the
+        other replicas are told); it may be a coroutine function."""
 
     async def create(self, actor: Principal, request: KeyRequest) -> IssuedKey:
         require(actor, Scope.SECURITY_WRITE, "creating an API key")
@@ -130,7 +133,7 @@ class KeyAdmin:
         )
         if not await self.store.rotate(key_id, successor, old_end):
             raise InvalidRequest(f"the API key {key_id} was revoked meanwhile; create a new one")
-        self.on_change(key_id)
+        await self._changed(key_id)
         await self._audit(actor, EventKind.KEY_ROTATE, successor, replaces=key_id, old_valid_until=old_end)
         return IssuedKey(successor, made.token)
 
@@ -140,9 +143,14 @@ class KeyAdmin:
         now = datetime.now(UTC)
         if await self.store.revoke(key_id, now):
             record = replace(record, revoked_at=now)
-            self.on_change(key_id)
+            await self._changed(key_id)
             await self._audit(actor, EventKind.KEY_REVOKE, record)
         return record
+
+    async def _changed(self, key_id: str) -> None:
+        told = self.on_change(key_id)
+        if inspect.isawaitable(told):
+            await told
 
     def _scopes(self, actor: Principal, persona: Persona, asked: tuple[str, ...] | None) -> tuple[str, ...]:
         allowed = PERSONA_SCOPES[persona]

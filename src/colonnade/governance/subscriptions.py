@@ -12,7 +12,7 @@ they own. APIs matching `auth.subscription_approval` start pending; the others a
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from fnmatch import fnmatchcase
@@ -52,8 +52,11 @@ class SubscriptionAdmin:
         audit: AuditLog | None = None,
         *,
         approval: Sequence[str] = (),
+        on_change: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self.store = store
+        self.on_change = on_change
+        """Told the id of a subscription that changed, after this gateway's book was refreshed."""
         self.catalog = catalog
         self.book = book
         self.audit = audit
@@ -161,6 +164,8 @@ class SubscriptionAdmin:
 
     async def _changed(self, actor: Principal, kind: EventKind, record: SubscriptionRecord) -> None:
         await self.refresh()
+        if self.on_change is not None:
+            await self.on_change(record.id)
         if self.audit is not None:
             details = {
                 "subscription": record.id,

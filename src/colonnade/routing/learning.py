@@ -13,7 +13,7 @@ import asyncio
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -152,6 +152,14 @@ class CallTrails:
                 self._trails.popitem(last=False)
         return before
 
+    def restore(self, session: str, tools: Sequence[str]) -> None:
+        """Take a session's trail as another replica left it (the session moved here)."""
+        with self._lock:
+            self._trails.pop(session, None)
+            self._trails[session] = tuple(tools)[-self.length :]
+            while len(self._trails) > self.max_sessions:
+                self._trails.popitem(last=False)
+
     def tools(self, session: str) -> tuple[str, ...]:
         """The session's recent tools, oldest first (empty for an unknown session)."""
         return self._trails.get(session, ())
@@ -162,6 +170,8 @@ class CallFeedback:
 
     Learned counts are added to the repository after every `save_every` calls that taught something
     (in a background task) and at `aclose`; a failed save is logged and retried with the next one.
+    After a save `on_saved` is told (the gateway then has the other replicas `load()` the totals),
+    so what one replica learns reaches the others' routing.
     """
 
     def __init__(
@@ -181,6 +191,7 @@ class CallFeedback:
         self._unsaved = 0
         self._saving = asyncio.Lock()
         self._flushing: asyncio.Task[None] | None = None
+        self.on_saved: Callable[[], None] | None = None
 
     async def load(self) -> None:
         """Start from the saved totals; if they cannot be read, learn afresh (new counts still add up)."""
@@ -233,6 +244,9 @@ class CallFeedback:
                     "next save; check the database connection",
                     exc,
                 )
+                return
+        if self.on_saved is not None:
+            self.on_saved()
 
     async def aclose(self) -> None:
         """Wait for a save under way, then save what is left (the gateway calls this at shutdown)."""

@@ -44,6 +44,7 @@ from colonnade.calls.parking import ParkedCalls
 from colonnade.calls.resume_authority import ResumeAuthority
 from colonnade.calls.service import CallService
 from colonnade.calls.skip_tool import SKIP_TOOL, SkipHandler
+from colonnade.calls.stages.circuit import CircuitBreaker
 from colonnade.calls.stages.observe import Observe
 from colonnade.calls.two_phase import TwoPhaseCoordinator
 from colonnade.catalog.builtins import BuiltinTools
@@ -72,10 +73,12 @@ from colonnade.routing.learning import CallFeedback, CoOccurrence
 from colonnade.routing.router import Router, RoutingDecision
 from colonnade.runtime.governance import Governance
 from colonnade.runtime.organ_sources import ORGAN_SOURCE, load_organ_sources
+from colonnade.runtime.replication import share_changes
 from colonnade.runtime.servers import Servers
 from colonnade.runtime.sources import expand_contract_paths, load_for_publishing
 from colonnade.runtime.sync import CatalogSync
 from colonnade.shared_state import SharedState
+from colonnade.shared_state.topics import CATALOG_CHANGED
 from colonnade.store.co_occurrence_repo import CoOccurrenceStore
 from colonnade.store.contracts_repo import ContractStore
 from colonnade.store.engine import create_store_engine
@@ -85,7 +88,7 @@ from colonnade.store.parked_calls_repo import ParkedCallStore
 from colonnade.surfaces.app import HttpSurfaces, build_http_app
 from colonnade.surfaces.edge import OPEN_PATHS, OriginPolicy
 from colonnade.surfaces.edge_auth import edge_authenticator
-from colonnade.surfaces.mcp.caller import caller_scope
+from colonnade.surfaces.mcp.caller import caller_scope, principal_of
 from colonnade.surfaces.mcp.proxy.endpoint import UpstreamEndpoint
 from colonnade.surfaces.mcp.proxy.endpoints import UpstreamEndpoints
 from colonnade.surfaces.mcp.proxy.served_upstream import ServedUpstream
@@ -149,7 +152,7 @@ class Gateway:
         self.catalog = catalog if catalog is not None else Catalog(profile=settings.wire_profile)
         self.http = http if http is not None else HttpAdapter()
         self.health = health if health is not None else HealthMonitor(interval_s=settings.health_interval_s)
-        self.governance = Governance(settings, self.catalog, engine, authorizer)
+        self.governance = Governance(settings, self.catalog, engine, authorizer, changes=self.shared.fanout)
         self.authorizer: Authorizer = self.governance.authorizer
         self.metrics = metrics if metrics is not None else GatewayMetrics()
         self.metrics.track_catalog(self.catalog)
@@ -172,7 +175,9 @@ class Gateway:
 
         # Downstream MCP servers: one pooled session each, their tools served as catalog sources.
         servers_tracer = self.tracer_provider.get_tracer("colonnade.servers")
-        self.servers = Servers(self.catalog, profile=settings.wire_profile, tracer=servers_tracer)
+        self.servers = Servers(
+            self.catalog, profile=settings.wire_profile, tracer=servers_tracer, changes=self.shared.fanout
+        )
         self.servers.pool.on_connection = self._downstream_connection
         for server in settings.servers:
             self.servers.configure(server)
@@ -264,6 +269,7 @@ class Gateway:
         )
 
         self.observe = Observe(self.metrics, self.tracer_provider.get_tracer(TRACER_NAME), events=self.events)
+        self.circuits = CircuitBreaker()
         self.pipeline = build_pipeline(
             PipelineParts(
                 catalog=self.catalog,
@@ -280,6 +286,7 @@ class Gateway:
                 approvals=self.approvals,
                 policy=self.governance.policy,
                 attestation=self.governance.attestation,
+                circuit=self.circuits,
             )
         )
         self.calls = CallService(self.pipeline)
@@ -294,6 +301,8 @@ class Gateway:
                 settings.routing,
                 feedback=self.feedback,
                 scope=caller_scope(self.authorizer, self.local_principal),
+                values=self.shared.values if self.shared.link is not None else None,
+                caller=lambda ctx: principal_of(ctx, self.local_principal).key,
             )
             if settings.routing.enabled
             else None
@@ -309,6 +318,8 @@ class Gateway:
         self.metrics.track_sessions(self.sessions)
         self.endpoints = UpstreamEndpoints(self.servers.get, self._endpoint_for)
         self.servers.listeners.append(self.endpoints.announce)
+        # Changes made on other replicas, applied here; changes seen on the call path, published.
+        share_changes(self)
 
     @staticmethod
     def _decision_events(events: TraceEventLog, decision: RoutingDecision, seconds: float) -> None:
@@ -404,6 +415,8 @@ class Gateway:
                 )
                 await self.governance.audit.append(event)
         await self.sync.refresh()
+        if published:
+            await self.shared.fanout.publish(CATALOG_CHANGED, {"files": len(published)})
         return published
 
     async def readiness(self) -> dict[str, Any]:
@@ -450,7 +463,7 @@ class Gateway:
         login, edge_auth = None, None
         if governance.authenticator is not None and governance.resource is not None:
             edge_auth = edge_authenticator(governance.authenticator, governance.resource)
-            login = Login(edge_auth, PageSessions(self.settings.auth.page_session_s))
+            login = Login(edge_auth, PageSessions(self.settings.auth.page_session_s, self.shared.values))
         pages = page_routes(
             self.catalog,
             self.router,
@@ -471,7 +484,7 @@ class Gateway:
             *ToolSearch(self.catalog, self.router, self.authorizer).routes(),
             *admin.routes(),
             *(ApprovalRoutes(self.approvals).routes() if self.approvals is not None else ()),
-            *PolicyRoutes(governance.policy).routes(),
+            *PolicyRoutes(governance.policy, governance.reload_policy).routes(),
             *servers.routes(),
             *TraceEventRoutes(self.events).routes(),
             *self.endpoints.routes(),
@@ -514,7 +527,7 @@ class Gateway:
     @contextlib.asynccontextmanager
     async def _background(self) -> AsyncIterator[None]:
         """Downstream servers and their endpoints, catalog sync, the parked calls' sweep, backend health
-        probes, governance refresh and record expiry, while serving."""
+        probes, governance refresh, record expiry and the learned co-occurrence, while serving."""
         self.servers.start()
         tasks = [
             asyncio.create_task(self.health.run(), name="colonnade-health"),
@@ -528,6 +541,8 @@ class Gateway:
             tasks.append(asyncio.create_task(self.parked.run(), name="colonnade-parked-calls-sweep"))
         if self.idempotency is not None:
             tasks.append(asyncio.create_task(self._purge_expired(), name="colonnade-idempotency-expiry"))
+        if self.feedback.repository is not None:
+            tasks.append(asyncio.create_task(self._load_learned(), name="colonnade-co-occurrence-load"))
         try:
             async with self.shared.running(), self.endpoints.running():
                 yield
@@ -537,6 +552,12 @@ class Gateway:
             for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+
+    async def _load_learned(self) -> None:
+        """Co-occurrence the other replicas learned, loaded every `routing.learned_reload_s` (fallback)."""
+        while True:
+            await asyncio.sleep(self.settings.routing.learned_reload_s)
+            await self.feedback.load()  # logs and keeps the counts it has when the database is away
 
     async def _purge_expired(self, interval_s: float = 60.0) -> None:
         """Keep the store bounded: records past retention, one round every `interval_s`."""

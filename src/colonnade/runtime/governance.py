@@ -5,6 +5,10 @@ Without a database there is no audit log and no keys, agents or subscriptions (s
 only, as in surface tests); without `auth` configured the authorizer allows everything and the
 HTTP edge lets every (loopback) caller in anonymously. With `auth` configured, every HTTP route
 but the probes and the resource metadata needs a credential, and `ToolAccess` decides.
+
+Changes made here (a key revoked or rotated, an agent registered or revoked, a subscription
+changed, a policy reload asked for) are published on the change fan-out once they are stored;
+`follow()` applies the other replicas' changes. The poll (`run()`) stays as the fallback.
 """
 
 from __future__ import annotations
@@ -41,6 +45,13 @@ from colonnade.governance.personas import Scope
 from colonnade.governance.policy.gate import PolicyGate
 from colonnade.governance.subscriptions import SubscriptionAdmin, SubscriptionBook
 from colonnade.governance.tool_access import ToolAccess
+from colonnade.shared_state import Change, Fanout
+from colonnade.shared_state.topics import (
+    AGENT_CHANGED,
+    KEY_CHANGED,
+    POLICY_RELOADED,
+    SUBSCRIPTION_CHANGED,
+)
 from colonnade.store.agents_repo import AgentStore
 from colonnade.store.api_keys_repo import ApiKeyStore
 from colonnade.store.approvals_repo import ApprovalStore
@@ -88,9 +99,11 @@ class Governance:
         catalog: Catalog,
         engine: AsyncEngine | None = None,
         authorizer: Authorizer | None = None,
+        changes: Fanout | None = None,
     ) -> None:
         self.settings = settings
         self.catalog = catalog
+        self.changes = changes
         self.agents = AgentBook()
         self.subscription_book = SubscriptionBook()
         auth = settings.auth
@@ -109,10 +122,10 @@ class Governance:
             keys = ApiKeyStore(engine)
             self.api_keys = ApiKeys(keys, cache_s=auth.api_key_cache_s) if auth.api_keys else None
             self.key_admin = KeyAdmin(
-                keys, self.audit, overlap_s=auth.api_key_rotation_overlap_s, on_change=self._forget_key
+                keys, self.audit, overlap_s=auth.api_key_rotation_overlap_s, on_change=self._key_changed
             )
             self.agent_store = AgentStore(engine)
-            self.agent_admin = AgentAdmin(self.agent_store, self.audit, on_change=self.refresh_agents)
+            self.agent_admin = AgentAdmin(self.agent_store, self.audit, on_change=self._agents_changed)
             self.standing = Standing(keys, self.agent_store)
             self.subscription_admin = SubscriptionAdmin(
                 SubscriptionStore(engine),
@@ -120,6 +133,7 @@ class Governance:
                 self.subscription_book,
                 self.audit,
                 approval=auth.subscription_approval,
+                on_change=self._subscription_changed,
             )
             self.replay = DpopReplayStore(engine)
             self.approvals = ApprovalDesk(
@@ -170,9 +184,57 @@ class Governance:
         audience = issuer.audience or self.resource
         return TrustedIssuer(issuer.issuer, keys, frozenset(issuer.algorithms), audience)
 
-    def _forget_key(self, key_id: str) -> None:
+    async def _key_changed(self, key_id: str) -> None:
         if self.api_keys is not None:
             self.api_keys.forget(key_id)
+        await self._tell(KEY_CHANGED, {"key_id": key_id})
+
+    async def _agents_changed(self) -> None:
+        await self.refresh_agents()
+        await self._tell(AGENT_CHANGED, {})
+
+    async def _subscription_changed(self, subscription_id: str) -> None:
+        await self._tell(SUBSCRIPTION_CHANGED, {"subscription_id": subscription_id})
+
+    async def _tell(self, topic: str, payload: dict[str, object]) -> None:
+        if self.changes is not None:
+            await self.changes.publish(topic, payload)
+
+    async def reload_policy(self) -> bool:
+        """Reload the policy files on request and have every replica reload theirs (False: kept the set)."""
+        if self.policy is None:
+            return False
+        reloaded = await self.policy.reload()
+        if reloaded:
+            await self._tell(POLICY_RELOADED, {"version": self.policy.version})
+        return reloaded
+
+    def follow(self, changes: Fanout) -> None:
+        """Apply the governance changes other replicas publish (a resync re-reads everything)."""
+        changes.subscribe(KEY_CHANGED, self._on_key_changed)
+        changes.subscribe(AGENT_CHANGED, self._on_agents_changed)
+        changes.subscribe(SUBSCRIPTION_CHANGED, self._on_subscriptions_changed)
+        changes.subscribe(POLICY_RELOADED, self._on_policy_reloaded)
+
+    async def _on_key_changed(self, change: Change) -> None:
+        if self.api_keys is None:
+            return
+        key_id = change.payload.get("key_id")
+        if change.resync or not isinstance(key_id, str):
+            self.api_keys.forget_all()
+        else:
+            self.api_keys.forget(key_id)
+
+    async def _on_agents_changed(self, change: Change) -> None:
+        await self.refresh_agents()
+
+    async def _on_subscriptions_changed(self, change: Change) -> None:
+        if self.subscription_admin is not None:
+            await self.subscription_admin.refresh()
+
+    async def _on_policy_reloaded(self, change: Change) -> None:
+        if self.policy is not None and (not change.resync or self.policy.changed()):
+            await self.policy.reload()
 
     async def refresh_agents(self) -> None:
         if self.agent_store is not None:

@@ -5,7 +5,11 @@ as the catalog source `mcp:<name>`; the catalog's change events then reach every
 events of a server (prompt or resource lists changed, a resource updated) go to the listeners the
 gateway registers, such as the per-server MCP endpoints. Servers can be added, removed and
 restarted while the gateway runs (CLI and REST); what is added this way lasts until the gateway
-stops: `servers:` in colonnade.yaml is the lasting list.
+stops: `servers:` in colonnade.yaml is the lasting list. Such a change made on one replica is
+published on the change fan-out (`server.changed`: the name, the action and, for an addition, the
+definition, which names secrets but never holds one) and applied by every other replica. A replica
+that missed it (Redis away) keeps the servers it had: these changes are not stored anywhere to
+re-read, which is why lasting servers belong in colonnade.yaml.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.subscriptions import ServerEvent
 from opentelemetry.trace import Tracer
+from pydantic import ValidationError
 
 from colonnade.adapters.mcp.pool import McpPool
 from colonnade.adapters.mcp.upstream import Upstream
@@ -28,6 +33,8 @@ from colonnade.catalog.catalog_errors import NotInCatalog
 from colonnade.catalog.mcp_projection import project_server_tools, source_id
 from colonnade.catalog.naming import WireProfile
 from colonnade.config import McpServerSettings
+from colonnade.shared_state import Change, Fanout
+from colonnade.shared_state.topics import SERVER_CHANGED
 
 __all__ = ["ServerEventListener", "Servers"]
 
@@ -44,8 +51,10 @@ class Servers:
         profile: WireProfile = "strict",
         tracer: Tracer | None = None,
         secrets: SecretResolver | None = None,
+        changes: Fanout | None = None,
     ) -> None:
         self.catalog = catalog
+        self.changes = changes
         self.profile: WireProfile = profile
         self.pool = McpPool(secrets=secrets, tracer=tracer, on_tools=self._on_tools, on_event=self._on_event)
         self.listeners: list[ServerEventListener] = []
@@ -57,6 +66,8 @@ class Servers:
     async def add(self, settings: McpServerSettings) -> None:
         """Add a server while the gateway runs (REST, CLI); it lasts until the gateway stops."""
         self.configure(settings)
+        definition = settings.model_dump(mode="json", exclude_none=True)
+        await self._tell({"name": settings.name, "action": "add", "definition": definition})
 
     def unstartable(self, settings: McpServerSettings) -> str | None:
         """Why the server could not start on this host (a stdio command missing), or None."""
@@ -70,15 +81,53 @@ class Servers:
 
     async def remove(self, name: str) -> None:
         """Stop the server and stop serving its tools (its endpoint answers 404 from now on)."""
-        await self.pool.remove(name)
-        with contextlib.suppress(NotInCatalog):
-            self.catalog.remove_source(source_id(name))
+        await self._remove(name)
+        await self._tell({"name": name, "action": "remove"})
 
-    def restart(self, name: str) -> None:
+    async def restart(self, name: str) -> None:
         upstream = self.pool.get(name)
         if upstream is None:
             raise KeyError(name)
         upstream.restart()
+        await self._tell({"name": name, "action": "restart"})
+
+    def follow(self, changes: Fanout) -> None:
+        """Apply the server changes other replicas publish."""
+        changes.subscribe(SERVER_CHANGED, self._on_change)
+
+    async def _on_change(self, change: Change) -> None:
+        if change.resync:
+            return  # nothing stored to re-read: see the module's docstring
+        name, action = change.payload.get("name"), change.payload.get("action")
+        if not isinstance(name, str):
+            return
+        upstream = self.pool.get(name)
+        if action == "add" and upstream is None:
+            try:
+                settings = McpServerSettings.model_validate(change.payload.get("definition"))
+            except ValidationError as exc:
+                logger.warning(
+                    "server %s added on another replica has a definition this one refuses: %s", name, exc
+                )
+                return
+            missing = self.unstartable(settings)
+            if missing is not None:
+                logger.warning("server %s added on another replica cannot start here: %s", name, missing)
+                return
+            self.configure(settings)
+        elif action == "remove" and upstream is not None:
+            await self._remove(name)
+        elif action == "restart" and upstream is not None:
+            upstream.restart()
+
+    async def _remove(self, name: str) -> None:
+        await self.pool.remove(name)
+        with contextlib.suppress(NotInCatalog):
+            self.catalog.remove_source(source_id(name))
+
+    async def _tell(self, payload: dict[str, object]) -> None:
+        if self.changes is not None:
+            await self.changes.publish(SERVER_CHANGED, payload)
 
     def start(self) -> None:
         self.pool.start()

@@ -2,6 +2,8 @@
 
 A cheap fingerprint of the contracts table is compared on a short interval; only when it moved
 are the published versions re-read and the catalog reconciled (which announces the change).
+A publish announced on the change fan-out (`catalog.changed`, by a replica or the CLI) is picked
+up at once; the poll stays as the fallback when Redis is away.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import asyncio
 import logging
 
 from colonnade.catalog.catalog import Catalog
+from colonnade.shared_state import Change, Fanout
+from colonnade.shared_state.topics import CATALOG_CHANGED
 from colonnade.store.contracts_repo import ContractStore
 
 __all__ = ["CatalogSync"]
@@ -43,6 +47,13 @@ class CatalogSync:
             if self.catalog.active_version(stored.tenant, stored.name) != stored.version:
                 changed |= bool(self.catalog.publish(stored.contract()))
         return changed
+
+    def follow(self, changes: Fanout) -> None:
+        """Reconcile as soon as another replica (or the CLI) says it published."""
+        changes.subscribe(CATALOG_CHANGED, self._on_change)
+
+    async def _on_change(self, change: Change) -> None:
+        await self.refresh()
 
     async def run(self) -> None:
         """Poll until cancelled; a failing poll is logged and retried on the next tick."""

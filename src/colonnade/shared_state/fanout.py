@@ -55,6 +55,7 @@ class Fanout:
         self.received = 0
         self.published = 0
         self._listening = asyncio.Event()
+        self._sending: set[asyncio.Task[bool]] = set()
 
     @property
     def shared(self) -> bool:
@@ -76,6 +77,23 @@ class Fanout:
             return False
         self.published += 1
         return True
+
+    def publish_soon(self, topic: str, payload: dict[str, Any] | None = None) -> None:
+        """`publish` in the background, for changes seen on a call's path (which never waits on Redis)."""
+        if self._link is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop, no listener either: nothing to tell
+        task = loop.create_task(self.publish(topic, payload), name=f"colonnade-publish-{topic}")
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
+
+    async def sent(self) -> None:
+        """Wait for the background publishes under way (shutdown, tests)."""
+        if self._sending:
+            await asyncio.gather(*self._sending, return_exceptions=True)
 
     async def listening(self) -> None:
         """Return once this replica is subscribed (tests; start-up ordering)."""

@@ -86,5 +86,6 @@ class SharedState:
                     await task
 
     async def aclose(self) -> None:
+        await self.fanout.sent()  # changes seen last (a circuit opening) still go out
         if self.link is not None:
             await self.link.aclose()

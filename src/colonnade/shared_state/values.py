@@ -28,9 +28,10 @@ class SharedValues(Protocol):
 
 
 class LocalValues:
-    """In-process values, expired lazily on read."""
+    """In-process values, expired lazily on read; beyond `max_items` the expired, then the oldest, go."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_items: int = 100_000) -> None:
+        self.max_items = max_items
         self._items: dict[str, tuple[bytes, float]] = {}
 
     async def get(self, key: str) -> bytes | None:
@@ -44,7 +45,17 @@ class LocalValues:
         return value
 
     async def set(self, key: str, value: bytes, *, ttl_s: float) -> None:
-        self._items[key] = (value, time.monotonic() + ttl_s)
+        now = time.monotonic()
+        self._items.pop(key, None)
+        if len(self._items) >= self.max_items:
+            for stale in [k for k, (_, expires) in self._items.items() if expires <= now]:
+                del self._items[stale]
+            while len(self._items) >= self.max_items:
+                del self._items[next(iter(self._items))]
+        self._items[key] = (value, now + ttl_s)
+
+    def __len__(self) -> int:
+        return len(self._items)
 
     async def add(self, key: str, value: bytes, *, ttl_s: float) -> bool:
         if await self.get(key) is not None:

@@ -11,6 +11,12 @@ whole default timeout; a 4xx or a 429 is a backend that answers. A timeout of a 
 short deadline says nothing about the backend, so a caller cannot open the circuit for everyone.
 The refusal does not name the backend's address (clients never see where backends live); the
 log line of an opening circuit and the `colonnade_backend_circuit_*` metrics do, for operators.
+
+Across replicas only the opening is shared: a circuit that opens here is told to `on_open` (the
+gateway publishes it on the change fan-out) and `opened_elsewhere` opens it on every other replica
+at once, so they fail fast too instead of each spending `min_attempts` calls to learn the same.
+Each replica keeps its own state and decides its own probe: a call never waits on Redis, and a
+backend only one replica can reach keeps being called from there.
 """
 
 from __future__ import annotations
@@ -79,9 +85,26 @@ class _Backend:
 
 
 class CircuitBreaker:
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        on_open: Callable[[str, int], None] | None = None,
+    ) -> None:
         self._clock = clock
         self._backends: dict[str, _Backend] = {}
+        self.on_open = on_open
+        """Told (backend `host:port`, open_ms) when a circuit opens here; must not block."""
+
+    def opened_elsewhere(self, backend: str, open_ms: int) -> None:
+        """Another replica saw this backend's circuit open: fail fast here too, for `open_ms`."""
+        found = self._backends.get(backend)
+        if found is None:
+            found = self._backends[backend] = _Backend()
+        if found.state is not CircuitState.CLOSED:
+            return  # already open or probing here: this replica's own probe decides
+        found.open(self._clock())
+        logger.warning("the circuit of backend %s opened on another replica for %d ms", backend, open_ms)
 
     def states(self) -> dict[str, tuple[CircuitState, int]]:
         """Per backend: its state and how often its circuit opened (for metrics)."""
@@ -121,6 +144,8 @@ class CircuitBreaker:
             self._settle(backend, probe, failed, circuit)
             if backend.opened_total > opened:
                 logger.warning("the circuit of backend %s opened for %d ms", key, circuit.open_ms)
+                if self.on_open is not None:
+                    self.on_open(key, circuit.open_ms)
         return result
 
     def _settle(self, backend: _Backend, probe: bool, failed: bool | None, circuit: Circuit) -> None:

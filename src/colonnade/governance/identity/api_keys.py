@@ -5,8 +5,9 @@ so a plain SHA-256 is enough to keep a stolen table useless (no password-style s
 needed for secrets nobody chose). A presented key is looked up by id and compared in constant
 time. Checked keys are remembered for `cache_s` seconds (`auth.api_key_cache_s`), so a busy client
 does not cost a database read per request; a revocation made through this gateway applies at once
-(the key is forgotten, and a read already in flight is not remembered), one made elsewhere
-(another replica, the CLI) within `cache_s` of the read that was remembered.
+(the key is forgotten, and a read already in flight is not remembered), one made by another replica
+(or the CLI) as soon as its change reaches this one over the fan-out (`key.changed`, well within a
+second), and without Redis within `cache_s` of the read that was remembered.
 """
 
 from __future__ import annotations
@@ -146,6 +147,11 @@ class ApiKeys:
         """Drop a remembered key (after this gateway revoked or rotated it)."""
         self._forgotten += 1
         self._cache.pop(key_id, None)
+
+    def forget_all(self) -> None:
+        """Drop every remembered key (changes may have been missed: the fan-out had a gap)."""
+        self._forgotten += 1
+        self._cache.clear()
 
     async def aclose(self) -> None:
         for task in list(self._tasks):

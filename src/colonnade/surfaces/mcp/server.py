@@ -167,7 +167,9 @@ class McpSurface:
         cursor = params.cursor if params is not None else None
         meta_tools = self._meta_tools() if cursor is None else []
         if self.routing is not None and cursor is None:
-            routed = self.routing.listing(ctx, _routing_request(params.meta if params is not None else None))
+            routed = await self.routing.listing(
+                ctx, _routing_request(params.meta if params is not None else None)
+            )
             if routed is not None:
                 return types.ListToolsResult(tools=[*(tool.to_mcp() for tool in routed), *meta_tools])
         include = tool_filter(self.authorizer.visible(principal_of(ctx, self.principal)))
@@ -212,7 +214,7 @@ class McpSurface:
         if (
             self.routing is not None
             and not builtin
-            and self.routing.after_call(ctx, routing, self._called(result), result.ok)
+            and await self.routing.after_call(ctx, routing, self._called(result), result.ok)
         ):
             await self._announce_to(ctx)
         if request.dry_run:

@@ -105,8 +105,8 @@ class Login:
         outcome = await self._check(request, credential)
         if isinstance(outcome, EdgeRefusal):
             return self._page(request, target, _refused(outcome), outcome.http_status)
-        self.sessions.close(session_cookie(request.headers))  # a new login never keeps the old id
-        cookie, _ = self.sessions.open(credential, outcome.key)
+        await self.sessions.close(session_cookie(request.headers))  # a new login never keeps the old id
+        cookie, _ = await self.sessions.open(credential, outcome.key)
         response = RedirectResponse(target, status_code=303)
         response.set_cookie(
             SESSION_COOKIE,
@@ -127,7 +127,7 @@ class Login:
         refused = csrf_refusal(request, fields)
         if refused is not None:
             return refused
-        self.sessions.close(session_cookie(request.headers))
+        await self.sessions.close(session_cookie(request.headers))
         response = RedirectResponse(f"{LOGIN_PATH}?out=1", status_code=303)
         response.delete_cookie(SESSION_COOKIE, path=SESSION_COOKIE_PATH, httponly=True, samesite="strict")
         return response

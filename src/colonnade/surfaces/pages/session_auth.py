@@ -60,7 +60,7 @@ def with_page_sessions(authenticate: Authenticator, sessions: PageSessions) -> A
         if path == LOGIN_PATH:
             return ANONYMOUS_LOOPBACK
         cookie = session_cookie(headers)
-        session = sessions.find(cookie)
+        session = await sessions.find(cookie)
         if cookie is None or session is None:
             return await authenticate(headers, scope)
         raw = [(k, v) for k, v in headers.raw if k not in (b"cookie", b"authorization")]
@@ -69,7 +69,7 @@ def with_page_sessions(authenticate: Authenticator, sessions: PageSessions) -> A
         if isinstance(outcome, Principal):
             scope.setdefault("state", {})[SESSION_KEY] = (cookie, session)
         elif outcome.http_status == 401:  # the credential no longer holds: the session is over
-            sessions.close(cookie)
+            await sessions.close(cookie)
             return replace(outcome, details={**outcome.details, "session": "ended"})
         return outcome
 

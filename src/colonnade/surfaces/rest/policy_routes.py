@@ -4,9 +4,12 @@
 Reading needs `colonnade:security:read` (the route table of the edge); reloading needs
 `colonnade:security:write`, or the anonymous caller of a gateway without authentication
 (loopback only). A reload that fails keeps the set in force and answers 422 with the problem.
+The gateway's `reload` also has every other replica reload its files.
 """
 
 from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -22,8 +25,9 @@ __all__ = ["PolicyRoutes"]
 
 
 class PolicyRoutes:
-    def __init__(self, gate: PolicyGate | None) -> None:
+    def __init__(self, gate: PolicyGate | None, reload: Callable[[], Awaitable[bool]] | None = None) -> None:
         self.gate = gate
+        self._reload = reload if reload is not None else gate.reload if gate is not None else None
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -45,9 +49,9 @@ class PolicyRoutes:
                 403,
                 required=Scope.SECURITY_WRITE.value,
             )
-        if self.gate is None:
+        if self.gate is None or self._reload is None:
             return json_response({"enabled": False, "reloaded": False})
-        reloaded = await self.gate.reload()
+        reloaded = await self._reload()
         return json_response(
             {"enabled": True, "reloaded": reloaded, **self.gate.status()}, 200 if reloaded else 422
         )

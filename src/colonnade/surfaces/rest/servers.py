@@ -3,7 +3,8 @@
 Reading is open like the rest of `/v1`. Adding, removing and restarting servers changes what runs
 on the gateway's host (a stdio server is a process), so it needs `server.admin_api: true` and a
 caller allowed to administer: an `admin` persona, or the anonymous caller of a gateway without
-authentication (loopback only). Servers added here last until the gateway stops.
+authentication (loopback only). Servers added here last until the gateway stops; the other
+replicas apply the same change (the runtime's `Servers` publishes it).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class ServerAdmin(Protocol):
 
     async def remove(self, name: str) -> None: ...
 
-    def restart(self, name: str) -> None: ...
+    async def restart(self, name: str) -> None: ...
 
 
 def may_administer(principal: Principal, admin_api: bool) -> bool:
@@ -127,7 +128,7 @@ class ServersApi:
         name = request.path_params["name"]
         if self._status_of(name) is None:
             return self._unknown(name)
-        self.servers.restart(name)
+        await self.servers.restart(name)
         return json_response({"restarting": name}, status_code=202)
 
     def _status_of(self, name: str) -> dict[str, Any] | None:
