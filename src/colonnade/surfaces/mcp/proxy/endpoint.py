@@ -262,6 +262,7 @@ class UpstreamEndpoint:
             security_settings=_NO_SDK_CHECK,
             json_response=True,
             plain_calls=plain_calls,
+            name=f"servers/{upstream.name}",
         )
 
     @property
