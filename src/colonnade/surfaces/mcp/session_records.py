@@ -21,10 +21,11 @@ none on later requests but a touch, at most every quarter of the idle timeout, o
 request's path.
 
 The record lives as long as the session is used somewhere: its expiry is the idle timeout, and
-every replica serving the session renews it (`touch`). A session the client ends (DELETE) or the
-gateway evicts for room is ended everywhere: its record is deleted before the answer and the other
-replicas are told over the change fan-out to close their copy. A replica that stops (or dies)
-ends nothing: its sessions go on at the survivors.
+every replica serving the session renews it (`touch`). A session the client ends (DELETE) is ended
+everywhere: its record is deleted before the answer and the other replicas are told over the
+change fan-out to close their copy. A replica that evicts a session for room (`SessionLedger`)
+drops only its own copy: the bound is on this replica's memory, and the session may be in use on
+another. A replica that stops (or dies) ends nothing: its sessions go on at the survivors.
 
 Redis away (degraded mode): a session opened then is kept on its replica only, as without Redis,
 and counted (`local_only`); a request naming a session this replica does not hold gets the
@@ -51,7 +52,7 @@ __all__ = ["ENDED_TOPIC", "SessionRecord", "SessionRecords"]
 
 logger = logging.getLogger(__name__)
 ENDED_TOPIC = "mcp-session-ended"
-"""The fan-out topic on which a replica says a session ended (DELETE, eviction): close your copy."""
+"""The fan-out topic on which a replica says a session ended (its DELETE): close your copy."""
 _KEY = "mcp-session:{endpoint}:{session_id}"
 
 
@@ -222,7 +223,7 @@ class SessionRecords:
         self._known.pop((endpoint, session_id), None)
 
     async def end(self, endpoint: str, session_id: str) -> None:
-        """The session ended for good (DELETE, eviction): its record goes, every replica closes its copy."""
+        """The session ended for good (its client's DELETE): its record goes, every replica closes its copy."""
         self._known.pop((endpoint, session_id), None)
         self.counts.ended += 1
         try:
@@ -235,10 +236,6 @@ class SessionRecords:
             )
         if self.fanout is not None:
             await self.fanout.publish(ENDED_TOPIC, {"endpoint": endpoint, "session_id": session_id})
-
-    def end_soon(self, endpoint: str, session_id: str) -> None:
-        """`end` in the background (an eviction decided where nothing may wait)."""
-        self._spawn(self.end(endpoint, session_id))
 
     def status(self) -> dict[str, Any]:
         """What `/v1/status` shows under `shared_state.mcp_sessions`."""

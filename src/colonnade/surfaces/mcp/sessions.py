@@ -586,14 +586,13 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         return transport
 
     def _close(self, session_id: str) -> None:
-        """Evicted for room: forgotten at once (its id answers 404), its transport ended in the
-        background; with shared records, ended on every replica."""
-        if self.records is not None:
-            self.records.end_soon(self.name, session_id)
+        """Evicted for room: forgotten at once, its transport ended in the background. Its id answers
+        404 here; with shared records only this replica's copy goes (the room is this replica's
+        memory; the session may be in use on another), and its next request here rebuilds it."""
         self._close_here(session_id)
 
     def _ended_elsewhere(self, session_id: str) -> None:
-        """Another replica ended the session (its client's DELETE, an eviction): close this copy."""
+        """Another replica ended the session (its client's DELETE): close this copy."""
         self.ledger.release(session_id)
         self._close_here(session_id)
 
