@@ -290,3 +290,31 @@ def test_with_redis_away_a_session_stays_on_its_replica_and_others_answer_404(
         assert status["degraded"] is True
         assert status["mcp_sessions"]["opened_local_only"] >= 1, status
         assert json.dumps(status)  # the status stays JSON for /v1/status
+
+
+async def test_a_get_stream_on_a_stopped_replica_ends_and_the_session_streams_on_a_survivor(
+    three: Cluster,
+) -> None:
+    token = three.key("streaming-agent")
+    first, second = three.urls[:2]
+    async with httpx2.AsyncClient(headers={"authorization": f"Bearer {token}"}, timeout=30) as http:
+        session_id = await _open(http, first)
+        stream_headers = {**_in_session(session_id), "accept": "text/event-stream"}
+        async with http.stream("GET", first + "/mcp", headers=stream_headers) as stream:
+            assert stream.status_code == 200
+            three.replicas[0].stop(force=True)
+
+            async def to_the_end() -> None:
+                with contextlib.suppress(httpx2.HTTPError):  # cut mid-stream, or closed: never hung
+                    async for _ in stream.aiter_bytes():
+                        pass
+
+            await asyncio.wait_for(to_the_end(), patient(10))  # the stream ends with its replica
+        # A resumption naming an event of the dead replica's stream: the events are gone, and the
+        # answer says so (the SDK would leave the client reopening an empty stream); the session goes on.
+        resumed = await http.get(second + "/mcp", headers={**stream_headers, "last-event-id": "gone-event"})
+        assert resumed.status_code == 404 and "Stream not found" in resumed.json()["error"]["message"]
+        assert (await _list(http, second, session_id)).status_code == 200
+        async with http.stream("GET", second + "/mcp", headers=stream_headers) as fresh:
+            assert fresh.status_code == 200
+            assert fresh.headers["content-type"].startswith("text/event-stream")

@@ -223,7 +223,7 @@ class SessionRecords:
         self._known.pop((endpoint, session_id), None)
 
     async def end(self, endpoint: str, session_id: str) -> None:
-        """The session ended for good (its client's DELETE): its record goes, every replica closes its copy."""
+        """The session ended for good (its client's DELETE): its record goes, every copy is closed."""
         self._known.pop((endpoint, session_id), None)
         self.counts.ended += 1
         try:

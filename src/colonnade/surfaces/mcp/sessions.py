@@ -61,6 +61,7 @@ from colonnade.governance.principal import PrincipalKind
 from colonnade.surfaces.admission import retry_after_header
 from colonnade.surfaces.edge import principal_of_scope, request_body
 from colonnade.surfaces.mcp.announcer import connection_of
+from colonnade.surfaces.mcp.event_store import MemoryEventStore
 from colonnade.surfaces.mcp.plain_call import plain_call, serve_plain_call
 from colonnade.surfaces.mcp.request_streams import (
     LeaveWatch,
@@ -81,6 +82,10 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 _NOT_FOUND = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Session not found"}}'
+_STREAM_NOT_FOUND = (
+    b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Stream not found: its events are gone '
+    b'(the replica that served it stopped, or they were dropped for room); the session goes on"}}'
+)
 _SESSION_HEADER = MCP_SESSION_ID_HEADER.lower().encode()
 # What a session negotiates after `initialize` that a replica serving it must know too.
 _RECORDED = frozenset({"initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
@@ -372,11 +377,27 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
                 await records.end(self.name, session_id)  # before the answer: no replica serves it after
             else:
                 records.touch(self.name, session_id)
+        if scope.get("method") == "GET" and self._lost_stream(scope):
+            await _answer(send, 404, _STREAM_NOT_FOUND)
+            return
         self.ledger.enter(session_id)
         try:
             await self._sdk_app(scope, receive, send)
         finally:
             self.ledger.leave(session_id)
+
+    def _lost_stream(self, scope: Scope) -> bool:
+        """Whether a GET resumes a stream (`Last-Event-ID`) whose events this replica does not have:
+        none are kept (no event store), or the stream was served by another replica (one that died)
+        or its events were dropped for room. The SDK would answer with no response at all, or an
+        empty stream the client reopens forever; 404 ends the client's wait for that stream."""
+        last_event_id = next((v for k, v in scope.get("headers", ()) if k == b"last-event-id"), None)
+        if last_event_id is None:
+            return False
+        store = self.event_store
+        if store is None:
+            return True
+        return isinstance(store, MemoryEventStore) and not store.knows(last_event_id.decode("latin-1"))
 
     async def _restore_once(self, session_id: str, principal: str, send: Send) -> bool:
         """Serve a session this replica does not hold from its shared record; False once answered
