@@ -54,6 +54,7 @@ logger = logging.getLogger(__name__)
 ENDED_TOPIC = "mcp-session-ended"
 """The fan-out topic on which a replica says a session ended (its DELETE): close your copy."""
 _KEY = "mcp-session:{endpoint}:{session_id}"
+_RETRY_UNSHARED_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +214,8 @@ class SessionRecords:
         if known is None:
             return
         now = time.monotonic()
-        if now - known.touched < self.touch_after_s and known.shared:
+        # A record Redis did not take (degraded mode) is offered again each second, not each request.
+        if now - known.touched < (self.touch_after_s if known.shared else _RETRY_UNSHARED_S):
             return
         known.touched = now
         self._spawn(self._renew(known))

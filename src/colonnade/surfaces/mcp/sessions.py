@@ -444,7 +444,6 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         if record.log_level is not None:
             self._logging.add(session_id)
         self.ledger.hold(session_id, record.owner, record.principal, lambda: self._close(session_id))
-        self.ledger.leave(session_id)
         self.restored(session_id, record)
         group = self._restored_group
         try:
@@ -454,6 +453,8 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
             self._forget(session_id, transport)
             await transport.terminate()
             raise
+        finally:
+            self.ledger.leave(session_id)  # held in flight while it starts: never evicted half-made
         self.records.restored(record)
         logger.debug("serving MCP session %s, opened by replica %s", session_id[:64], record.opened_by)
         return True
