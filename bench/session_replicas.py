@@ -12,7 +12,12 @@ with a DELETE (the opening and the ending are not timed). Four kinds of request 
 - later requests on `b` of such a session;
 - later requests of a session on `solo` (no records at all: the yardstick of a later request);
 - and, for scale, what a client that had to open a new session instead would pay on `b`: its
-  `initialize` and `notifications/initialized` together (one figure per session).
+  `initialize` and `notifications/initialized` together (one figure per session);
+- and what the alternative design, forwarding each request to the session's owner, would add to
+  every request that lands elsewhere: later requests of a session on `a`, once served directly,
+  once sent to `a` over loopback HTTP (uvicorn in this process, an aiohttp client as a forwarder
+  would use). The difference is a lower bound of the hop: a forwarder also reads the request at
+  its own edge and relays the answer back.
 
 Blocks of `--sessions` sessions take turns for `--rounds` rounds; each kind's figure is the
 median over rounds of this process's CPU per request (every thread) and of the wall time per
@@ -31,14 +36,17 @@ import argparse
 import asyncio
 import contextlib
 import json
+import socket
 import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import aiohttp
+import uvicorn
 from starlette.applications import Starlette
 
 from colonnade.config import Settings, SharedStateSettings
@@ -63,12 +71,15 @@ _INITIALIZE = {
     },
 }
 _LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+Forward = Callable[[str], Awaitable[None]]
 KINDS = (
     "initialize + initialized",
     "first, opened here",
     "first, opened on another replica",
     "later, records on",
     "later, no Redis",
+    "later, direct on the owner",
+    "later, forwarded to the owner",
 )
 
 
@@ -146,7 +157,7 @@ async def _gateway(tmp: Path, name: str, redis: str | None, prefix: str) -> Asyn
 
 
 async def _round(
-    a: Starlette, b: Starlette, solo: Starlette, sessions: int, requests: int
+    a: Starlette, b: Starlette, solo: Starlette, forward: Forward, sessions: int, requests: int
 ) -> dict[str, tuple[float, float]]:
     """CPU and wall seconds per request of each kind, over one block of sessions each."""
     totals: dict[str, list[float]] = {kind: [0.0, 0.0, 0] for kind in KINDS}
@@ -177,7 +188,49 @@ async def _round(
         await _request(solo, alone)
         await timed("later, no Redis", solo, alone, requests - 1)
         await _end(solo, alone)
+        owned = await _open(a)
+        await _request(a, owned)
+        await timed("later, direct on the owner", a, owned, requests - 1)
+        cpu, wall = time.process_time(), time.perf_counter()
+        for _ in range(requests - 1):
+            await forward(owned)
+        hop = totals["later, forwarded to the owner"]
+        hop[0] += time.process_time() - cpu
+        hop[1] += time.perf_counter() - wall
+        hop[2] += requests - 1
+        await _end(a, owned)
     return {kind: (cpu / n, wall / n) for kind, (cpu, wall, n) in totals.items()}
+
+
+@contextlib.asynccontextmanager
+async def _forwarder(app: Starlette) -> AsyncIterator[Forward]:
+    """`app` on loopback HTTP (uvicorn in this loop) and a pooled aiohttp client sending to it."""
+    # IPPROTO_TCP, as a server makes it: asyncio sets TCP_NODELAY only then (else 40 ms delayed ACKs)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.bind(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False))
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:  # noqa: ASYNC110 (uvicorn tells only by this flag)
+        await asyncio.sleep(0.01)
+    body = json.dumps(_LIST).encode()
+    try:
+        async with aiohttp.ClientSession() as client:
+
+            async def forward(session: str) -> None:
+                headers = {
+                    key.decode(): value.decode() for key, value in _in_session(session) if key != b"host"
+                }
+                async with client.post(url, data=body, headers=headers) as answer:
+                    await answer.read()
+                    if answer.status != 200:
+                        raise SystemExit(f"the forwarded tools/list answered {answer.status}")
+
+            yield forward
+    finally:
+        server.should_exit = True
+        await serving
+        sock.close()
 
 
 async def measure(tmp: Path, redis: str, sessions: int, requests: int, rounds: int) -> None:
@@ -188,9 +241,10 @@ async def measure(tmp: Path, redis: str, sessions: int, requests: int, rounds: i
             _gateway(tmp, "a", redis, prefix) as a,
             _gateway(tmp, "b", redis, prefix) as b,
             _gateway(tmp, "solo", None, prefix) as solo,
+            _forwarder(a) as forward,
         ):
-            await _round(a, b, solo, 20, requests)  # warm-up
-            per_round = [await _round(a, b, solo, sessions, requests) for _ in range(rounds)]
+            await _round(a, b, solo, forward, 20, requests)  # warm-up
+            per_round = [await _round(a, b, solo, forward, sessions, requests) for _ in range(rounds)]
     cpu = {kind: statistics.median(r[kind][0] for r in per_round) * 1e6 for kind in KINDS}
     wall = {kind: statistics.median(r[kind][1] for r in per_round) * 1e6 for kind in KINDS}
     print(f"{rounds} rounds x {sessions} sessions x {requests} requests; us per request, median over rounds")
@@ -206,6 +260,12 @@ async def measure(tmp: Path, redis: str, sessions: int, requests: int, rounds: i
     )
     print(
         f"extra cost of a later request with shared records: {later_cpu:.0f} us CPU, {later_wall:.0f} us wall"
+    )
+    hop_cpu = cpu["later, forwarded to the owner"] - cpu["later, direct on the owner"]
+    hop_wall = wall["later, forwarded to the owner"] - wall["later, direct on the owner"]
+    print(
+        f"owner forwarding instead: at least {hop_cpu:.0f} us CPU, {hop_wall:.0f} us wall on every request "
+        "that lands elsewhere"
     )
 
 

@@ -74,7 +74,8 @@ def private_schema(postgres_url: str) -> Iterator[str]:
 
 def start_replica(name: str, settings: Settings, schema: str) -> Replica:
     """Open a gateway on `schema` and serve it on a free loopback port, in a thread of its own."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP, as uvicorn makes it: asyncio sets TCP_NODELAY only then (else 40 ms delayed ACKs)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]

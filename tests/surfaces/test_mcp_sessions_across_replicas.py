@@ -179,8 +179,9 @@ async def test_the_stateless_era_crosses_replicas_as_it_is(three: Cluster) -> No
         assert status["records_written"] == 0 and status["restored_here"] == 0, status
 
 
-async def _open(http: httpx2.AsyncClient, url: str) -> str:
-    response = await http.post(url + "/mcp", json=INITIALIZE, headers={"accept": ACCEPT})
+async def _open(http: httpx2.AsyncClient, url: str, capabilities: dict[str, object] | None = None) -> str:
+    opening = {**INITIALIZE, "params": {**INITIALIZE["params"], "capabilities": capabilities or {}}}  # type: ignore[dict-item]
+    response = await http.post(url + "/mcp", json=opening, headers={"accept": ACCEPT})
     assert response.status_code == 200, response.text
     session_id = response.headers["mcp-session-id"]
     initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
@@ -318,3 +319,20 @@ async def test_a_get_stream_on_a_stopped_replica_ends_and_the_session_streams_on
         async with http.stream("GET", second + "/mcp", headers=stream_headers) as fresh:
             assert fresh.status_code == 200
             assert fresh.headers["content-type"].startswith("text/event-stream")
+
+
+async def test_a_session_that_can_be_asked_is_answered_over_sse_on_every_replica(three: Cluster) -> None:
+    """A client that declares elicitation gets its session's requests over SSE (so the gateway can ask
+    it mid-call): on the replica that rebuilt the session too, from its very first request there."""
+    token = three.key("asked-agent")
+    first, second = three.urls[:2]
+    async with httpx2.AsyncClient(headers={"authorization": f"Bearer {token}"}, timeout=30) as http:
+        asked = await _open(http, first, {"elicitation": {}})
+        plain = await _open(http, first)
+        for url in (second, first, second):
+            answer = await _list(http, url, asked)
+            assert answer.status_code == 200 and answer.headers["content-type"].startswith(
+                "text/event-stream"
+            )
+            answer = await _list(http, url, plain)
+            assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/json")

@@ -370,9 +370,22 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
             return
         records = self.records
         if records is not None:
-            unknown = opener is None and session_id not in self._server_instances
-            if unknown and not await self._restore_once(session_id, principal, send):
+            if opener is None and session_id not in self._server_instances:
+                if not await self._restore_once(session_id, principal, send):
+                    return
+                # Answered as the session's own requests are, now that this replica knows it.
+                with answering(self._answer_as(scope)[0]):
+                    await self._serve_held(session_id, records, scope, receive, send)
                 return
+            await self._serve_held(session_id, records, scope, receive, send)
+            return
+        await self._serve_held(session_id, None, scope, receive, send)
+
+    async def _serve_held(
+        self, session_id: str, records: SessionRecords | None, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        """A request of a session this replica holds, by the principal that opened it."""
+        if records is not None:
             if scope.get("method") == "DELETE":
                 await records.end(self.name, session_id)  # before the answer: no replica serves it after
             else:
