@@ -15,6 +15,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -22,10 +23,18 @@ import yaml
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from colonnade.config import AuthSettings, RoutingSettings, ServerSettings, Settings, SharedStateSettings
+from colonnade.config import (
+    AuthSettings,
+    McpServerSettings,
+    RoutingSettings,
+    ServerSettings,
+    Settings,
+    SharedStateSettings,
+)
 from colonnade.governance.key_admin import KeyRequest
 from colonnade.governance.principal import Principal
 from tests.support.machine_load import patient
+from tests.support.mcp_servers import reference_http
 from tests.support.redis_server import OwnRedis
 from tests.support.replicas import Replica, private_schema, start_replica
 from tests.support.repo import ROOT
@@ -79,7 +88,14 @@ def _contract(backend_url: str, folder: Path) -> Path:
 
 @contextlib.contextmanager
 def cluster(
-    postgres_url: str, redis_url: str, redis_prefix: str, backend_url: str, folder: Path, *, count: int = 3
+    postgres_url: str,
+    redis_url: str,
+    redis_prefix: str,
+    backend_url: str,
+    folder: Path,
+    *,
+    count: int = 3,
+    servers: list[McpServerSettings] | None = None,
 ) -> Iterator[Cluster]:
     contract = _contract(backend_url, folder)
     replicas: list[Replica] = []
@@ -95,6 +111,7 @@ def cluster(
                     routing=RoutingSettings(enabled=False),
                     auth=AuthSettings(enabled=True),
                     server=ServerSettings(host="127.0.0.1", port=0),
+                    servers=servers or [],
                     shared_state=SharedStateSettings(
                         redis_url=redis_url, key_prefix=redis_prefix, replica_id=name, probe_interval_s=0.2
                     ),
@@ -127,13 +144,13 @@ class Counting(RoundRobin):
 
 @contextlib.asynccontextmanager
 async def balanced_client(
-    urls: list[str], token: str, *, mode: str
+    urls: list[str], token: str, *, mode: str, path: str = "/mcp", **options: Any
 ) -> AsyncIterator[tuple[Client, Counting]]:
     balancer = Counting(urls)
     headers = {"authorization": f"Bearer {token}"}
     async with (
         httpx2.AsyncClient(transport=balancer, headers=headers, timeout=patient(30)) as http,
-        Client(streamable_http_client(urls[0] + "/mcp", http_client=http), mode=mode) as client,  # type: ignore[arg-type]
+        Client(streamable_http_client(urls[0] + path, http_client=http), mode=mode, **options) as client,  # type: ignore[arg-type]
     ):
         yield client, balancer
 
@@ -336,3 +353,50 @@ async def test_a_session_that_can_be_asked_is_answered_over_sse_on_every_replica
             )
             answer = await _list(http, url, plain)
             assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/json")
+
+
+def test_a_session_of_a_server_s_own_endpoint_crosses_replicas_with_its_log_level(
+    postgres_url: str, redis_url: str, redis_prefix: str, backend_url: str, tmp_path: Path
+) -> None:
+    """`/servers/{name}/mcp` sessions are rebuilt the same way (records apart from `/mcp`'s). The
+    server's log messages (`info`) are relayed by whichever replica serves the call as the session's
+    level says: none at `warning` (set through one replica; the others would relay every level
+    without it), all of them once `info` is set through another replica."""
+    with reference_http(tmp_path / "reference.log") as upstream:
+        servers = [McpServerSettings(name="ref", transport="http", url=upstream)]
+        with cluster(postgres_url, redis_url, redis_prefix, backend_url, tmp_path, servers=servers) as three:
+            token = three.key("endpoint-agent")
+            heard: list[str] = []
+
+            async def log(params: Any) -> None:
+                heard.append(str(params.level))
+
+            async def logged_calls(client: Client) -> None:
+                for _ in range(3):  # three requests in a row: one lands on each replica
+                    logged = await client.call_tool("test_tool_with_logging", {})
+                    assert not logged.is_error, logged
+
+            async def scenario() -> tuple[Counting, int]:
+                async with balanced_client(
+                    three.urls, token, mode="legacy", path="/servers/ref/mcp", logging_callback=log
+                ) as (client, balancer):
+                    tools = {tool.name for tool in (await client.list_tools(cache_mode="bypass")).tools}
+                    assert {"test_simple_text", "test_tool_with_logging"} <= tools
+                    for _ in range(6):  # every replica holds the session now
+                        simple = await client.call_tool("test_simple_text", {})
+                        assert not simple.is_error, simple
+                    await client.set_logging_level("warning")
+                    await logged_calls(client)
+                    quiet = len(heard)
+                    await client.set_logging_level("info")
+                    await asyncio.sleep(0.5)  # the change fan-out reaches the other replicas
+                    await logged_calls(client)
+                    assert balancer.initializes == 1
+                    return balancer, quiet
+
+            balancer, quiet = asyncio.run(scenario())
+            assert all(balancer.sent[url] >= 5 for url in three.urls), balancer.sent
+            assert quiet == 0, heard
+            assert heard == ["info"] * 9, heard  # three log messages per call, on every replica
+            restored = [three.sessions_status(replica)["restored_here"] for replica in three.replicas]
+            assert sum(restored) >= 2, restored

@@ -24,7 +24,8 @@ off the request's path); forwarding to the owner would cost at least 1.0 ms of C
 request that lands elsewhere, two in three behind three replicas.
 
 The record lives as long as the session is used somewhere: its expiry is the idle timeout, and
-every replica serving the session renews it (`touch`). A session the client ends (DELETE) is ended
+every replica serving the session renews it (`touch`). A log level set through one replica reaches
+the others holding the session over the change fan-out. A session the client ends (DELETE) is ended
 everywhere: its record is deleted before the answer and the other replicas are told over the
 change fan-out to close their copy. A replica that evicts a session for room (`SessionLedger`)
 drops only its own copy: the bound is on this replica's memory, and the session may be in use on
@@ -51,10 +52,12 @@ from pydantic import ValidationError
 
 from colonnade.shared_state import Change, Fanout, SharedStateUnavailable, SharedValues
 
-__all__ = ["ENDED_TOPIC", "SessionRecord", "SessionRecords"]
+__all__ = ["CHANGED_TOPIC", "ENDED_TOPIC", "SessionRecord", "SessionRecords"]
 
 logger = logging.getLogger(__name__)
 ENDED_TOPIC = "mcp-session-ended"
+CHANGED_TOPIC = "mcp-session-changed"
+"""The fan-out topic on which a replica says a session's record changed (its log level): reread it."""
 """The fan-out topic on which a replica says a session ended (its DELETE): close your copy."""
 _KEY = "mcp-session:{endpoint}:{session_id}"
 _RETRY_UNSHARED_S = 1.0
@@ -133,6 +136,7 @@ class _Counts:
 
 
 EndedHandler = Callable[[str], None]
+ChangedHandler = Callable[[SessionRecord], None]
 
 
 class SessionRecords:
@@ -154,14 +158,20 @@ class SessionRecords:
         self.replica_id = replica_id
         self._known: dict[tuple[str, str], _Known] = {}
         self._ended: dict[str, EndedHandler] = {}
+        self._changed: dict[str, ChangedHandler] = {}
         self._background: set[asyncio.Task[None]] = set()
         self.counts = _Counts()
         if fanout is not None:
             fanout.subscribe(ENDED_TOPIC, self._on_ended_elsewhere)
+            fanout.subscribe(CHANGED_TOPIC, self._on_changed_elsewhere)
 
     def on_ended(self, endpoint: str, handler: EndedHandler) -> None:
         """`handler(session_id)` closes this replica's copy of a session another replica ended."""
         self._ended[endpoint] = handler
+
+    def on_changed(self, endpoint: str, handler: ChangedHandler) -> None:
+        """`handler(record)` applies to this replica's copy what another replica changed in a session."""
+        self._changed[endpoint] = handler
 
     def known(self, endpoint: str, session_id: str) -> SessionRecord | None:
         """The record of a session this replica holds (opened or restored here)."""
@@ -185,12 +195,16 @@ class SessionRecords:
             )
         return shared
 
-    async def update(self, endpoint: str, session_id: str, **changes: Any) -> bool:
-        """Change a held session's record (its log level, its subscriptions) and write it."""
+    async def update(self, endpoint: str, session_id: str, *, tell: bool = False, **changes: Any) -> bool:
+        """Change a held session's record (its log level, its subscriptions) and write it; with `tell`,
+        the other replicas holding a copy reread it."""
         known = self._known.get((endpoint, session_id))
         if known is None:
             return False
-        return await self.put(known.record.evolve(**changes))
+        shared = await self.put(known.record.evolve(**changes))
+        if shared and tell and self.fanout is not None:
+            await self.fanout.publish(CHANGED_TOPIC, {"endpoint": endpoint, "session_id": session_id})
+        return shared
 
     async def fetch(self, endpoint: str, session_id: str) -> SessionRecord | None:
         """The record of a session another replica opened, to serve it here; None when there is none
@@ -278,6 +292,21 @@ class SessionRecords:
         handler = self._ended.get(endpoint)
         if handler is not None:
             handler(session_id)
+
+    async def _on_changed_elsewhere(self, change: Change) -> None:
+        payload: Mapping[str, Any] = change.payload
+        endpoint, session_id = payload.get("endpoint"), payload.get("session_id")
+        if not isinstance(endpoint, str) or not isinstance(session_id, str):
+            return
+        known = self._known.get((endpoint, session_id))
+        handler = self._changed.get(endpoint)
+        if known is None or handler is None:
+            return  # not held here: the next rebuild reads the new record
+        record = await self.fetch(endpoint, session_id)
+        if record is None or (endpoint, session_id) not in self._known:
+            return
+        known.record = record
+        handler(record)
 
     def _spawn(self, work: Any) -> None:
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(work)

@@ -236,7 +236,8 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         `plain_calls` (and `json_response`), a plain 2026-07-28 `tools/call` skips the SDK's
         transport machinery (`plain_call.py`). `name` keys this manager's shared session records
         (`mcp`, `servers/<name>`); `on_restore` hears each session rebuilt here from its record, with
-        the connection that now speaks for it, to restore what the server keeps per connection."""
+        the connection that now speaks for it, to restore what the server keeps per connection, and
+        again when another replica changed the record of a session held here."""
         self._json_default = False
         super().__init__(app, session_idle_timeout=ledger.limits.idle_s, max_sessions=None, **options)
         self.ledger = ledger
@@ -254,9 +255,11 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         self.on_restore = on_restore
         self._restoring: dict[str, asyncio.Future[bool]] = {}
         self._restored_group: TaskGroup | None = None
+        self._connections: dict[str, Connection] = {}
         if self.records is not None:
             app.middleware.append(self._recording)
             self.records.on_ended(name, self._ended_elsewhere)
+            self.records.on_changed(name, self._changed_elsewhere)
         app.lifespan = self._seeing_lifespan(app.lifespan)
         self._sdk_app = self.asgi_app
         self._opening_app = RequestBodyLimitMiddleware(self._open_app, self.max_request_body_size)
@@ -500,6 +503,7 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
                     connection.client_params = record.client_params()
                     connection.protocol_version = record.protocol_version
                     connection.initialized.set()
+                    self._connections[session_id] = connection
                     if self.on_restore is not None:
                         self.on_restore(connection, record)
                     await serve_connection(
@@ -550,13 +554,16 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
                 requestor=dict(requestor) if requestor is not None else None,
                 opened_by=records.replica_id,
             )
+            connection = connection_of(ctx.session)
+            if isinstance(connection, Connection):
+                self._connections[session_id] = connection
             await records.put(record)
             return
         held = records.known(self.name, session_id)
         if held is None:
             return
         if method == "logging/setLevel":
-            await records.update(self.name, session_id, log_level=str(params.get("level")))
+            await records.update(self.name, session_id, tell=True, log_level=str(params.get("level")))
             return
         uri = params.get("uri")
         if not isinstance(uri, str):
@@ -626,6 +633,15 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         memory; the session may be in use on another), and its next request here rebuilds it."""
         self._close_here(session_id)
 
+    def _changed_elsewhere(self, record: SessionRecord) -> None:
+        """Another replica changed a session held here (its log level): this copy follows."""
+        session_id = record.session_id
+        if record.log_level is not None:
+            self._logging.add(session_id)
+        connection = self._connections.get(session_id)
+        if connection is not None and self.on_restore is not None:
+            self.on_restore(connection, record)
+
     def _ended_elsewhere(self, session_id: str) -> None:
         """Another replica ended the session (its client's DELETE): close this copy."""
         self.ledger.release(session_id)
@@ -649,6 +665,7 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         self.ledger.release(session_id)
         self._streamed.discard(session_id)
         self._logging.discard(session_id)
+        self._connections.pop(session_id, None)
         if self.records is not None:
             self.records.forget(self.name, session_id)
         if self.on_end is not None:
