@@ -386,10 +386,11 @@ def test_a_session_of_a_server_s_own_endpoint_crosses_replicas_with_its_log_leve
                         simple = await client.call_tool("test_simple_text", {})
                         assert not simple.is_error, simple
                     await client.set_logging_level("warning")
+                    await asyncio.sleep(patient(0.5))  # the change fan-out reaches the other replicas
                     await logged_calls(client)
                     quiet = len(heard)
                     await client.set_logging_level("info")
-                    await asyncio.sleep(0.5)  # the change fan-out reaches the other replicas
+                    await asyncio.sleep(patient(0.5))
                     await logged_calls(client)
                     assert balancer.initializes == 1
                     return balancer, quiet
