@@ -266,6 +266,7 @@ class SessionRecords:
             "restored_here": counts.restored,
             "unknown_ids_refused": counts.missing,
             "opened_local_only": counts.local_only,
+            "record_writes_failed": counts.write_failures,
             "ended": counts.ended,
         }
 
