@@ -103,6 +103,33 @@ async def test_a_server_session_speaks_for_its_connection() -> None:
     )
 
 
+def test_a_session_is_still_driven_as_the_rebuilt_one_mirrors() -> None:
+    """`BoundedSessionManager._serve_restored` builds what `serve_loop` builds, with the connection
+    initialized from a session record: the recipe and the runner's init gate must not have moved."""
+    from mcp.server import runner
+
+    loop = inspect.getsource(runner.serve_loop)
+    seam(
+        "JSONRPCDispatcher(" in loop
+        and 'inline_methods=frozenset({"initialize"})' in loop
+        and "Connection.for_loop(dispatcher, session_id=session_id)" in loop
+        and "serve_connection(" in loop,
+        "mcp.server.runner.serve_loop's dispatcher and connection",
+        "surfaces/mcp/sessions.py (BoundedSessionManager._serve_restored mirrors them)",
+    )
+    seam(
+        "self.connection.initialize_accepted" in inspect.getsource(runner.ServerRunner),
+        "ServerRunner's init gate on Connection.initialize_accepted",
+        "surfaces/mcp/sessions.py (a rebuilt session's connection is initialized through it)",
+    )
+    opening = inspect.getsource(StreamableHTTPSessionManager._serve_opening_request)
+    seam(
+        "http_transport.connect()" in opening and "http_transport.idle_scope" in opening,
+        "StreamableHTTPSessionManager._serve_opening_request's server task (connect, idle scope)",
+        "surfaces/mcp/sessions.py (BoundedSessionManager._serve_restored mirrors it)",
+    )
+
+
 def test_the_sdk_span_middleware_is_a_class_of_its_private_otel_module() -> None:
     try:
         from mcp.server._otel import OpenTelemetryMiddleware

@@ -94,6 +94,7 @@ from colonnade.surfaces.mcp.proxy.endpoints import UpstreamEndpoints
 from colonnade.surfaces.mcp.proxy.served_upstream import ServedUpstream
 from colonnade.surfaces.mcp.routing import DynamicToolList
 from colonnade.surfaces.mcp.server import McpSurface
+from colonnade.surfaces.mcp.session_records import SessionRecords
 from colonnade.surfaces.mcp.sessions import SessionLedger, SessionLimits
 from colonnade.surfaces.metrics_route import metrics_route
 from colonnade.surfaces.oauth_routes import metadata_paths, oauth_routes
@@ -314,7 +315,15 @@ class Gateway:
             total=edge.max_mcp_sessions,
             idle_s=edge.mcp_session_idle_s,
         )
-        self.sessions = SessionLedger(limits)
+        # Behind a balancer, any replica serves a handshake-era session (its record in Redis).
+        records = (
+            SessionRecords(
+                self.shared.values, self.shared.fanout, ttl_s=limits.idle_s, replica_id=self.shared.replica_id
+            )
+            if self.shared.link is not None
+            else None
+        )
+        self.sessions = SessionLedger(limits, records=records)
         self.metrics.track_sessions(self.sessions)
         self.endpoints = UpstreamEndpoints(self.servers.get, self._endpoint_for)
         self.servers.listeners.append(self.endpoints.announce)
@@ -376,9 +385,10 @@ class Gateway:
         )
 
     @classmethod
-    async def open(cls, settings: Settings) -> Gateway:
-        """Migrate the database, publish the configured contracts and load the catalog."""
-        engine = create_store_engine(settings.effective_database_url)
+    async def open(cls, settings: Settings, *, engine: AsyncEngine | None = None) -> Gateway:
+        """Migrate the database, publish the configured contracts and load the catalog; `engine` is one
+        the caller made (a replica of a test on a private PostgreSQL schema), disposed with the gateway."""
+        engine = engine if engine is not None else create_store_engine(settings.effective_database_url)
         try:
             await migrate_engine(engine)
         except BaseException:
@@ -443,10 +453,16 @@ class Gateway:
                 "tools_with_learned_co_occurrence": len(self.feedback.learned),
             },
             "policy": self.governance.policy.status() if self.governance.policy is not None else None,
-            "shared_state": self.shared.status(),
+            "shared_state": self._shared_status(),
             "trace_events": self.events.status() if self.events is not None else None,
             "checks": await self.readiness(),
         }
+
+    def _shared_status(self) -> dict[str, Any]:
+        status = self.shared.status()
+        if self.sessions.records is not None:
+            status["mcp_sessions"] = self.sessions.records.status()
+        return status
 
     def http_app(self) -> Starlette:
         """Every HTTP surface behind the edge; an unauthenticated gateway is never exposed beyond loopback."""

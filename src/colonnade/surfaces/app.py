@@ -124,6 +124,7 @@ def build_http_app(
         surfaces.mcp.server,
         sessions if sessions is not None else SessionLedger(),
         on_end=surfaces.mcp.announcer.forget,
+        on_restore=surfaces.mcp.restore_session,
         json_response=True,
         session_streams=session_streams,
         plain_calls=plain_calls,

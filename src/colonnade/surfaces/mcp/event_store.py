@@ -3,7 +3,9 @@
 With an event store the SDK sends a priming event (an id, no data) and a `retry` interval on every
 response stream, and answers `GET` with `Last-Event-ID` by replaying what followed on that stream
 (SEP-1699, 2025-11-25 era). Memory is bounded: the oldest events go first. Event ids are random,
-so a client cannot name (and replay) an event of another client's stream.
+so a client cannot name (and replay) an event of another client's stream. Each replica keeps its
+own: a stream that was open on a replica that died cannot be resumed elsewhere, and its resumption
+is answered 404 (`BoundedSessionManager`), so that the client stops waiting on it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ class MemoryEventStore(EventStore):
         while len(self._events) > self._limit:
             self._events.popitem(last=False)
         return event_id
+
+    def knows(self, event_id: str) -> bool:
+        """Whether this replica still has the event (a survivor never has another replica's)."""
+        return event_id in self._events
 
     async def replay_events_after(self, last_event_id: str, send_callback: EventCallback) -> str | None:
         entry = self._events.get(last_event_id)

@@ -17,6 +17,7 @@ import weakref
 from typing import Any, cast
 
 import mcp_types as types
+from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
@@ -55,6 +56,7 @@ from colonnade.surfaces.mcp.confirmation import (
 from colonnade.surfaces.mcp.render import model_defaults, proxied_replay, render_answer, result_body
 from colonnade.surfaces.mcp.routing import DynamicToolList, RoutingMetaError, RoutingRequest
 from colonnade.surfaces.mcp.sdk_spans import drop_idle_sdk_spans
+from colonnade.surfaces.mcp.session_records import SessionRecord
 
 __all__ = ["DEFAULT_PAGE_SIZE", "McpSurface"]
 
@@ -241,6 +243,12 @@ class McpSurface:
         connection only; the gateway writes none of its own)."""
         self._levels[connection_of(ctx.session)] = params.level
         return types.EmptyResult()
+
+    def restore_session(self, connection: Connection, record: SessionRecord) -> None:
+        """A handshake-era session opened on another replica is served here from now on: its
+        connection gets back the log level the session set there."""
+        if record.log_level is not None:
+            self._levels[connection] = cast(types.LoggingLevel, record.log_level)
 
     def _stamped(self, ctx: ServerRequestContext[Any, Any], body: dict[str, Any]) -> dict[str, Any]:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:

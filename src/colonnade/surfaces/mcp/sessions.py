@@ -12,6 +12,11 @@ included) is never closed to make room: when no idle session can go, the new one
 the retryable `R-CAP-SESSIONS`, `Retry-After` and `retry_after_ms`. Idle sessions expire after
 `idle_s` (the SDK's idle timer). A session answers only the principal that opened it.
 
+With shared session records (`SessionLedger.records`, when the gateway has Redis), a session opened
+on one replica is served by any other: its record is written before the `initialize` answer
+leaves, and a replica that meets an id it does not hold rebuilds the initialized session from it
+(`_restore`; the choice and its measure are in `session_records.py`).
+
 A manager whose default is one JSON body per request (the gateway's `/mcp`) answers a request over
 SSE when only a stream can carry what it asked for (`request_streams.py`): a progress token, a
 2026-07-28 `_meta` log level, a tool call of a session that set a log level, and every request of
@@ -32,21 +37,31 @@ from dataclasses import dataclass
 from typing import Any, cast
 from uuid import uuid4
 
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
 from mcp.server.auth.middleware.bearer_auth import (
     AuthenticatedUser,
     AuthorizationContext,
     authorization_context,
 )
+from mcp.server.connection import Connection
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import Server
+from mcp.server.runner import serve_connection
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import RequestBodyLimitMiddleware, StreamableHTTPSessionManager
+from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+from mcp.shared.transport_context import TransportContext
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import BaseModel
 from starlette.types import Receive, Scope, Send
 
 from colonnade.calls.call_errors import error
 from colonnade.governance.principal import PrincipalKind
 from colonnade.surfaces.admission import retry_after_header
 from colonnade.surfaces.edge import principal_of_scope, request_body
+from colonnade.surfaces.mcp.announcer import connection_of
+from colonnade.surfaces.mcp.event_store import MemoryEventStore
 from colonnade.surfaces.mcp.plain_call import plain_call, serve_plain_call
 from colonnade.surfaces.mcp.request_streams import (
     LeaveWatch,
@@ -55,6 +70,7 @@ from colonnade.surfaces.mcp.request_streams import (
     chosen,
     wants_stream,
 )
+from colonnade.surfaces.mcp.session_records import SessionRecord, SessionRecords
 
 __all__ = [
     "DEFAULT_SESSION_LIMITS",
@@ -66,7 +82,13 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 _NOT_FOUND = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Session not found"}}'
+_STREAM_NOT_FOUND = (
+    b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Stream not found: its events are gone '
+    b'(the replica that served it stopped, or they were dropped for room); the session goes on"}}'
+)
 _SESSION_HEADER = MCP_SESSION_ID_HEADER.lower().encode()
+# What a session negotiates after `initialize` that a replica serving it must know too.
+_RECORDED = frozenset({"initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,8 +126,12 @@ class _Held:
 class SessionLedger:
     """Who holds which session, across every session manager of the app; decides what to close for room."""
 
-    def __init__(self, limits: SessionLimits = DEFAULT_SESSION_LIMITS) -> None:
+    def __init__(
+        self, limits: SessionLimits = DEFAULT_SESSION_LIMITS, *, records: SessionRecords | None = None
+    ) -> None:
+        """With `records` (shared by replicas), every manager's sessions can be served by any replica."""
         self.limits = limits
+        self.records = records
         self._held: dict[str, _Held] = {}
         self._by_owner: dict[str, dict[str, _Held]] = {}
         self.evicted = 0
@@ -124,6 +150,10 @@ class SessionLedger:
     def principal_of(self, session_id: str) -> str | None:
         held = self._held.get(session_id)
         return held.principal if held is not None else None
+
+    def owner_of(self, session_id: str) -> str | None:
+        held = self._held.get(session_id)
+        return held.owner if held is not None else None
 
     def make_room(self, owner: str) -> bool:
         """Close what must go for `owner` to open one more session; False if nothing idle may go."""
@@ -195,6 +225,8 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         on_end: Callable[[str], object] | None = None,
         session_streams: bool = False,
         plain_calls: bool = False,
+        name: str = "mcp",
+        on_restore: Callable[[Connection, SessionRecord], None] | None = None,
         **options: Any,
     ) -> None:
         """`on_end` hears a session's id once it is gone (maybe twice), to drop what was kept for it;
@@ -202,7 +234,10 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         even when `json_response` is on (for stateless requests and other sessions), so that it can
         be asked during a call; SSE costs such a session about 1.2 ms of CPU per call. With
         `plain_calls` (and `json_response`), a plain 2026-07-28 `tools/call` skips the SDK's
-        transport machinery (`plain_call.py`)."""
+        transport machinery (`plain_call.py`). `name` keys this manager's shared session records
+        (`mcp`, `servers/<name>`); `on_restore` hears each session rebuilt here from its record, with
+        the connection that now speaks for it, to restore what the server keeps per connection, and
+        again when another replica changed the record of a session held here."""
         self._json_default = False
         super().__init__(app, session_idle_timeout=ledger.limits.idle_s, max_sessions=None, **options)
         self.ledger = ledger
@@ -215,6 +250,16 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         self._ending: set[asyncio.Task[None]] = set()
         self._running = False
         self._state: Any = None
+        self.name = name
+        self.records = ledger.records
+        self.on_restore = on_restore
+        self._restoring: dict[str, asyncio.Future[bool]] = {}
+        self._restored_group: TaskGroup | None = None
+        self._connections: dict[str, Connection] = {}
+        if self.records is not None:
+            app.middleware.append(self._recording)
+            self.records.on_ended(name, self._ended_elsewhere)
+            self.records.on_changed(name, self._changed_elsewhere)
         app.lifespan = self._seeing_lifespan(app.lifespan)
         self._sdk_app = self.asgi_app
         self._opening_app = RequestBodyLimitMiddleware(self._open_app, self.max_request_body_size)
@@ -233,12 +278,15 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
 
     @contextlib.asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
-        async with super().run():
+        async with super().run(), anyio.create_task_group() as restored:
+            self._restored_group = restored
             self._running = True
             try:
                 yield
             finally:
                 self._running = False
+                self._restored_group = None
+                restored.cancel_scope.cancel()
 
     async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A plain call is served here, decided before it runs; every other request by the SDK. A
@@ -323,11 +371,209 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
             logger.warning("refusing a request for session %s: another principal opened it", session_id[:64])
             await _answer(send, 404, _NOT_FOUND)
             return
+        records = self.records
+        if records is not None:
+            if opener is None and session_id not in self._server_instances:
+                if not await self._restore_once(session_id, principal, send):
+                    return
+                # Answered as the session's own requests are, now that this replica knows it.
+                with answering(self._answer_as(scope)[0]):
+                    await self._serve_held(session_id, records, scope, receive, send)
+                return
+            await self._serve_held(session_id, records, scope, receive, send)
+            return
+        await self._serve_held(session_id, None, scope, receive, send)
+
+    async def _serve_held(
+        self, session_id: str, records: SessionRecords | None, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        """A request of a session this replica holds, by the principal that opened it."""
+        if records is not None:
+            if scope.get("method") == "DELETE":
+                await records.end(self.name, session_id)  # before the answer: no replica serves it after
+            else:
+                records.touch(self.name, session_id)
+        if scope.get("method") == "GET" and self._lost_stream(scope):
+            await _answer(send, 404, _STREAM_NOT_FOUND)
+            return
         self.ledger.enter(session_id)
         try:
             await self._sdk_app(scope, receive, send)
         finally:
             self.ledger.leave(session_id)
+
+    def _lost_stream(self, scope: Scope) -> bool:
+        """Whether a GET resumes a stream (`Last-Event-ID`) whose events this replica does not have:
+        none are kept (no event store), or the stream was served by another replica (one that died)
+        or its events were dropped for room. The SDK would answer with no response at all, or an
+        empty stream the client reopens forever; 404 ends the client's wait for that stream."""
+        last_event_id = next((v for k, v in scope.get("headers", ()) if k == b"last-event-id"), None)
+        if last_event_id is None:
+            return False
+        store = self.event_store
+        if store is None:
+            return True
+        return isinstance(store, MemoryEventStore) and not store.knows(last_event_id.decode("latin-1"))
+
+    async def _restore_once(self, session_id: str, principal: str, send: Send) -> bool:
+        """Serve a session this replica does not hold from its shared record; False once answered
+        (404 for an unknown id or another principal's, 503 without room). Concurrent requests of one
+        session wait for a single restore."""
+        pending = self._restoring.get(session_id)
+        if pending is not None:
+            restored = await asyncio.shield(pending)
+            if restored and self.ledger.principal_of(session_id) == principal:
+                return True
+            await _answer(send, 404, _NOT_FOUND)
+            return False
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._restoring[session_id] = future
+        restored = False
+        try:
+            restored = await self._restore(session_id, principal, send)
+        finally:
+            future.set_result(restored)
+            del self._restoring[session_id]
+        return restored
+
+    async def _restore(self, session_id: str, principal: str, send: Send) -> bool:
+        assert self.records is not None
+        record = await self.records.fetch(self.name, session_id)
+        if record is None:
+            await _answer(send, 404, _NOT_FOUND)
+            return False
+        if record.principal != principal:
+            logger.warning("refusing a request for session %s: another principal opened it", session_id[:64])
+            await _answer(send, 404, _NOT_FOUND)
+            return False
+        if session_id in self._server_instances:  # opened here meanwhile (a record read twice)
+            return True
+        if not self.ledger.make_room(record.owner):
+            self.ledger.refused += 1
+            await self._refuse(send, record.owner)
+            return False
+        requestor = cast(AuthorizationContext, record.requestor) if record.requestor is not None else None
+        transport = self._new_session(requestor, session_id)
+        client = record.client_params()
+        if self.session_streams and self._json_default and client.capabilities.elicitation is not None:
+            self._streamed.add(session_id)
+        if record.log_level is not None:
+            self._logging.add(session_id)
+        self.ledger.hold(session_id, record.owner, record.principal, lambda: self._close(session_id))
+        self.restored(session_id, record)
+        group = self._restored_group
+        try:
+            assert group is not None, "the manager serves only while it runs"
+            await group.start(self._serve_restored, transport, record)
+        except BaseException:
+            self._forget(session_id, transport)
+            await transport.terminate()
+            raise
+        finally:
+            self.ledger.leave(session_id)  # held in flight while it starts: never evicted half-made
+        self.records.restored(record)
+        logger.debug("serving MCP session %s, opened by replica %s", session_id[:64], record.opened_by)
+        return True
+
+    def restored(self, session_id: str, record: SessionRecord) -> None:
+        """A session is about to be served here from its record: for subclasses to note it."""
+
+    async def _serve_restored(
+        self,
+        transport: PerRequestTransport,
+        record: SessionRecord,
+        *,
+        task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """The server task of a session rebuilt from its record: as the SDK's own for a session it
+        opens (`_serve_opening_request`, `serve_loop`), but with a connection already initialized
+        with what the session negotiated, so its next request is served without a new `initialize`."""
+        session_id = record.session_id
+        async with transport.connect() as (read_stream, write_stream):
+            task_status.started()
+            try:
+                idle_scope = transport.idle_scope if transport.idle_scope is not None else anyio.CancelScope()
+                with idle_scope:
+                    dispatcher: JSONRPCDispatcher[TransportContext] = JSONRPCDispatcher(
+                        read_stream, write_stream, inline_methods=frozenset({"initialize"})
+                    )
+                    connection = Connection.for_loop(
+                        dispatcher, session_id=session_id, protocol_version_hint=record.protocol_version
+                    )
+                    connection.client_params = record.client_params()
+                    connection.protocol_version = record.protocol_version
+                    connection.initialized.set()
+                    self._connections[session_id] = connection
+                    if self.on_restore is not None:
+                        self.on_restore(connection, record)
+                    await serve_connection(
+                        self.app, dispatcher, connection=connection, lifespan_state=self._state
+                    )
+            except Exception:
+                logger.exception("MCP session %s (restored from its record) crashed", session_id[:64])
+            finally:
+                self._forget(session_id, transport)
+                if not transport.is_terminated:
+                    with anyio.CancelScope(shield=True):
+                        await transport.terminate()
+
+    async def _recording(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        """Server middleware: what a session negotiates goes into its shared record before the answer."""
+        result = await call_next(ctx)
+        method = ctx.method
+        if method in _RECORDED and ctx.session is not None:
+            session_id = getattr(connection_of(ctx.session), "session_id", None)
+            if isinstance(session_id, str):
+                try:
+                    await self._record(method, session_id, ctx, result)
+                except Exception:  # the session still works on this replica; say why it may not elsewhere
+                    logger.exception("recording MCP session %s for other replicas failed", session_id[:64])
+        return result
+
+    async def _record(
+        self, method: str, session_id: str, ctx: ServerRequestContext[Any, Any], result: HandlerResult
+    ) -> None:
+        records = self.records
+        assert records is not None
+        params = dict(ctx.params or {})
+        if method == "initialize":
+            answer = result.model_dump(by_alias=True) if isinstance(result, BaseModel) else result
+            version = answer.get("protocolVersion") if isinstance(answer, Mapping) else None
+            principal, owner = self.ledger.principal_of(session_id), self.ledger.owner_of(session_id)
+            if not isinstance(version, str) or principal is None or owner is None:
+                return
+            requestor = self._session_owners.get(session_id)
+            params.pop("_meta", None)
+            record = SessionRecord(
+                session_id=session_id,
+                endpoint=self.name,
+                principal=principal,
+                owner=owner,
+                protocol_version=version,
+                client=params,
+                requestor=dict(requestor) if requestor is not None else None,
+                opened_by=records.replica_id,
+            )
+            connection = connection_of(ctx.session)
+            if isinstance(connection, Connection):
+                self._connections[session_id] = connection
+            await records.put(record)
+            return
+        held = records.known(self.name, session_id)
+        if held is None:
+            return
+        if method == "logging/setLevel":
+            await records.update(self.name, session_id, tell=True, log_level=str(params.get("level")))
+            return
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            return
+        subscribed = set(held.subscriptions)
+        if method == "resources/subscribe":
+            subscribed.add(uri)
+        else:
+            subscribed.discard(uri)
+        await records.update(self.name, session_id, subscriptions=tuple(sorted(subscribed)))
 
     async def _open_app(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._open(scope, receive, send, principal_of_scope(scope).key)
@@ -357,11 +603,14 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
     def opened(self, session_id: str, scope: Scope) -> None:
         """A session is about to serve its opening request (`scope`): for subclasses to note it."""
 
-    def _new_session(self, requestor: AuthorizationContext | None) -> PerRequestTransport:
+    def _new_session(
+        self, requestor: AuthorizationContext | None, session_id: str | None = None
+    ) -> PerRequestTransport:
         """A new session registered as the SDK's manager registers one (its `_admit_session`, with
-        this manager's transport class and without its bound: the ledger bounds sessions)."""
+        this manager's transport class and without its bound: the ledger bounds sessions); with
+        `session_id`, a session another replica opened."""
         transport = PerRequestTransport(
-            mcp_session_id=uuid4().hex,
+            mcp_session_id=session_id if session_id is not None else uuid4().hex,
             # The session's own setting is read by its message router for what the gateway sends during
             # a request: SSE, so it reaches the request's stream when the request is answered over SSE.
             is_json_response_enabled=False,
@@ -379,7 +628,31 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         return transport
 
     def _close(self, session_id: str) -> None:
-        """Evicted for room: forgotten at once (its id answers 404), its transport ended in the background."""
+        """Evicted for room: forgotten at once, its transport ended in the background. Its id answers
+        404 here; with shared records only this replica's copy goes (the room is this replica's
+        memory; the session may be in use on another), and its next request here rebuilds it."""
+        self._close_here(session_id)
+
+    def _changed_elsewhere(self, record: SessionRecord) -> None:
+        """Another replica changed a session held here (its log level): this copy follows."""
+        session_id = record.session_id
+        if record.log_level is not None:
+            self._logging.add(session_id)
+        connection = self._connections.get(session_id)
+        if connection is not None and self.on_restore is not None:
+            self.on_restore(connection, record)
+
+    def _ended_elsewhere(self, session_id: str) -> None:
+        """Another replica ended the session (its client's DELETE): close this copy."""
+        self.ledger.release(session_id)
+        self._close_here(session_id)
+
+    def _forget(self, session_id: str, transport: PerRequestTransport) -> None:
+        if self._server_instances.get(session_id) is transport:
+            del self._server_instances[session_id]
+            self._session_owners.pop(session_id, None)
+
+    def _close_here(self, session_id: str) -> None:
         transport = self._server_instances.pop(session_id, None)
         self._session_owners.pop(session_id, None)
         if transport is not None:
@@ -392,6 +665,9 @@ class BoundedSessionManager(StreamableHTTPSessionManager):
         self.ledger.release(session_id)
         self._streamed.discard(session_id)
         self._logging.discard(session_id)
+        self._connections.pop(session_id, None)
+        if self.records is not None:
+            self.records.forget(self.name, session_id)
         if self.on_end is not None:
             self.on_end(session_id)
 

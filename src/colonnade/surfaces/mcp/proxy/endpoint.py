@@ -18,10 +18,11 @@ from __future__ import annotations
 import asyncio
 import difflib
 import weakref
-from typing import Any, Protocol, get_args
+from typing import Any, Protocol, cast, get_args
 
 import mcp_types as types
 from mcp.server.caching import CacheableMethod, CacheHint
+from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
@@ -56,6 +57,7 @@ from colonnade.surfaces.mcp.proxy.served_upstream import Build, ServedUpstream
 from colonnade.surfaces.mcp.render import as_served, proxied_replay, render_answer, render_result
 from colonnade.surfaces.mcp.round_state import open_state, seal_state
 from colonnade.surfaces.mcp.sdk_spans import drop_idle_sdk_spans
+from colonnade.surfaces.mcp.session_records import SessionRecord
 from colonnade.surfaces.mcp.sessions import SessionLedger
 
 __all__ = ["PROGRESS_KEYS", "EndpointRelay", "UpstreamEndpoint", "Upstreams"]
@@ -262,6 +264,8 @@ class UpstreamEndpoint:
             security_settings=_NO_SDK_CHECK,
             json_response=True,
             plain_calls=plain_calls,
+            name=f"servers/{upstream.name}",
+            on_restore=self._restored,
         )
 
     @property
@@ -478,6 +482,12 @@ class UpstreamEndpoint:
         caps = upstream.server_capabilities
         legacy = upstream.protocol_version not in MODERN_PROTOCOL_VERSIONS
         return legacy and caps is not None and caps.resources is not None and bool(caps.resources.subscribe)
+
+    def _restored(self, connection: Connection, record: SessionRecord) -> None:
+        """A session another replica opened is served here: its log level holds here too (its
+        resource subscriptions are followed by the replica that took them)."""
+        if record.log_level is not None:
+            self._levels[connection] = cast(types.LoggingLevel, record.log_level)
 
     async def _set_level(self, ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
         """The level applies to this client's requests only: the server's session is shared."""

@@ -30,6 +30,7 @@ from starlette.datastructures import Headers
 from starlette.types import Scope
 
 from colonnade.surfaces.edge import request_body
+from colonnade.surfaces.mcp.session_records import SessionRecord
 from colonnade.surfaces.mcp.sessions import BoundedSessionManager
 
 __all__ = ["EndpointSessions", "asks_nothing", "quiet_request"]
@@ -51,6 +52,10 @@ class EndpointSessions(BoundedSessionManager):
 
     def opened(self, session_id: str, scope: Scope) -> None:
         if asks_nothing(_body(scope)):
+            self._unaskable.add(session_id)
+
+    def restored(self, session_id: str, record: SessionRecord) -> None:
+        if asks_nothing({"method": "initialize", "params": record.client}):
             self._unaskable.add(session_id)
 
     def _answer_as(self, scope: Scope) -> tuple[bool | None, bool]:
