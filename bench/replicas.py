@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -114,6 +116,7 @@ async def _load(
     """`calls` calls from `callers` concurrent callers: latencies (ms), failures, wall seconds."""
     latencies: list[float] = []
     failed = 0
+    failures: Counter[str] = Counter()
     numbers = iter(range(calls))
     connector = aiohttp.TCPConnector(limit=callers)
     async with aiohttp.ClientSession(headers=deployment.headers, connector=connector) as session:
@@ -125,13 +128,20 @@ async def _load(
                 async with session.post(
                     f"{deployment.lb_url}/v1/calls", json=_request(kind, n, run)
                 ) as response:
-                    answer = await response.json(content_type=None)
+                    body = await response.read()
                 latencies.append((time.perf_counter() - started) * 1000)
+                try:
+                    answer = json.loads(body)
+                except ValueError:
+                    answer = {"status": f"HTTP {response.status}: {body[:80]!r}"}
                 if not isinstance(answer, dict) or answer.get("status") != "success":
                     failed += 1
+                    failures[str((answer.get("error") or {}).get("code") or answer.get("status"))] += 1
 
         started = time.perf_counter()
         await asyncio.gather(*(caller() for _ in range(callers)))
+        if failures:
+            print(f"{kind} calls that failed, by outcome: {dict(failures)}", file=sys.stderr)
         return latencies, failed, time.perf_counter() - started
 
 

@@ -9,7 +9,8 @@
 - HAProxy (deploy/haproxy.cfg filled in) on PORT, round-robin per request, no stickiness;
 then mints an admin API key (kept in the shared database, so every replica accepts it) into
 .colonnade/replicas-token and returns once every replica has answered through the balancer.
-`down` stops what `up` started, from the pid files under .colonnade/replicas/.
+`down` stops what `up` started, from the pid files under .colonnade/replicas/. `keys FOLDER` makes
+the shared keys alone (for the Kubernetes Secret of deploy/kubernetes/).
 
 The parts without processes (the HAProxy configuration, a replica's environment, the shared keys,
 the database) are the replica tests' too (tests/support/replicas.py), so both run the same setup.
@@ -542,12 +543,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     start.add_argument("--redis", default=REDIS, help="the Redis the replicas share")
     start.add_argument("--fresh", action="store_true", help="drop the database first")
     commands.add_parser("down", help="stop what `up` started")
+    keys = commands.add_parser("keys", help="make the shared audit and approval keys in a folder")
+    keys.add_argument("folder", type=Path, help="where audit.key and approval-signing.jwk are made")
     args = parser.parse_args(argv)
     if args.command == "up" and not 1 <= args.replicas <= 16:
         parser.error("--replicas must be between 1 and 16")
     try:
         if args.command == "up":
             up(args)
+        elif args.command == "keys":
+            made = prepare_shared_keys(args.folder)
+            console.print(f"shared keys (kept if they were there): {made[0]} and {made[1]}")
         else:
             down()
     except ReplicasError as exc:
