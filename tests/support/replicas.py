@@ -184,13 +184,13 @@ def running_replicas(
     if haproxy is None:
         pytest.skip(haproxy_missing_reason() or "")
     name = f"colonnade_replicas_{uuid.uuid4().hex[:12]}"
-    database_url, _ = ensure_database(postgres_url, name)
     lb_port = free_port()
     lb_url = f"http://127.0.0.1:{lb_port}"
     keys = prepare_shared_keys(folder / "keys")
     base = {key: value for key, value in os.environ.items() if not key.startswith("COLONNADE_")}
     replicas: list[Replica] = []
     balancer: subprocess.Popen[bytes] | None = None
+    database_url, _ = ensure_database(postgres_url, name)
     try:
         for n in range(1, count + 1):
             data_dir = folder / f"r{n}"
