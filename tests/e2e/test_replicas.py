@@ -19,7 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx2
 import mcp_types as types
@@ -55,7 +55,7 @@ def deployment(
 
 
 async def _sdk_calls(
-    deployment: ReplicaSet, mode: str
+    deployment: ReplicaSet, mode: Literal["auto", "legacy"]
 ) -> tuple[str, list[types.CallToolResult], Counter[str]]:
     """CALLS reads through the balancer with one SDK client; also who answered each HTTP request."""
     answered: Counter[str] = Counter()
@@ -66,7 +66,7 @@ async def _sdk_calls(
     hooks = {"response": [note]}
     async with (
         httpx2.AsyncClient(headers=deployment.headers, timeout=60, event_hooks=hooks) as http,
-        Client(streamable_http_client(deployment.mcp_url, http_client=http), mode=mode) as client,  # type: ignore[arg-type]
+        Client(streamable_http_client(deployment.mcp_url, http_client=http), mode=mode) as client,
     ):
         gate = asyncio.Semaphore(CONCURRENT)
 
