@@ -444,8 +444,9 @@ def _start(args: argparse.Namespace, deployment: Deployment, haproxy: str, lb_ur
             database_url, created = ensure_database(args.postgres, args.database, fresh=args.fresh)
         except Exception as exc:
             raise ReplicasError(
-                f"PostgreSQL is not reachable at {args.postgres} ({type(exc).__name__}: {exc}); start it, "
-                "or give its URL with `make replicas POSTGRES=postgresql+asyncpg://...`"
+                f"cannot open or create the database {args.database} on {args.postgres} "
+                f"({type(exc).__name__}: {exc}); start PostgreSQL, or give another server with "
+                "`make replicas POSTGRES=postgresql+asyncpg://...`"
             ) from None
     console.print(f"  {'created' if created else 'kept (FRESH=1 starts it again)'}: {database_url}")
     redis_url: str | None = args.redis
@@ -496,7 +497,15 @@ def _start(args: argparse.Namespace, deployment: Deployment, haproxy: str, lb_ur
         admin_key = minting.submit(mint_admin_key, env)
         minting.shutdown(wait=False)
         for n, (proc, log, port) in enumerate(launched, start=1):
-            _wait_http(f"http://127.0.0.1:{port}/readyz", proc, log, f"replica r{n}")
+            try:
+                _wait_http(f"http://127.0.0.1:{port}/readyz", proc, log, f"replica r{n}")
+            except ReplicasError as exc:
+                if created:
+                    raise
+                raise ReplicasError(
+                    f"{exc}; the database was kept from an earlier run: if the contracts or BACKEND_PORT "
+                    "changed since, `make replicas FRESH=1` starts it again"
+                ) from None
     with _step(f"HAProxy on {lb_url}, round-robin"):
         config = state_dir / "haproxy.cfg"
         config.write_text(haproxy_config(args.port, ports), encoding="utf-8")
