@@ -125,15 +125,17 @@ async def _load(
             nonlocal failed
             for n in numbers:
                 started = time.perf_counter()
-                async with session.post(
-                    f"{deployment.lb_url}/v1/calls", json=_request(kind, n, run)
-                ) as response:
-                    body = await response.read()
-                latencies.append((time.perf_counter() - started) * 1000)
                 try:
+                    async with session.post(
+                        f"{deployment.lb_url}/v1/calls", json=_request(kind, n, run)
+                    ) as response:
+                        body = await response.read()
                     answer = json.loads(body)
+                except aiohttp.ClientError as exc:
+                    answer = {"status": f"no answer: {type(exc).__name__}"}
                 except ValueError:
                     answer = {"status": f"HTTP {response.status}: {body[:80]!r}"}
+                latencies.append((time.perf_counter() - started) * 1000)
                 if not isinstance(answer, dict) or answer.get("status") != "success":
                     failed += 1
                     failures[str((answer.get("error") or {}).get("code") or answer.get("status"))] += 1
@@ -142,6 +144,9 @@ async def _load(
         await asyncio.gather(*(caller() for _ in range(callers)))
         if failures:
             print(f"{kind} calls that failed, by outcome: {dict(failures)}", file=sys.stderr)
+            print(
+                f"HAProxy's log: {(deployment.folder / 'haproxy.log').read_text()[-2000:]}", file=sys.stderr
+            )
         return latencies, failed, time.perf_counter() - started
 
 
