@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _stack import cpu_seconds, free_port, wait_http
-from scripts.replicas import find_haproxy
+from scripts.replica_setup import find_haproxy
 
 from tests.support.fault_contract import fault_contract
 from tests.support.replicas import ReplicaSet, running_replicas

@@ -12,21 +12,17 @@ then mints an admin API key (kept in the shared database, so every replica accep
 `down` stops what `up` started, from the pid files under .colonnade/replicas/. `keys FOLDER` makes
 the shared keys alone (for the Kubernetes Secret of deploy/kubernetes/).
 
-The parts without processes (the HAProxy configuration, a replica's environment, the shared keys,
-the database) are the replica tests' too (tests/support/replicas.py), so both run the same setup.
+What the replicas share is made by scripts/replica_setup.py, which the replica tests use too.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import json
 import os
-import shutil
 import signal
 import socket
-import string
 import subprocess
 import sys
 import time
@@ -37,195 +33,34 @@ from pathlib import Path
 
 import httpx2
 import yaml
+from replica_setup import (
+    COLONNADE,
+    REDIS_SETTING,
+    ReplicasError,
+    ensure_database,
+    find_haproxy,
+    haproxy_config,
+    mint_admin_key,
+    prepare_shared_keys,
+    replica_environment,
+    settings_accept,
+    tail,
+)
 from rich.console import Console
 
-__all__ = [
-    "HAPROXY_TEMPLATE",
-    "ReplicasError",
-    "drop_database",
-    "ensure_database",
-    "find_haproxy",
-    "haproxy_config",
-    "mint_admin_key",
-    "prepare_shared_keys",
-    "replica_environment",
-    "settings_accept",
-]
+__all__ = ["main"]
 
 ROOT = Path(__file__).resolve().parents[1]
-HAPROXY_TEMPLATE = ROOT / "deploy" / "haproxy.cfg"
-COLONNADE = Path(sys.executable).with_name("colonnade")
 DEMO_CONTRACTS = ROOT / "examples" / "contracts"
 STATE_DIR = Path(".colonnade") / "replicas"
 TOKEN_FILE = Path(".colonnade") / "replicas-token"
 DATABASE = "colonnade_replicas"
 POSTGRES = "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
 REDIS = "redis://127.0.0.1:6379/0"
-REDIS_SETTING = ("shared_state", "redis_url")
-ADMIN_OWNER = "replicas-admin"
 _STOP_WAIT_S = 20.0
 _START_WAIT_S = 120.0
 
 console = Console(highlight=False, soft_wrap=True)
-
-
-class ReplicasError(Exception):
-    """Something `make replicas` cannot go past: the message says what and how to fix it."""
-
-
-def find_haproxy() -> str | None:
-    """The haproxy executable (Debian puts it in /usr/sbin, which a user's PATH may lack)."""
-    found = shutil.which("haproxy")
-    if found is None and os.access("/usr/sbin/haproxy", os.X_OK):
-        found = "/usr/sbin/haproxy"
-    return found
-
-
-def haproxy_config(
-    lb_port: int,
-    replica_ports: Sequence[int],
-    *,
-    bind_host: str = "127.0.0.1",
-    check_ms: int = 500,
-    max_connections: int = 4096,
-    template: Path = HAPROXY_TEMPLATE,
-) -> str:
-    """deploy/haproxy.cfg with its fields filled in: one `server rN` line per replica."""
-    servers = "\n".join(f"    server r{n} 127.0.0.1:{port}" for n, port in enumerate(replica_ports, start=1))
-    fields = {
-        "bind_host": bind_host,
-        "lb_port": lb_port,
-        "check_ms": check_ms,
-        "max_connections": max_connections,
-        "servers": servers,
-    }
-    return string.Template(template.read_text(encoding="utf-8")).substitute(fields)
-
-
-def settings_accept(path: Sequence[str]) -> bool:
-    """Whether the gateway's settings have the nested setting `path` (e.g. shared_state.redis_url)."""
-    from pydantic import BaseModel
-
-    from colonnade.config import Settings
-
-    model: type[BaseModel] = Settings
-    for depth, name in enumerate(path):
-        field = model.model_fields.get(name)
-        if field is None:
-            return False
-        if depth == len(path) - 1:
-            return True
-        annotation = field.annotation
-        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
-            return False
-        model = annotation
-    return False
-
-
-def replica_environment(
-    base: Mapping[str, str],
-    *,
-    data_dir: Path,
-    database_url: str,
-    keys: tuple[Path, Path],
-    contracts: Sequence[Path],
-    lb_url: str,
-    redis_url: str | None,
-) -> dict[str, str]:
-    """What one replica runs with: its own data_dir, everything else the same on every replica.
-
-    The resource URL is the balancer's (the audience of OAuth tokens and what the protected-resource
-    metadata names), not the replica's own address.
-    """
-    audit_key, approval_key = keys
-    env = {
-        **base,
-        "COLONNADE_DATA_DIR": str(data_dir),
-        "COLONNADE_DATABASE_URL": database_url,
-        "COLONNADE_AUDIT__KEY_FILE": str(audit_key),
-        "COLONNADE_APPROVALS__KEY_FILE": str(approval_key),
-        "COLONNADE_AUTH__ENABLED": "true",
-        "COLONNADE_AUTH__RESOURCE": f"{lb_url}/mcp",
-        "COLONNADE_CONTRACTS": json.dumps([str(path) for path in contracts]),
-    }
-    if redis_url is not None and settings_accept(REDIS_SETTING):
-        env["COLONNADE_SHARED_STATE__REDIS_URL"] = redis_url
-    return env
-
-
-def prepare_shared_keys(keys_dir: Path) -> tuple[Path, Path]:
-    """The audit key and the approval signing key every replica reads, made once if missing.
-
-    Made by the gateway's own code, before any replica starts: replicas starting together would each
-    make a key of their own, and the audit chain would not verify across them.
-    """
-    from colonnade.config import Settings
-    from colonnade.runtime.governance import approval_signer, audit_key
-
-    audit_file, approval_file = keys_dir / "audit.key", keys_dir / "approval-signing.jwk"
-    settings = Settings.model_validate(
-        {"audit": {"key_file": str(audit_file)}, "approvals": {"key_file": str(approval_file)}}
-    )
-    audit_key(settings)
-    approval_signer(settings)
-    return audit_file, approval_file
-
-
-def ensure_database(server_url: str, name: str, *, fresh: bool = False) -> tuple[str, bool]:
-    """The URL of database `name` on the server of `server_url`, created if missing (dropped first
-    when `fresh`); also whether it was created now."""
-    from sqlalchemy.engine import make_url
-
-    created = asyncio.run(_ensure_database(server_url, name, fresh))
-    return make_url(server_url).set(database=name).render_as_string(hide_password=False), created
-
-
-def drop_database(server_url: str, name: str) -> None:
-    asyncio.run(_admin(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-
-
-async def _ensure_database(server_url: str, name: str, fresh: bool) -> bool:
-    if fresh:
-        await _admin(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    exists = await _admin(server_url, f"SELECT 1 FROM pg_database WHERE datname = '{name}'")
-    if exists:
-        return False
-    await _admin(server_url, f'CREATE DATABASE "{name}"')
-    return True
-
-
-async def _admin(server_url: str, statement: str) -> bool:
-    """Run one statement outside a transaction (CREATE DATABASE needs that); True if it gave rows."""
-    from sqlalchemy import text
-
-    from colonnade.store import create_store_engine
-
-    engine = create_store_engine(server_url, connect_args={"timeout": 10})
-    try:
-        async with engine.connect() as connection:
-            autocommit = await connection.execution_options(isolation_level="AUTOCOMMIT")
-            result = await autocommit.execute(text(statement))
-            return bool(result.returns_rows and result.first() is not None)
-    finally:
-        await engine.dispose()
-
-
-def mint_admin_key(env: Mapping[str, str], *, owner: str = ADMIN_OWNER, label: str = "make replicas") -> str:
-    """An admin API key made with `colonnade keys create` on the replicas' database."""
-    command = [str(COLONNADE), "keys", "create", "--owner", owner, "--persona", "admin", "--label", label]
-    done = subprocess.run(command, env=dict(env), capture_output=True, text=True, timeout=120, check=False)
-    keys = [line.strip() for line in done.stdout.splitlines() if line.strip().startswith("col_")]
-    if done.returncode != 0 or not keys:
-        raise ReplicasError(f"`colonnade keys create` failed ({done.returncode}): {_tail(done.stderr)}")
-    return keys[-1]
-
-
-def _tail(text: str, lines: int = 3) -> str:
-    kept = [line for line in text.splitlines() if line.strip()]
-    return " | ".join(kept[-lines:]) or "no output"
-
-
-# Processes ---------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -273,7 +108,7 @@ def _wait_http(url: str, proc: subprocess.Popen[bytes], log: Path, what: str) ->
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise ReplicasError(
-                f"{what} exited with code {proc.returncode}: {_tail(log.read_text(errors='replace'))}"
+                f"{what} exited with code {proc.returncode}: {tail(log.read_text(errors='replace'))}"
                 f" (log: {log})"
             )
         with contextlib.suppress(httpx2.HTTPError):
@@ -290,7 +125,7 @@ def _served_by_each(lb_url: str, names: set[str], proc: subprocess.Popen[bytes],
     with httpx2.Client(timeout=5.0) as client:
         while seen != names:
             if proc.poll() is not None:
-                raise ReplicasError(f"HAProxy exited with code {proc.returncode}: {_tail(log.read_text())}")
+                raise ReplicasError(f"HAProxy exited with code {proc.returncode}: {tail(log.read_text())}")
             if time.monotonic() > deadline:
                 missing = ", ".join(sorted(names - seen))
                 raise ReplicasError(f"replicas {missing} never answered through the balancer at {lb_url}")
@@ -511,7 +346,7 @@ def _start(args: argparse.Namespace, deployment: Deployment, haproxy: str, lb_ur
         config.write_text(haproxy_config(args.port, ports), encoding="utf-8")
         check = subprocess.run([haproxy, "-c", "-q", "-f", str(config)], capture_output=True, text=True)
         if check.returncode != 0:
-            raise ReplicasError(f"haproxy -c refused {config}: {_tail(check.stdout + check.stderr)}")
+            raise ReplicasError(f"haproxy -c refused {config}: {tail(check.stdout + check.stderr)}")
         command = [haproxy, "-f", str(config)]
         log = state_dir / "haproxy.log"
         proc = _detached(command, log, os.environ, state_dir)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
-from scripts.replicas import find_haproxy, haproxy_config, replica_environment
+from scripts.replica_setup import find_haproxy, haproxy_config, replica_environment
 
 from colonnade.config import ConfigError, Settings, load_settings
 from tests.support.repo import ROOT

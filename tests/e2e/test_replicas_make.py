@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from scripts.replicas import drop_database
+from scripts.replica_setup import drop_database
 
 from tests.support.loopback import free_port
 from tests.support.machine_load import patient

@@ -1,6 +1,6 @@
 """N gateway replicas (`colonnade serve` processes) behind HAProxy, on a private PostgreSQL database.
 
-The setup is `make replicas`' own (scripts/replicas.py): the HAProxy configuration of deploy/, the
+The setup is `make replicas`' own (scripts/replica_setup.py): the HAProxy configuration of deploy/, the
 replicas' environment (one database, one audit key, one approval key, the balancer's resource URL,
 Redis once the settings have `shared_state.redis_url`) and an admin API key from the shared database.
 What the tests add: free ports, a database of their own dropped afterwards, the contracts they serve,
@@ -25,7 +25,7 @@ from pathlib import Path
 import httpx2
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from scripts.replicas import (
+from scripts.replica_setup import (
     drop_database,
     ensure_database,
     find_haproxy,
@@ -80,8 +80,9 @@ class Replica:
         self.proc = start_process(command, self.log, cwd=self.folder, env=self.env)
 
     def wait_ready(self) -> None:
+        """Until /readyz answers: replicas start side by side, so a wait is for a few starts at once."""
         assert self.proc is not None
-        wait_http(f"{self.url}/readyz", self.proc, log=self.log)
+        wait_http(f"{self.url}/readyz", self.proc, timeout=60, log=self.log)
 
     def start(self, contracts: Sequence[Path] | None = None) -> None:
         """Start (again), with these contracts published at start-up when given."""
