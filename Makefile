@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install browser run test check lint typecheck unit schemas bench clean dense-probe
+.PHONY: install browser haproxy run replicas replicas-stop test check lint typecheck unit schemas bench clean dense-probe
 
 # The first install takes about 2 minutes: scripts/install_progress.py says what it installs and
 # shows pip's progress on one line (plain lines in CI); pip's full output is in .venv/install.log.
@@ -35,6 +35,31 @@ browser:
 run: install
 	$(BIN)/colonnade demo $(if $(PORT),--port $(PORT)) $(if $(BACKEND_PORT),--backend-port $(BACKEND_PORT)) $(if $(KEEP_DATA),--keep-data)
 
+# HAProxy, the load balancer of `make replicas` and of the replica tests (tests/support/replicas.py):
+# Debian's package, installed here when missing, as root with apt-get (as `browser` installs Chromium);
+# elsewhere `make replicas` says how to install it and the replica tests skip and say why.
+HAPROXY := /usr/sbin/haproxy
+haproxy:
+	@if [ ! -x $(HAPROXY) ] && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "installing Debian's haproxy for make replicas and the replica tests (apt-get)"; \
+		{ DEBIAN_FRONTEND=noninteractive apt-get install -y -q haproxy >/dev/null 2>&1 \
+		  || { apt-get update -q >/dev/null 2>&1 \
+		       && DEBIAN_FRONTEND=noninteractive apt-get install -y -q haproxy >/dev/null 2>&1; }; } \
+		|| echo "haproxy could not be installed: make replicas needs it, the replica tests will skip"; \
+	fi
+
+# Three gateway replicas on PostgreSQL (database colonnade_replicas) and Redis behind HAProxy on PORT
+# (default 8765), round-robin: docs/deploy.md. `make replicas PORT=9765 REPLICAS=2` moves the balancer
+# and changes the count; FRESH=1 drops the database first; POSTGRES=url and REDIS=url point elsewhere.
+# Returns once every replica answers through the balancer; `make replicas-stop` stops what it started
+# (pid files under .colonnade/replicas/).
+replicas: install haproxy
+	$(BIN)/python scripts/replicas.py up $(if $(PORT),--port $(PORT)) $(if $(REPLICAS),--replicas $(REPLICAS)) $(if $(BACKEND_PORT),--backend-port $(BACKEND_PORT)) $(if $(FRESH),--fresh) \
+		$(if $(POSTGRES),--postgres $(POSTGRES)) $(if $(REDIS),--redis $(REDIS))
+
+replicas-stop:
+	$(BIN)/python scripts/replicas.py down
+
 lint: install
 	$(BIN)/ruff check src tests bench examples
 	$(BIN)/lint-imports
@@ -55,7 +80,7 @@ check: install
 	$(BIN)/pytest -q -m fast $(XDIST)
 
 # Every tier; what CI and the README run.
-unit: install browser
+unit: install browser haproxy
 	$(BIN)/pytest $(XDIST)
 
 test: lint typecheck unit
