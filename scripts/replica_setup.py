@@ -105,11 +105,13 @@ def replica_environment(
     contracts: Sequence[Path],
     lb_url: str,
     redis_url: str | None,
+    key_prefix: str = "colonnade-replicas",
 ) -> dict[str, str]:
     """What one replica runs with: its own data_dir, everything else the same on every replica.
 
-    The resource URL is the balancer's (the audience of OAuth tokens and what the protected-resource
-    metadata names), not the replica's own address.
+    `key_prefix` keeps this deployment's Redis keys and change channel apart from other gateways
+    (and other tests) on the same Redis. The resource URL is the balancer's (the audience of OAuth
+    tokens and what the protected-resource metadata names), not the replica's own address.
     """
     audit_key, approval_key = keys
     env = {
@@ -124,6 +126,8 @@ def replica_environment(
     }
     if redis_url is not None and settings_accept(REDIS_SETTING):
         env["COLONNADE_SHARED_STATE__REDIS_URL"] = redis_url
+        # One deployment's keys and channels apart from any other gateway on the same Redis.
+        env["COLONNADE_SHARED_STATE__KEY_PREFIX"] = key_prefix
     return env
 
 

@@ -95,11 +95,6 @@ async def test_sdk_calls_in_the_stateless_era_reach_every_replica(deployment: Re
     print(f"\n{CALLS} calls in the {era} era, answered per replica: {served}")
 
 
-@pytest.mark.skip(
-    reason="handshake-era MCP sessions live in the process that opened them (issue 34 item 2, another "
-    "piece): the next request lands on another replica, which does not know the Mcp-Session-Id, and the "
-    "SDK client's session ends (anyio.ClosedResourceError); remove this mark once sessions cross replicas"
-)
 async def test_sdk_session_in_the_handshake_era_crosses_replicas(deployment: ReplicaSet) -> None:
     era, results, answered = await _sdk_calls(deployment, "legacy")
 

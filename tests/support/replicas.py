@@ -204,6 +204,7 @@ def running_replicas(
                 contracts=contracts,
                 lb_url=lb_url,
                 redis_url=redis_url,
+                key_prefix=name,
             )
             replicas.append(Replica(f"r{n}", free_port(), {**env, **(settings or {})}, folder))
         for replica in replicas:
