@@ -1,0 +1,57 @@
+"""Which replicas are alive, so that each knows its share of a limit when Redis goes away.
+
+Every replica writes its id with the time into one sorted set every `interval_s`; the live ones
+are those seen within three intervals. The last count read is kept: it is what a replica divides
+each limit by while Redis is unreachable (unless `limits.replicas` says it outright).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+
+import redis.asyncio as redis_asyncio
+
+from colonnade.shared_state.link import RedisLink, SharedStateUnavailable
+
+__all__ = ["ReplicaSet"]
+
+
+class ReplicaSet:
+    def __init__(self, link: RedisLink, prefix: str, replica_id: str, *, interval_s: float = 2.0) -> None:
+        self._link = link
+        self._key = f"{prefix}:replicas"
+        self.replica_id = replica_id
+        self.interval_s = interval_s
+        self.live: int | None = None
+        """Replicas seen alive at the last heartbeat (None before the first one answered)."""
+
+    async def beat(self) -> int:
+        """Say this replica is alive and count the live ones (raises `SharedStateUnavailable`)."""
+        now = time.time()
+        stale = now - 3 * self.interval_s
+
+        async def beat(r: redis_asyncio.Redis) -> int:
+            async with r.pipeline(transaction=True) as pipe:
+                pipe.zadd(self._key, {self.replica_id: now})
+                pipe.zremrangebyscore(self._key, "-inf", stale)
+                pipe.zcard(self._key)
+                pipe.pexpire(self._key, int(6 * self.interval_s * 1000))
+                replies = await pipe.execute()
+            return int(replies[2])
+
+        self.live = await self._link.run(beat)
+        return self.live
+
+    async def run(self) -> None:
+        """Beat for the gateway's lifetime; a Redis that is away keeps the last count."""
+        while True:
+            with contextlib.suppress(SharedStateUnavailable):
+                await self.beat()
+            await asyncio.sleep(self.interval_s)
+
+    async def leave(self) -> None:
+        """Take this replica out of the set (a clean stop), so the others' shares grow at once."""
+        with contextlib.suppress(SharedStateUnavailable):
+            await self._link.run(lambda r: r.zrem(self._key, self.replica_id))
