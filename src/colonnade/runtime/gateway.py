@@ -147,6 +147,7 @@ class Gateway:
             settings.limits,
             shared=self.shared.counters if self.shared.link is not None else None,
             replicas=self.shared.replicas,
+            shared_available=lambda: self.shared.link is None or self.shared.link.available,
         )
         self.catalog = catalog if catalog is not None else Catalog(profile=settings.wire_profile)
         self.http = http if http is not None else HttpAdapter()

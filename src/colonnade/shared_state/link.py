@@ -105,6 +105,9 @@ class RedisLink:
             if self._up:
                 continue
             try:
+                # Connections pooled before the outage point at a server that is gone (a restarted
+                # Redis closed them): drop them, or the first operations after recovery fail on them.
+                await self.client.connection_pool.disconnect()
                 await asyncio.wait_for(self.client.ping(), self.op_timeout_s)
             except (RedisError, OSError, TimeoutError) as exc:
                 self._last_error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

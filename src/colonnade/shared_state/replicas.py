@@ -1,8 +1,9 @@
 """Which replicas are alive, so that each knows its share of a limit when Redis goes away.
 
 Every replica writes its id with the time into one sorted set every `interval_s`; the live ones
-are those seen within three intervals. The last count read is kept: it is what a replica divides
-each limit by while Redis is unreachable (unless `limits.replicas` says it outright).
+are those seen within three intervals. The largest of the last three counts is kept (a Redis that
+restarted empty takes an interval to see every replica again): it is what a replica divides each
+limit by while Redis is unreachable (unless `limits.replicas` says it outright).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import deque
 
 import redis.asyncio as redis_asyncio
 
@@ -24,8 +26,12 @@ class ReplicaSet:
         self._key = f"{prefix}:replicas"
         self.replica_id = replica_id
         self.interval_s = interval_s
-        self.live: int | None = None
-        """Replicas seen alive at the last heartbeat (None before the first one answered)."""
+        self._counts: deque[int] = deque(maxlen=3)
+
+    @property
+    def live(self) -> int | None:
+        """Replicas seen alive at the last heartbeats (None before the first one answered)."""
+        return max(self._counts) if self._counts else None
 
     async def beat(self) -> int:
         """Say this replica is alive and count the live ones (raises `SharedStateUnavailable`)."""
@@ -41,8 +47,9 @@ class ReplicaSet:
                 replies = await pipe.execute()
             return int(replies[2])
 
-        self.live = await self._link.run(beat)
-        return self.live
+        count = await self._link.run(beat)
+        self._counts.append(count)
+        return count
 
     async def run(self) -> None:
         """Beat for the gateway's lifetime; a Redis that is away keeps the last count."""

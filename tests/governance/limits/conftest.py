@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from colonnade.calls.envelope import CallRequest, CallResult
-from colonnade.calls.manifest import Manifests, ManifestOverride
+from colonnade.calls.manifest import ManifestOverride, Manifests
 from colonnade.catalog.catalog import Catalog
 from colonnade.config import Settings
 from colonnade.contracts.model import Contract
@@ -107,7 +107,7 @@ def limit_settings(
 ) -> Settings:
     shared: dict[str, Any] = {}
     if redis is not None:
-        shared = {"redis_url": redis[0], "key_prefix": redis[1], "probe_interval_s": 0.1}
+        shared = {"redis_url": redis[0], "key_prefix": redis[1], "probe_interval_s": 0.1, "op_timeout_s": 2.0}
         if replica_id is not None:
             shared["replica_id"] = replica_id
     limits: dict[str, Any] = {"rules": list(rules), "heartbeat_s": 0.2}

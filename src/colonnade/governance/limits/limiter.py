@@ -10,7 +10,7 @@ both ways is logged once and shown in `/v1/status`; the shared counts resume whe
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,11 +78,13 @@ class Limiter:
         *,
         shared: Counters | None = None,
         replicas: ReplicaSet | None = None,
+        shared_available: Callable[[], bool] = lambda: True,
     ) -> None:
         self.settings = settings if settings is not None else LimitsSettings()
         self.rules: tuple[LimitRule, ...] = compile_rules(self.settings.rules)
         self._shared = shared
         self._replicas = replicas
+        self._available = shared_available
         self._local = LocalCounters()
         self._degraded = False
         self.refused: dict[str, int] = {}
@@ -96,7 +98,8 @@ class Limiter:
 
     @property
     def degraded(self) -> bool:
-        return self._degraded
+        """True while Redis is configured but away: this replica enforces its local share."""
+        return self._shared is not None and (self._degraded or not self._available())
 
     def replicas(self) -> tuple[int, str]:
         """How many replicas share each limit while Redis is away, and where that number comes from."""
@@ -137,13 +140,18 @@ class Limiter:
         return {
             "rules": [rule.name for rule in self.rules],
             "backend": self.backend,
-            "degraded": self._degraded,
-            "enforcing": "local share" if self._degraded or self._shared is None else "shared",
+            "degraded": self.degraded,
+            "enforcing": self._enforcing(),
             "replicas": replicas,
             "replicas_from": source,
-            "local_share": f"1/{replicas}" if self._degraded else None,
+            "local_share": f"1/{replicas}" if self.degraded else None,
             "refused": dict(sorted(self.refused.items())),
         }
+
+    def _enforcing(self) -> str:
+        if self._shared is None:
+            return "process"
+        return "local share" if self.degraded else "shared"
 
     def _decide(
         self,
