@@ -20,7 +20,7 @@ import uuid
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import redis.asyncio as redis_asyncio
 
@@ -58,8 +58,7 @@ class SlotCheck:
     lease_ms: int
 
 
-@dataclass(frozen=True, slots=True)
-class Usage:
+class Usage(NamedTuple):
     """One check after `take()`: calls counted (this one included when admitted), and when the
     oldest of them leaves the window (ms; for a slot, when the earliest lease would end)."""
 
@@ -114,31 +113,35 @@ class LocalCounters:
     def take_now(self, windows: Sequence[WindowCheck], slots: Sequence[SlotCheck]) -> CounterVerdict:
         """`take()` without awaiting: nothing here waits, so a check and its count cannot interleave."""
         now = time.monotonic() * 1000
-        usage: list[Usage] = []
         refused: int | None = None
         retry_ms = 0
         logs = [self._window(check, now) for check in windows]
+        leases = [self._leases(check, now) for check in slots]
         for index, (check, log) in enumerate(zip(windows, logs, strict=True)):
-            reset = int(log[0] + check.window_ms - now) if log else check.window_ms
-            usage.append(Usage(len(log), max(0, reset)))
-            if refused is None and len(log) >= check.limit:
+            if len(log) >= check.limit:
                 refused = index
                 retry_ms = int(log[len(log) - check.limit] + check.window_ms - now) + 1
-        leases = [self._leases(check, now) for check in slots]
-        for offset, (slot, held) in enumerate(zip(slots, leases, strict=True)):
-            reset = int(min(held.values()) - now) if held else 0
-            usage.append(Usage(len(held), max(0, reset)))
-            if refused is None and len(held) >= slot.limit:
-                refused = len(windows) + offset
-                retry_ms = SLOT_RETRY_MS
+                break
+        if refused is None:
+            for offset, (slot, held) in enumerate(zip(slots, leases, strict=True)):
+                if len(held) >= slot.limit:
+                    refused = len(windows) + offset
+                    retry_ms = SLOT_RETRY_MS
+                    break
         holder = _holder()
         if refused is None:
             for log in logs:
                 log.append(now)
             for slot, held in zip(slots, leases, strict=True):
                 held[holder] = now + slot.lease_ms
-            usage = [Usage(u.used + 1, u.reset_ms) for u in usage]
-        return CounterVerdict(refused, max(1, retry_ms) if refused is not None else 0, tuple(usage), holder)
+        usage = tuple(
+            [
+                Usage(len(log), max(0, int(log[0] + c.window_ms - now))) if log else Usage(0, c.window_ms)
+                for c, log in zip(windows, logs, strict=True)
+            ]
+            + [Usage(len(held), max(0, int(min(held.values()) - now)) if held else 0) for held in leases]
+        )
+        return CounterVerdict(refused, max(1, retry_ms) if refused is not None else 0, usage, holder)
 
     async def release(self, slots: Sequence[SlotCheck], holder: str) -> None:
         self.release_now(slots, holder)

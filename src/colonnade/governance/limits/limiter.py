@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from colonnade.config import LimitsSettings
 from colonnade.governance.limits.rules import BoundLimit, LimitRule, compile_rules
@@ -22,6 +22,7 @@ from colonnade.shared_state.counters import (
     CounterVerdict,
     LocalCounters,
     SlotCheck,
+    Usage,
     WindowCheck,
 )
 from colonnade.shared_state.link import SharedStateUnavailable
@@ -35,8 +36,7 @@ LEASE_GRACE_MS = 5_000
 """How long past a call's deadline its slot outlives a replica that died holding it."""
 
 
-@dataclass(frozen=True, slots=True)
-class LimitUsage:
+class LimitUsage(NamedTuple):
     """Where a call left one limit: what REST's `RateLimit-Policy` and `RateLimit` headers say."""
 
     name: str
@@ -163,15 +163,7 @@ class Limiter:
         share: int,
     ) -> LimitDecision:
         usage = tuple(
-            LimitUsage(
-                name=b.name,
-                kind=b.kind,
-                limit=_share(b.limit, share),
-                window_s=b.window_ms / 1000 if b.kind == "requests" else None,
-                remaining=max(0, _share(b.limit, share) - u.used),
-                reset_s=u.reset_ms / 1000,
-            )
-            for b, u in zip(ordered, verdict.usage, strict=True)
+            [_usage(b, u, _share(b.limit, share)) for b, u in zip(ordered, verdict.usage, strict=True)]
         )
         if verdict.refused is not None:
             refused = usage[verdict.refused]
@@ -200,6 +192,13 @@ class Limiter:
         if self._degraded:
             self._degraded = False
             logger.warning("rate limits shared again: Redis answers, every replica counts in it")
+
+
+def _usage(bound: BoundLimit, used: Usage, limit: int) -> LimitUsage:
+    window_s = bound.window_ms / 1000 if bound.kind == "requests" else None
+    return LimitUsage(
+        bound.name, bound.kind, limit, window_s, max(0, limit - used.used), used.reset_ms / 1000
+    )
 
 
 def _share(limit: int, replicas: int) -> int:
