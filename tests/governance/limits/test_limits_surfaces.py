@@ -6,12 +6,29 @@ import re
 
 import httpx2
 from mcp import Client
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from colonnade.runtime.gateway import Gateway
 from colonnade.surfaces.mcp.render import RESULT_META_KEY
 from tests.governance.limits.conftest import Served, build_gateway, limit_settings
 from tests.support.loopback import serve_in_thread
 
 CALL = {"tool_id": "acme:shop:get_item", "input": {"item_id": "I-1"}}
+
+
+def _closing(gateway: Gateway) -> ASGIApp:
+    """The gateway's app, closing the gateway on the server's own loop when the server stops."""
+    app = gateway.http_app()
+
+    async def closing(scope: Scope, receive: Receive, send: Send) -> None:
+        async def sending(message: Message) -> None:
+            if message["type"] == "lifespan.shutdown.complete":
+                await gateway.aclose()
+            await send(message)
+
+        await app(scope, receive, sending if scope["type"] == "lifespan" else send)
+
+    return closing
 
 
 def test_rest_names_the_policy_the_remaining_calls_and_when_to_come_back(shop: tuple[str, Served]) -> None:
@@ -20,14 +37,15 @@ def test_rest_names_the_policy_the_remaining_calls_and_when_to_come_back(shop: t
         {"name": "one-at-once", "concurrency": 1},
     ]
     gateway = build_gateway(limit_settings(rules), shop[0])
-    with serve_in_thread(gateway.http_app(), lifespan="on") as url, httpx2.Client(base_url=url) as client:
+    app = _closing(gateway)
+    with serve_in_thread(app, lifespan="on") as url, httpx2.Client(base_url=url) as client:
         answers = [client.post("/v1/calls", json=CALL) for _ in range(4)]
     assert [a.status_code for a in answers] == [200] * 4, "a well-formed envelope gets 200"
     assert [a.json()["status"] for a in answers] == ["success"] * 3 + ["retryable_error"]
 
     first = answers[0].headers
     assert first["ratelimit-policy"] == '"per-caller";q=3;w=60, "one-at-once";q=1;qu="concurrent-requests"'
-    assert re.fullmatch(r'"per-caller";r=2;t=(59|60), "one-at-once";r=0;t=\d+', first["ratelimit"])
+    assert re.fullmatch(r'"per-caller";r=2;t=(59|60), "one-at-once";r=0', first["ratelimit"])
     assert "retry-after" not in first
     third = answers[2].headers["ratelimit"]
     assert third.startswith('"per-caller";r=0;'), third

@@ -58,8 +58,11 @@ def _policy(usage: LimitUsage) -> str:
 
 
 def _remaining(usage: LimitUsage, wait_ms: Any) -> str:
+    """`r` calls left; `t` seconds until a window frees room (a slot frees when any call ends: no `t`)."""
     if isinstance(wait_ms, int | float):
         return f"{_sf_string(usage.name)};r=0;t={max(1, math.ceil(wait_ms / 1000))}"
+    if usage.window_s is None:
+        return f"{_sf_string(usage.name)};r={usage.remaining}"
     return f"{_sf_string(usage.name)};r={usage.remaining};t={math.ceil(usage.reset_s)}"
 
 
