@@ -93,3 +93,14 @@ async def test_two_replicas_on_one_redis_share_one_window(redis_url: str, redis_
         verdicts = await asyncio.gather(*(replica.take([window], []) for replica in [a, b] * 15))
         assert sum(v.admitted for v in verdicts) == 10
         assert all(v.retry_after_ms > 0 for v in verdicts if not v.admitted)
+
+
+async def test_in_process_counts_nobody_used_for_a_window_are_forgotten() -> None:
+    counters = LocalCounters()
+    for index in range(LocalCounters.SWEEP_EVERY - 1):
+        counters.take_now([WindowCheck(f"w|agent|bot-{index}", limit=1, window_ms=1)], [])
+    await asyncio.sleep(0.01)
+    busy = WindowCheck("w|agent|busy", limit=5, window_ms=60_000)
+    verdict = counters.take_now([busy], [])  # the sweep runs on this take
+    assert verdict.admitted
+    assert list(counters._windows) == ["w|agent|busy"]

@@ -103,9 +103,14 @@ _PROCESS = uuid.uuid4().hex[:12]
 class LocalCounters:
     """Windows and slots in this process (monotonic clock, expired lazily)."""
 
+    SWEEP_EVERY = 4096
+    """Takes between two sweeps of the counts nobody used for a whole window (callers come and go)."""
+
     def __init__(self) -> None:
         self._windows: dict[str, deque[float]] = {}
+        self._spans: dict[str, int] = {}
         self._slots: dict[str, dict[str, float]] = {}
+        self._takes = 0
 
     async def take(self, windows: Sequence[WindowCheck], slots: Sequence[SlotCheck]) -> CounterVerdict:
         return self.take_now(windows, slots)
@@ -113,6 +118,9 @@ class LocalCounters:
     def take_now(self, windows: Sequence[WindowCheck], slots: Sequence[SlotCheck]) -> CounterVerdict:
         """`take()` without awaiting: nothing here waits, so a check and its count cannot interleave."""
         now = time.monotonic() * 1000
+        self._takes += 1
+        if self._takes % self.SWEEP_EVERY == 0:
+            self._sweep(now)
         refused: int | None = None
         retry_ms = 0
         logs = [self._window(check, now) for check in windows]
@@ -157,12 +165,22 @@ class LocalCounters:
     def clear(self) -> None:
         """Forget every count (a replica leaving its local share for the shared counters)."""
         self._windows.clear()
+        self._spans.clear()
         self._slots.clear()
+
+    def _sweep(self, now: float) -> None:
+        stale = [k for k, log in self._windows.items() if not log or log[-1] <= now - self._spans[k]]
+        for key in stale:
+            del self._windows[key]
+            del self._spans[key]
+        for key in [k for k, held in self._slots.items() if all(ends <= now for ends in held.values())]:
+            del self._slots[key]
 
     def _window(self, check: WindowCheck, now: float) -> deque[float]:
         log = self._windows.get(check.key)
         if log is None:
             log = self._windows[check.key] = deque()
+            self._spans[check.key] = check.window_ms
         start = now - check.window_ms
         while log and log[0] <= start:
             log.popleft()
