@@ -276,6 +276,9 @@ class RedisCounters:
         keys = [self._prefix + check.key for check in slots]
 
         async def release_all(r: redis_asyncio.Redis) -> None:
+            if len(keys) == 1:  # the common case: one command, no pipeline to build
+                await r.zrem(keys[0], holder)
+                return
             async with r.pipeline(transaction=False) as pipe:
                 for key in keys:
                     pipe.zrem(key, holder)
