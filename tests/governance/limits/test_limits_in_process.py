@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 
@@ -20,6 +21,7 @@ from tests.governance.limits.conftest import (
     limit_settings,
     running,
 )
+from tests.support.loopback import free_port
 
 OTHER_BOT = Principal(PrincipalKind.AGENT, "other-bot", tenant="acme", persona="agent")
 ALICE = Principal(PrincipalKind.USER, "alice", tenant="acme", persona="developer")
@@ -97,3 +99,23 @@ def test_limit_settings_name_what_is_wrong(tmp_path: pytest.TempPathFactory) -> 
     with pytest.raises(ConfigError) as raised:
         load_settings(config, environ={})
     assert "limits.rules.0.per" in str(raised.value)
+
+
+async def test_with_redis_unreachable_from_the_start_each_replica_enforces_the_share_it_is_told(
+    shop: tuple[str, Served], caplog: pytest.LogCaptureFixture
+) -> None:
+    nobody = f"redis://127.0.0.1:{free_port()}/0"  # a real address where no Redis listens
+    rules = [{"name": "agent-minute", "per": "agent", "requests": 12, "window_s": 60}]
+    settings = limit_settings(rules, redis=(nobody, "cln-test-nobody"), replicas=4)
+    async with running(build_gateway(settings, shop[0])) as gateway:
+        with caplog.at_level(logging.WARNING, logger="colonnade.governance.limits"):
+            results = [await call(gateway) for _ in range(5)]
+        assert [r.status for r in results] == [CallStatus.SUCCESS] * 3 + [CallStatus.RETRYABLE_ERROR] * 2
+        refused = results[-1].error
+        assert refused is not None and refused.details["enforced"] == "local_share"
+        assert refused.details["limit"] == 3 and "this replica's share" in refused.message
+        status = (await gateway.status())["limits"]
+        assert (status["degraded"], status["replicas"], status["replicas_from"]) == (True, 4, "setting")
+        degraded_lines = [r for r in caplog.records if "rate limits degraded" in r.getMessage()]
+        assert len(degraded_lines) == 1, "logged once, not per call"
+        assert "1/4 of each limit" in degraded_lines[0].getMessage()
