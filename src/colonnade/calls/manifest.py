@@ -159,6 +159,7 @@ def derive_manifest(tool: Tool, override: ManifestOverride | None = None) -> Too
         timeout_ms_default=default_ms,
         timeout_ms_max=max(default_ms, runtime.timeout_ms_max or DEFAULT_TIMEOUT_MAX_MS),
         concurrency_max=runtime.concurrency_max,
+        rate=[ToolRate(requests=r.requests, window_s=r.window_s, per=r.per) for r in runtime.rate_limits],
     )
     allow = [host_port(http.base_url)] if http is not None else _mcp_reach(mcp) if mcp is not None else []
     env = [http.auth.secret] if http is not None and http.auth is not None else []

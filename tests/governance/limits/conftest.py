@@ -55,7 +55,8 @@ def shop() -> Iterator[tuple[str, Served]]:
         yield url, served
 
 
-def shop_contract(base_url: str) -> Contract:
+def shop_contract(base_url: str, *, runtime: dict[str, Any] | None = None) -> Contract:
+    """The shop's two reads; `runtime` is given to get_item's endpoint."""
     schema = {
         "type": "object",
         "properties": {"item_id": {"type": "string"}},
@@ -91,7 +92,7 @@ def shop_contract(base_url: str) -> Contract:
             "owner": "team-a",
             "backend": {"base_url": base_url},
             "endpoints": [
-                endpoint("/items/{item_id}", "get_item"),
+                {**endpoint("/items/{item_id}", "get_item"), **({"runtime": runtime} if runtime else {})},
                 endpoint("/slow/{item_id}", "slow_item"),
             ],
         }
@@ -117,10 +118,14 @@ def limit_settings(
 
 
 def build_gateway(
-    settings: Settings, base_url: str, *, overrides: dict[str, ManifestOverride] | None = None
+    settings: Settings,
+    base_url: str,
+    *,
+    overrides: dict[str, ManifestOverride] | None = None,
+    runtime: dict[str, Any] | None = None,
 ) -> Gateway:
     catalog = Catalog()
-    catalog.publish(shop_contract(base_url))
+    catalog.publish(shop_contract(base_url, runtime=runtime))
     return Gateway(settings, catalog=catalog, manifests=Manifests(overrides))
 
 

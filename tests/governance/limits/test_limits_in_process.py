@@ -119,3 +119,17 @@ async def test_with_redis_unreachable_from_the_start_each_replica_enforces_the_s
         degraded_lines = [r for r in caplog.records if "rate limits degraded" in r.getMessage()]
         assert len(degraded_lines) == 1, "logged once, not per call"
         assert "1/4 of each limit" in degraded_lines[0].getMessage()
+
+
+async def test_a_contracts_runtime_rate_limits_are_the_tools_own_rate(shop: tuple[str, Served]) -> None:
+    runtime = {"rate_limits": [{"requests": 2, "window_s": 60, "per": ["agent"]}]}
+    gateway = build_gateway(limit_settings([]), shop[0], runtime=runtime)
+    async with running(gateway):
+        assert [(await call(gateway)).status for _ in range(3)][-1] is CallStatus.RETRYABLE_ERROR
+        assert (await call(gateway, OTHER_BOT)).status is CallStatus.SUCCESS, "per agent"
+        tool = gateway.catalog.get(TOOL)
+        assert tool is not None and gateway.manifests.for_tool(tool).limits.rate[0].requests == 2
+        plain = gateway.catalog.get(SLOW_TOOL)
+        assert plain is not None and "rate_limits" not in plain.runtime.model_dump(mode="json"), (
+            "a tool without rate limits dumps as before the field existed: its digest is unchanged"
+        )
