@@ -19,7 +19,7 @@ from colonnade.shared_state.counters import Counters, LocalCounters, SlotCheck, 
 
 @contextlib.asynccontextmanager
 async def _redis_counters(url: str, prefix: str) -> AsyncIterator[Counters]:
-    shared = SharedState(SharedStateSettings(redis_url=url, key_prefix=prefix))
+    shared = SharedState(SharedStateSettings(redis_url=url, key_prefix=prefix, op_timeout_s=2.0))
     try:
         yield shared.counters
     finally:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from colonnade.config import LimitsSettings
-from colonnade.governance.limits.rules import BoundLimit, LimitRule, compile_rules
+from colonnade.governance.limits.rules import BoundLimit, LimitKind, LimitRule, compile_rules
 from colonnade.governance.principal import Principal
 from colonnade.shared_state.counters import (
     Counters,
@@ -40,7 +40,7 @@ class LimitUsage(NamedTuple):
     """Where a call left one limit: what REST's `RateLimit-Policy` and `RateLimit` headers say."""
 
     name: str
-    kind: str
+    kind: LimitKind
     limit: int
     """The limit as enforced now (a replica's local share while Redis is away)."""
     window_s: float | None
@@ -128,9 +128,11 @@ class Limiter:
             else:
                 self._leave_degraded()
                 return self._decide(ordered, verdict, self._shared, slot_checks, share=1)
-        share, _ = self.replicas() if self._shared is not None else (1, "")
-        local_windows = [WindowCheck(c.key, _share(c.limit, share), c.window_ms) for c in window_checks]
-        local_slots = [SlotCheck(c.key, _share(c.limit, share), c.lease_ms) for c in slot_checks]
+        share = self.replicas()[0] if self._shared is not None else 1
+        local_windows, local_slots = window_checks, slot_checks
+        if share > 1:
+            local_windows = [WindowCheck(c.key, _share(c.limit, share), c.window_ms) for c in window_checks]
+            local_slots = [SlotCheck(c.key, _share(c.limit, share), c.lease_ms) for c in slot_checks]
         verdict = self._local.take_now(local_windows, local_slots)
         return self._decide(ordered, verdict, self._local, local_slots, share=share)
 

@@ -12,14 +12,15 @@ import fnmatch
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from colonnade.config import LimitRuleSettings, LimitScope
 from colonnade.governance.principal import Principal, PrincipalKind
 
 __all__ = ["BoundLimit", "LimitKind", "LimitRule", "compile_rules"]
 
-LimitKind = str
-"""`requests` (per window) or `concurrency` (at once)."""
+LimitKind = Literal["requests", "concurrency"]
+"""Calls per window, or calls at once."""
 
 
 @dataclass(frozen=True, slots=True)
