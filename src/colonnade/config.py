@@ -27,6 +27,8 @@ __all__ = [
     "ClaimNames",
     "ConfigError",
     "IssuerSettings",
+    "LimitRuleSettings",
+    "LimitsSettings",
     "LocalPrincipalSettings",
     "McpServerSettings",
     "OrganSettings",
@@ -665,6 +667,77 @@ class SharedStateSettings(_Section):
     )
 
 
+LimitScope = Literal["principal", "agent", "tenant", "tool", "api"]
+
+
+class LimitRuleSettings(_Section):
+    """One rate limit (docs/limits.md): requests per window and/or calls at once, counted per `per`."""
+
+    name: str = Field(
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$",
+        description="Names the limit in errors, RateLimit headers, metrics and status.",
+    )
+    per: list[LimitScope] = Field(
+        default_factory=list,
+        description="What gets its own count: principal, agent, tenant, tool, api, or several "
+        "(a list); empty: one count for every call the rule applies to.",
+    )
+    requests: int | None = Field(
+        default=None, ge=1, le=10_000_000, description="Most calls in any window_s (a sliding window)."
+    )
+    window_s: float = Field(default=60.0, gt=0, le=86_400, description="The window of `requests`, seconds.")
+    concurrency: int | None = Field(
+        default=None, ge=1, le=100_000, description="Most calls in flight at once."
+    )
+    tools: list[str] = Field(
+        default_factory=lambda: ["*"], description="Canonical tool names (globs) the rule applies to."
+    )
+    principals: list[str] = Field(
+        default_factory=lambda: ["*"],
+        description="Callers (globs on kind:id, e.g. agent:invoice-bot, user:*) the rule applies to.",
+    )
+    tenants: list[str] = Field(
+        default_factory=lambda: ["*"], description="Callers' tenants (globs) the rule applies to."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_scope_as_a_list(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("per"), str):
+            return {**data, "per": [data["per"]]}
+        return data
+
+    @model_validator(mode="after")
+    def _limits_something(self) -> LimitRuleSettings:
+        if self.requests is None and self.concurrency is None:
+            raise ValueError(f"limit {self.name!r} sets neither requests nor concurrency: set one or both")
+        return self
+
+
+class LimitsSettings(_Section):
+    """Rate limits and quotas, counted across replicas in Redis (docs/limits.md)."""
+
+    rules: list[LimitRuleSettings] = Field(default_factory=list, description="The limits, each by name.")
+    replicas: int | None = Field(
+        default=None,
+        ge=1,
+        le=10_000,
+        description="Replicas sharing the limits; while Redis is unreachable each enforces limit/replicas. "
+        "Unset: the live replicas last counted in Redis (1 before any count).",
+    )
+    heartbeat_s: float = Field(
+        default=2.0, gt=0, le=60, description="How often a replica tells Redis it is alive (counts replicas)."
+    )
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> LimitsSettings:
+        names = [rule.name for rule in self.rules]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"limit names must be unique; given more than once: {', '.join(twice)}")
+        return self
+
+
 class Settings(_Section):
     """Everything that can be configured, with the embedded defaults."""
 
@@ -703,6 +776,7 @@ class Settings(_Section):
     organs: OrganSettings = Field(default_factory=OrganSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
     shared_state: SharedStateSettings = Field(default_factory=SharedStateSettings)
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
 
     @model_validator(mode="after")
     def _unique_server_names(self) -> Settings:

@@ -514,6 +514,14 @@ _SPECS = (
         "Retry after details.retry_after_ms.",
     ),
     ErrorSpec(
+        "R-CAP-RATE-LIMITED",
+        _RETRY,
+        "The call is over a rate limit it falls under (requests per window, or calls at once)",
+        "Retry after details.retry_after_ms (REST also sends Retry-After, RateLimit-Policy and RateLimit); "
+        "details.limit_name names the limit, details.limit and details.window_s say what it allows. "
+        "Spread calls out, or ask the operator for a higher limit (`limits:` in colonnade.yaml).",
+    ),
+    ErrorSpec(
         "R-CAP-KEY-IN-PROGRESS",
         _RETRY,
         "A call with this idempotency key is still running",

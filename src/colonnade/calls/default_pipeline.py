@@ -37,6 +37,7 @@ from colonnade.calls.stages.idempotency import Idempotency
 from colonnade.calls.stages.network import NetworkPolicy
 from colonnade.calls.stages.observe import Observe
 from colonnade.calls.stages.policy import PolicyCheck
+from colonnade.calls.stages.rate_limit import RateLimit
 from colonnade.calls.stages.redact_output import RedactOutput
 from colonnade.calls.stages.resolve import Resolve
 from colonnade.calls.stages.retry import Retry
@@ -50,6 +51,7 @@ from colonnade.catalog.catalog import Catalog
 from colonnade.governance.attestation import AttestationVerifier
 from colonnade.governance.audit import AuditLog
 from colonnade.governance.authorization import Authorizer
+from colonnade.governance.limits import Limiter
 from colonnade.governance.policy.gate import PolicyGate
 from colonnade.store.idempotency_repo import IdempotencyStore
 
@@ -74,6 +76,7 @@ class PipelineParts:
     attestation: AttestationVerifier | None = None
     circuit: CircuitBreaker | None = None
     """The breaker to use (the gateway's, which shares openings across replicas); None: a new one."""
+    limiter: Limiter | None = None
 
 
 def build_pipeline(parts: PipelineParts) -> Pipeline:
@@ -88,6 +91,7 @@ def build_pipeline(parts: PipelineParts) -> Pipeline:
         DeadlineCheck(),  # a deadline already past is refused before anything is spent on the call
         Drain(),  # a stopping gateway ends calls still running at the drain limit, retryable
         Admission(),  # overload: refuse at once what would miss the tool's deadline or exceed the bound
+        RateLimit(parts.limiter) if parts.limiter else None,  # rate limits, before anything is spent
         ApprovalGate(parts.approvals),  # 5 approval gate: parks the call, or spends its approval token
         InputValidation(),  # 6 validate input, every violation listed
         NetworkPolicy(),  # precondition: the backend is on the allow-lists
@@ -97,7 +101,7 @@ def build_pipeline(parts: PipelineParts) -> Pipeline:
         if parts.idempotency
         else None,
         UnkeyedEffects(),  # an unkeyed call that may have acted is not answered "retry"
-        Capacity(),  # concurrency_max per tool
+        Capacity(parts.limiter),  # concurrency_max per tool, across replicas
         TwoPhase(parts.two_phase) if parts.two_phase else None,  # 8 two-phase commit
         OutputValidation(),  # 9 validate output of the (retried) execution
         Retry(),  # 8 retries: retryable outcomes, safe tools, within the deadline

@@ -5,8 +5,9 @@ downstream server's own answer on unchanged, seals the approval gate's answer ro
 round it hands out, and reads which tool the call resolved to (routing, proxied replays). These
 facts travel on the result as one value (`CallResult.handover`), set by the stage that knows each:
 the resolve stage (the tool), the execute stage (the backend's answer from the adapter's outcome),
-the approval gate (the answer round). Nothing here names a protocol: the answer is the adapter's
-own value, opaque to the stages.
+the approval gate (the answer round), the rate-limit stage (each limit's use, for REST's
+RateLimit headers). Nothing here names a protocol: the answer is the adapter's own value, opaque
+to the stages.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from colonnade.catalog.tool import Tool
+    from colonnade.governance.limits.limiter import LimitUsage
 
 __all__ = ["NOTHING_HANDED_OVER", "Handover"]
 
@@ -28,6 +30,8 @@ class Handover:
     """The backend's own answer as its adapter reported it (a proxied MCP call's), when there is one."""
     continuation: str | None = None
     """The answer round the approval gate parked for the question an approved call's tool asked."""
+    limits: tuple[LimitUsage, ...] = ()
+    """Where the call left each rate limit it counted under (REST's RateLimit headers)."""
 
 
 NOTHING_HANDED_OVER = Handover()

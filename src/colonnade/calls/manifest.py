@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import yaml
@@ -36,6 +36,7 @@ __all__ = [
     "RetryLimits",
     "Slo",
     "ToolManifest",
+    "ToolRate",
     "derive_manifest",
     "host_port",
 ]
@@ -53,10 +54,23 @@ class Capabilities(_Model):
     env: list[str] = Field(default_factory=list, description="Names of secrets/variables the tool may read.")
 
 
+class ToolRate(_Model):
+    """A rate limit of this tool alone, counted across replicas like the `limits:` rules (docs/limits.md)."""
+
+    requests: int = Field(ge=1, le=10_000_000, description="Most calls of the tool in any window_s.")
+    window_s: float = Field(default=60.0, gt=0, le=86_400, description="The sliding window, seconds.")
+    per: list[Literal["principal", "agent", "tenant"]] = Field(
+        default_factory=list, description="Count each caller (or agent, or tenant) apart; empty: all callers."
+    )
+
+
 class Limits(_Model):
     timeout_ms_default: int = Field(default=DEFAULT_TIMEOUT_MS, ge=1)
     timeout_ms_max: int = Field(default=DEFAULT_TIMEOUT_MAX_MS, ge=1)
-    concurrency_max: int | None = Field(default=None, ge=1)
+    concurrency_max: int | None = Field(
+        default=None, ge=1, description="Most calls of the tool in flight, across every replica."
+    )
+    rate: list[ToolRate] = Field(default_factory=list, description="Rate limits of this tool.")
 
 
 class RetryLimits(_Model):
@@ -145,6 +159,7 @@ def derive_manifest(tool: Tool, override: ManifestOverride | None = None) -> Too
         timeout_ms_default=default_ms,
         timeout_ms_max=max(default_ms, runtime.timeout_ms_max or DEFAULT_TIMEOUT_MAX_MS),
         concurrency_max=runtime.concurrency_max,
+        rate=[ToolRate(requests=r.requests, window_s=r.window_s, per=r.per) for r in runtime.rate_limits],
     )
     allow = [host_port(http.base_url)] if http is not None else _mcp_reach(mcp) if mcp is not None else []
     env = [http.auth.secret] if http is not None and http.auth is not None else []

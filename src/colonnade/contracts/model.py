@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,6 +28,7 @@ __all__ = [
     "LlmBlock",
     "LlmExample",
     "Operation",
+    "RateLimitSpec",
     "RuntimeSpec",
     "SideEffects",
     "TwoPhase",
@@ -163,6 +164,17 @@ class TwoPhase(_Strict):
     )
 
 
+class RateLimitSpec(_Strict):
+    """A rate limit of one operation's tool, counted across the gateway's replicas (docs/limits.md)."""
+
+    requests: int = Field(ge=1, le=10_000_000, description="Most calls of the tool in any window_s.")
+    window_s: float = Field(default=60.0, gt=0, le=86_400, description="The sliding window, in seconds.")
+    per: list[Literal["principal", "agent", "tenant"]] = Field(
+        default_factory=list,
+        description="Count each caller (principal), agent or tenant apart; empty: all callers together.",
+    )
+
+
 class RuntimeSpec(_Strict):
     """Per-operation limits and guarantees; every field overrides what the gateway derives."""
 
@@ -172,6 +184,12 @@ class RuntimeSpec(_Strict):
     timeout_ms_default: int | None = Field(default=None, ge=1, le=600_000, description="Timeout of a call.")
     timeout_ms_max: int | None = Field(default=None, ge=1, le=600_000, description="Largest timeout allowed.")
     concurrency_max: int | None = Field(default=None, ge=1, le=100_000, description="Most calls in flight.")
+    rate_limits: list[RateLimitSpec] = Field(
+        default_factory=list,
+        # Left out of dumps when empty, so that the digests of tools without one did not change.
+        exclude_if=lambda limits: not limits,
+        description="Rate limits of the tool: at most `requests` calls per sliding `window_s`.",
+    )
     two_phase: TwoPhase | None = Field(default=None, description="Opt in to two-phase commit.")
     deduplicates_idempotency_key: bool = Field(
         default=False,

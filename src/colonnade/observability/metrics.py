@@ -25,6 +25,7 @@ __all__ = [
     "UNRESOLVED_TOOL",
     "CircuitView",
     "GatewayMetrics",
+    "LimitsView",
     "LoadView",
     "SessionView",
     "ToolMetrics",
@@ -176,6 +177,10 @@ class GatewayMetrics:
         """Report each backend's circuit at every scrape."""
         self.registry.register(_CircuitCollector(circuits))
 
+    def track_limits(self, limits: LimitsView) -> None:
+        """Report each rate limit's refusals and use at every scrape (read, never pushed)."""
+        self.registry.register(_LimitsCollector(limits))
+
 
 class SessionView(Protocol):
     """The MCP session ledger (`surfaces/mcp/sessions.py`): held, callers, closed for room, refused."""
@@ -211,6 +216,58 @@ class CircuitView(Protocol):
     """The circuit breaker's state per backend `host:port`: (state 0/1/2, times opened)."""
 
     def states(self) -> Mapping[str, tuple[int, int]]: ...
+
+
+class LimitsView(Protocol):
+    """The rate limiter (`governance/limits`): per limit name, calls admitted and refused, latest use."""
+
+    @property
+    def admitted(self) -> Mapping[str, int]: ...
+
+    @property
+    def refused(self) -> Mapping[str, int]: ...
+
+    @property
+    def use(self) -> Mapping[str, float]: ...
+
+    @property
+    def degraded(self) -> bool: ...
+
+
+class _LimitsCollector(Collector):
+    def __init__(self, limits: LimitsView) -> None:
+        self._limits = limits
+
+    def collect(self) -> Iterator[Metric]:
+        limits = self._limits
+        refused = CounterMetricFamily(
+            "colonnade_rate_limit_refused",
+            "Calls refused with R-CAP-RATE-LIMITED (or R-CAP-CONCURRENCY for concurrency_max), by limit.",
+            labels=["limit"],
+        )
+        admitted = CounterMetricFamily(
+            "colonnade_rate_limit_admitted",
+            "Calls counted under a limit and let through, by limit.",
+            labels=["limit"],
+        )
+        use = GaugeMetricFamily(
+            "colonnade_rate_limit_use_ratio",
+            "Used share (0-1) of the count the latest admitted call fell under, by limit.",
+            labels=["limit"],
+        )
+        for name in sorted({*limits.admitted, *limits.refused}):
+            refused.add_metric([name], limits.refused.get(name, 0))
+            admitted.add_metric([name], limits.admitted.get(name, 0))
+            if name in limits.use:
+                use.add_metric([name], limits.use[name])
+        yield refused
+        yield admitted
+        yield use
+        yield GaugeMetricFamily(
+            "colonnade_rate_limit_degraded",
+            "1 while Redis is unreachable and each replica enforces its local share of every limit.",
+            value=1 if limits.degraded else 0,
+        )
 
 
 class _LoadCollector(Collector):

@@ -54,6 +54,7 @@ from colonnade.governance.audit import AuditEvent, EventKind
 from colonnade.governance.audit.readers import AuditReach, audit_reach
 from colonnade.governance.authorization import Authorizer
 from colonnade.governance.identity.exposure import refuse_unprotected_bind
+from colonnade.governance.limits import Limiter
 from colonnade.governance.principal import Principal
 from colonnade.governance.tool_lookup import CatalogReach
 from colonnade.observability.metrics import GatewayMetrics
@@ -149,13 +150,25 @@ class Gateway:
         self.settings = settings
         self.engine = engine
         # What replicas share beyond the database: Redis when `shared_state.redis_url` names one.
-        self.shared = shared if shared is not None else SharedState(settings.shared_state)
+        self.shared = (
+            shared
+            if shared is not None
+            else SharedState(settings.shared_state, heartbeat_s=settings.limits.heartbeat_s)
+        )
+        # Rate limits count in Redis when the replicas share it, in this process otherwise.
+        self.limiter = Limiter(
+            settings.limits,
+            shared=self.shared.counters if self.shared.link is not None else None,
+            replicas=self.shared.replicas,
+            shared_available=lambda: self.shared.link is None or self.shared.link.available,
+        )
         self.catalog = catalog if catalog is not None else Catalog(profile=settings.wire_profile)
         self.http = http if http is not None else HttpAdapter()
         self.health = health if health is not None else HealthMonitor(interval_s=settings.health_interval_s)
         self.governance = Governance(settings, self.catalog, engine, authorizer, changes=self.shared.fanout)
         self.authorizer: Authorizer = self.governance.authorizer
         self.metrics = metrics if metrics is not None else GatewayMetrics()
+        self.metrics.track_limits(self.limiter)
         self.metrics.track_catalog(self.catalog)
         self.metrics.track_consumers(
             settings.telemetry.consumer_labels, max_values=settings.telemetry.consumer_label_values_max
@@ -288,6 +301,7 @@ class Gateway:
                 policy=self.governance.policy,
                 attestation=self.governance.attestation,
                 circuit=self.circuits,
+                limiter=self.limiter,
             )
         )
         self.calls = CallService(self.pipeline)
@@ -455,6 +469,7 @@ class Gateway:
             "policy": self.governance.policy.status() if self.governance.policy is not None else None,
             "shared_state": self._shared_status(),
             "trace_events": self.events.status() if self.events is not None else None,
+            "limits": self.limiter.status(),
             "checks": await self.readiness(),
         }
 

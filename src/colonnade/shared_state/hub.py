@@ -10,8 +10,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from colonnade.config import SharedStateSettings
+from colonnade.shared_state.counters import Counters, LocalCounters, RedisCounters
 from colonnade.shared_state.fanout import Fanout
 from colonnade.shared_state.link import RedisLink
+from colonnade.shared_state.replicas import ReplicaSet
 from colonnade.shared_state.values import LocalValues, RedisValues, SharedValues
 
 __all__ = ["SharedState"]
@@ -20,7 +22,13 @@ __all__ = ["SharedState"]
 class SharedState:
     """In-process parts without `redis_url`; Redis-backed ones with it (same interfaces)."""
 
-    def __init__(self, settings: SharedStateSettings | None = None, *, replica_id: str | None = None) -> None:
+    def __init__(
+        self,
+        settings: SharedStateSettings | None = None,
+        *,
+        replica_id: str | None = None,
+        heartbeat_s: float = 2.0,
+    ) -> None:
         settings = settings if settings is not None else SharedStateSettings()
         self.settings = settings
         self.replica_id = replica_id or settings.replica_id or uuid.uuid4().hex[:12]
@@ -36,6 +44,14 @@ class SharedState:
         prefix = settings.key_prefix
         self.values: SharedValues = RedisValues(self.link, prefix) if self.link is not None else LocalValues()
         self.fanout = Fanout(self.link, prefix=prefix, replica_id=self.replica_id)
+        self.counters: Counters = (
+            RedisCounters(self.link, prefix) if self.link is not None else LocalCounters()
+        )
+        self.replicas: ReplicaSet | None = (
+            ReplicaSet(self.link, prefix, self.replica_id, interval_s=heartbeat_s)
+            if self.link is not None
+            else None
+        )
 
     @property
     def degraded(self) -> bool:
@@ -76,6 +92,8 @@ class SharedState:
             asyncio.create_task(self.link.watch(), name="colonnade-shared-state-probe"),
             asyncio.create_task(self.fanout.run(), name="colonnade-shared-state-changes"),
         ]
+        if self.replicas is not None:
+            tasks.append(asyncio.create_task(self.replicas.run(), name="colonnade-shared-state-replicas"))
         try:
             yield
         finally:
@@ -84,6 +102,8 @@ class SharedState:
             for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+            if self.replicas is not None:
+                await self.replicas.leave()
 
     async def aclose(self) -> None:
         await self.fanout.sent()  # changes seen last (a circuit opening) still go out

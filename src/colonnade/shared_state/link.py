@@ -1,6 +1,8 @@
 """One connection to Redis for the whole gateway, with a clear answer when Redis is away.
 
 Every operation is bounded (`op_timeout_s`): a call must never wait on a slow or absent Redis.
+The bound is `asyncio.timeout`, not `wait_for`: on Python 3.11 `wait_for` can swallow a
+cancellation that arrives as the operation ends, and a background loop then never stops.
 A failed operation marks the link down and raises `SharedStateUnavailable`; while it is down,
 operations fail at once (no connect attempt per call) and `watch()` probes with PING until Redis
 answers again. The link logs each change of state once, not every failure.
@@ -72,7 +74,8 @@ class RedisLink:
         if not self._up:
             raise SharedStateUnavailable(f"Redis at {self.safe_url} is unreachable: {self._last_error}")
         try:
-            return await asyncio.wait_for(operation(self.client), self.op_timeout_s)
+            async with asyncio.timeout(self.op_timeout_s):
+                return await operation(self.client)
         except (RedisError, OSError, TimeoutError) as exc:
             self.mark_down(exc)
             raise SharedStateUnavailable(
@@ -105,7 +108,11 @@ class RedisLink:
             if self._up:
                 continue
             try:
-                await asyncio.wait_for(self.client.ping(), self.op_timeout_s)
+                # Connections pooled before the outage point at a server that is gone (a restarted
+                # Redis closed them): drop them, or the first operations after recovery fail on them.
+                await self.client.connection_pool.disconnect()
+                async with asyncio.timeout(self.op_timeout_s):
+                    await self.client.ping()
             except (RedisError, OSError, TimeoutError) as exc:
                 self._last_error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 continue
@@ -117,7 +124,8 @@ class RedisLink:
     async def check(self) -> bool:
         """One PING now (start-up, readiness); marks the link up or down accordingly."""
         try:
-            await asyncio.wait_for(self.client.ping(), self.op_timeout_s)
+            async with asyncio.timeout(self.op_timeout_s):
+                await self.client.ping()
         except (RedisError, OSError, TimeoutError) as exc:
             self.mark_down(exc)
             return False

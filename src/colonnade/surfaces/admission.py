@@ -86,7 +86,7 @@ class _RetryAfter:
 
 
 def _with_retry_after(start: Message, body: bytes) -> Message:
-    if _RETRYABLE not in body:
+    if _RETRYABLE not in body or any(name == b"retry-after" for name, _ in start.get("headers", [])):
         return start
     try:
         details = json.loads(body)["error"]["details"]
