@@ -232,6 +232,7 @@ class GroupCommit:
         self._queue: list[_Write] = []
         self._flusher: asyncio.Task[None] | None = None
         self._conn: asyncpg.Connection | None = None
+        self._connecting: asyncio.Task[Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tail: tuple[int, str | None] | None = None  # the chain's tail as of our last batch
         self._contended_until = 0.0
@@ -242,11 +243,18 @@ class GroupCommit:
 
     @classmethod
     def of(cls, engine: AsyncEngine) -> GroupCommit:
-        """The engine's group commit (made on first use)."""
+        """The engine's group commit (made on first use, and connecting at once when it can)."""
         made = _SHARED.get(engine.sync_engine)
         if made is None:
             made = _SHARED[engine.sync_engine] = cls(engine)
+            made.warm()
         return made
+
+    def warm(self) -> None:
+        """Start connecting in the background, so the first call does not wait for a connection."""
+        with contextlib.suppress(RuntimeError):  # no running loop: the first write connects
+            asyncio.get_running_loop()
+            self._connecting_task()
 
     # -- what callers write ------------------------------------------------------------------------
 
@@ -439,11 +447,29 @@ class GroupCommit:
         if self._conn is not None and (self._conn.is_closed() or self._loop is not loop):
             self._drop_connection()
         if self._conn is None:
+            conn = await asyncio.shield(self._connecting_task())
+            if self._conn is None:
+                self._conn, self._loop = conn, loop
+        return self._conn
+
+    def _connecting_task(self) -> asyncio.Task[Any]:
+        """The one connection attempt under way (a warm-up and a first write share it)."""
+        loop = asyncio.get_running_loop()
+        task = self._connecting
+        if task is None or task.done() or task.get_loop() is not loop:
             args = dict(self._connect_args)
             settings = {**args.pop("server_settings", {}), "lock_timeout": f"{LOCK_TIMEOUT_MS}ms"}
-            self._conn = await asyncpg.connect(**args, server_settings=settings)
-            self._loop = loop
-        return self._conn
+            task = self._connecting = loop.create_task(asyncpg.connect(**args, server_settings=settings))
+            task.add_done_callback(self._connected)
+        return task
+
+    def _connected(self, task: asyncio.Task[Any]) -> None:
+        if task.cancelled() or task.exception() is not None:
+            return  # the write that waits for it is told; a warm-up's failure is only a missed chance
+        if self._conn is None:
+            self._conn, self._loop = task.result(), task.get_loop()
+        elif self._conn is not task.result():
+            task.result().terminate()
 
     def _drop_connection(self) -> None:
         conn, self._conn = self._conn, None
