@@ -77,6 +77,7 @@ class Figures:
 
     cpu_one: float
     server_one: float | None
+    wall_one: float
     cpu_many: float
     server_many: float | None
     rate_many: float
@@ -177,7 +178,7 @@ async def measure(url: str, n: int, rounds: int, application_name: str | None) -
         await asyncio.gather(*(caller(batch[i::CALLERS]) for i in range(CALLERS)))
 
     try:
-        cpu_one, server_one, _ = await _rounds(alone, one_caller, n, rounds, server)
+        cpu_one, server_one, wall_one = await _rounds(alone, one_caller, n, rounds, server)
         cpu_many, server_many, wall_many = await _rounds(together, many_callers, per_round, rounds, server)
     finally:
         await idempotency.drain()
@@ -185,7 +186,7 @@ async def measure(url: str, n: int, rounds: int, application_name: str | None) -
         await idempotency.store.aclose()
         await log.store.aclose()
         await engine.dispose()
-    return Figures(cpu_one, server_one, cpu_many, server_many, 1e6 / wall_many)
+    return Figures(cpu_one, server_one, wall_one, cpu_many, server_many, 1e6 / wall_many)
 
 
 async def _with_database(admin_url: str, work: Callable[[str], Awaitable[Figures]]) -> Figures:
@@ -206,6 +207,15 @@ async def _with_database(admin_url: str, work: Callable[[str], Awaitable[Figures
         await admin.dispose()
 
 
+async def _asleep_cpu(naps: int = 300, nap_s: float = 0.002) -> float:
+    """CPU µs this process is charged per ms it sleeps in the event loop (waking up is not free)."""
+    await asyncio.sleep(0)
+    start = time.process_time()
+    for _ in range(naps):
+        await asyncio.sleep(nap_s)
+    return (time.process_time() - start) / (naps * nap_s * 1000) * 1e6
+
+
 def _verdict(met: bool) -> str:
     return "met" if met else "NOT met"
 
@@ -219,14 +229,17 @@ async def main(n: int, rounds: int, postgres: str) -> None:
         sqlite = await measure(f"sqlite+aiosqlite:///{Path(folder) / 'colonnade.db'}", n, rounds, None)
     app = f"colonnade-store-compare-{uuid.uuid4().hex[:8]}"
     pg = await _with_database(postgres, lambda url: measure(url, n, rounds, app))
+    asleep = await _asleep_cpu()
     print(f"Keyed calls (claim + outcome + audit record), {n} calls x {rounds} rounds, median round")
-    print(f"{'store':<12}{'CPU µs/call 1':>15}{'server µs 1':>13}{'CPU µs/call 8':>15}{'server µs 8':>13}"
-          f"{'calls/s at 8':>14}")  # fmt: skip
+    print(f"{'store':<12}{'CPU µs/call 1':>15}{'server µs 1':>13}{'wall µs 1':>11}{'CPU µs/call 8':>15}"
+          f"{'server µs 8':>13}{'calls/s at 8':>14}")  # fmt: skip
     for label, fig in (("SQLite", sqlite), ("PostgreSQL", pg)):
         print(
-            f"{label:<12}{fig.cpu_one:15.1f}{_server(fig.server_one):>13}{fig.cpu_many:15.1f}"
+            f"{label:<12}{fig.cpu_one:15.1f}{_server(fig.server_one):>13}{fig.wall_one:11.0f}{fig.cpu_many:15.1f}"
             f"{_server(fig.server_many):>13}{fig.rate_many:14.0f}"
         )
+    print(f"this machine charges {asleep:.0f} µs of CPU per ms a process sleeps (asyncio.sleep probe): "
+          "a caller that waits for a commit pays for the wait too")  # fmt: skip
     one, many = pg.cpu_one / sqlite.cpu_one, pg.cpu_many / sqlite.cpu_many
     rate = pg.rate_many / sqlite.rate_many
     print(f"gateway CPU per call, PostgreSQL/SQLite, 1 caller:  {one:.2f}x (target <= {CPU_TARGET}x: "

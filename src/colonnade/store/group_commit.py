@@ -87,49 +87,57 @@ _AUDIT_COLUMNS = (
 
 @dataclass(frozen=True, slots=True)
 class _Part:
-    """One kind's statement: its CTE text with `{n}` for its arrays' placeholders, and their count."""
+    """One kind's statement, with `{rows}` where its rows come from, and the types of their columns.
+
+    One row comes as one parameter per column (`VALUES`); several as one array per column
+    (`unnest`), which asyncpg encodes at a cost per element: a lone caller's batch is one row.
+    JSON columns travel as text and are cast in `sql`.
+    """
 
     name: str
-    arrays: int
+    types: tuple[str, ...]
     sql: str
 
+    def source(self, first: int, single: bool) -> str:
+        aliases = ", ".join(f"v{n}" for n in range(len(self.types)))
+        if single:
+            values = ", ".join(f"${first + n}::{kind}" for n, kind in enumerate(self.types))
+            return f"(VALUES ({values})) AS t({aliases})"
+        arrays = ", ".join(f"${first + n}::{kind}[]" for n, kind in enumerate(self.types))
+        return f"unnest({arrays}) AS t({aliases})"
 
+
+_TEXT, _MOMENT = "text", "timestamptz"
 _CLAIMS = _Part(
     "c",
-    7,
+    (_TEXT, _TEXT, _TEXT, _MOMENT, _MOMENT, _MOMENT, _TEXT),
     "INSERT INTO idempotency_records"
     " (scope, key, input_hash, state, lease_until, expires_at, created_at, holder)"
-    " SELECT s, k, h, 'in_flight', l, e, n, w FROM unnest({0}::text[], {1}::text[], {2}::text[],"
-    " {3}::timestamptz[], {4}::timestamptz[], {5}::timestamptz[], {6}::text[]) AS t(s, k, h, l, e, n, w)"
+    " SELECT v0, v1, v2, 'in_flight', v3, v4, v5, v6 FROM {rows}"
     " ON CONFLICT (scope, key) DO NOTHING RETURNING holder",
 )
 _COMPLETES = _Part(
     "u",
-    5,
-    "UPDATE idempotency_records AS r SET state = 'done', result = t.d::jsonb, expires_at = t.e"
-    " FROM unnest({0}::text[], {1}::text[], {2}::text[], {3}::text[], {4}::timestamptz[])"
-    " AS t(s, k, w, d, e) WHERE r.scope = t.s AND r.key = t.k AND r.holder = t.w RETURNING r.holder",
+    (_TEXT, _TEXT, _TEXT, _TEXT, _MOMENT),
+    "UPDATE idempotency_records AS r SET state = 'done', result = t.v3::jsonb, expires_at = t.v4"
+    " FROM {rows} WHERE r.scope = t.v0 AND r.key = t.v1 AND r.holder = t.v2 RETURNING r.holder",
 )
 _RELEASES = _Part(
     "d",
-    3,
-    "DELETE FROM idempotency_records AS r USING unnest({0}::text[], {1}::text[], {2}::text[])"
-    " AS t(s, k, w) WHERE r.scope = t.s AND r.key = t.k AND r.holder = t.w RETURNING r.holder",
+    (_TEXT, _TEXT, _TEXT),
+    "DELETE FROM idempotency_records AS r USING {rows}"
+    " WHERE r.scope = t.v0 AND r.key = t.v1 AND r.holder = t.v2 RETURNING r.holder",
 )
 
 
 def _audit_part() -> _Part:
-    """Every audit column from an array of its own (JSON ones sent as text and cast)."""
+    """Every audit column, JSON ones cast from text."""
     names = ", ".join(name for name, _ in _AUDIT_COLUMNS)
     values = ", ".join(
         f"v{n}::jsonb" if kind == "jsonb" else f"v{n}" for n, (_, kind) in enumerate(_AUDIT_COLUMNS)
     )
-    arrays = ", ".join(
-        f"{{{n}}}::{'text' if kind == 'jsonb' else kind}[]" for n, (_, kind) in enumerate(_AUDIT_COLUMNS)
-    )
-    aliases = ", ".join(f"v{n}" for n in range(len(_AUDIT_COLUMNS)))
-    sql = f"INSERT INTO audit_records ({names}) SELECT {values} FROM unnest({arrays}) AS t({aliases})"
-    return _Part("a", len(_AUDIT_COLUMNS), sql)
+    types = tuple(_TEXT if kind == "jsonb" else kind for _, kind in _AUDIT_COLUMNS)
+    return _Part("a", types, f"INSERT INTO audit_records ({names}) SELECT {values} FROM {{rows}}")
 
 
 _AUDIT = _audit_part()
@@ -151,43 +159,48 @@ class _Write:
 
 
 @functools.cache
-def _statement(kinds: frozenset[str]) -> str:
-    """The one statement writing the batch's kinds; its idempotency parts return (part, holder)."""
-    parts = [part for kind, part in _IDEMPOTENCY_PARTS.items() if kind in kinds]
-    if "audit" in kinds:
-        parts.append(_AUDIT)
-    placeholders, texts = 1, []
-    for part in parts:
-        texts.append(part.sql.format(*(f"${n}" for n in range(placeholders, placeholders + part.arrays))))
-        placeholders += part.arrays
-    if len(parts) == 1 and parts[0] is _AUDIT:
-        return texts[0]
-    ctes = ", ".join(f"{part.name} AS ({sql})" for part, sql in zip(parts, texts, strict=True))
+def _statement(shape: tuple[tuple[str, bool], ...]) -> str:
+    """The one statement writing a batch of `shape` ((kind, one row?) per kind present, in part order);
+    its idempotency parts return (part, holder)."""
+    parts = [(_AUDIT if kind == "audit" else _IDEMPOTENCY_PARTS[kind], single) for kind, single in shape]
+    placeholder, texts = 1, []
+    for part, single in parts:
+        texts.append(part.sql.format(rows=part.source(placeholder, single)))
+        placeholder += len(part.types)
+    if len(parts) == 1:  # the statement itself, no CTE around it (what a lone caller sends)
+        part = parts[0][0]
+        return texts[0].replace(" RETURNING ", f" RETURNING '{part.name}'::text AS part, ")
+    ctes = ", ".join(f"{part.name} AS ({sql})" for (part, _), sql in zip(parts, texts, strict=True))
     selects = " UNION ALL ".join(
         f"SELECT '{part.name}'::text AS part, holder::text FROM {part.name}"
-        for part in parts
+        for part, _ in parts
         if part is not _AUDIT
     )
     return f"WITH {ctes} {selects}"
 
 
-def _arrays(writes: Sequence[_Write], width: int) -> list[list[Any]]:
+def _columns(rows: Sequence[Sequence[Any]], width: int) -> list[Any]:
+    """The parameters of `rows`: one row's values as they are, several as one array per column."""
+    if len(rows) == 1:
+        return list(rows[0])
     columns: list[list[Any]] = [[] for _ in range(width)]
-    for write in writes:
-        for column, value in zip(columns, write.values, strict=True):
+    for row in rows:
+        for column, value in zip(columns, row, strict=True):
             column.append(value)
     return columns
 
 
-def _audit_arrays(writes: Sequence[_Write]) -> list[list[Any]]:
-    columns: list[list[Any]] = [[] for _ in _AUDIT_COLUMNS]
+def _audit_rows(writes: Sequence[_Write]) -> list[tuple[Any, ...]]:
+    rows = []
     for write in writes:
         assert write.sealed is not None
         for row in write.sealed:
-            for column, (name, kind) in zip(columns, _AUDIT_COLUMNS, strict=True):
-                value = row[name]
-                column.append(_json_text(value) if kind == "jsonb" else value)
-    return columns
+            rows.append(
+                tuple(
+                    _json_text(row[name]) if kind == "jsonb" else row[name] for name, kind in _AUDIT_COLUMNS
+                )
+            )
+    return rows
 
 
 _json_text = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
@@ -402,15 +415,19 @@ class GroupCommit:
             return
 
     async def _run(self, conn: asyncpg.Connection, pending: list[_Write], audit: list[_Write]) -> list[Any]:
-        kinds = frozenset(write.kind for write in pending)
-        args: list[list[Any]] = []
+        shape: list[tuple[str, bool]] = []
+        args: list[Any] = []
         for kind, part in _IDEMPOTENCY_PARTS.items():
-            if kind in kinds:
-                args.extend(_arrays([write for write in pending if write.kind == kind], part.arrays))
-        if audit:
-            args.extend(_audit_arrays(audit))
-        rows: list[Any] = await conn.fetch(_statement(kinds), *args)
-        return rows
+            rows = [write.values for write in pending if write.kind == kind]
+            if rows:
+                shape.append((kind, len(rows) == 1))
+                args.extend(_columns(rows, len(part.types)))
+        records = _audit_rows(audit)
+        if records:
+            shape.append(("audit", len(records) == 1))
+            args.extend(_columns(records, len(_AUDIT.types)))
+        result: list[Any] = await conn.fetch(_statement(tuple(shape)), *args)
+        return result
 
     def _seal(self, audit: list[_Write], tail: tuple[int, str | None]) -> None:
         seq, last = tail
