@@ -6,7 +6,9 @@ CPU per call. Here writes queue, and a flusher writes everything queued as ONE s
 (data-modifying CTEs over `unnest`ed arrays, one prepared statement per combination of kinds) on a
 driver connection of its own, in autocommit: one round trip and one commit for the whole batch,
 however many calls it carries. Every caller waits for the batch that holds its write, and the
-batch is durable (committed with the server's `synchronous_commit`) before anyone is told.
+batch is durable (committed with the server's `synchronous_commit`) before anyone is told. The
+connection is opened as soon as the group commit is made; batches that come before it is open
+(just after start-up) borrow one of the pool's.
 
 The audit chain's tail (number and hash) is remembered from the last batch, so records are sealed
 without reading it; the primary key on `seq` refuses a record whose number another writer took
@@ -35,7 +37,7 @@ import json
 import logging
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -242,6 +244,7 @@ class GroupCommit:
 
     def __init__(self, engine: AsyncEngine) -> None:
         self._connect_args = driver_connect_args(engine)
+        self._engine = weakref.ref(engine)  # for a pool connection at start-up; the engine owns us, not we it
         self._queue: list[_Write] = []
         self._flusher: asyncio.Task[None] | None = None
         self._conn: asyncpg.Connection | None = None
@@ -373,7 +376,24 @@ class GroupCommit:
 
     async def _attempt(self, batch: list[_Write], *, resend: bool) -> None:
         """One statement for the batch (under the chain's lock while contended); raises on failure."""
-        conn = await self._connection()
+        async with self._lease() as conn:
+            await self._attempt_on(conn, batch, resend=resend)
+
+    @contextlib.asynccontextmanager
+    async def _lease(self) -> AsyncIterator[asyncpg.Connection]:
+        """The group's connection; while it is still being opened (just after start-up), one of the pool's."""
+        engine = self._engine()
+        loop = asyncio.get_running_loop()
+        opening = self._connecting is not None and not self._connecting.done()
+        ready = self._conn is not None and not self._conn.is_closed() and self._loop is loop
+        if ready or engine is None or not opening:
+            yield await self._connection()
+            return
+        async with engine.connect() as pooled:
+            raw = await pooled.get_raw_connection()
+            yield raw.driver_connection
+
+    async def _attempt_on(self, conn: asyncpg.Connection, batch: list[_Write], *, resend: bool) -> None:
         collisions = 0
         while True:
             audit = [write for write in batch if write.kind == "audit" and not write.done]
