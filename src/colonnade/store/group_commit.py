@@ -308,9 +308,14 @@ class GroupCommit:
         return future
 
     def _enqueue(self, write: _Write) -> asyncio.Future[Any]:
+        loop = asyncio.get_running_loop()
+        if self._flusher is not None and self._flusher.get_loop() is not loop:
+            # An engine used again from a new event loop: the old loop's writers are gone with it.
+            self._queue = [queued for queued in self._queue if queued.future.get_loop() is loop]
+            self._flusher = None
         self._queue.append(write)
         if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.get_running_loop().create_task(self._flush())
+            self._flusher = loop.create_task(self._flush())
         return write.future
 
     async def drain(self) -> None:
