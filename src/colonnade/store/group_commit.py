@@ -253,7 +253,7 @@ class GroupCommit:
         self._tail: tuple[int, str | None] | None = None  # the chain's tail as of our last batch
         self._contended_until = 0.0
         self.batches = 0
-        """Batches written (each one statement): tests read it to see writes share a batch."""
+        """Batches taken from the queue (each one statement when all goes well): writes share them."""
         # A disposed engine takes this connection with it (a store that was never closed included).
         event.listen(engine.sync_engine, "engine_disposed", self._on_dispose)
 
@@ -292,14 +292,14 @@ class GroupCommit:
 
     async def append(self, rows: Sequence[dict[str, Any]], seal: Seal) -> list[dict[str, Any]]:
         """Seal `rows` after the chain's tail and insert them; returns them as sealed."""
-        future = self._enqueue(_Write("audit", self._new_future(), rows=rows, seal=seal))
-        sealed: list[dict[str, Any]] = await asyncio.shield(future)
+        sealed: list[dict[str, Any]] = await self._enqueue(
+            _Write("audit", self._new_future(), rows=rows, seal=seal)
+        )
         return sealed
 
     async def _submit(self, kind: Kind, values: tuple[Any, ...], holder: str) -> Any:
-        future = self._enqueue(_Write(kind, self._new_future(), values=values, holder=holder))
-        # Shielded: a caller that stops waiting does not take its write out of a batch.
-        return await asyncio.shield(future)
+        # A caller that stops waiting cancels its future, not its write: the batch still writes it.
+        return await self._enqueue(_Write(kind, self._new_future(), values=values, holder=holder))
 
     @staticmethod
     def _new_future() -> asyncio.Future[Any]:
@@ -341,6 +341,7 @@ class GroupCommit:
     async def _flush(self) -> None:
         while self._queue:
             batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
+            self.batches += 1
             try:
                 await self._write(batch)
             except BaseException as exc:  # a fault of this code, or shutdown: nobody may wait forever
@@ -348,7 +349,6 @@ class GroupCommit:
                 if not isinstance(exc, Exception):
                     raise
                 logger.exception("a batch of durable writes failed unexpectedly")
-            self.batches += 1
 
     async def _write(self, batch: list[_Write], *, again: bool = False) -> None:
         """Write `batch` and tell its callers; on failure, as the module says."""
