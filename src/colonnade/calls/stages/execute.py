@@ -1,4 +1,9 @@
-"""Execute: hand the call to the adapter of its tool's binding kind, within the time left."""
+"""Execute: hand the call to the adapter of its tool's binding kind, within the time left.
+
+The time left is the call's, less what its records need (`execution_time_left`). Handing the call
+over is noted (`note_dispatch`): from here on an effect may have happened, which the audit and drain
+stages must say when they cannot answer the result itself.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +13,15 @@ from colonnade.adapters.outcome import AdapterOutcome, OutcomeKind
 from colonnade.adapters.registry import AdapterRegistry, Invocation
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
+from colonnade.calls.decision_note import Dispatch, note_dispatch
 from colonnade.calls.envelope import CallResult, CallStatus, hand_over
 from colonnade.calls.handover import Handover
 from colonnade.calls.keys import backend_key
 from colonnade.calls.pipeline import Next
+from colonnade.calls.stages.deadline import execution_time_left
+from colonnade.calls.stages.retry import may_retry
 
-__all__ = ["Execute", "result_of"]
+__all__ = ["Execute", "dispatch_of", "result_of"]
 
 
 class Execute:
@@ -35,14 +43,21 @@ class Execute:
         invocation = Invocation(
             tool=tool,
             arguments=call.request.input,
-            timeout_s=call.remaining_s,
+            timeout_s=execution_time_left(call),
             principal=call.principal,
             call_id=call.request.call_id,
             trace_id=call.request.context.trace_id,
             idempotency_key=backend_key(call),
             channel=call.channel,
         )
+        note_dispatch(dispatch_of(call))
         return result_of(call, await adapter.execute(invocation))
+
+
+def dispatch_of(call: Call) -> Dispatch:
+    """What handing this call to its backend means for a resend: keyed, and safe to run again."""
+    keyed = call.request.constraints.idempotency_key is not None
+    return Dispatch(keyed=keyed, repeatable=call.tool.builtin or may_retry(call))
 
 
 def result_of(call: Call, outcome: AdapterOutcome) -> CallResult:
