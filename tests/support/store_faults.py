@@ -3,7 +3,8 @@
 `locked_store` holds the idempotency table's write lock from a connection of its own, as a long
 transaction of another process would: on SQLite an exclusive transaction on the file, on
 PostgreSQL `LOCK TABLE` (`locked_table` does the same for any table; on SQLite, the whole file).
-`cut_connections` has PostgreSQL terminate the sessions of one `application_name`, which is what a database restart or a failover does to a gateway's pool.
+`cut_connections` has PostgreSQL terminate the sessions of one `application_name`, which is what a
+database restart or a failover does to a gateway's pool.
 """
 
 from __future__ import annotations
