@@ -13,7 +13,10 @@ request sat unread before the gateway saw it. This module measures those three t
 `predicted_wait_s` combines them; the admission stage compares it with a call's deadline and the
 edge compares the count with `max_in_flight`. The edge also notes when each request arrived
 (`ARRIVAL`, a context variable the request's tasks inherit), so the time a call already waited
-in front of the pipeline counts against its deadline too.
+in front of the pipeline counts against its deadline too. "Arrived" is when the server read the
+request's first byte (`RECEIVED_AT`, stamped by the HTTP protocol into the request's scope), not
+when the edge's middleware got to it: under load a parsed request waits its turn on the loop
+before any application code runs, and that wait is the caller's too.
 """
 
 from __future__ import annotations
@@ -28,10 +31,21 @@ from collections.abc import AsyncIterator, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-__all__ = ["ARRIVAL", "DEADLINE", "IN_FLIGHT_LIMIT", "Arrival", "LoadMonitor", "current_arrival", "queued_s"]
+__all__ = [
+    "ARRIVAL",
+    "DEADLINE",
+    "IN_FLIGHT_LIMIT",
+    "RECEIVED_AT",
+    "Arrival",
+    "LoadMonitor",
+    "current_arrival",
+    "queued_s",
+]
 
 IN_FLIGHT_LIMIT = "in_flight_limit"
 DEADLINE = "deadline"
+RECEIVED_AT = "colonnade.received_at"
+"""In an HTTP scope's `state`: `time.perf_counter()` when the server read the request's first byte."""
 
 _SMOOTHING = 0.3  # weight of the newest sample in the moving averages
 _LAG_SMOOTHING = 0.1  # the lag is noisy (the OS's scheduling shows in it): averaged over ~0.5 s
@@ -105,9 +119,11 @@ class LoadMonitor:
     def in_flight(self) -> int:
         return max(self.edge_in_flight, self.calls_in_flight)
 
-    def edge_entered(self) -> Arrival:
+    def edge_entered(self, received_at: float | None = None) -> Arrival:
+        """A request reached the edge; `received_at` is when its first byte was read, if known."""
         self.edge_in_flight += 1
-        return Arrival(time.perf_counter())
+        now = time.perf_counter()
+        return Arrival(now if received_at is None else min(received_at, now))
 
     def edge_left(self, arrival: Arrival, *, served: bool = True) -> None:
         """`served=False` for a request refused at once: its trifling cost says nothing of a call's."""

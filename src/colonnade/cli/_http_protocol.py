@@ -3,15 +3,16 @@
 uvicorn times out only idle keep-alive connections (`timeout_keep_alive`), and only after they have
 answered a request: a connection that never sends a byte, drips its headers a line at a time, or
 announces a body it never sends is held forever, and httptools buffers headers of any size. Each
-connection here has one timer: from its opening (or the first byte of its next request) to
-the end of a request's headers, then from there to the end of the body. A stalled client gets
-`408` and is disconnected; a connection over the open-connection bound gets `503` with
-`Retry-After` and is closed at once. The answers carry the gateway's error body
+connection here has one timer: from its opening (or the first byte of its next request) to the end
+of a request's headers, then from there to the end of the body. A stalled client gets `408` and is
+disconnected; a connection over the open-connection bound gets `503` with `Retry-After` and is
+closed at once. Each request's scope gets the moment its first byte was read (`RECEIVED_AT`), from
+which admission control counts the time it waited. The answers carry the gateway's error body
 (`{"error": {code, message, details, fix}}`).
 
 On a TLS connection each request's scope also carries the ASGI TLS extension, built once per
-connection (`_tls_extension`): the client certificate and its `x5t#S256` thumbprint, which
-uvicorn does not pass to the app.
+connection (`_tls_extension`): the client certificate and its `x5t#S256` thumbprint, which uvicorn
+does not pass to the app.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from colonnade.calls.call_errors import error
+from colonnade.calls.load import RECEIVED_AT
 from colonnade.cli._tls_extension import tls_extension
 
 __all__ = ["ConnectionLimits", "GuardedHttpToolsProtocol", "guarded_protocol"]
@@ -93,6 +96,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        # When the request's first byte was read: admission counts the wait from here (`calls/load.py`).
+        self.scope["state"][RECEIVED_AT] = time.perf_counter()
         if self._tls is not None:
             self.scope["extensions"] = {"tls": self._tls}  # type: ignore[dict-item]
         if self._read_timer is None:  # the keep-alive wait ended with this request's first byte
