@@ -130,14 +130,16 @@ def test_a_rest_result_that_asks_to_wait_carries_retry_after(
 
 def test_a_request_counts_its_wait_from_the_first_byte_the_server_read() -> None:
     """The gateway's own HTTP protocol stamps each request's first byte; admission counts from there,
-    so time a request spent before the edge's middleware got to it counts against its deadline."""
+    so time a request spent before the edge's middleware got to it counts against its deadline. The
+    protocol also counts each request it read as waiting until its handling starts (none leaks)."""
     load = LoadMonitor()
     seen: dict[str, float] = {}
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        arrival = current_arrival()
-        assert arrival is not None
-        seen["waited_s"] = time.perf_counter() - arrival.at
+        arrival = current_arrival()  # None for what is not a call (GET /other)
+        if arrival is not None:
+            seen["waited_s"] = time.perf_counter() - arrival.at
+            seen["waiting"] = load.waiting  # this request's handling has started: no longer waiting
         await receive()
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
         await send({"type": "http.response.body", "body": b"{}"})
@@ -145,7 +147,7 @@ def test_a_request_counts_its_wait_from_the_first_byte_the_server_read() -> None
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     config = uvicorn.Config(
-        AdmissionControl(app, load), log_level="warning", http=guarded_protocol(ConnectionLimits())
+        AdmissionControl(app, load), log_level="warning", http=guarded_protocol(ConnectionLimits(), load)
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -164,7 +166,10 @@ def test_a_request_counts_its_wait_from_the_first_byte_the_server_read() -> None
             time.sleep(0.3)
             client.sendall(request[1:])
             assert client.recv(65536).startswith(b"HTTP/1.1 200")
+            client.sendall(b"GET /other HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")  # not a call: not counted
+            assert client.recv(65536).startswith(b"HTTP/1.1 200")
     finally:
         server.should_exit = True
         thread.join(10)
     assert seen["waited_s"] >= 0.3  # counted from the first byte, not from when the edge saw the request
+    assert seen["waiting"] == 0 and load.waiting == 0

@@ -5,7 +5,10 @@ flight. A new call therefore finishes after roughly the loop's service time per 
 requests in flight (its own included), plus however late the loop runs its callbacks: that long a
 request sat unread before the gateway saw it. This module measures those three things:
 - requests in flight: counted at the HTTP edge (calls waiting in the SDK or the router count too)
-  and, without an edge (stdio, tests), calls inside the pipeline;
+  and, without an edge (stdio, tests), calls inside the pipeline; and in front of the edge, the
+  requests the server has read whose handling has not started yet (`request_read`, from the HTTP
+  protocol, until `request_started`): under load a batch of requests is read in one turn of the
+  loop, and each waits for the ones read before it;
 - service time per request: the event-loop thread's CPU time per request finished in a sample
   while the loop keeps up; while it does not (its timers fire late: busy, or starved of CPU by
   other processes), the wall time of the sample per request finished, which is what it takes;
@@ -35,6 +38,7 @@ __all__ = [
     "ARRIVAL",
     "DEADLINE",
     "IN_FLIGHT_LIMIT",
+    "READ_MARK",
     "RECEIVED_AT",
     "Arrival",
     "LoadMonitor",
@@ -46,6 +50,8 @@ IN_FLIGHT_LIMIT = "in_flight_limit"
 DEADLINE = "deadline"
 RECEIVED_AT = "colonnade.received_at"
 """In an HTTP scope's `state`: `time.perf_counter()` when the server read the request's first byte."""
+READ_MARK = "colonnade.counted_as_read"
+"""In an HTTP scope's `state`: the protocol counted the request in `LoadMonitor.waiting`."""
 
 _SMOOTHING = 0.3  # weight of the newest sample in the moving averages
 _LAG_SMOOTHING = 0.1  # the lag is noisy (the OS's scheduling shows in it): averaged over ~0.5 s
@@ -100,6 +106,7 @@ class LoadMonitor:
         self.sample_s = sample_s
         self.edge_in_flight = 0
         self.calls_in_flight = 0
+        self.waiting = 0
         self.loop_lag_s = 0.0
         self.cpu_per_request_s = 0.0
         self.service_s = 0.0
@@ -118,6 +125,13 @@ class LoadMonitor:
     @property
     def in_flight(self) -> int:
         return max(self.edge_in_flight, self.calls_in_flight)
+
+    def request_read(self) -> None:
+        """The server read a request's headers; its handling starts later (`request_started`)."""
+        self.waiting += 1
+
+    def request_started(self) -> None:
+        self.waiting = max(0, self.waiting - 1)
 
     def edge_entered(self, received_at: float | None = None) -> Arrival:
         """A request reached the edge; `received_at` is when its first byte was read, if known."""
@@ -152,8 +166,9 @@ class LoadMonitor:
         The requests in flight times the service time (while the loop is saturated, Little's law:
         requests in flight over the rate it answers them), plus the lag: that long a request sat
         unread in its socket before the edge could count it, a wait no timestamp of ours records.
+        The requests read but not yet started are in front too.
         """
-        return self.loop_lag_s + self.in_flight * self.service_s
+        return self.loop_lag_s + (self.in_flight + self.waiting) * self.service_s
 
     def retry_after_ms(self) -> int:
         """When to come back: about when the work in flight now has been served, spread from half

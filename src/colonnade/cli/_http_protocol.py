@@ -7,7 +7,8 @@ connection here has one timer: from its opening (or the first byte of its next r
 of a request's headers, then from there to the end of the body. A stalled client gets `408` and is
 disconnected; a connection over the open-connection bound gets `503` with `Retry-After` and is
 closed at once. Each request's scope gets the moment its first byte was read (`RECEIVED_AT`), from
-which admission control counts the time it waited. The answers carry the gateway's error body
+which admission control counts the time it waited, and the load monitor counts it as waiting
+until its handling starts. The answers carry the gateway's error body
 (`{"error": {code, message, details, fix}}`).
 
 On a TLS connection each request's scope also carries the ASGI TLS extension, built once per
@@ -27,7 +28,7 @@ from typing import Any, ClassVar
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from colonnade.calls.call_errors import error
-from colonnade.calls.load import RECEIVED_AT
+from colonnade.calls.load import READ_MARK, RECEIVED_AT, LoadMonitor
 from colonnade.cli._tls_extension import tls_extension
 
 __all__ = ["ConnectionLimits", "GuardedHttpToolsProtocol", "guarded_protocol"]
@@ -49,6 +50,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     """One instance per connection; `limits` is set on the subclass `guarded_protocol` makes."""
 
     limits: ClassVar[ConnectionLimits] = ConnectionLimits()
+    load: ClassVar[LoadMonitor | None] = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -108,6 +110,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._header_bytes, self._tail = 0, b""
         self._arm("body", self.limits.body_timeout_s)
         super().on_headers_complete()
+        cycle = self.cycle
+        if self.load is not None and cycle is not None and cycle.scope is self.scope:  # its task will run
+            self.load.request_read()
+            self.scope["state"][READ_MARK] = True
 
     def on_message_complete(self) -> None:
         self._disarm()
@@ -198,9 +204,12 @@ def _header_part(tail: bytes, data: bytes) -> int:
     return len(data) if end < 0 else max(0, end + 4 - len(tail))
 
 
-def guarded_protocol(limits: ConnectionLimits) -> type[GuardedHttpToolsProtocol]:
-    """The protocol class to hand uvicorn (`Config(http=...)`), bound to these limits."""
-    return type("GuardedHttpToolsProtocol", (GuardedHttpToolsProtocol,), {"limits": limits})
+def guarded_protocol(
+    limits: ConnectionLimits, load: LoadMonitor | None = None
+) -> type[GuardedHttpToolsProtocol]:
+    """The protocol class to hand uvicorn (`Config(http=...)`), bound to these limits; with `load`,
+    it counts the requests it has read whose handling has not started yet."""
+    return type("GuardedHttpToolsProtocol", (GuardedHttpToolsProtocol,), {"limits": limits, "load": load})
 
 
 def _response(status: int, code: str, message: str, details: dict[str, Any]) -> bytes:

@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult
-from colonnade.calls.load import ARRIVAL, IN_FLIGHT_LIMIT, RECEIVED_AT, LoadMonitor
+from colonnade.calls.load import ARRIVAL, IN_FLIGHT_LIMIT, READ_MARK, RECEIVED_AT, LoadMonitor
 
 __all__ = ["CALL_PATHS", "AdmissionControl", "retry_after_header"]
 
@@ -47,6 +47,8 @@ class AdmissionControl:
         self.paths = frozenset(paths)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and _read_by_protocol(scope):
+            self.load.request_started()
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.paths:
             await self.app(scope, receive, send)
             return
@@ -85,6 +87,12 @@ class _RetryAfter:
                 start = _with_retry_after(start, message.get("body", b""))
             await self._send(start)
         await self._send(message)
+
+
+def _read_by_protocol(scope: Scope) -> bool:
+    """Whether the HTTP protocol counted this request as read and waiting (once: the mark is taken)."""
+    state = scope.get("state")
+    return isinstance(state, dict) and state.pop(READ_MARK, None) is not None
 
 
 def _received_at(scope: Scope) -> float | None:
