@@ -10,6 +10,8 @@ side: one with `server.shed_late_calls: false` and no bound on calls in flight, 
 defaults; their rows are measured in turn, round after round, and added up.
 Also shown: the median time a call spent inside the pipeline (from the result's metrics) next to
 the median the caller saw; the difference is the queue in front of the pipeline and behind it.
+"late > 100 ms" counts the admitted calls (answered, not shed) whose answer arrived more than
+100 ms past their deadline as the caller measured it: admission's target is 0 of those.
 
 Run: .venv/bin/python bench/overload.py [--seconds 5] [--rounds 3] [--deadline-ms 100] [--callers 8,32,64]
 """
@@ -35,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _stack import cpu_seconds, demo_stack
 
 TOOL = "acme__crm__get_customer"
+LATE_MS = 100
 ARGS = {"customer_id": "C-1001"}
 VERSION = "2026-07-28"
 _HEADERS = {
@@ -55,11 +58,15 @@ class Tally:
     outcomes: Counter[str] = field(default_factory=Counter)
     latencies_ms: list[float] = field(default_factory=list)  # answered calls (not shed)
     pipeline_ms: list[float] = field(default_factory=list)
+    late_100: int = 0  # admitted calls answered more than LATE_MS past their deadline
+    worst_late_ms: float = 0.0
 
-    def record(self, outcome: str, latency_ms: float, pipeline_ms: float | None) -> None:
+    def record(self, outcome: str, latency_ms: float, pipeline_ms: float | None, deadline_ms: int) -> None:
         self.outcomes[outcome] += 1
         if outcome != "shed":
             self.latencies_ms.append(latency_ms)
+            self.worst_late_ms = max(self.worst_late_ms, latency_ms - deadline_ms)
+            self.late_100 += latency_ms - deadline_ms > LATE_MS
         if pipeline_ms is not None and outcome != "shed":
             self.pipeline_ms.append(pipeline_ms)
 
@@ -111,7 +118,7 @@ async def _load(
                 response = await http.post(url, json=_body(next(ids), deadline_ms), headers=_HEADERS)
                 latency_ms = (time.perf_counter() - started) * 1000
                 outcome, wait_ms, pipeline_ms = _classify(response, latency_ms, deadline_ms)
-                tally.record(outcome, latency_ms, pipeline_ms)
+                tally.record(outcome, latency_ms, pipeline_ms, deadline_ms)
                 if wait_ms:
                     await asyncio.sleep(min(wait_ms, max(0.0, stop_at - time.perf_counter()) * 1000) / 1000)
 
@@ -154,6 +161,8 @@ async def main(seconds: float, deadline_ms: int, callers: list[int], rounds: int
         "on time/s",
         "missed",
         "missed %",
+        f"late > {LATE_MS} ms",
+        "worst late ms",
         "shed",
         "other",
         "p50 ms",
@@ -175,6 +184,8 @@ async def main(seconds: float, deadline_ms: int, callers: list[int], rounds: int
             f"{outcomes['on time'] / span:.0f}",
             str(outcomes["missed"]),
             f"{100 * outcomes['missed'] / answered:.1f}" if answered else "-",
+            str(tally.late_100),
+            f"{max(0.0, tally.worst_late_ms):.0f}" if answered else "-",
             str(outcomes["shed"]),
             str(other),
             _p(tally.latencies_ms, 0.5),

@@ -168,3 +168,18 @@ async def test_time_waited_in_front_of_the_pipeline_counts_against_a_relative_ti
         load.edge_left(arrival)
     assert late.error is not None and late.error.details["remaining_ms"] < 0
     assert absolute.status is CallStatus.SUCCESS  # an absolute deadline already counts the wait
+
+
+async def test_requests_read_but_not_yet_started_are_in_front_of_a_new_call() -> None:
+    load = LoadMonitor()
+    load.observe_service(0.01)  # 10 ms per request in flight
+    stage = Admission(load)
+    alone = await stage(stage_call(timeout_ms=300), answer())
+    for _ in range(40):  # 40 requests read in one turn of the loop, their tasks not started yet
+        load.request_read()
+    behind = await stage(stage_call(timeout_ms=300), answer())
+    for _ in range(40):
+        load.request_started()
+    assert alone.status is CallStatus.SUCCESS
+    assert behind.error is not None and behind.error.code == "R-CAP-OVERLOAD"
+    assert behind.error.details["predicted_wait_ms"] >= 400 and load.waiting == 0

@@ -6,7 +6,10 @@ for 200-700 ms at a time (a long transaction elsewhere). 300 keyed payments run 
 a backend that does not deduplicate. Then, once every lease has ended, another replica (a second
 pipeline on the same database) resends every key until its answer is definite. No key may have
 two payments; every success answered during the faults must be replayed unchanged; no answer may
-be `S-TOOL-INTERNAL`.
+be `S-TOOL-INTERNAL`; and no answer during the faults may be terminal but the "effect unknown" that
+its resend replays: a call that ran while its record could not be made durable is answered
+retryable with "resend with the same key", never terminal with "retry later" (which invites a new
+key, and a second payment).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import random
 import time
 import uuid
 import zlib
+from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,6 +169,11 @@ async def test_store_faults_while_keyed_payments_run(
     ledger = httpx2.get(f"{fault_url}/ledger").json()["ledger"]
 
     tally = verify_exactly_once(first, final, ledger, dict.fromkeys(keys, "payment"))
+    answered = [answer for answer in first.values() if answer is not None]
+    terminal = Counter(outcome_of(a) for a in answered if a["status"] == "terminal_error")
+    assert set(terminal) <= {"S-TOOL-EFFECT-UNKNOWN"}, f"terminal answers during the faults: {terminal}"
+    pending = {outcome_of(a) for a in answered if a["status"] == "retryable_error"}
+    assert pending <= NOT_YET, pending  # each retryable answer is one a client resends with the same key
     database = store.engine.dialect.name
     print(f"\nstore faults on {database}: {hits} hits, {store_failures} store failures met")
     print(f"answers: {dict(sorted(tally.items()))}")

@@ -121,11 +121,47 @@ def test_a_body_that_never_arrives_is_cut_at_the_body_deadline(gateway: Gateway)
     with gateway.connect() as sock:
         sock.sendall(
             f"POST /v1/calls HTTP/1.1\r\nHost: 127.0.0.1:{gateway.port}\r\nContent-Type: application/json\r\n"
-            "Content-Length: 1000\r\n\r\n{\"tool_id\"".encode()
+            'Content-Length: 1000\r\n\r\n{"tool_id"'.encode()
         )
         status, _, body = _answer(_until_closed(sock))
     assert status == 408
     assert body["error"]["details"]["phase"] == "body"
+    assert _healthy(gateway)
+
+
+def _one_answer(sock: socket.socket) -> bytes:
+    """One response (headers and its Content-Length of body), without waiting for the connection to close."""
+    received = b""
+    while b"\r\n\r\n" not in received:
+        chunk = sock.recv(65536)
+        assert chunk, f"the gateway closed the connection after {received!r}"
+        received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    lengths = [line[15:] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")]
+    length = int(lengths[0])
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        assert chunk, "the gateway closed the connection mid-answer"
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
+@pytest.mark.parametrize("path", ["/v1/calls", "/mcp", "/v1/contracts"])
+def test_a_declared_body_over_the_limit_is_refused_413_before_any_of_it_arrives(
+    gateway: Gateway, path: str
+) -> None:
+    # 30 MB announced, 10 bytes sent: the answer must not wait for the rest (the body deadline is 2 s
+    # here; an edge that reads first answers 408 then, not 413).
+    with gateway.connect() as sock:
+        sock.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{gateway.port}\r\nContent-Type: application/json\r\n"
+            f'Content-Length: {30 * 1024 * 1024}\r\n\r\n{{"tool_id"'.encode()
+        )
+        status, _, body = _answer(_one_answer(sock))
+    assert status == 413, body
+    typed = body["error"]["data"] if path == "/mcp" else body["error"]  # JSON-RPC carries it in `data`
+    assert typed["code"] == "I-REQ-TOO-LARGE"
+    assert typed["details"]["limit_bytes"] == 1024 * 1024
     assert _healthy(gateway)
 
 

@@ -6,6 +6,8 @@ made afterwards until each was definite. The rules:
 
 - no key has two effects in the backend's ledger;
 - every key answered `success` during the chaos is answered the same output again (a replay);
+- every key answered terminally during the chaos is answered the same code again: a terminal
+  answer is final, so its resend agrees with it;
 - every final answer is definite: `success` (then the ledger has its one effect) or the terminal
   `S-TOOL-EFFECT-UNKNOWN` (the ledger has zero or one);
 - no answer was ever `S-TOOL-INTERNAL`.
@@ -23,7 +25,14 @@ Answer = Mapping[str, Any]
 # Answers a client resends: the key is still held, the outcome was not recorded, the store was away, or
 # admission control refused the call before anything ran (a restarted gateway flooded with resends).
 NOT_YET = frozenset(
-    {"R-CAP-KEY-IN-PROGRESS", "R-TIMEOUT-UNRECORDED", "R-CAP-STORE-UNAVAILABLE", "R-CAP-OVERLOAD"}
+    {
+        "R-CAP-KEY-IN-PROGRESS",
+        "R-TIMEOUT-UNRECORDED",
+        "R-TIMEOUT-STORE",
+        "R-CAP-STORE-UNAVAILABLE",
+        "R-CAP-STORE-UNRECORDED",
+        "R-CAP-OVERLOAD",
+    }
 )
 DEFINITE = frozenset({"success", "S-TOOL-EFFECT-UNKNOWN"})
 
@@ -54,6 +63,8 @@ def verify_exactly_once(
         tally[f"final: {outcome_of(after)}"] += 1
         assert "S-TOOL-INTERNAL" not in (outcome_of(before), outcome_of(after)), (key, before, after)
         assert outcome_of(after) in DEFINITE, (key, after)
+        if before is not None and before["status"] == "terminal_error":
+            assert outcome_of(after) == outcome_of(before), (key, before, after)
         if before is not None and before["status"] == "success":
             assert after["status"] == "success" and after["output"] == before["output"], (key, before, after)
         if after["status"] == "success":

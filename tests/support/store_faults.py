@@ -2,8 +2,9 @@
 
 `locked_store` holds the idempotency table's write lock from a connection of its own, as a long
 transaction of another process would: on SQLite an exclusive transaction on the file, on
-PostgreSQL `LOCK TABLE`. `cut_connections` has PostgreSQL terminate the sessions of one
-`application_name`, which is what a database restart or a failover does to a gateway's pool.
+PostgreSQL `LOCK TABLE` (`locked_table` does the same for any table; on SQLite, the whole file).
+`cut_connections` has PostgreSQL terminate the sessions of one `application_name`, which is what a
+database restart or a failover does to a gateway's pool.
 """
 
 from __future__ import annotations
@@ -16,18 +17,25 @@ from collections.abc import AsyncIterator
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-__all__ = ["cut_connections", "locked_store"]
+__all__ = ["cut_connections", "locked_store", "locked_table"]
 
 
 @contextlib.asynccontextmanager
 async def locked_store(engine: AsyncEngine) -> AsyncIterator[None]:
     """While inside, nobody else can write idempotency records (readers still can on SQLite)."""
+    async with locked_table(engine, "idempotency_records"):
+        yield
+
+
+@contextlib.asynccontextmanager
+async def locked_table(engine: AsyncEngine, table: str) -> AsyncIterator[None]:
+    """While inside, nobody else can use `table` (on PostgreSQL) or write the database (on SQLite)."""
     if engine.dialect.name == "sqlite":
         async with _sqlite_locked(str(engine.url.database)):
             yield
         return
     async with engine.begin() as conn:  # the lock lasts until this transaction ends
-        await conn.execute(text("LOCK TABLE idempotency_records IN ACCESS EXCLUSIVE MODE"))
+        await conn.execute(text(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"))
         yield
 
 

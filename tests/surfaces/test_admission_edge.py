@@ -7,6 +7,7 @@ and `POST /mcp` hold until the test lets them go, or answer with the CallResult 
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -15,14 +16,17 @@ from typing import Any
 
 import httpx2
 import pytest
+import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult, CallStatus
-from colonnade.calls.load import IN_FLIGHT_LIMIT, LoadMonitor
+from colonnade.calls.load import IN_FLIGHT_LIMIT, LoadMonitor, current_arrival
+from colonnade.cli._http_protocol import ConnectionLimits, guarded_protocol
 from colonnade.surfaces.admission import AdmissionControl
 from tests.support.loopback import serve_in_thread
 
@@ -122,3 +126,50 @@ def test_a_rest_result_that_asks_to_wait_carries_retry_after(
     fine = CallResult(call_id="c-2", status=CallStatus.SUCCESS, output={"retry_after_ms": 5})
     answered = httpx2.post(f"{url}/v1/calls", json={"answer": fine.model_dump_json()})
     assert "retry-after" not in answered.headers
+
+
+def test_a_request_counts_its_wait_from_the_first_byte_the_server_read() -> None:
+    """The gateway's own HTTP protocol stamps each request's first byte; admission counts from there,
+    so time a request spent before the edge's middleware got to it counts against its deadline. The
+    protocol also counts each request it read as waiting until its handling starts (none leaks)."""
+    load = LoadMonitor()
+    seen: dict[str, float] = {}
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        arrival = current_arrival()  # None for what is not a call (GET /other)
+        if arrival is not None:
+            seen["waited_s"] = time.perf_counter() - arrival.at
+            seen["waiting"] = load.waiting  # this request's handling has started: no longer waiting
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(
+        AdmissionControl(app, load), log_level="warning", http=guarded_protocol(ConnectionLimits(), load)
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            assert thread.is_alive()
+            time.sleep(0.01)
+        body = b"{}"
+        request = (
+            f"POST /v1/calls HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode() + body
+        with socket.create_connection(sock.getsockname(), timeout=10) as client:
+            client.sendall(request[:1])  # the first byte; the rest of the request 300 ms later
+            time.sleep(0.3)
+            client.sendall(request[1:])
+            assert client.recv(65536).startswith(b"HTTP/1.1 200")
+            client.sendall(b"GET /other HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")  # not a call: not counted
+            assert client.recv(65536).startswith(b"HTTP/1.1 200")
+    finally:
+        server.should_exit = True
+        thread.join(10)
+    assert seen["waited_s"] >= 0.3  # counted from the first byte, not from when the edge saw the request
+    assert seen["waiting"] == 0 and load.waiting == 0

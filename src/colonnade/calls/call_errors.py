@@ -485,9 +485,18 @@ _SPECS = (
     ErrorSpec(
         "R-TIMEOUT-UNRECORDED",
         _RETRY,
-        "The call ran, but its outcome could not be recorded before the deadline",
-        "Send the same call again with the same idempotency_key after details.retry_after_ms: the gateway "
-        "answers the outcome once it is recorded and does not run the call a second time.",
+        "The call ran (its backend may have acted), but its outcome or audit record could not be made "
+        "durable before the deadline; its result is withheld",
+        "Its effect may have happened: send the same call again with the same idempotency_key after "
+        "details.retry_after_ms. The gateway answers the outcome once it is recorded and does not run the "
+        "call a second time; never resend it with a new key.",
+    ),
+    ErrorSpec(
+        "R-TIMEOUT-STORE",
+        _RETRY,
+        "The gateway's database did not answer before the call's deadline; the call did not run",
+        "Retry after details.retry_after_ms (with the same idempotency_key for a write), or with a larger "
+        "timeout_ms; if it persists an operator must check the gateway's database.",
     ),
     ErrorSpec(
         "R-UPSTREAM-429",
@@ -531,10 +540,19 @@ _SPECS = (
     ErrorSpec(
         "R-CAP-STORE-UNAVAILABLE",
         _RETRY,
-        "The gateway's database did not answer, so the idempotency key could not be claimed; the call "
-        "did not run",
-        "Retry after details.retry_after_ms with the same idempotency_key; if it persists an operator must "
-        "check the gateway's database.",
+        "The gateway's database failed (connection lost, locked), so the call could not be claimed or "
+        "audited; it did not run",
+        "Retry after details.retry_after_ms (with the same idempotency_key for a write); if it persists an "
+        "operator must check the gateway's database.",
+    ),
+    ErrorSpec(
+        "R-CAP-STORE-UNRECORDED",
+        _RETRY,
+        "The call ran (its backend may have acted), but the gateway's database failed while recording it; "
+        "its result is withheld",
+        "Its effect may have happened: send the same call again with the same idempotency_key after "
+        "details.retry_after_ms. The gateway answers the recorded outcome once its database is back and "
+        "does not run the call a second time; never resend it with a new key.",
     ),
     ErrorSpec(
         "R-UPSTREAM-CIRCUIT-OPEN",
@@ -857,13 +875,6 @@ _SPECS = (
         _TERMINAL,
         "The database schema cannot be brought to this version of Colonnade",
         "Upgrade Colonnade to at least the version that last migrated this database, or use a new database.",
-    ),
-    ErrorSpec(
-        "S-TOOL-AUDIT",
-        _TERMINAL,
-        "The audit log could not record the call, so the gateway refused to answer it",
-        "Retry later; an operator must check the database (every call is audited before it is answered, "
-        "and calls are refused while the audit log cannot be written).",
     ),
     ErrorSpec(
         "S-TOOL-ROUTING-INDEX",

@@ -6,6 +6,11 @@ the call's task; the authorize stage writes the tool and its decision into it. C
 reach authorization (an unknown name, a malformed version) leave the note empty. The policy and
 attestation stages add what they decided and verified, for the same record; a call that commits,
 discards or resumes a parked call adds which parked call and whether it was admitted.
+
+What the audit and drain stages must know to answer a call whose record or run was cut short is
+noted too: the call's resolved deadline (the deadline check), whether it was handed to its backend
+and could run again without a second effect (the execute stage), and the "effect unknown" outcome
+the idempotency stage recorded for its key when the call was interrupted.
 """
 
 from __future__ import annotations
@@ -16,17 +21,35 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from colonnade.calls.envelope import CallResult
 from colonnade.catalog.tool import Tool
 from colonnade.governance.authorization import Decision
 
 __all__ = [
     "DecisionNote",
+    "Dispatch",
+    "current_note",
     "note_attestation",
+    "note_deadline",
     "note_decision",
+    "note_dispatch",
+    "note_effect_unknown",
     "note_policy",
     "note_resume",
     "taking_note",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class Dispatch:
+    """The call was handed to its backend: an effect may have happened.
+
+    `keyed`: it carries an idempotency key (a resend is told apart from a new call); `repeatable`:
+    running it again cannot add a second effect (pure, idempotent, deduplicating, or the gateway's own).
+    """
+
+    keyed: bool
+    repeatable: bool
 
 
 @dataclass(slots=True)
@@ -36,6 +59,10 @@ class DecisionNote:
     policy: dict[str, Any] | None = None
     attestation: dict[str, Any] | None = None
     resume: dict[str, Any] | None = None
+    deadline: float | None = None
+    """The resolved call's deadline (`time.perf_counter()` clock)."""
+    dispatch: Dispatch | None = None
+    effect_unknown: CallResult | None = None
 
 
 _NOTE: ContextVar[DecisionNote | None] = ContextVar("colonnade_decision_note", default=None)
@@ -63,6 +90,29 @@ def note_resume(resume: dict[str, Any]) -> None:
     note = _NOTE.get()
     if note is not None:
         note.resume = resume
+
+
+def note_deadline(deadline: float) -> None:
+    note = _NOTE.get()
+    if note is not None:
+        note.deadline = deadline
+
+
+def note_dispatch(dispatch: Dispatch) -> None:
+    note = _NOTE.get()
+    if note is not None:
+        note.dispatch = dispatch
+
+
+def note_effect_unknown(result: CallResult) -> None:
+    note = _NOTE.get()
+    if note is not None:
+        note.effect_unknown = result
+
+
+def current_note() -> DecisionNote | None:
+    """The note of the call this task runs (None outside the audit stage)."""
+    return _NOTE.get()
 
 
 @contextmanager

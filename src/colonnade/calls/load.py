@@ -5,7 +5,10 @@ flight. A new call therefore finishes after roughly the loop's service time per 
 requests in flight (its own included), plus however late the loop runs its callbacks: that long a
 request sat unread before the gateway saw it. This module measures those three things:
 - requests in flight: counted at the HTTP edge (calls waiting in the SDK or the router count too)
-  and, without an edge (stdio, tests), calls inside the pipeline;
+  and, without an edge (stdio, tests), calls inside the pipeline; and in front of the edge, the
+  requests the server has read whose handling has not started yet (`request_read`, from the HTTP
+  protocol, until `request_started`): under load a batch of requests is read in one turn of the
+  loop, and each waits for the ones read before it;
 - service time per request: the event-loop thread's CPU time per request finished in a sample
   while the loop keeps up; while it does not (its timers fire late: busy, or starved of CPU by
   other processes), the wall time of the sample per request finished, which is what it takes;
@@ -13,7 +16,10 @@ request sat unread before the gateway saw it. This module measures those three t
 `predicted_wait_s` combines them; the admission stage compares it with a call's deadline and the
 edge compares the count with `max_in_flight`. The edge also notes when each request arrived
 (`ARRIVAL`, a context variable the request's tasks inherit), so the time a call already waited
-in front of the pipeline counts against its deadline too.
+in front of the pipeline counts against its deadline too. "Arrived" is when the server read the
+request's first byte (`RECEIVED_AT`, stamped by the HTTP protocol into the request's scope), not
+when the edge's middleware got to it: under load a parsed request waits its turn on the loop
+before any application code runs, and that wait is the caller's too.
 """
 
 from __future__ import annotations
@@ -28,10 +34,24 @@ from collections.abc import AsyncIterator, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-__all__ = ["ARRIVAL", "DEADLINE", "IN_FLIGHT_LIMIT", "Arrival", "LoadMonitor", "current_arrival", "queued_s"]
+__all__ = [
+    "ARRIVAL",
+    "DEADLINE",
+    "IN_FLIGHT_LIMIT",
+    "READ_MARK",
+    "RECEIVED_AT",
+    "Arrival",
+    "LoadMonitor",
+    "current_arrival",
+    "queued_s",
+]
 
 IN_FLIGHT_LIMIT = "in_flight_limit"
 DEADLINE = "deadline"
+RECEIVED_AT = "colonnade.received_at"
+"""In an HTTP scope's `state`: `time.perf_counter()` when the server read the request's first byte."""
+READ_MARK = "colonnade.counted_as_read"
+"""In an HTTP scope's `state`: the protocol counted the request in `LoadMonitor.waiting`."""
 
 _SMOOTHING = 0.3  # weight of the newest sample in the moving averages
 _LAG_SMOOTHING = 0.1  # the lag is noisy (the OS's scheduling shows in it): averaged over ~0.5 s
@@ -86,6 +106,7 @@ class LoadMonitor:
         self.sample_s = sample_s
         self.edge_in_flight = 0
         self.calls_in_flight = 0
+        self.waiting = 0
         self.loop_lag_s = 0.0
         self.cpu_per_request_s = 0.0
         self.service_s = 0.0
@@ -105,9 +126,18 @@ class LoadMonitor:
     def in_flight(self) -> int:
         return max(self.edge_in_flight, self.calls_in_flight)
 
-    def edge_entered(self) -> Arrival:
+    def request_read(self) -> None:
+        """The server read a request's headers; its handling starts later (`request_started`)."""
+        self.waiting += 1
+
+    def request_started(self) -> None:
+        self.waiting = max(0, self.waiting - 1)
+
+    def edge_entered(self, received_at: float | None = None) -> Arrival:
+        """A request reached the edge; `received_at` is when its first byte was read, if known."""
         self.edge_in_flight += 1
-        return Arrival(time.perf_counter())
+        now = time.perf_counter()
+        return Arrival(now if received_at is None else min(received_at, now))
 
     def edge_left(self, arrival: Arrival, *, served: bool = True) -> None:
         """`served=False` for a request refused at once: its trifling cost says nothing of a call's."""
@@ -136,8 +166,9 @@ class LoadMonitor:
         The requests in flight times the service time (while the loop is saturated, Little's law:
         requests in flight over the rate it answers them), plus the lag: that long a request sat
         unread in its socket before the edge could count it, a wait no timestamp of ours records.
+        The requests read but not yet started are in front too.
         """
-        return self.loop_lag_s + self.in_flight * self.service_s
+        return self.loop_lag_s + (self.in_flight + self.waiting) * self.service_s
 
     def retry_after_ms(self) -> int:
         """When to come back: about when the work in flight now has been served, spread from half

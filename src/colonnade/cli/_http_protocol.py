@@ -3,15 +3,17 @@
 uvicorn times out only idle keep-alive connections (`timeout_keep_alive`), and only after they have
 answered a request: a connection that never sends a byte, drips its headers a line at a time, or
 announces a body it never sends is held forever, and httptools buffers headers of any size. Each
-connection here has one timer: from its opening (or the first byte of its next request) to
-the end of a request's headers, then from there to the end of the body. A stalled client gets
-`408` and is disconnected; a connection over the open-connection bound gets `503` with
-`Retry-After` and is closed at once. The answers carry the gateway's error body
+connection here has one timer: from its opening (or the first byte of its next request) to the end
+of a request's headers, then from there to the end of the body. A stalled client gets `408` and is
+disconnected; a connection over the open-connection bound gets `503` with `Retry-After` and is
+closed at once. Each request's scope gets the moment its first byte was read (`RECEIVED_AT`), from
+which admission control counts the time it waited, and the load monitor counts it as waiting
+until its handling starts. The answers carry the gateway's error body
 (`{"error": {code, message, details, fix}}`).
 
 On a TLS connection each request's scope also carries the ASGI TLS extension, built once per
-connection (`_tls_extension`): the client certificate and its `x5t#S256` thumbprint, which
-uvicorn does not pass to the app.
+connection (`_tls_extension`): the client certificate and its `x5t#S256` thumbprint, which uvicorn
+does not pass to the app.
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from colonnade.calls.call_errors import error
+from colonnade.calls.load import READ_MARK, RECEIVED_AT, LoadMonitor
 from colonnade.cli._tls_extension import tls_extension
 
 __all__ = ["ConnectionLimits", "GuardedHttpToolsProtocol", "guarded_protocol"]
@@ -46,6 +50,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     """One instance per connection; `limits` is set on the subclass `guarded_protocol` makes."""
 
     limits: ClassVar[ConnectionLimits] = ConnectionLimits()
+    load: ClassVar[LoadMonitor | None] = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -93,6 +98,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        # When the request's first byte was read: admission counts the wait from here (`calls/load.py`).
+        self.scope["state"][RECEIVED_AT] = time.perf_counter()
         if self._tls is not None:
             self.scope["extensions"] = {"tls": self._tls}  # type: ignore[dict-item]
         if self._read_timer is None:  # the keep-alive wait ended with this request's first byte
@@ -103,6 +110,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._header_bytes, self._tail = 0, b""
         self._arm("body", self.limits.body_timeout_s)
         super().on_headers_complete()
+        cycle = self.cycle
+        if self.load is not None and cycle is not None and cycle.scope is self.scope:  # its task will run
+            self.load.request_read()
+            self.scope["state"][READ_MARK] = True
 
     def on_message_complete(self) -> None:
         self._disarm()
@@ -193,9 +204,12 @@ def _header_part(tail: bytes, data: bytes) -> int:
     return len(data) if end < 0 else max(0, end + 4 - len(tail))
 
 
-def guarded_protocol(limits: ConnectionLimits) -> type[GuardedHttpToolsProtocol]:
-    """The protocol class to hand uvicorn (`Config(http=...)`), bound to these limits."""
-    return type("GuardedHttpToolsProtocol", (GuardedHttpToolsProtocol,), {"limits": limits})
+def guarded_protocol(
+    limits: ConnectionLimits, load: LoadMonitor | None = None
+) -> type[GuardedHttpToolsProtocol]:
+    """The protocol class to hand uvicorn (`Config(http=...)`), bound to these limits; with `load`,
+    it counts the requests it has read whose handling has not started yet."""
+    return type("GuardedHttpToolsProtocol", (GuardedHttpToolsProtocol,), {"limits": limits, "load": load})
 
 
 def _response(status: int, code: str, message: str, details: dict[str, Any]) -> bytes:

@@ -111,7 +111,7 @@ async def run_http(
             log_level="warning",
             log_config=None,  # uvicorn's records go through the process's logging setup
             lifespan="on",
-            http=guarded_protocol(_connection_limits(server_settings)),
+            http=guarded_protocol(_connection_limits(server_settings), load),
             timeout_keep_alive=server_settings.keep_alive_timeout_s,
             timeout_graceful_shutdown=math.ceil(server_settings.drain_timeout_s + ANSWER_GRACE_S),
             **tls,

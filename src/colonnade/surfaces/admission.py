@@ -1,14 +1,16 @@
 """Admission at the HTTP edge: count calls in flight, refuse past the bound, tell REST callers when to retry.
 
-The load monitor (`calls/load.py`) needs the number of requests the gateway is working on, from
-the moment their headers arrive, not only once they reach the pipeline: under overload the time
-goes into the queue in front of it. Past `max_in_flight`, a call is refused here before its body
-is read, the cheapest refusal there is: `503` with `Retry-After`, and the gateway's error body
-(a CallResult on REST, a JSON-RPC error on /mcp) with `R-CAP-OVERLOAD` and `retry_after_ms`.
-A REST CallResult that asks the caller to wait (`error.details.retry_after_ms`, e.g. a call the
-admission stage shed for its deadline) also gets a `Retry-After` header. A client that goes away
-before its body is complete (or is cut by the body deadline) has nobody left to answer: that ends
-its request quietly instead of as an application error.
+The load monitor (`calls/load.py`) needs the number of requests the gateway is working on, from the
+moment their headers arrive, not only once they reach the pipeline: under overload the time goes
+into the queue in front of it. Each request's arrival is when the server read its first byte
+(stamped by the HTTP protocol), so the wait for the loop to reach it counts against its deadline.
+Past `max_in_flight`, a call is refused here before its body is read, the cheapest refusal there is:
+`503` with `Retry-After`, and the gateway's error body (a CallResult on REST, a JSON-RPC error on
+/mcp) with `R-CAP-OVERLOAD` and `retry_after_ms`. A REST CallResult that asks the caller to wait
+(`error.details.retry_after_ms`, e.g. a call the admission stage shed for its deadline) also gets a
+`Retry-After` header. A client that goes away before its body is complete (or is cut by the body
+deadline) has nobody left to answer: that ends its request quietly instead of as an application
+error.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult
-from colonnade.calls.load import ARRIVAL, IN_FLIGHT_LIMIT, LoadMonitor
+from colonnade.calls.load import ARRIVAL, IN_FLIGHT_LIMIT, READ_MARK, RECEIVED_AT, LoadMonitor
 
 __all__ = ["CALL_PATHS", "AdmissionControl", "retry_after_header"]
 
@@ -45,11 +47,13 @@ class AdmissionControl:
         self.paths = frozenset(paths)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and _read_by_protocol(scope):
+            self.load.request_started()
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.paths:
             await self.app(scope, receive, send)
             return
         load = self.load
-        arrival = load.edge_entered()
+        arrival = load.edge_entered(_received_at(scope))
         if load.over_bound():
             load.edge_left(arrival, served=False)
             load.record_shed(IN_FLIGHT_LIMIT)
@@ -83,6 +87,19 @@ class _RetryAfter:
                 start = _with_retry_after(start, message.get("body", b""))
             await self._send(start)
         await self._send(message)
+
+
+def _read_by_protocol(scope: Scope) -> bool:
+    """Whether the HTTP protocol counted this request as read and waiting (once: the mark is taken)."""
+    state = scope.get("state")
+    return isinstance(state, dict) and state.pop(READ_MARK, None) is not None
+
+
+def _received_at(scope: Scope) -> float | None:
+    """When the server read the request's first byte (the HTTP protocol's stamp), if it says."""
+    state = scope.get("state")
+    received = state.get(RECEIVED_AT) if isinstance(state, dict) else None
+    return received if isinstance(received, float) else None
 
 
 def _with_retry_after(start: Message, body: bytes) -> Message:

@@ -2,7 +2,8 @@
 
 One ASGI middleware checks, in order: the Host and Origin headers (DNS-rebinding protection; on
 every bind, with the loopback names plus the configured public names allowed), the request's
-size (`server.max_request_bytes`, from Content-Length at once, or while a chunked body streams),
+size (`server.max_request_bytes`: a declared Content-Length over it is answered 413 at once, before
+any of the body is read; a chunked body is counted while it streams),
 and who calls (the `Principal` the authenticator finds, stored in the ASGI scope for the
 surfaces to read, and in a context variable for code that gets no request, such as the MCP
 SDK's pre-dispatch header check). A refused request never reaches a surface; each surface
@@ -191,9 +192,11 @@ class HttpEdge:
             else:
                 scope.setdefault("state", {})[PRINCIPAL_KEY] = who
         if refusal is not None:
-            if refusal.code == "I-REQ-TOO-LARGE":
-                await _drain(receive)
-            await self._render(scope, refusal)(scope, receive, send)
+            # Answered at once, before any body is read: a declared size over the limit needs no
+            # body to refuse, and a client that waits for the answer before sending (or never sends)
+            # must not wait out the body deadline. The server reads and drops whatever body still
+            # comes on this connection, so a client that does send it hears the answer too.
+            await self._render(scope, refusal)(scope, _disconnected, send)
             return
         caller = _CALLER.set(principal_of_scope(scope))
         app = self._app_for(scope)

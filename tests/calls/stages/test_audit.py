@@ -76,16 +76,19 @@ async def test_allowed_and_refused_calls_are_recorded_with_their_decision(
 async def test_nothing_runs_while_the_audit_log_cannot_be_written(
     log: AuditLog, catalog: Catalog, reached: Reached
 ) -> None:
-    pipeline = _pipeline(log, reached)
+    audit = Audit(log)
+    pipeline = Pipeline([audit, Authorize(OnlyPrefix("acme:crm:")), _Last(reached)])
     engine = log.store._engine
     async with engine.begin() as conn:
         await conn.execute(text("ALTER TABLE audit_records RENAME TO away"))
     executed = await pipeline.run(resolved(catalog, "acme:crm:get_customer"))
-    assert executed.status is CallStatus.TERMINAL_ERROR and executed.error is not None
-    assert executed.error.code == "S-TOOL-AUDIT" and executed.side_effects == ["write"]  # it did run
+    # `_Last` stands in for the backend without the execute stage's note: nothing reached a backend.
+    assert executed.status is CallStatus.RETRYABLE_ERROR and executed.error is not None
+    assert executed.error.code == "R-CAP-STORE-UNAVAILABLE" and "did not run" in executed.error.message
+    assert executed.error.details["retry_after_ms"] > 0
     assert len(reached.calls) == 1 and not log.writable
     refused = await pipeline.run(resolved(catalog, "acme:crm:get_customer"))
-    assert refused.error is not None and refused.error.code == "S-TOOL-AUDIT"
+    assert refused.error is not None and refused.error.code == "R-CAP-STORE-UNAVAILABLE"
     assert len(reached.calls) == 1 and refused.side_effects == []  # the second call never ran
     async with engine.begin() as conn:
         await conn.execute(text("ALTER TABLE away RENAME TO audit_records"))

@@ -148,3 +148,20 @@ async def test_a_stdio_server_runs_unless_the_caller_limits_the_network_without_
     denied = await NetworkPolicy()(_mcp_call(binding, ["127.0.0.1"]), reached)
     assert denied.error is not None and denied.error.details["target"] == "stdio:srv"
     assert len(reached.calls) == 3
+
+
+async def test_the_backend_gets_the_time_left_less_the_record_reserve_and_nothing_when_too_little(
+    catalog: Catalog,
+) -> None:
+    http = Recording(AdapterOutcome(OutcomeKind.SUCCESS, body={"id": "C-1"}))
+    execute = Execute(AdapterRegistry({"http": http}))
+    call = resolved(catalog, "acme:crm:get_customer", constraints=CallConstraints(timeout_ms=300))
+    await execute(call, _unreachable)  # type: ignore[arg-type]
+    (invocation,) = http.invocations
+    assert invocation.timeout_s <= call.remaining_s - 0.03 + 0.001  # a tenth of 300 ms kept for records
+    # The stages before spent all but 20 ms: less than the 30 ms reserve, so nothing is sent.
+    spent = call.evolve(started=call.started - 0.28, deadline=call.deadline - 0.28)
+    late = await execute(spent, _unreachable)  # type: ignore[arg-type]
+    assert len(http.invocations) == 1
+    assert late.status is CallStatus.RETRYABLE_ERROR and late.error is not None
+    assert late.error.code == "R-CAP-OVERLOAD" and late.error.details["reason"] == "deadline"

@@ -6,6 +6,12 @@ so their callers learn to retry instead of waiting on a process that is going aw
 any call that arrives afterwards. Each call runs under an `asyncio.timeout` with no deadline;
 cutting reschedules those to now, which cancels the work below this stage the way a timeout
 would (the task itself is not cancelled, so the surface still sends the answer).
+
+A cut call that may have acted and cannot safely run again is not answered "retry": its answer
+is the one its resend will get. With an idempotency key that is the `S-TOOL-EFFECT-UNKNOWN` the
+idempotency stage recorded for the key as the call was cut (noted for this stage); without one,
+`S-TOOL-EFFECT-UNKNOWN-NO-KEY`. A call cut before it reached its backend, or one that is safe to
+run again, stays `R-CAP-SHUTTING-DOWN`.
 """
 
 from __future__ import annotations
@@ -14,8 +20,10 @@ import asyncio
 
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
+from colonnade.calls.decision_note import current_note
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.pipeline import Next
+from colonnade.calls.stages.unkeyed_effects import EFFECT_UNKNOWN_NO_KEY
 
 __all__ = ["RETRY_AFTER_MS", "Drain"]
 
@@ -57,7 +65,26 @@ class Drain:
         except TimeoutError:
             if not scope.expired():
                 raise  # a timeout of a later stage's own, not the cut
-            return _stopping(call, interrupted=True)
+            return _cut_answer(call)
+
+
+def _cut_answer(call: Call) -> CallResult:
+    """What a call cut mid-flight is answered: what a resend of it would be answered."""
+    note = current_note()
+    if note is not None and note.effect_unknown is not None:
+        recorded = note.effect_unknown
+        return recorded.model_copy(update={"call_id": call.request.call_id})
+    dispatch = note.dispatch if note is not None else None
+    if dispatch is None or dispatch.keyed or dispatch.repeatable:
+        return _stopping(call, interrupted=True)
+    status, err = error(
+        EFFECT_UNKNOWN_NO_KEY,
+        f"the gateway is shutting down and cut the call of '{call.request.tool_id[:128]}' after it reached "
+        "its backend; it is not idempotent and had no idempotency_key, so whether it took effect is unknown",
+        cause="R-CAP-SHUTTING-DOWN",
+        interrupted=True,
+    )
+    return call.result(status, error=err)
 
 
 def _stopping(call: Call, *, interrupted: bool) -> CallResult:

@@ -1,4 +1,12 @@
-"""Execute: hand the call to the adapter of its tool's binding kind, within the time left."""
+"""Execute: hand the call to the adapter of its tool's binding kind, within the time left.
+
+The time left is the call's, less what its records need (`execution_time_left`). A call left less
+time for its backend than the gateway keeps for its own records (the stages before it spent the
+rest, e.g. waiting for the database) is not sent: a request sent with no time to answer could only
+end "effect unknown", so it ends `R-CAP-OVERLOAD` (`reason: deadline`, nothing ran) instead.
+Handing the call over is noted (`note_dispatch`): from here on an effect may have happened, which
+the audit and drain stages must say when they cannot answer the result itself.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +16,16 @@ from colonnade.adapters.outcome import AdapterOutcome, OutcomeKind
 from colonnade.adapters.registry import AdapterRegistry, Invocation
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
+from colonnade.calls.decision_note import Dispatch, note_dispatch
 from colonnade.calls.envelope import CallResult, CallStatus, hand_over
 from colonnade.calls.handover import Handover
 from colonnade.calls.keys import backend_key
+from colonnade.calls.load import DEADLINE
 from colonnade.calls.pipeline import Next
+from colonnade.calls.stages.deadline import execution_time_left, record_reserve_s
+from colonnade.calls.stages.retry import may_retry
 
-__all__ = ["Execute", "result_of"]
+__all__ = ["Execute", "dispatch_of", "result_of"]
 
 
 class Execute:
@@ -32,17 +44,39 @@ class Execute:
                 f" (its kind is {tool.adapter!r}; this gateway runs {', '.join(self.adapters.kinds)})",
             )
             return call.result(status, error=err)
+        time_left = execution_time_left(call)
+        if time_left < record_reserve_s(call):
+            return _too_late(call, time_left)
         invocation = Invocation(
             tool=tool,
             arguments=call.request.input,
-            timeout_s=call.remaining_s,
+            timeout_s=time_left,
             principal=call.principal,
             call_id=call.request.call_id,
             trace_id=call.request.context.trace_id,
             idempotency_key=backend_key(call),
             channel=call.channel,
         )
+        note_dispatch(dispatch_of(call))
         return result_of(call, await adapter.execute(invocation))
+
+
+def dispatch_of(call: Call) -> Dispatch:
+    """What handing this call to its backend means for a resend: keyed, and safe to run again."""
+    keyed = call.request.constraints.idempotency_key is not None
+    return Dispatch(keyed=keyed, repeatable=call.tool.builtin or may_retry(call))
+
+
+def _too_late(call: Call, time_left: float) -> CallResult:
+    status, err = error(
+        "R-CAP-OVERLOAD",
+        f"only {time_left * 1000:.0f} ms of the call's time were left for its backend, too little to "
+        "answer in; it was not sent",
+        reason=DEADLINE,
+        remaining_ms=round(call.remaining_s * 1000, 1),
+        retry_after_ms=round(max(50.0, record_reserve_s(call) * 1000)),
+    )
+    return call.result(status, error=err)
 
 
 def result_of(call: Call, outcome: AdapterOutcome) -> CallResult:

@@ -3,9 +3,14 @@
 The first call with a key claims it in the database (with a lease while it runs), runs, and
 writes its outcome durably *before* answering, so every answered outcome can be replayed: after
 a restart, by another replica, to any resend. If the outcome cannot be written before the
-deadline, the caller gets `R-TIMEOUT-UNRECORDED` (retryable) and the outcome is written again in
-the background; a resend replays it once it is written. The claim is never released then: the
-effect happened, only its record is late.
+deadline, the caller gets `R-TIMEOUT-UNRECORDED` (retryable: resend with the same key) and the
+outcome is written again in the background; a resend replays it once it is written. The claim is
+never released then: the effect happened, only its record is late. No store round trip is started
+for the answer once the deadline has passed, and none is waited for past it: what must still be
+written is written in the background. One outcome needs no wait: `S-TOOL-EFFECT-UNKNOWN` is what
+every resend gets whether its record lands or not (a key whose attempt never recorded an outcome
+is in doubt, and answers the same), so it is answered at once, and noted for the drain stage,
+whose answer to a call cut at shutdown then agrees with what its resend replays.
 
 Duplicates that arrive in this process while the first call runs wait for its outcome (cheap and
 exact). A key held by an attempt elsewhere (another replica, an earlier process) is answered at
@@ -21,8 +26,9 @@ outcome either: it frees the key, since the caller's answer repeats the call wit
 A retryable outcome frees the key, so a retry runs again; but when the backend may have acted
 (a timeout, a cut connection, a 502/504, several attempts) and repeating is not safe, the effect
 is unknown, and that is the outcome recorded and answered. A database that does not answer
-before the call could claim its key gives `R-CAP-STORE-UNAVAILABLE` (nothing ran), never an
-internal error. The same key with different input is refused, never silently replayed.
+before the call could claim its key gives `R-TIMEOUT-STORE` (nothing ran; `R-CAP-STORE-UNAVAILABLE`
+when it failed rather than said nothing), never an internal error. The same key with different
+input is refused, never silently replayed.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from typing import Any
 from colonnade.adapters.outcome import INPUT_REQUIRED
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
+from colonnade.calls.decision_note import note_effect_unknown
 from colonnade.calls.envelope import CallResult, CallStatus
 from colonnade.calls.keys import scope_of
 from colonnade.calls.pipeline import Next
@@ -47,12 +54,11 @@ from colonnade.observability.tracing import io_span
 from colonnade.store.idempotency_repo import Claim, IdempotencyStore, held_here, new_holder
 from colonnade.store.store_errors import StoreUnavailable
 
-__all__ = ["Idempotency", "input_hash", "may_have_acted", "may_repeat"]
+__all__ = ["EFFECT_UNKNOWN", "Idempotency", "input_hash", "may_have_acted", "may_repeat"]
 
 logger = logging.getLogger(__name__)
 
 LEASE_GRACE_S = 5.0  # a claim's lease: the call's time left, plus this
-SAVE_GRACE_S = 0.025  # time to write an outcome when the call's own time is already spent
 STORE_RETRY_MS = 250  # retry_after_ms when the database did not answer
 IN_PROGRESS_HINT_MS = (50, 1_000)  # retry_after_ms bounds for a key in flight elsewhere
 WRITE_ATTEMPT_S = 5.0  # one write to the database that takes longer is abandoned and tried again
@@ -60,6 +66,7 @@ DRAIN_S = 10.0  # at shutdown, how long outcomes still being written are waited 
 _BACKOFF_S = (0.01, 1.0)  # first and largest wait between tries of a write that failed
 _SAFE = (Determinism.PURE, Determinism.IDEMPOTENT)
 _RATE_LIMITED = "R-UPSTREAM-429"
+EFFECT_UNKNOWN = "S-TOOL-EFFECT-UNKNOWN"
 
 Write = Callable[[], Awaitable[Any]]
 
@@ -141,22 +148,25 @@ class Idempotency:
         lease_s = max(call.remaining_s, 1.0) + LEASE_GRACE_S
         take_over = may_repeat(call)
         pause = _BACKOFF_S[0]
-        while True:
+        failed = False
+        while call.remaining_s > 0:  # no claim is started once the deadline has passed
             try:
                 claim = await self._claim_within_deadline(call, scope, key, attempt, lease_s, take_over)
             except StoreUnavailable as exc:
                 logger.debug("claiming idempotency key %r failed: %s", key, _reason(exc))
+                failed = True
                 if call.remaining_s > pause:
                     await asyncio.sleep(pause)
                     pause = min(pause * 2, _BACKOFF_S[1])
                     continue
-                # A claim may have landed although its answer was lost: free it, it never ran.
-                self._write_later(scope, key, attempt, lambda: self.store.release(scope, key, attempt.holder))
-                claim = None
+                break
             if claim is None:
-                logger.debug("claiming idempotency key %r: no answer before the deadline", key)
-                return self._store_unavailable(call, key)
+                break
             return self._claim_answer(call, key, claim)
+        if failed:  # a claim may have landed although its answer was lost: free it, it never ran
+            self._write_later(scope, key, attempt, lambda: self.store.release(scope, key, attempt.holder))
+        logger.debug("claiming idempotency key %r: no answer before the deadline", key)
+        return self._store_unavailable(call, key, failed=failed)
 
     async def _claim_within_deadline(
         self, call: Call, scope: str, key: str, attempt: _Attempt, lease_s: float, take_over: bool
@@ -233,6 +243,7 @@ class Idempotency:
                 self._write_later(scope, key, attempt, lambda: self.store.release(scope, key, attempt.holder))
                 return None, None
             unknown = self._effect_unknown(call, key, "the call was interrupted before its outcome was known")
+            note_effect_unknown(unknown)
             attempt.outcome.set_result(unknown)
             self._write_later(scope, key, attempt, self._completion(scope, key, attempt, unknown))
             return unknown, None
@@ -263,7 +274,12 @@ class Idempotency:
         return complete
 
     async def _write_now(self, scope: str, key: str, attempt: _Attempt, write: Write, until: float) -> None:
-        """One try in line (the common case: a few µs on SQLite); on failure, retries in the background."""
+        """One try in line (the common case: a few µs on SQLite); on failure, retries in the background.
+
+        None in line once `until` has passed: the write goes to the background at once."""
+        if until <= _loop_time():
+            self._write_later(scope, key, attempt, write)
+            return
         try:
             async with asyncio.timeout_at(min(until, _loop_time() + WRITE_ATTEMPT_S)):
                 await write()
@@ -309,14 +325,18 @@ class Idempotency:
     async def _answer(
         self, call: Call, key: str, attempt: _Attempt, outcome: CallResult, until: float, *, replay: bool
     ) -> CallResult:
-        """`outcome` once it is recorded (a retryable one: once the key is free), waiting until `until`."""
+        """`outcome` once it is recorded (a retryable one: once the key is free), waiting until `until`.
+
+        "Effect unknown" is answered at once: it is what a resend gets whether its record lands or not."""
         if outcome.status is CallStatus.RETRYABLE_ERROR:
             await _wait(attempt.recorded, until)
+        elif _is_effect_unknown(outcome):
+            pass
         elif not await _wait(attempt.recorded, until):
             status, err = error(
                 "R-TIMEOUT-UNRECORDED",
                 "the call ran, but the gateway's database did not take its outcome before the deadline; "
-                "the outcome is kept and recorded as soon as the database answers",
+                "the outcome is kept and recorded as soon as the database answers: resend with the same key",
                 key=key,
                 retry_after_ms=STORE_RETRY_MS,
             )
@@ -360,10 +380,12 @@ class Idempotency:
         )
         return call.result(status, error=err)
 
-    def _store_unavailable(self, call: Call, key: str) -> CallResult:
+    def _store_unavailable(self, call: Call, key: str, *, failed: bool) -> CallResult:
+        """Nothing ran: the database failed (`failed`) or did not answer before the deadline."""
+        why = "failed" if failed else "did not answer before the deadline"
         status, err = error(
-            "R-CAP-STORE-UNAVAILABLE",
-            "the gateway's database did not answer before the deadline, so the key could not be claimed; "
+            "R-CAP-STORE-UNAVAILABLE" if failed else "R-TIMEOUT-STORE",
+            f"the gateway's database {why}, so idempotency key {key!r} could not be claimed; "
             "the call did not run",
             key=key,
             retry_after_ms=STORE_RETRY_MS,
@@ -372,7 +394,7 @@ class Idempotency:
 
     def _effect_unknown(self, call: Call, key: str, why: str, **details: Any) -> CallResult:
         status, err = error(
-            "S-TOOL-EFFECT-UNKNOWN",
+            EFFECT_UNKNOWN,
             f"{why}. '{call.tool.canonical_name}' is not idempotent and its backend is not declared to "
             "deduplicate on Idempotency-Key, so it is not run again with this key",
             key=key,
@@ -426,8 +448,12 @@ def _loop_time() -> float:
 
 
 def _answer_by(call: Call) -> float:
-    """When the caller is answered at the latest: its deadline, or a moment to write if that has passed."""
-    return _loop_time() + max(call.remaining_s, SAVE_GRACE_S)
+    """When the caller is answered at the latest: its deadline (on the loop's clock)."""
+    return _loop_time() + call.remaining_s
+
+
+def _is_effect_unknown(result: CallResult) -> bool:
+    return result.error is not None and result.error.code == EFFECT_UNKNOWN
 
 
 async def _wait(event: asyncio.Event, until: float) -> bool:

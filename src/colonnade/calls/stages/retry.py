@@ -24,6 +24,7 @@ from colonnade.calls.envelope import CallResult, CallStatus, RetryPolicy
 from colonnade.calls.manifest import RetryLimits
 from colonnade.calls.pipeline import Next
 from colonnade.calls.stages.circuit import CIRCUIT_OPEN
+from colonnade.calls.stages.deadline import execution_time_left
 from colonnade.calls.stages.idempotency import may_repeat
 from colonnade.contracts.model import Determinism
 
@@ -92,7 +93,7 @@ class Retry:
             hint = result.error.details.get("retry_after_ms") if result.error is not None else None
             if isinstance(hint, int | float):
                 wait_ms = max(wait_ms, float(hint))
-            if wait_ms / 1000 >= call.remaining_s:
+            if wait_ms / 1000 >= execution_time_left(call):
                 why = "no retry: the next attempt would start past the deadline"
                 return _noted(result, attempt, clamped, why)
             await self._sleep(wait_ms / 1000)
