@@ -355,5 +355,7 @@ def test_list_history_and_publish_print_json(workspace: Workspace) -> None:
             "endpoints": 1,
             "result": "unchanged (already published)",
             "published": True,
+            "compatibility": None,
+            "allowed_breaking": None,
         }
     ]

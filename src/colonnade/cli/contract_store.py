@@ -28,6 +28,7 @@ from colonnade.cli.common import (
     settings_of,
 )
 from colonnade.config import Settings
+from colonnade.contracts.compatibility import ContractDiff, changed_tools, compatibility_findings
 from colonnade.contracts.findings import Finding
 from colonnade.contracts.load import ContractLoadError
 from colonnade.contracts.model import Contract, ContractStatus
@@ -103,6 +104,10 @@ class _Outcome:
     contract: Contract
     result: str
     stored: StoredContract | None = None
+    diff: ContractDiff | None = None
+    """The comparison with the version this one must stay compatible with (None for a first version)."""
+    override: str | None = None
+    """The reason given with --allow-breaking, when the override let a breaking change through."""
 
 
 cli = typer.Typer()
@@ -116,18 +121,35 @@ def publish_command(
         list[Path],
         typer.Argument(help="Contract files (YAML or JSON) to validate and publish.", show_default=False),
     ],
+    allow_breaking: Annotated[
+        bool,
+        typer.Option(
+            "--allow-breaking",
+            help="Publish even if a version breaks callers of the previous one without a major bump "
+            "(needs --reason; recorded in the audit log).",
+        ),
+    ] = False,
+    reason: Annotated[
+        str | None,
+        typer.Option("--reason", help="Why the breaking change may go out under this version (audited)."),
+    ] = None,
     output: Annotated[OutputFormat, _FORMAT] = OutputFormat.TEXT,
 ) -> None:
     """Validate contract files and publish them to the store.
 
     Nothing is published unless every file is valid. A published version is immutable: to change
-    a contract, bump its version; earlier versions stay in the store as history.
+    a contract, bump its version; earlier versions stay in the store as history. Each new version
+    is compared with the previous published one (`colonnade contract diff`): a breaking change
+    needs a major version bump, or --allow-breaking with a --reason.
 
     Example: colonnade contract publish examples/contracts/*.yaml
     """
+    override = _override(allow_breaking, reason)
     contracts = _load_valid(paths)
     settings = settings_of(ctx)
-    outcomes = run_with_store(settings, lambda store: _publish_all(store, contracts), _published_events)
+    outcomes = run_with_store(
+        settings, lambda store: _publish_all(store, contracts, override), _published_events
+    )
     if output is OutputFormat.JSON:
         print_json([_outcome_json(outcome) for outcome in outcomes])
     else:
@@ -146,7 +168,24 @@ def _outcome_json(outcome: _Outcome) -> dict[str, object]:
         "endpoints": len(contract.operations()),
         "result": outcome.result,
         "published": outcome.stored is not None,
+        "compatibility": outcome.diff.to_dict() if outcome.diff is not None else None,
+        "allowed_breaking": outcome.override,
     }
+
+
+def _override(allow_breaking: bool, reason: str | None) -> str | None:
+    """The audited reason of an override; --allow-breaking without a reason is a usage error."""
+    if not allow_breaking:
+        if reason is not None:
+            fail("--reason goes with --allow-breaking: say why a breaking change may go out", EXIT_USAGE)
+        return None
+    if reason is None or not reason.strip():
+        fail(
+            "--allow-breaking needs --reason '...': the audit log records why callers of the previous "
+            "version may break",
+            EXIT_USAGE,
+        )
+    return reason.strip()
 
 
 def _print_outcomes(outcomes: list[_Outcome]) -> None:
@@ -263,15 +302,40 @@ def deprecate_command(
 
 
 def _published_events(outcomes: list[_Outcome]) -> list[AuditEvent]:
-    return [_event("contract.publish", outcome.stored) for outcome in outcomes if outcome.stored is not None]
+    return [
+        _event("contract.publish", outcome.stored, outcome.diff, outcome.override)
+        for outcome in outcomes
+        if outcome.stored is not None
+    ]
 
 
-def _event(kind: str, stored: StoredContract) -> AuditEvent:
+def _event(
+    kind: str, stored: StoredContract, diff: ContractDiff | None = None, override: str | None = None
+) -> AuditEvent:
+    """The audit record; a publish names the version it was compared with, and an override its reason."""
     from colonnade.cli._governance import OPERATOR
     from colonnade.governance.audit import AuditEvent, EventKind
 
-    details = {"api": stored.name, "version": stored.version, "status": stored.status.value}
-    return AuditEvent.by(OPERATOR, EventKind(kind), tenant=stored.tenant, details=details)
+    details: dict[str, object] = {
+        "api": stored.name,
+        "version": stored.version,
+        "status": stored.status.value,
+    }
+    if diff is not None:
+        details["compatible_with"] = diff.old_version
+        details["required_bump"] = diff.required_bump
+        details["breaking"] = [change.to_dict() for change in diff.breaking]
+    if override is None:
+        return AuditEvent.by(OPERATOR, EventKind(kind), tenant=stored.tenant, details=details)
+    details["breaking_tools"] = list(changed_tools(diff)) if diff is not None else []
+    return AuditEvent.by(
+        OPERATOR,
+        EventKind(kind),
+        tenant=stored.tenant,
+        decision="breaking-allowed",
+        reasons=(override,),
+        details=details,
+    )
 
 
 def _load_valid(paths: list[Path]) -> list[tuple[Path, Contract]]:
@@ -295,23 +359,39 @@ def _load_valid(paths: list[Path]) -> list[tuple[Path, Contract]]:
     return loaded
 
 
-async def _publish_all(store: ContractStore, contracts: list[tuple[Path, Contract]]) -> list[_Outcome]:
+async def _publish_all(
+    store: ContractStore, contracts: list[tuple[Path, Contract]], override: str | None
+) -> list[_Outcome]:
     outcomes: list[_Outcome] = []
     columns = (TextColumn("publishing"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"))
     with Progress(*columns, console=err_console, transient=True, disable=len(contracts) < 2) as progress:
         task = progress.add_task("", total=len(contracts))
         for path, contract in contracts:
             progress.update(task, description=str(path))
-            outcomes.append(await _publish_one(store, path, contract))
+            outcomes.append(await _publish_one(store, path, contract, override))
             progress.advance(task)
     return outcomes
 
 
-async def _publish_one(store: ContractStore, path: Path, contract: Contract) -> _Outcome:
+async def _publish_one(
+    store: ContractStore, path: Path, contract: Contract, override: str | None
+) -> _Outcome:
     try:
         before = await store.get(contract.tenant, contract.name, contract.version)
     except ContractNotFound:
         before = None
+    diff = None
+    if before is None or before.status is ContractStatus.DRAFT:  # a version published before was checked then
+        diff = await _compatibility(store, contract)
+        findings = compatibility_findings(diff, allow_breaking=override is not None) if diff else []
+        for finding in findings:
+            err_console.print(_finding_line(path, finding), soft_wrap=True)
+        if any(finding.is_error for finding in findings):
+            return _Outcome(path, contract, "refused: breaking changes need a major version", diff=diff)
+        if diff is None or not diff.breaking or diff.bump_suffices:
+            override = None  # nothing was overridden: the audit record says so
+    else:
+        override = None
     try:
         stored = await store.save(contract.model_copy(update={"status": ContractStatus.PUBLISHED}))
         if stored.status is not ContractStatus.PUBLISHED:
@@ -319,7 +399,13 @@ async def _publish_one(store: ContractStore, path: Path, contract: Contract) -> 
     except ContractConflict as exc:
         err_console.print(f"[red]error:[/red] {path}: {exc}", soft_wrap=True)
         return _Outcome(path, contract, "refused: bump the version")
-    return _Outcome(path, contract, _result(before, stored), stored)
+    return _Outcome(path, contract, _result(before, stored), stored, diff, override)
+
+
+async def _compatibility(store: ContractStore, contract: Contract) -> ContractDiff | None:
+    from colonnade.runtime.publish_gate import compatibility_diff
+
+    return await compatibility_diff(store, contract)
 
 
 def _result(before: StoredContract | None, after: StoredContract) -> str:

@@ -59,6 +59,10 @@ COMMANDS: dict[str, Member | Group] = {
                 _CLI + "contract_openapi",
                 "Export a contract as an OpenAPI 3.1 document, with each llm block as `x-llm`.",
             ),
+            "diff": Member(
+                _CLI + "contract_diff",
+                "Classify every change between two versions of a contract: breaking, additive or documentation.",
+            ),
             "publish": Member(
                 _CLI + "contract_store", "Validate contract files and publish them to the store."
             ),

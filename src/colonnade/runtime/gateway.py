@@ -64,6 +64,7 @@ from colonnade.routing.learning import CallFeedback, CoOccurrence
 from colonnade.routing.router import Router
 from colonnade.runtime.governance import Governance
 from colonnade.runtime.organ_sources import ORGAN_SOURCE, load_organ_sources
+from colonnade.runtime.publish_gate import check_compatible
 from colonnade.runtime.servers import Servers
 from colonnade.runtime.sources import expand_contract_paths, load_for_publishing
 from colonnade.runtime.sync import CatalogSync
@@ -331,12 +332,14 @@ class Gateway:
         return gateway
 
     async def publish_files(self, paths: Sequence[Path]) -> list[PublishedFile]:
-        """Validate, store as published and serve each contract file (folders are expanded)."""
+        """Validate, store as published and serve each contract file (folders are expanded); a new
+        version that breaks callers of the previous one without a major bump raises ContractInvalid."""
         if self.store is None or self.sync is None:
             raise RuntimeError("this gateway has no database: build it with an engine to publish contracts")
         published = []
         for path in expand_contract_paths(paths):
             contract = load_for_publishing(path)
+            await check_compatible(self.store, contract, str(path))
             stored = await self.store.save(contract)
             change = self.catalog.publish(stored.contract())
             published.append(PublishedFile(path, stored.label, len(change.added) + len(change.updated)))
