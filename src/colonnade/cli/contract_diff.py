@@ -43,7 +43,7 @@ def diff_command(
         ),
     ] = OutputFormat.TEXT,
 ) -> None:
-    """Classify every change between two versions of a contract: breaking, additive or documentation.
+    """Classify each change between two contract versions: breaking, additive or documentation.
 
     Exits 1 when a breaking change comes without a major version bump (what `contract publish`
     refuses), so CI can run it against the last published version.

@@ -61,7 +61,7 @@ COMMANDS: dict[str, Member | Group] = {
             ),
             "diff": Member(
                 _CLI + "contract_diff",
-                "Classify every change between two versions of a contract: breaking, additive or documentation.",
+                "Classify each change between two contract versions: breaking, additive or documentation.",
             ),
             "publish": Member(
                 _CLI + "contract_store", "Validate contract files and publish them to the store."
