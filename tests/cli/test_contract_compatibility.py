@@ -128,3 +128,37 @@ def test_republishing_an_accepted_version_is_not_checked_again(workspace: Worksp
     again = invoke(workspace, "contract", "publish", _file("1.2.0"))
     assert again.exit_code == 0, again.output
     assert "unchanged (already published)" in again.stdout
+
+
+def test_deprecate_records_the_sunset_and_successor(workspace: Workspace) -> None:
+    assert invoke(workspace, "contract", "publish", _file("1.1.0"), _file("2.0.0")).exit_code == 0
+    done = invoke(
+        workspace,
+        "contract",
+        "deprecate",
+        "acme",
+        "orders",
+        "1.1.0",
+        "--sunset",
+        "2027-03-31",
+        "--successor",
+        "2.0.0",
+    )
+    assert done.exit_code == 0, done.output
+    assert "move to version 2.0.0" in done.stdout and "2027-03-31T00:00:00+00:00" in done.stdout
+    record = _audit_records_of(workspace, "contract.deprecate")[-1]
+    assert record["details"]["deprecation"]["successor"] == "2.0.0"
+    assert record["details"]["deprecation"]["sunset_at"].startswith("2027-03-31T00:00:00")
+
+    unknown = invoke(workspace, "contract", "deprecate", "acme", "orders", "1.1.0", "--successor", "9.0.0")
+    assert unknown.exit_code == 2 and "not a published version" in unknown.output
+    backwards = invoke(workspace, "contract", "deprecate", "acme", "orders", "2.0.0", "--successor", "1.1.0")
+    assert backwards.exit_code == 1 and "does not follow" in backwards.output
+    bad_date = invoke(workspace, "contract", "deprecate", "acme", "orders", "1.1.0", "--sunset", "tomorrow")
+    assert bad_date.exit_code == 2 and "--sunset" in bad_date.output
+
+
+def _audit_records_of(workspace: Workspace, kind: str) -> list[dict[str, Any]]:
+    result = invoke(workspace, "audit", "list", "--kind", kind, "--json")
+    assert result.exit_code == 0, result.output
+    return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]

@@ -471,6 +471,14 @@ _SPECS = (
         "Narrow tool_version to one major version (e.g. ^1.2 instead of >=1.0.0); see details.matching.",
     ),
     ErrorSpec(
+        "C-CONTRACT-SUNSET",
+        _TERMINAL,
+        "The tool's version reached its sunset and no longer answers",
+        "Move to the successor version named in details.successor: call with tool_version set to its "
+        "major (e.g. '^2'), after checking what changed (`colonnade contract diff`); details.sunset_at "
+        "says when this version stopped answering.",
+    ),
+    ErrorSpec(
         "C-CONTRACT-DIGEST-MISMATCH",
         _TERMINAL,
         "The tool's definition differs from the digest the caller expects",

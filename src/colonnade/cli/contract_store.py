@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
@@ -277,14 +277,32 @@ def deprecate_command(
     tenant: Annotated[str, typer.Argument(help="Tenant that owns the API.", show_default=False)],
     name: Annotated[str, typer.Argument(help="API name (the contract's `name`).", show_default=False)],
     version: Annotated[str, typer.Argument(help="Version to deprecate, e.g. 1.2.0.", show_default=False)],
+    sunset: Annotated[
+        datetime | None,
+        typer.Option(
+            "--sunset",
+            help="From then on calls pinned to this version are refused (C-CONTRACT-SUNSET); "
+            "UTC unless the time says otherwise.",
+            formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M:%S%z"],
+            show_default=False,
+        ),
+    ] = None,
+    successor: Annotated[
+        str | None,
+        typer.Option("--successor", help="The later version callers should move to.", show_default=False),
+    ] = None,
 ) -> None:
     """Mark a published version deprecated; it stays in the store as history.
 
-    Example: colonnade contract deprecate acme crm 1.0.0
+    Callers that pin the version still reach it, with a deprecation warning in each result, until
+    its --sunset; then they are refused with an error naming the --successor.
+
+    Example: colonnade contract deprecate acme crm 1.0.0 --sunset 2027-03-31 --successor 2.0.0
     """
+    sunset_at = sunset.replace(tzinfo=UTC) if sunset is not None and sunset.tzinfo is None else sunset
 
     async def work(store: ContractStore) -> tuple[StoredContract, StoredContract | None]:
-        deprecated = await store.deprecate(tenant, name, version)
+        deprecated = await store.deprecate(tenant, name, version, sunset_at=sunset_at, successor=successor)
         try:
             return deprecated, await store.get(tenant, name)
         except ContractNotFound:
@@ -294,7 +312,10 @@ def deprecate_command(
         return [_event("contract.deprecate", done[0])]
 
     deprecated, latest = run_with_store(settings_of(ctx), work, audited)
+    notice = deprecated.contract().deprecation
     console.print(f"deprecated {deprecated.label}")
+    if notice is not None and (notice.sunset_at is not None or notice.successor is not None):
+        console.print(notice.notice(deprecated.label), soft_wrap=True)
     if latest is None:
         console.print(f"[yellow]{tenant}/{name} has no published version left[/yellow]")
     else:
@@ -321,6 +342,9 @@ def _event(
         "version": stored.version,
         "status": stored.status.value,
     }
+    notice = stored.document.get("deprecation")
+    if kind == "contract.deprecate" and notice:
+        details["deprecation"] = notice
     if diff is not None:
         details["compatible_with"] = diff.old_version
         details["required_bump"] = diff.required_bump
