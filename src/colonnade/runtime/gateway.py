@@ -68,6 +68,7 @@ from colonnade.runtime.publish_gate import check_compatible
 from colonnade.runtime.servers import Servers
 from colonnade.runtime.sources import expand_contract_paths, load_for_publishing
 from colonnade.runtime.sync import CatalogSync
+from colonnade.runtime.tool_admission import ToolAdmission
 from colonnade.store.co_occurrence_repo import CoOccurrenceStore
 from colonnade.store.contracts_repo import ContractStore
 from colonnade.store.engine import create_store_engine
@@ -157,7 +158,14 @@ class Gateway:
 
         # Downstream MCP servers: one pooled session each, their tools served as catalog sources.
         servers_tracer = self.tracer_provider.get_tracer("colonnade.servers")
-        self.servers = Servers(self.catalog, profile=settings.wire_profile, tracer=servers_tracer)
+        audit = self.governance.audit
+        admission = ToolAdmission(
+            settings.data_dir / "admission" if engine is not None else None,
+            audit=audit.append if audit is not None else None,
+        )
+        self.servers = Servers(
+            self.catalog, profile=settings.wire_profile, tracer=servers_tracer, admission=admission
+        )
         for server in settings.servers:
             self.servers.configure(server)
         # Organs (in-process Python modules): served from their cards, imported on their first call.
