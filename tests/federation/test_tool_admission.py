@@ -9,17 +9,19 @@ admits a change, the same person approving twice is refused, and the audit chain
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
-from colonnade.catalog.tool_pins import definition_digest, definition_of
+from colonnade.catalog.tool_pins import AdmissionRefused, definition_digest, definition_of
+from colonnade.cli import app
 from colonnade.governance.audit import EventKind
 from colonnade.governance.audit.verify import verify_chain
-from colonnade.runtime.tool_admission import AdmissionRefused
 from tests.support.drifting_server import DriftingServer
 from tests.support.loopback import serve_in_thread
 from tests.support.machine_load import patient
@@ -193,3 +195,49 @@ def test_admit_auto_serves_new_tools_and_block_refuses_poisoned_ones(
         with pytest.raises(AdmissionRefused) as unknown:
             _admit(running, "nothing", "user:alice")
         assert unknown.value.reason == "unknown" and "leak" in unknown.value.message
+
+
+def test_servers_pin_diff_and_admit_through_the_cli(
+    tmp_path: Path, drifting: tuple[DriftingServer, str]
+) -> None:
+    server, url = drifting
+    entry = {"name": "drift", "transport": "http", "url": url, "refresh_s": 0.2}
+    settings = gateway_settings(tmp_path / "data", [], servers=[entry])
+    settings = settings.model_copy(update={"server": settings.server.model_copy(update={"admin_api": True})})
+    env = {"COLUMNS": "200", "COLONNADE_DATA_DIR": str(tmp_path / "cli")}
+    with serve_gateway(settings) as running:
+        base = str(running.client.base_url).rstrip("/")
+
+        def cli(*args: str) -> Any:
+            return CliRunner().invoke(app, ["servers", *args, "--url", base], env=env)
+
+        _until(running, lambda: set(_served(running)) == {"echo", "shout"}, "first listing admitted")
+        clean = cli("pin", "drift", "--json")
+        assert clean.exit_code == 0, clean.output
+        assert set(json.loads(clean.stdout)["pinned"]) == {"echo", "shout"}
+
+        server.describe("echo", PLAIN)
+        _until(
+            running,
+            lambda: bool(running.gateway.servers.admission_of("drift")["parked"]),
+            "the change parked",
+        )
+        waiting = cli("pin", "drift")
+        assert waiting.exit_code == 1 and "waits (changed)" in waiting.stdout
+        shown = cli("diff", "drift", "echo")
+        assert shown.exit_code == 0, shown.output
+        assert "-description: Echo the text back." in shown.stdout
+        assert "+description: Echo the text back, unchanged." in shown.stdout
+
+        nameless = cli("admit", "drift", "echo")
+        assert nameless.exit_code == 1 and "approver" in nameless.output
+        assert cli("admit", "drift", "echo", "--as", "alice").exit_code == 0
+        twice = cli("admit", "drift", "echo", "--as", "alice")
+        assert twice.exit_code == 1 and "A-AUTH-ADMISSION-SELF" in twice.output
+        done = cli("admit", "drift", "echo", "--as", "bob")
+        assert done.exit_code == 0 and "admitted drift:echo" in done.stdout
+        _until(running, lambda: _served(running).get("echo") == PLAIN, "served after the CLI admission")
+        pinned = json.loads(cli("pin", "drift", "--json").stdout)["pinned"]["echo"]
+        assert pinned["admitted_by"] == ["anonymous:alice", "anonymous:bob"]
+        missing = cli("diff", "drift", "nothing")
+        assert missing.exit_code != 0 and "waits for admission" in missing.output

@@ -732,6 +732,27 @@ _SPECS = (
         "Remove it first (DELETE /v1/servers/{name}) or give the new server another name.",
     ),
     ErrorSpec(
+        "I-REQ-TOOL-NOT-PARKED",
+        _INVALID,
+        "No tool of this downstream server waits for admission under this name",
+        "List what waits (`colonnade servers pin NAME`, GET /v1/servers/{name}/admission); details.waiting "
+        "names the parked tools.",
+    ),
+    ErrorSpec(
+        "A-AUTH-ADMISSION-SELF",
+        _TERMINAL,
+        "This person already approved the parked tool; a second, different person must",
+        "Ask another administrator to approve it (`colonnade servers admit NAME TOOL`); four-eyes admission "
+        "needs two different people.",
+    ),
+    ErrorSpec(
+        "A-AUTH-ADMISSION-BLOCKED",
+        _TERMINAL,
+        "The parked tool is blocked by the server's poisoning policy",
+        "Read the findings (`colonnade servers diff NAME TOOL`); the server must change the definition, or "
+        "the operator sets `poisoning: approve` for the server and restarts the gateway.",
+    ),
+    ErrorSpec(
         "A-AUTH-ADMIN",
         _TERMINAL,
         "Administering downstream servers over HTTP is turned off",

@@ -10,13 +10,22 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-from typing import Any
+from typing import Any, Literal
 
 import mcp_types as types
 
-__all__ = ["PINNED_FIELDS", "definition_diff", "definition_digest", "definition_of"]
+__all__ = ["PINNED_FIELDS", "AdmissionRefused", "definition_diff", "definition_digest", "definition_of"]
 
 PINNED_FIELDS = ("name", "title", "description", "input_schema", "output_schema", "annotations")
+
+
+class AdmissionRefused(Exception):
+    """An approval that cannot be taken: nothing parked, a blocked tool, or the same person twice."""
+
+    def __init__(self, reason: Literal["unknown", "blocked", "self-approval"], message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
 
 
 def definition_of(tool: types.Tool) -> dict[str, Any]:

@@ -93,6 +93,7 @@ from colonnade.surfaces.pages.audit_view import AuditView
 from colonnade.surfaces.pages.login import Login
 from colonnade.surfaces.pages.session_auth import with_page_sessions
 from colonnade.surfaces.pages.sessions import PageSessions
+from colonnade.surfaces.rest.admission_routes import AdmissionRoutes
 from colonnade.surfaces.rest.approval_routes import ApprovalRoutes
 from colonnade.surfaces.rest.governance_routes import GovernanceRoutes
 from colonnade.surfaces.rest.policy_routes import PolicyRoutes
@@ -426,6 +427,9 @@ class Gateway:
             *(ApprovalRoutes(self.approvals).routes() if self.approvals is not None else ()),
             *PolicyRoutes(governance.policy).routes(),
             *servers.routes(),
+            *AdmissionRoutes(
+                self.servers, admin_api=server.admin_api, max_body_bytes=server.max_request_bytes
+            ).routes(),
             *self.endpoints.routes(),
             metrics_route(self.metrics),
             *pages,

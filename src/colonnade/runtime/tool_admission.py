@@ -25,7 +25,7 @@ from typing import Any, Literal
 import mcp_types as types
 
 from colonnade.catalog.poisoning import check_definition
-from colonnade.catalog.tool_pins import definition_diff, definition_digest, definition_of
+from colonnade.catalog.tool_pins import AdmissionRefused, definition_diff, definition_digest, definition_of
 from colonnade.config import McpServerSettings
 from colonnade.contracts.findings import Finding
 from colonnade.governance.audit import AuditEvent, EventKind
@@ -40,15 +40,6 @@ APPROVALS_NEEDED = 2
 
 Audit = Callable[[AuditEvent], Awaitable[object]]
 _GATEWAY = Principal.system("tool-admission")
-
-
-class AdmissionRefused(Exception):
-    """An approval that cannot be taken: nothing parked, a blocked tool, or the same person twice."""
-
-    def __init__(self, reason: Literal["unknown", "blocked", "self-approval"], message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
 
 
 @dataclass(frozen=True, slots=True)
