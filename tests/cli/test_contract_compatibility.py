@@ -162,3 +162,25 @@ def _audit_records_of(workspace: Workspace, kind: str) -> list[dict[str, Any]]:
     result = invoke(workspace, "audit", "list", "--kind", kind, "--json")
     assert result.exit_code == 0, result.output
     return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+
+
+def test_publishing_a_draft_or_unreviewed_items_needs_a_confirmation(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    text = Path(_file("1.0.0")).read_text(encoding="utf-8").replace("status: published", "status: draft")
+    draft = tmp_path / "draft.yaml"
+    draft.write_text(text + "needs_review:\n  - check the auth of POST /orders\n", encoding="utf-8")
+
+    refused = invoke(workspace, "contract", "publish", str(draft))
+    assert refused.exit_code == 1
+    assert "status: draft" in refused.stderr and "check the auth of POST /orders" in refused.stderr
+    assert "--confirm-draft" in refused.stderr
+    assert workspace.statuses() == {}
+
+    confirmed = invoke(workspace, "contract", "publish", "--confirm-draft", str(draft))
+    assert confirmed.exit_code == 0, confirmed.output
+    record = _audit_records_of(workspace, "contract.publish")[-1]
+    assert record["details"]["confirmed_unreviewed"] == [
+        "status: draft (imported or unfinished)",
+        "needs review: check the auth of POST /orders",
+    ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
@@ -133,6 +133,14 @@ def publish_command(
         str | None,
         typer.Option("--reason", help="Why the breaking change may go out under this version (audited)."),
     ] = None,
+    confirm_draft: Annotated[
+        bool,
+        typer.Option(
+            "--confirm-draft",
+            help="Publish files that say `status: draft` or still list `needs_review` items (what is "
+            "unreviewed is printed and recorded in the audit log).",
+        ),
+    ] = False,
     output: Annotated[OutputFormat, _FORMAT] = OutputFormat.TEXT,
 ) -> None:
     """Validate contract files and publish them to the store.
@@ -140,15 +148,29 @@ def publish_command(
     Nothing is published unless every file is valid. A published version is immutable: to change
     a contract, bump its version; earlier versions stay in the store as history. Each new version
     is compared with the previous published one (`colonnade contract diff`): a breaking change
-    needs a major version bump, or --allow-breaking with a --reason.
+    needs a major version bump, or --allow-breaking with a --reason. A file that is still a draft, or
+    lists `needs_review` items, needs --confirm-draft.
 
     Example: colonnade contract publish examples/contracts/*.yaml
     """
     override = _override(allow_breaking, reason)
     contracts = _load_valid(paths)
+    unreviewed = _unreviewed(contracts)
+    if unreviewed and not confirm_draft:
+        for path, items in unreviewed.items():
+            for item in items:
+                err_console.print(f"[yellow]unreviewed:[/yellow] {path}: {item}", soft_wrap=True)
+        err_console.print(
+            f"nothing published: {len(unreviewed)} file(s) are drafts or list needs_review items; review "
+            "them (and remove each item once done), or publish anyway with --confirm-draft",
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_FINDINGS)
     settings = settings_of(ctx)
     outcomes = run_with_store(
-        settings, lambda store: _publish_all(store, contracts, override), _published_events
+        settings,
+        lambda store: _publish_all(store, contracts, override),
+        lambda done: _published_events(done, unreviewed),
     )
     if output is OutputFormat.JSON:
         print_json([_outcome_json(outcome) for outcome in outcomes])
@@ -322,12 +344,29 @@ def deprecate_command(
         console.print(f"latest published version of {tenant}/{name}: {latest.version}")
 
 
-def _published_events(outcomes: list[_Outcome]) -> list[AuditEvent]:
-    return [
-        _event("contract.publish", outcome.stored, outcome.diff, outcome.override)
-        for outcome in outcomes
-        if outcome.stored is not None
-    ]
+def _unreviewed(contracts: list[tuple[Path, Contract]]) -> dict[Path, list[str]]:
+    """Per file, what a person has not confirmed yet: a draft status, each `needs_review` item."""
+    found: dict[Path, list[str]] = {}
+    for path, contract in contracts:
+        items = [f"needs review: {item}" for item in contract.needs_review or []]
+        if contract.status is ContractStatus.DRAFT:
+            items.insert(0, "status: draft (imported or unfinished)")
+        if items:
+            found[path] = items
+    return found
+
+
+def _published_events(outcomes: list[_Outcome], unreviewed: dict[Path, list[str]]) -> list[AuditEvent]:
+    events = []
+    for outcome in outcomes:
+        if outcome.stored is None:
+            continue
+        event = _event("contract.publish", outcome.stored, outcome.diff, outcome.override)
+        confirmed = unreviewed.get(outcome.path)
+        if confirmed:
+            event = replace(event, details={**event.details, "confirmed_unreviewed": confirmed})
+        events.append(event)
+    return events
 
 
 def _event(
