@@ -273,3 +273,24 @@ def test_the_baseline_is_the_highest_published_version_below_the_new_one() -> No
     found = baseline_for(backport, [*stored, draft])
     assert found is not None and found.version == "1.1.0"
     assert baseline_for(_version("1.0.0"), stored) is None
+
+
+def test_examples_of_the_previous_version_must_still_be_valid_calls() -> None:
+    """N/N-1: a narrowed pattern that the old example no longer matches is named by that example."""
+    edit = _set(
+        "get_order", "input_schema", "properties", "order_id", value={"type": "string", "pattern": "^ORD-"}
+    )
+
+    def narrowed(data: dict[str, Any]) -> None:
+        edit(data)
+        _endpoint(data, "get_order")["llm"]["examples"][0]["input"]["order_id"] = "ORD-1"
+
+    diff = diff_contracts(_version("1.0.0"), _edited(narrowed, "1.1.0"))
+    [rejected] = [c for c in diff.breaking if c.kind == "example-rejected"]
+    assert rejected.tool == "get_order" and rejected.path == "/endpoints/0/llm/examples/0"
+    assert "1.0.0" in rejected.message and "order_id" in rejected.message
+    assert not [
+        c
+        for c in diff_contracts(_version("1.0.0"), _version("1.1.0")).changes
+        if c.kind == "example-rejected"
+    ]

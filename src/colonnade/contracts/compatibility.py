@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from jsonschema import Draft202012Validator
+
 from colonnade.contracts.findings import Finding, Severity
 from colonnade.contracts.model import (
     Classification,
@@ -339,6 +341,26 @@ def _compare_tool(name: str, old: Operation, new: Operation) -> Iterator[Change]
             "callers see no change",
         )
     yield from _texts(name, old, new)
+    yield from _carried_examples(name, old, new)
+
+
+def _carried_examples(name: str, old: Operation, new: Operation) -> Iterator[Change]:
+    """N/N-1: every example input of the old version must still be a valid call of the new one."""
+    if old.endpoint.llm is None:
+        return
+    validator = Draft202012Validator(new.endpoint.effective_input_schema())
+    for index, example in enumerate(old.endpoint.llm.examples):
+        problem = next(iter(validator.iter_errors(example.input)), None)
+        if problem is not None:
+            where = "/".join(str(part) for part in problem.absolute_path) or "(arguments)"
+            yield Change(
+                "example-rejected",
+                ChangeClass.BREAKING,
+                name,
+                f"{old.pointer}/llm/examples/{index}",
+                f"example {index} of {old.contract.version} is no longer a valid call "
+                f"({where}: {problem.message})",
+            )
 
 
 def _outputs(name: str, old: Operation, new: Operation) -> Iterator[Change]:
