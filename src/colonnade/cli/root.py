@@ -66,6 +66,14 @@ COMMANDS: dict[str, Member | Group] = {
             "publish": Member(
                 _CLI + "contract_store", "Validate contract files and publish them to the store."
             ),
+            "lock": Member(
+                _CLI + "contract_lock",
+                "Write colonnade.lock: the version and definition digest of each tool a client depends on.",
+            ),
+            "check": Member(
+                _CLI + "contract_lock",
+                "Compare colonnade.lock with the store; exit 1 on drift (a tool gone, moved or deprecated).",
+            ),
             "list": Member(
                 _CLI + "contract_store",
                 "List stored contract versions, by tenant and API, newest version first.",
