@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 from typer.testing import CliRunner
 
 from colonnade.catalog.tool_pins import AdmissionRefused, definition_digest, definition_of
@@ -241,3 +242,38 @@ def test_servers_pin_diff_and_admit_through_the_cli(
         assert pinned["admitted_by"] == ["anonymous:alice", "anonymous:bob"]
         missing = cli("diff", "drift", "nothing")
         assert missing.exit_code != 0 and "waits for admission" in missing.output
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")  # the endpoint's logging
+def test_the_servers_own_endpoint_lists_only_admitted_definitions(
+    tmp_path: Path, drifting: tuple[DriftingServer, str]
+) -> None:
+    """`/servers/{name}/mcp` forwards the server's listing: a quarantined or new tool is not in it,
+    and a kept one is shown as admitted, not as the server lists it now."""
+    server, url = drifting
+
+    async def listed(base: str) -> dict[str, str | None]:
+        async with Client(f"{base}/servers/drift/mcp") as client:
+            return {tool.name: tool.description for tool in (await client.list_tools()).tools}
+
+    with _gateway(tmp_path / "quarantine", url) as running:
+        base = str(running.client.base_url).rstrip("/")
+        _until(running, lambda: set(_served(running)) == {"echo", "shout"}, "first listing admitted")
+        server.describe("echo", PLAIN)
+        server.add("whisper", "Echo the text in lower case.")
+        _until(
+            running, lambda: len(running.gateway.servers.admission_of("drift")["parked"]) == 2, "both parked"
+        )
+        assert running.run(listed(base)) == {"shout": "Echo the text in capitals."}
+    server.tools.pop("whisper")
+    server.describe("echo", "Echo the text back.")
+    with _gateway(tmp_path / "keep", url, on_change="keep") as running:
+        base = str(running.client.base_url).rstrip("/")
+        _until(running, lambda: set(_served(running)) == {"echo", "shout"}, "first listing admitted")
+        server.describe("echo", PLAIN)
+        _until(
+            running,
+            lambda: bool(running.gateway.servers.admission_of("drift")["parked"]),
+            "the change parked",
+        )
+        assert running.run(listed(base))["echo"] == "Echo the text back."

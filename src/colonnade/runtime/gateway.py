@@ -304,6 +304,7 @@ class Gateway:
             sessions=self.sessions,
             plain_calls=self.settings.server.mcp_plain_calls,
             sdk_spans=records_spans(self.tracer_provider.get_tracer(TRACER_NAME)),
+            admitted=self.servers.admitted,
         )
 
     def mcp_surface(self, principal: Principal, *, routing: DynamicToolList | None = None) -> McpSurface:

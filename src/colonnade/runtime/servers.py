@@ -128,6 +128,11 @@ class Servers:
             self._on_tools(upstream, listed)
         return outcome
 
+    def admitted(self, name: str, tool: str) -> dict[str, Any] | None:
+        """The admitted definition of a tool of server `name` (None while it waits, or no server)."""
+        upstream = self.pool.get(name)
+        return self.admission.admitted(upstream.settings, tool) if upstream is not None else None
+
     def admission_of(self, name: str) -> dict[str, Any]:
         """The pins and parked tools of server `name` (KeyError when there is no such server)."""
         upstream = self.pool.get(name)

@@ -263,6 +263,15 @@ class ToolAdmission:
 
     # -- reading ------------------------------------------------------------------------------
 
+    def admitted(self, settings: McpServerSettings, tool: str) -> dict[str, Any] | None:
+        """The definition a tool is served with: its admitted one; None when it is not admitted (yet)
+        or is quarantined (changed, under `on_change: quarantine`)."""
+        ledger = self._ledger(settings)
+        pin = ledger.pins.get(tool)
+        if pin is None or (tool in ledger.parked and settings.on_change == "quarantine"):
+            return None
+        return pin.definition
+
     def pins(self, settings: McpServerSettings) -> dict[str, Any]:
         """The server's pins and parked tools as plain data (diffs and findings included)."""
         ledger = self._ledger(settings)
