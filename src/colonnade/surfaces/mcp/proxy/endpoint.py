@@ -41,6 +41,7 @@ from colonnade.calls.service import CallService
 from colonnade.catalog.catalog_errors import InvalidCanonicalName
 from colonnade.catalog.mcp_projection import served, side_effects_of
 from colonnade.catalog.naming import join_canonical
+from colonnade.catalog.tool_pins import definition_of
 from colonnade.contracts.model import SideEffects
 from colonnade.governance.authorization import Authorizer, permits
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
@@ -316,13 +317,23 @@ class UpstreamEndpoint:
         definition = self.admitted(self.upstream.name, str(tool.get("name")))
         if definition is None:
             return None
+        try:
+            if definition_of(types.Tool.model_validate(tool, by_name=False)) == definition:
+                return tool  # as the server lists it: the transparent case
+        except ValidationError:
+            return None
+        hints = definition.get("annotations")
         wire = {
             "name": definition["name"],
             "title": definition.get("title"),
             "description": definition.get("description"),
             "inputSchema": definition.get("input_schema"),
             "outputSchema": definition.get("output_schema"),
-            "annotations": definition.get("annotations"),
+            "annotations": types.ToolAnnotations(**hints).model_dump(
+                mode="json", by_alias=True, exclude_none=True
+            )
+            if hints
+            else None,
         }
         kept = {key: value for key, value in tool.items() if key not in wire}
         return {**kept, **{key: value for key, value in wire.items() if value is not None}}
