@@ -601,6 +601,22 @@ class McpServerSettings(_Section):
     allow_tools: list[str] | None = Field(default=None, description="Serve only these tool names (globs).")
     deny_tools: list[str] = Field(default_factory=list, description="Never serve these tool names (globs).")
     tools: dict[str, ToolOverride] = Field(default_factory=dict, description="Overrides by tool name.")
+    admit: Literal["review", "auto"] = Field(
+        default="review",
+        description="Tools the server adds after its first listing: review (they wait for a two-person "
+        "admission, `colonnade servers admit`) or auto (served at once, and pinned).",
+    )
+    on_change: Literal["quarantine", "keep"] = Field(
+        default="quarantine",
+        description="When an admitted tool's definition changes: quarantine (stop serving that tool) or keep"
+        " (go on serving the admitted definition); either way the change waits for a two-person approval.",
+    )
+    poisoning: Literal["block", "approve", "warn"] = Field(
+        default="approve",
+        description="Tools whose description or schema carries instructions to the model (poisoning checks"
+        " TPC001-TPC007): block (never served, cannot be admitted), approve (wait for a two-person admission,"
+        " even at first listing) or warn (served; the findings are logged and shown).",
+    )
 
     @model_validator(mode="after")
     def _transport_fields(self) -> McpServerSettings:

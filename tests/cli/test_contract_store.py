@@ -106,7 +106,7 @@ def test_publish_several_files_through_the_console_script(workspace: Workspace) 
     second = write_contract(workspace.root, "crm-1.1.yaml", version="1.1.0", description="Now with notes.")
     billing = write_contract(workspace.root, "billing.yaml", name="billing", display_name="Facturation €")
 
-    result = workspace.run("contract", "publish", str(first), str(second), str(billing))
+    result = workspace.run("contract", "publish", "--confirm-draft", str(first), str(second), str(billing))
 
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
@@ -118,7 +118,7 @@ def test_publish_several_files_through_the_console_script(workspace: Workspace) 
         "acme/crm 1.0.0": ContractStatus.PUBLISHED,
         "acme/crm 1.1.0": ContractStatus.PUBLISHED,
     }
-    again = invoke(workspace, "contract", "publish", str(first))
+    again = invoke(workspace, "contract", "publish", "--confirm-draft", str(first))
     assert again.exit_code == 0
     assert "unchanged (already published)" in again.stdout
 
@@ -233,7 +233,7 @@ def test_publish_refuses_to_change_a_published_version(workspace: Workspace) -> 
     changed = write_contract(workspace.root, "crm.yaml", description="Different text, same version.")
     billing = write_contract(workspace.root, "billing.yaml", name="billing")
 
-    result = invoke(workspace, "contract", "publish", str(changed), str(billing))
+    result = invoke(workspace, "contract", "publish", "--confirm-draft", str(changed), str(billing))
 
     assert result.exit_code == 1
     assert "published versions are immutable" in result.stderr
@@ -248,7 +248,7 @@ def test_publish_promotes_a_stored_draft_and_reinstates_a_deprecated_version(wor
     draft_file = write_contract(workspace.root, "crm.yaml")
     old_file = write_contract(workspace.root, "old.yaml", version="0.9.0")
 
-    result = invoke(workspace, "contract", "publish", str(draft_file), str(old_file))
+    result = invoke(workspace, "contract", "publish", "--confirm-draft", str(draft_file), str(old_file))
 
     assert result.exit_code == 0, result.stderr
     assert "published (was draft)" in result.stdout
@@ -343,7 +343,13 @@ def test_list_history_and_publish_print_json(workspace: Workspace) -> None:
     assert [v["version"] for v in json.loads(history.stdout)] == ["1.1.0", "1.0.0"]
     assert len(json.loads(history.stdout)[0]["spec_hash"]) == 64
     published = invoke(
-        workspace, "contract", "publish", "--format", "json", str(write_contract(workspace.root, "x.yaml"))
+        workspace,
+        "contract",
+        "publish",
+        "--confirm-draft",
+        "--format",
+        "json",
+        str(write_contract(workspace.root, "x.yaml")),
     )
     assert published.exit_code == 0, published.output
     assert json.loads(published.stdout) == [
@@ -355,5 +361,7 @@ def test_list_history_and_publish_print_json(workspace: Workspace) -> None:
             "endpoints": 1,
             "result": "unchanged (already published)",
             "published": True,
+            "compatibility": None,
+            "allowed_breaking": None,
         }
     ]

@@ -471,6 +471,14 @@ _SPECS = (
         "Narrow tool_version to one major version (e.g. ^1.2 instead of >=1.0.0); see details.matching.",
     ),
     ErrorSpec(
+        "C-CONTRACT-SUNSET",
+        _TERMINAL,
+        "The tool's version reached its sunset and no longer answers",
+        "Move to the successor version named in details.successor: call with tool_version set to its "
+        "major (e.g. '^2'), after checking what changed (`colonnade contract diff`); details.sunset_at "
+        "says when this version stopped answering.",
+    ),
+    ErrorSpec(
         "C-CONTRACT-DIGEST-MISMATCH",
         _TERMINAL,
         "The tool's definition differs from the digest the caller expects",
@@ -748,6 +756,27 @@ _SPECS = (
         _INVALID,
         "A downstream server with this name is configured already",
         "Remove it first (DELETE /v1/servers/{name}) or give the new server another name.",
+    ),
+    ErrorSpec(
+        "I-REQ-TOOL-NOT-PARKED",
+        _INVALID,
+        "No tool of this downstream server waits for admission under this name",
+        "List what waits (`colonnade servers pin NAME`, GET /v1/servers/{name}/admission); details.waiting "
+        "names the parked tools.",
+    ),
+    ErrorSpec(
+        "A-AUTH-ADMISSION-SELF",
+        _TERMINAL,
+        "This person already approved the parked tool; a second, different person must",
+        "Ask another administrator to approve it (`colonnade servers admit NAME TOOL`); four-eyes admission "
+        "needs two different people.",
+    ),
+    ErrorSpec(
+        "A-AUTH-ADMISSION-BLOCKED",
+        _TERMINAL,
+        "The parked tool is blocked by the server's poisoning policy",
+        "Read the findings (`colonnade servers diff NAME TOOL`); the server must change the definition, or "
+        "the operator sets `poisoning: approve` for the server and restarts the gateway.",
     ),
     ErrorSpec(
         "A-AUTH-ADMIN",

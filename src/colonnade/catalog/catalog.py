@@ -22,7 +22,7 @@ import inspect
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from colonnade.catalog.catalog_errors import (
@@ -221,7 +221,9 @@ class Catalog:
         key = (tenant, api)
         with self._lock:
             versions = self._versions_of(key, version)
-            apis = {**self._apis, key: {**versions, version: replace(versions[version], deprecated=True)}}
+            contract = versions[version].contract.model_copy(update={"status": ContractStatus.DEPRECATED})
+            tools = tuple(project_contract(contract, profile=self.profile))
+            apis = {**self._apis, key: {**versions, version: _Published(contract, tools, deprecated=True)}}
             change = self._commit(apis, self._sources, f"deprecate {_label(key, version)}")
         return self._announce(change)
 

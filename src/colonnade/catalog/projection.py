@@ -14,7 +14,14 @@ from colonnade.catalog.catalog_errors import DuplicateToolName
 from colonnade.catalog.http_binding import binding_for
 from colonnade.catalog.naming import WireProfile, to_wire
 from colonnade.catalog.tool import Annotations, Determinism, Tool
-from colonnade.contracts.model import Contract, Operation, RuntimeSpec, SideEffects
+from colonnade.contracts.model import (
+    Contract,
+    ContractStatus,
+    Deprecation,
+    Operation,
+    RuntimeSpec,
+    SideEffects,
+)
 from colonnade.contracts.output_shape import mcp_output_schema
 
 __all__ = [
@@ -82,7 +89,15 @@ def project_operation(operation: Operation, *, profile: WireProfile = "strict") 
         owner=operation.contract.owner,
         environment=operation.contract.environment.value if operation.contract.environment else None,
         health_url=_health_url(operation),
+        deprecation=_deprecation(operation.contract),
     )
+
+
+def _deprecation(contract: Contract) -> Deprecation | None:
+    """The version's notice when it is deprecated (an empty one when the store says only that)."""
+    if contract.status is not ContractStatus.DEPRECATED:
+        return None
+    return contract.deprecation or Deprecation()
 
 
 def _health_url(operation: Operation) -> str | None:

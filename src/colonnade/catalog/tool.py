@@ -17,12 +17,13 @@ from pydantic import BaseModel
 
 from colonnade.catalog.bindings import Binding
 from colonnade.catalog.naming import split_canonical
-from colonnade.contracts.model import Determinism, LlmBlock, RuntimeSpec, SideEffects
+from colonnade.contracts.model import Deprecation, Determinism, LlmBlock, RuntimeSpec, SideEffects
 
 __all__ = [
     "META_BUILTIN",
     "META_CANONICAL_NAME",
     "META_CONTRACT_VERSION",
+    "META_DEPRECATION",
     "META_DETERMINISM",
     "META_DIGEST",
     "META_REQUIRES_HUMAN_APPROVAL",
@@ -41,6 +42,9 @@ META_CONTRACT_VERSION = "colonnade/contract_version"
 META_DETERMINISM = "colonnade/determinism"
 META_DIGEST = "colonnade/digest"
 META_BUILTIN = "colonnade/meta_tool"
+META_DEPRECATION = "colonnade/deprecation"
+# Lifecycle state, not definition: a version deprecated after it was pinned keeps its digest.
+_NOT_DIGESTED = frozenset({"digest", "deprecation"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +102,8 @@ class Tool:
     environment: str | None = None
     """dev, staging or prod (the contract's); None when the source does not say (counts as prod)."""
     health_url: str | None = None
+    deprecation: Deprecation | None = None
+    """Set when the tool's version is deprecated (sunset, successor); outside the digest."""
     digest: str = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -150,7 +156,13 @@ class Tool:
             META_REQUIRES_HUMAN_APPROVAL: self.requires_human_approval,
             META_CONTRACT_VERSION: self.version,
             META_DIGEST: self.digest,
+            **self._deprecation_meta(),
         }
+
+    def _deprecation_meta(self) -> dict[str, Any]:
+        if self.deprecation is None:
+            return {}
+        return {META_DEPRECATION: self.deprecation.model_dump(mode="json", exclude_none=True)}
 
     def to_mcp(self) -> mcp_types.Tool:
         """The MCP wire form (`tools/list` entry)."""
@@ -166,7 +178,7 @@ class Tool:
 
 
 def _digest_of(tool: Tool) -> str:
-    definition = {f.name: getattr(tool, f.name) for f in fields(tool) if f.name != "digest"}
+    definition = {f.name: getattr(tool, f.name) for f in fields(tool) if f.name not in _NOT_DIGESTED}
     text = json.dumps(
         definition, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_jsonable
     )

@@ -25,9 +25,10 @@ from colonnade.cli.common import (
     print_json,
 )
 from colonnade.contracts.findings import Finding, Severity
+from colonnade.contracts.llm_ready import Verdict, llm_ready_findings, verdicts
 from colonnade.contracts.load import ContractLoadError, load_document
 from colonnade.contracts.uac_json_schema import schema_text, write_schema
-from colonnade.contracts.validate import validate_document
+from colonnade.contracts.validate import ContractInvalid, load_contract, parse_contract, validate_document
 
 __all__ = [
     "CONTRACT_SUFFIXES",
@@ -119,6 +120,26 @@ def validate(
         OutputFormat,
         typer.Option("--format", "-f", help="text for people; json for tools and CI.", case_sensitive=False),
     ] = OutputFormat.TEXT,
+    llm_ready: Annotated[
+        bool,
+        typer.Option("--llm-ready", help="Report each MCP endpoint's LLM-ready verdict (criteria R1-R7)."),
+    ] = False,
+    v2: Annotated[
+        bool,
+        typer.Option(
+            "--v2",
+            help="Every new MCP endpoint must be LLM-ready (LLM001: an error when published, a warning in a "
+            "draft); implies --llm-ready.",
+        ),
+    ] = False,
+    against: Annotated[
+        Path | None,
+        typer.Option(
+            "--against",
+            help="With --v2: the previous version, whose endpoints are grandfathered (listed, LLM002).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Check contracts against the UAC schema and rules UAC001-UAC023; report every finding.
 
@@ -128,11 +149,69 @@ def validate(
     Example: colonnade contract validate --format json examples/contracts/
     """
     reports = check_paths(paths)
+    judged: dict[str, list[Verdict]] = {}
+    if llm_ready or v2:
+        legacy = _legacy_tools(against) if against is not None else set()
+        reports, judged = _judge(reports, legacy, v2)
     if output is OutputFormat.JSON:
-        print_json(reports_json(reports))
+        data = reports_json(reports)
+        if judged:
+            for entry in data["files"]:
+                entry["llm_ready"] = [v.to_dict() for v in judged.get(entry["path"], [])]
+        print_json(data)
     else:
         print_reports(reports)
+        for path, found in judged.items():
+            _print_verdicts(path, found)
     raise typer.Exit(exit_code(reports, strict))
+
+
+def _legacy_tools(path: Path) -> set[str]:
+    try:
+        previous = load_contract(path)
+    except (ContractLoadError, ContractInvalid) as exc:
+        fail(f"--against {path}: {exc}", EXIT_USAGE)
+    return {op.tool_name for op in previous.operations() if op.endpoint.mcp}
+
+
+def _judge(
+    reports: list[FileReport], legacy: set[str], v2: bool
+) -> tuple[list[FileReport], dict[str, list[Verdict]]]:
+    """Each valid file's verdicts; with V2, its LLM001/LLM002 findings added to its report."""
+    judged: dict[str, list[Verdict]] = {}
+    out: list[FileReport] = []
+    for report in reports:
+        contract = None
+        if not report.unreadable and report.count(Severity.ERROR) == 0:
+            try:
+                contract = parse_contract(load_document(report.path).data)
+            except (ContractLoadError, ContractInvalid):
+                contract = None
+        if contract is None:
+            out.append(report)
+            continue
+        judged[report.path] = verdicts(contract, report.findings)
+        extra = llm_ready_findings(contract, report.findings, legacy=legacy) if v2 else []
+        out.append(FileReport(report.path, [*report.findings, *extra]))
+    return out, judged
+
+
+def _print_verdicts(path: str, found: list[Verdict]) -> None:
+    ready = sum(1 for v in found if v.ready)
+    console.print(
+        Text.assemble((path, "bold"), f": {ready} of {len(found)} MCP endpoints LLM-ready"), soft_wrap=True
+    )
+    for verdict in found:
+        if verdict.ready:
+            console.print(
+                Text.assemble("  ", (verdict.tool, "bold"), "  ", ("LLM-ready", "green")), soft_wrap=True
+            )
+            continue
+        failing = "; ".join(f"{code} {why}" for code, why in verdict.failing)
+        console.print(
+            Text.assemble("  ", (verdict.tool, "bold"), "  ", ("not LLM-ready", "yellow"), f"  {failing}"),
+            soft_wrap=True,
+        )
 
 
 @cli.command("schema")

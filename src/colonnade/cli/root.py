@@ -59,8 +59,20 @@ COMMANDS: dict[str, Member | Group] = {
                 _CLI + "contract_openapi",
                 "Export a contract as an OpenAPI 3.1 document, with each llm block as `x-llm`.",
             ),
+            "diff": Member(
+                _CLI + "contract_diff",
+                "Classify each change between two contract versions: breaking, additive or documentation.",
+            ),
             "publish": Member(
                 _CLI + "contract_store", "Validate contract files and publish them to the store."
+            ),
+            "lock": Member(
+                _CLI + "contract_lock",
+                "Write colonnade.lock: the version and definition digest of each tool a client depends on.",
+            ),
+            "check": Member(
+                _CLI + "contract_lock",
+                "Compare colonnade.lock with the store; exit 1 on drift (a tool gone, moved or deprecated).",
             ),
             "list": Member(
                 _CLI + "contract_store",

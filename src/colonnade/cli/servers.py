@@ -147,6 +147,102 @@ def restart(
     console.print(f"restarting [bold]{name}[/bold]")
 
 
+@servers_app.command("pin")
+def pin(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The server, as `servers list` names it.", show_default=False)],
+    url: UrlOption = None,
+    token: TokenOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The server's pinned tools (digest, who admitted them) and the tools that wait for admission.
+
+    Exit code 1 when a tool waits (a changed or new definition, or one the poisoning checks flagged).
+
+    Example: colonnade servers pin time --json
+    """
+    answer = _request(ctx, url, token, "GET", f"/v1/servers/{name}/admission")
+    if as_json:
+        console.print_json(json.dumps(answer))
+    else:
+        table = Table(
+            "tool", "state", "digest", "by / findings", title=f"{name}: admission", title_justify="left"
+        )
+        for tool, pinned in answer["pinned"].items():
+            table.add_row(tool, "pinned", pinned["digest"][:12], ", ".join(pinned["admitted_by"]))
+        for parked in answer["parked"]:
+            state = (
+                "[red]blocked[/red]" if parked["blocked"] else f"[yellow]waits ({parked['kind']})[/yellow]"
+            )
+            findings = ", ".join(sorted({f["code"] for f in parked["findings"]})) or "-"
+            approvals = f"{len(parked['approvals'])} of 2 approvals"
+            table.add_row(parked["tool"], state, parked["digest"][:12], f"{approvals}; {findings}")
+        console.print(table)
+    if answer["parked"]:
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+@servers_app.command("diff")
+def diff(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The server.", show_default=False)],
+    tool: Annotated[str, typer.Argument(help="A tool that waits for admission.", show_default=False)],
+    url: UrlOption = None,
+    token: TokenOption = None,
+) -> None:
+    """What changed in a parked tool: the admitted definition against the listed one, and the findings.
+
+    Example: colonnade servers diff time get_current_time
+    """
+    answer = _request(ctx, url, token, "GET", f"/v1/servers/{name}/admission")
+    parked = next((p for p in answer["parked"] if p["tool"] == tool), None)
+    if parked is None:
+        waiting = ", ".join(p["tool"] for p in answer["parked"]) or "none"
+        fail(f"no tool {tool!r} of server {name} waits for admission (waiting: {waiting})")
+    digests = f"{parked['admitted_digest'] or '(never admitted)'} -> {parked['digest']}"
+    console.print(f"{name}:{tool} ({parked['kind']}), {digests}", soft_wrap=True)
+    console.print(parked["diff"], markup=False, highlight=False, soft_wrap=True)
+    for finding in parked["findings"]:
+        console.print(
+            f"{finding['code']} {finding['path']}: {finding['message']} (fix: {finding['fix']})",
+            markup=False,
+            soft_wrap=True,
+        )
+
+
+@servers_app.command("admit")
+def admit(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The server.", show_default=False)],
+    tool: Annotated[str, typer.Argument(help="The parked tool to approve.", show_default=False)],
+    approver: Annotated[
+        str | None,
+        typer.Option(
+            "--as",
+            help="Who approves, on a gateway without authentication (otherwise the token's principal).",
+            show_default=False,
+        ),
+    ] = None,
+    url: UrlOption = None,
+    token: TokenOption = None,
+) -> None:
+    """Approve a parked tool; the second approval by a different person admits (and serves) it.
+
+    Example: colonnade servers admit time get_current_time --as alice
+    """
+    body = {"approver": approver} if approver is not None else {}
+    answer = _request(ctx, url, token, "POST", f"/v1/servers/{name}/tools/{tool}/admit", body)
+    if answer["admitted"]:
+        console.print(
+            f"admitted {name}:{tool} (digest {answer['digest'][:12]}), "
+            f"approved by {', '.join(answer['approvals'])}"
+        )
+    else:
+        console.print(
+            f"approved {name}:{tool} ({len(answer['approvals'])} of 2): a second person must approve it"
+        )
+
+
 @cli.command("status")
 def status(
     ctx: typer.Context, url: UrlOption = None, token: TokenOption = None, as_json: JsonOption = False

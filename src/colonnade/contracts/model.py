@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -22,6 +23,7 @@ __all__ = [
     "Classification",
     "Contract",
     "ContractStatus",
+    "Deprecation",
     "Determinism",
     "Endpoint",
     "Environment",
@@ -255,6 +257,31 @@ class Endpoint(_Strict):
         return self.body_media_type or BodyMediaType.JSON
 
 
+class Deprecation(_Strict):
+    """When a version stopped being recommended, when it stops answering, and what replaces it.
+
+    Lifecycle state like `status`: `colonnade contract deprecate --sunset --successor` sets it on a
+    published version without changing the version's content (or its spec hash)."""
+
+    deprecated_at: datetime | None = Field(default=None, description="When the version was deprecated.")
+    sunset_at: datetime | None = Field(
+        default=None,
+        description="From this moment calls pinned to the version are refused with C-CONTRACT-SUNSET.",
+    )
+    successor: str | None = Field(
+        default=None, pattern=SEMVER, description="The version of the same API callers should move to."
+    )
+
+    def notice(self, label: str) -> str:
+        """One line for a caller: what is deprecated, until when, and where to go."""
+        parts = [f"{label} is deprecated"]
+        if self.sunset_at is not None:
+            parts.append(f"it stops answering at its sunset, {self.sunset_at.isoformat()}")
+        if self.successor is not None:
+            parts.append(f"move to version {self.successor} (tool_version '^{self.successor.split('.')[0]}')")
+        return "; ".join(parts)
+
+
 class Contract(_Strict):
     """One API of one tenant at one version."""
 
@@ -278,6 +305,10 @@ class Contract(_Strict):
     environment: Environment | None = Field(
         default=None,
         description="Where the backend runs: dev | staging | prod; absent counts as prod for governance.",
+    )
+    deprecation: Deprecation | None = Field(
+        default=None,
+        description="Set on a deprecated version: deprecated_at, sunset_at and successor (change control).",
     )
     backend: Backend
     endpoints: list[Endpoint] = Field(description="The operations of this API.")

@@ -74,10 +74,12 @@ from colonnade.routing.learning import CallFeedback, CoOccurrence
 from colonnade.routing.router import Router, RoutingDecision
 from colonnade.runtime.governance import Governance
 from colonnade.runtime.organ_sources import ORGAN_SOURCE, load_organ_sources
+from colonnade.runtime.publish_gate import check_compatible
 from colonnade.runtime.replication import share_changes
 from colonnade.runtime.servers import Servers
 from colonnade.runtime.sources import expand_contract_paths, load_for_publishing
 from colonnade.runtime.sync import CatalogSync
+from colonnade.runtime.tool_admission import ToolAdmission
 from colonnade.shared_state import SharedState
 from colonnade.shared_state.topics import CATALOG_CHANGED
 from colonnade.store.co_occurrence_repo import CoOccurrenceStore
@@ -105,6 +107,7 @@ from colonnade.surfaces.pages.audit_view import AuditView
 from colonnade.surfaces.pages.login import Login
 from colonnade.surfaces.pages.session_auth import with_page_sessions
 from colonnade.surfaces.pages.sessions import PageSessions
+from colonnade.surfaces.rest.admission_routes import AdmissionRoutes
 from colonnade.surfaces.rest.approval_routes import ApprovalRoutes
 from colonnade.surfaces.rest.governance_routes import GovernanceRoutes
 from colonnade.surfaces.rest.policy_routes import PolicyRoutes
@@ -189,8 +192,17 @@ class Gateway:
 
         # Downstream MCP servers: one pooled session each, their tools served as catalog sources.
         servers_tracer = self.tracer_provider.get_tracer("colonnade.servers")
+        audit = self.governance.audit
+        admission = ToolAdmission(
+            settings.data_dir / "admission" if engine is not None else None,
+            audit=audit.append if audit is not None else None,
+        )
         self.servers = Servers(
-            self.catalog, profile=settings.wire_profile, tracer=servers_tracer, changes=self.shared.fanout
+            self.catalog,
+            profile=settings.wire_profile,
+            tracer=servers_tracer,
+            changes=self.shared.fanout,
+            admission=admission,
         )
         self.servers.pool.on_connection = self._downstream_connection
         for server in settings.servers:
@@ -382,6 +394,7 @@ class Gateway:
             sessions=self.sessions,
             plain_calls=self.settings.server.mcp_plain_calls,
             sdk_spans=records_spans(self.tracer_provider.get_tracer(TRACER_NAME)),
+            admitted=self.servers.admitted,
         )
 
     def mcp_surface(self, principal: Principal, *, routing: DynamicToolList | None = None) -> McpSurface:
@@ -421,12 +434,14 @@ class Gateway:
         return gateway
 
     async def publish_files(self, paths: Sequence[Path]) -> list[PublishedFile]:
-        """Validate, store as published and serve each contract file (folders are expanded)."""
+        """Validate, store as published and serve each contract file (folders are expanded); a new
+        version that breaks callers of the previous one without a major bump raises ContractInvalid."""
         if self.store is None or self.sync is None:
             raise RuntimeError("this gateway has no database: build it with an engine to publish contracts")
         published = []
         for path in expand_contract_paths(paths):
             contract = load_for_publishing(path)
+            await check_compatible(self.store, contract, str(path))
             stored = await self.store.save(contract)
             change = self.catalog.publish(stored.contract())
             published.append(PublishedFile(path, stored.label, len(change.added) + len(change.updated)))
@@ -518,6 +533,9 @@ class Gateway:
             *PolicyRoutes(governance.policy, governance.reload_policy).routes(),
             *servers.routes(),
             *TraceEventRoutes(self.events).routes(),
+            *AdmissionRoutes(
+                self.servers, admin_api=server.admin_api, max_body_bytes=server.max_request_bytes
+            ).routes(),
             *self.endpoints.routes(),
             metrics_route(self.metrics),
             *pages,

@@ -1,15 +1,16 @@
 """Downstream MCP servers of one gateway: the pool, their tools in the catalog, their change events.
 
-Each server's tool list, whenever it is (re)discovered, is projected into `Tool` records and served
-as the catalog source `mcp:<name>`; the catalog's change events then reach every MCP client. Other
-events of a server (prompt or resource lists changed, a resource updated) go to the listeners the
-gateway registers, such as the per-server MCP endpoints. Servers can be added, removed and
-restarted while the gateway runs (CLI and REST); what is added this way lasts until the gateway
-stops: `servers:` in colonnade.yaml is the lasting list. Such a change made on one replica is
-published on the change fan-out (`server.changed`: the name, the action and, for an addition, the
-definition, which names secrets but never holds one) and applied by every other replica. A replica
-that missed it (Redis away) keeps the servers it had: these changes are not stored anywhere to
-re-read, which is why lasting servers belong in colonnade.yaml.
+Each server's tool list, whenever it is (re)discovered, passes the admission pins
+(`tool_admission.py`: a changed or new tool waits for a two-person approval), is projected into
+`Tool` records and served as the catalog source `mcp:<name>`; the catalog's change events then
+reach every MCP client. Other events of a server (prompt or resource lists changed, a resource
+updated) go to the listeners the gateway registers, such as the per-server MCP endpoints. Servers
+can be added, removed and restarted while the gateway runs (CLI and REST); what is added this way
+lasts until the gateway stops: `servers:` in colonnade.yaml is the lasting list. Such a change made
+on one replica is published on the change fan-out (`server.changed`: the name, the action and, for
+an addition, the definition, which names secrets but never holds one) and applied by every other
+replica. A replica that missed it (Redis away) keeps the servers it had: these changes are not
+stored anywhere to re-read, which is why lasting servers belong in colonnade.yaml.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from colonnade.catalog.catalog_errors import NotInCatalog
 from colonnade.catalog.mcp_projection import project_server_tools, source_id
 from colonnade.catalog.naming import WireProfile
 from colonnade.config import McpServerSettings
+from colonnade.governance.principal import Principal
+from colonnade.runtime.tool_admission import Admitted, ToolAdmission
 from colonnade.shared_state import Change, Fanout
 from colonnade.shared_state.topics import SERVER_CHANGED
 
@@ -52,10 +55,13 @@ class Servers:
         tracer: Tracer | None = None,
         secrets: SecretResolver | None = None,
         changes: Fanout | None = None,
+        admission: ToolAdmission | None = None,
     ) -> None:
         self.catalog = catalog
         self.changes = changes
         self.profile: WireProfile = profile
+        self.admission = admission if admission is not None else ToolAdmission()
+        self._listed: dict[str, tuple[types.Tool, ...]] = {}
         self.pool = McpPool(secrets=secrets, tracer=tracer, on_tools=self._on_tools, on_event=self._on_event)
         self.listeners: list[ServerEventListener] = []
 
@@ -150,11 +156,38 @@ class Servers:
             if warning not in upstream.warnings:
                 logger.warning("server %s: %s", upstream.name, warning)
                 upstream.warnings = (*upstream.warnings, warning)
+        self._listed[upstream.name] = tools
+        admitted = self.admission.review(settings, tools)
         status = upstream.status()
         projected = project_server_tools(
-            upstream.settings, tools, profile=self.profile, version=status.server_version
+            upstream.settings, admitted, profile=self.profile, version=status.server_version
         )
         self.catalog.add_tools(source_id(upstream.name), projected)
+
+    async def admit(
+        self, name: str, tool: str, approver: str, principal: Principal | None = None
+    ) -> Admitted:
+        """One approval of a parked tool of server `name`; the second person's serves it at once."""
+        upstream = self.pool.get(name)
+        if upstream is None:
+            raise KeyError(name)
+        outcome = await self.admission.approve(upstream.settings, tool, approver, principal)
+        listed = self._listed.get(name)
+        if outcome.admitted and listed is not None:
+            self._on_tools(upstream, listed)
+        return outcome
+
+    def admitted(self, name: str, tool: str) -> dict[str, Any] | None:
+        """The admitted definition of a tool of server `name` (None while it waits, or no server)."""
+        upstream = self.pool.get(name)
+        return self.admission.admitted(upstream.settings, tool) if upstream is not None else None
+
+    def admission_of(self, name: str) -> dict[str, Any]:
+        """The pins and parked tools of server `name` (KeyError when there is no such server)."""
+        upstream = self.pool.get(name)
+        if upstream is None:
+            raise KeyError(name)
+        return self.admission.pins(upstream.settings)
 
     async def _on_event(self, upstream: Upstream, event: ServerEvent) -> None:
         for listener in list(self.listeners):

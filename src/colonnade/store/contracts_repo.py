@@ -15,10 +15,10 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from colonnade.contracts.model import Contract, ContractStatus
+from colonnade.contracts.model import Contract, ContractStatus, Deprecation
 from colonnade.contracts.semver import parse_semver
 from colonnade.store.engine import session_factory
-from colonnade.store.records import StoredContract, StoredEndpoint, contract_document, spec_hash
+from colonnade.store.records import StoredContract, StoredEndpoint, spec_hash, stored_document
 from colonnade.store.store_errors import ContractConflict, ContractNotFound
 from colonnade.store.tables import ContractRow, EndpointRow
 
@@ -59,8 +59,17 @@ class ContractStore:
                 _set_status(row, ContractStatus.PUBLISHED)
             return StoredContract.from_row(row)
 
-    async def deprecate(self, tenant: str, name: str, version: str) -> StoredContract:
-        """Mark a published version deprecated; it stays readable as history."""
+    async def deprecate(
+        self,
+        tenant: str,
+        name: str,
+        version: str,
+        *,
+        sunset_at: datetime | None = None,
+        successor: str | None = None,
+    ) -> StoredContract:
+        """Mark a published version deprecated; it stays readable as history, and callers pinned to it
+        are warned (and refused after `sunset_at`, pointed to `successor`, a later stored version)."""
         async with self._sessions.begin() as session:
             row = await self._require(session, tenant, name, version)
             if row.status == ContractStatus.DRAFT:
@@ -68,9 +77,31 @@ class ContractStore:
                     f"{tenant}/{name} {version} is a draft and was never published, so it cannot be "
                     "deprecated; publish it first, or leave the draft unused"
                 )
-            if row.status != ContractStatus.DEPRECATED:
-                _set_status(row, ContractStatus.DEPRECATED)
+            if successor is not None:
+                await self._check_successor(session, row, successor)
+            earlier = row.document.get("deprecation") or {}
+            notice = Deprecation(
+                deprecated_at=earlier.get("deprecated_at") or _now(),
+                sunset_at=sunset_at if sunset_at is not None else earlier.get("sunset_at"),
+                successor=successor if successor is not None else earlier.get("successor"),
+            )
+            row.document = {**row.document, "deprecation": notice.model_dump(mode="json", exclude_none=True)}
+            _set_status(row, ContractStatus.DEPRECATED)
             return StoredContract.from_row(row)
+
+    async def _check_successor(self, session: AsyncSession, row: ContractRow, successor: str) -> None:
+        found = await _find(session, row.tenant, row.name, successor)
+        if found is None or found.status == ContractStatus.DRAFT:
+            known = [r.version for r in _newest_first(await _versions(session, row.tenant, row.name))]
+            raise ContractNotFound(
+                f"successor {successor} of {row.tenant}/{row.name} {row.version} is not a published "
+                f"version (stored: {', '.join(known)}); publish it first"
+            )
+        if parse_semver(successor) <= parse_semver(row.version):
+            raise ContractConflict(
+                f"successor {successor} does not follow {row.version}: name a later version of "
+                f"{row.tenant}/{row.name}"
+            )
 
     async def get(self, tenant: str, name: str, version: str | None = None) -> StoredContract:
         """One version, or (version=None) the highest published version by semver precedence."""
@@ -93,6 +124,14 @@ class ContractStore:
         async with self._sessions() as session:
             rows = await _versions(session, tenant, name)
         return [StoredContract.from_row(row) for row in _newest_first(rows)]
+
+    async def callable_contracts(self) -> builtins.list[StoredContract]:
+        """Every published and deprecated version (drafts excluded): what pinned callers may reach."""
+        live = (ContractStatus.PUBLISHED.value, ContractStatus.DEPRECATED.value)
+        async with self._sessions() as session:
+            rows = (await session.scalars(select(ContractRow).where(ContractRow.status.in_(live)))).all()
+        ordered = sorted(rows, key=lambda row: (row.tenant, row.name, parse_semver(row.version)))
+        return [StoredContract.from_row(row) for row in ordered]
 
     async def published_contracts(self) -> builtins.list[StoredContract]:
         """The highest published version of every API, ordered by tenant and name: the catalog's input."""
@@ -207,14 +246,14 @@ def _new_row(contract: Contract, digest: str) -> ContractRow:
         version=contract.version,
         status=contract.status.value,
         spec_hash=digest,
-        document=contract_document(contract),
+        document=stored_document(contract),
         created_at=now,
         updated_at=now,
     )
 
 
 def _replace_draft(row: ContractRow, contract: Contract, digest: str) -> None:
-    row.document = contract_document(contract)
+    row.document = stored_document(contract)
     row.spec_hash = digest
     row.status = contract.status.value
     row.updated_at = _now()

@@ -1,7 +1,8 @@
 """What the store hands out: plain frozen records, detached from any database session.
 
 A stored document is the contract without its `status`: status is lifecycle state kept in its own
-column, so publishing or deprecating a version never changes its content or its `spec_hash`.
+column, so publishing or deprecating a version never changes its content or its `spec_hash`. The
+deprecation notice (sunset, successor) is lifecycle state too: kept in the document, outside the hash.
 """
 
 from __future__ import annotations
@@ -15,12 +16,30 @@ from typing import Any
 from colonnade.contracts.model import Contract, ContractStatus, SideEffects
 from colonnade.store.tables import ContractRow, EndpointRow
 
-__all__ = ["StoredContract", "StoredEndpoint", "canonical_json", "contract_document", "spec_hash"]
+__all__ = [
+    "StoredContract",
+    "StoredEndpoint",
+    "canonical_json",
+    "contract_document",
+    "spec_hash",
+    "stored_document",
+]
+
+
+_LIFECYCLE_FIELDS = {"status", "deprecation"}
 
 
 def contract_document(contract: Contract) -> dict[str, Any]:
-    """The JSON document the store keeps: every explicit field except `status`."""
-    return contract.model_dump(mode="json", exclude_none=True, exclude={"status"})
+    """A version's content: every explicit field except the lifecycle state (`status`, `deprecation`)."""
+    return contract.model_dump(mode="json", exclude_none=True, exclude=_LIFECYCLE_FIELDS)
+
+
+def stored_document(contract: Contract) -> dict[str, Any]:
+    """The JSON document the store keeps: the content, plus the deprecation notice when there is one."""
+    document = contract_document(contract)
+    if contract.deprecation is not None:
+        document["deprecation"] = contract.deprecation.model_dump(mode="json", exclude_none=True)
+    return document
 
 
 def canonical_json(document: Any) -> bytes:

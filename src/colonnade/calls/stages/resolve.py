@@ -7,11 +7,14 @@ range picks the highest published version within one major version; a digest the
 must match. An unknown name is answered with the closest names the caller may see ("did you
 mean"), never with names of tools it may not see; and a tool the caller may not see is unknown
 here too, so a version or digest refusal never confirms that another tenant serves it.
+A deprecated version (reached by a pin) answers with a deprecation warning until its sunset, and
+from then on is refused with C-CONTRACT-SUNSET naming its successor.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
@@ -22,11 +25,14 @@ from colonnade.calls.versions import Refusal, resolve_tool, unknown_tool
 from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
+from colonnade.contracts.model import Deprecation
 from colonnade.governance.authorization import AllowAll, Authorizer, permits
 from colonnade.governance.reach import reach_hint
 from colonnade.governance.tool_lookup import AMBIGUOUS_TOOL, AmbiguousName, find_tool, near_names
 
-__all__ = ["Resolve"]
+__all__ = ["SUNSET", "Resolve"]
+
+SUNSET = "C-CONTRACT-SUNSET"
 
 
 class Resolve:
@@ -63,10 +69,34 @@ class Resolve:
                 digest=resolved.digest,
             )
             return call.result(status, error=err)
+        if resolved.deprecation is not None:
+            return await self._deprecated(call, resolved, resolved.deprecation, next)
         result = await next(call.resolve(resolved, self.manifests.for_tool(resolved)))
         if result.handover.tool is None:  # not built by this call (a stored replay): say what it resolved to
             result = result.handing_over(replace(result.handover, tool=resolved))
         return result
+
+    async def _deprecated(self, call: Call, tool: Tool, notice: Deprecation, next: Next) -> CallResult:
+        """A deprecated version answers with a warning until its sunset, then refuses naming its successor."""
+        label = f"'{tool.canonical_name}' {tool.version}"
+        if notice.sunset_at is not None and datetime.now(UTC) >= _aware(notice.sunset_at):
+            successor = notice.successor
+            moved = f"; move to version {successor}" if successor else "; no successor was named"
+            status, err = error(
+                SUNSET,
+                f"{label} reached its sunset at {notice.sunset_at.isoformat()}{moved}",
+                tool=tool.canonical_name,
+                version=tool.version,
+                sunset_at=notice.sunset_at.isoformat(),
+                successor=successor,
+                successor_has_tool=successor is not None
+                and successor in self.catalog.tool_versions(tool.canonical_name),
+            )
+            return call.result(status, error=err)
+        result = await next(call.resolve(tool, self.manifests.for_tool(tool)))
+        if result.handover.tool is None:
+            result = result.handing_over(replace(result.handover, tool=tool))
+        return result.model_copy(update={"warnings": [*result.warnings, notice.notice(label)]})
 
     def _from_catalog(self, call: Call) -> Tool | Refusal:
         """The tool (at the asked version) of a canonical, wire or unambiguous bare name."""
@@ -102,3 +132,8 @@ class Resolve:
     def near(self, call: Call, name: str) -> list[str]:
         """Close names of tools this caller may call."""
         return near_names(self.catalog, name, self.authorizer, call.principal)
+
+
+def _aware(moment: datetime) -> datetime:
+    """A sunset written without a zone is read as UTC."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -43,6 +43,12 @@ class EventKind(StrEnum):
     APPROVAL_EXPIRE = "approval.expire"
     STEP_SKIP = "step.skip"
     """An agent says it skipped a step of its plan on purpose, and why (no silent skips)."""
+    SERVER_TOOL_CHANGE = "server.tool_change"
+    """A downstream tool admitted at first listing, or parked (new, changed, blocked): both digests."""
+    SERVER_TOOL_APPROVE = "server.tool_approve"
+    """One person's approval of a parked downstream tool (the second admits it)."""
+    SERVER_TOOL_REFUSE = "server.tool_refuse"
+    """An approval of a parked downstream tool that was refused (self-approval, blocked)."""
 
 
 def parse_kind(text: str) -> EventKind:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import weakref
+from collections.abc import Callable
 from typing import Any, Protocol, cast, get_args
 
 import mcp_types as types
@@ -41,6 +42,7 @@ from colonnade.calls.service import CallService
 from colonnade.catalog.catalog_errors import InvalidCanonicalName
 from colonnade.catalog.mcp_projection import served, side_effects_of
 from colonnade.catalog.naming import join_canonical
+from colonnade.catalog.tool_pins import definition_of
 from colonnade.contracts.model import SideEffects
 from colonnade.governance.authorization import Authorizer, permits
 from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
@@ -208,6 +210,10 @@ class Upstreams(Protocol):
         """The session a caller of that era talks to: the server's own, or its handshake-era twin."""
 
 
+Admitted = Callable[[str, str], dict[str, Any] | None]
+"""(server, tool name) -> the tool's admitted definition, or None while it waits for admission."""
+
+
 class UpstreamEndpoint:
     """Build one per server; `manager.asgi_app` serves it once `manager.run()` is entered."""
 
@@ -222,10 +228,14 @@ class UpstreamEndpoint:
         sessions: SessionLedger | None = None,
         plain_calls: bool = True,
         sdk_spans: bool = True,
+        admitted: Admitted | None = None,
     ) -> None:
         """`plain_calls` serves a plain 2026-07-28 `tools/call` beside the SDK's transport, as on
         `/mcp` (`server.mcp_plain_calls`); `sdk_spans=False` (the gateway records no spans) drops the
-        SDK's span per request, as on `/mcp` (`sdk_spans.py`)."""
+        SDK's span per request, as on `/mcp` (`sdk_spans.py`). `admitted(server, tool)` is a tool's
+        admitted definition (docs/change-control.md): a listing shows only admitted tools, each as
+        it was admitted."""
+        self.admitted = admitted
         self.upstream = upstream
         self.pool = pool
         self.calls = calls
@@ -300,8 +310,37 @@ class UpstreamEndpoint:
         if cursor is None and answer.get("nextCursor") is None:
             self._accept(listed)
         allowed = self.authorizer.visible(self._principal(ctx))
-        shown = [self._override(tool) for tool in listed if self._shows(allowed, str(tool.get("name")))]
+        pinned = [tool for tool in map(self._pinned, listed) if tool is not None]
+        shown = [self._override(tool) for tool in pinned if self._shows(allowed, str(tool.get("name")))]
         return {**answer, "tools": shown}
+
+    def _pinned(self, tool: dict[str, Any]) -> dict[str, Any] | None:
+        """The tool as admitted; None while it waits for admission (quarantined or new)."""
+        if self.admitted is None:
+            return tool
+        definition = self.admitted(self.upstream.name, str(tool.get("name")))
+        if definition is None:
+            return None
+        try:
+            if definition_of(types.Tool.model_validate(tool, by_name=False)) == definition:
+                return tool  # as the server lists it: the transparent case
+        except ValidationError:
+            return None
+        hints = definition.get("annotations")
+        wire = {
+            "name": definition["name"],
+            "title": definition.get("title"),
+            "description": definition.get("description"),
+            "inputSchema": definition.get("input_schema"),
+            "outputSchema": definition.get("output_schema"),
+            "annotations": types.ToolAnnotations(**hints).model_dump(
+                mode="json", by_alias=True, exclude_none=True
+            )
+            if hints
+            else None,
+        }
+        kept = {key: value for key, value in tool.items() if key not in wire}
+        return {**kept, **{key: value for key, value in wire.items() if value is not None}}
 
     def _accept(self, listed: list[dict[str, Any]]) -> None:
         """A complete listing keeps the catalog current (a tool the server just added is callable)."""
