@@ -59,6 +59,7 @@ from colonnade.observability.telemetry import Telemetry
 from colonnade.observability.tracing import TRACER_NAME, records_spans
 from colonnade.organs.executive import Executive
 from colonnade.organs.loading import OrganHost
+from colonnade.platform import CORE_TOOLS, PlatformAccess, PlatformServices, core_handlers
 from colonnade.routing.catalog_index import CatalogIndex
 from colonnade.routing.learning import CallFeedback, CoOccurrence
 from colonnade.routing.router import Router
@@ -141,7 +142,10 @@ class Gateway:
         self.http = http if http is not None else HttpAdapter()
         self.health = health if health is not None else HealthMonitor(interval_s=settings.health_interval_s)
         self.governance = Governance(settings, self.catalog, engine, authorizer)
-        self.authorizer: Authorizer = self.governance.authorizer
+        # The platform's core tools by ADR-012's persona matrix, every other tool by governance's rules.
+        self.platform_tools = settings.platform.served(settings.auth.configured)
+        core = CORE_TOOLS if self.platform_tools else ()
+        self.authorizer: Authorizer = PlatformAccess(self.governance.authorizer, core)
         self.metrics = metrics if metrics is not None else GatewayMetrics()
         self.metrics.track_catalog(self.catalog)
         self.metrics.track_consumers(
@@ -239,6 +243,8 @@ class Gateway:
         self.sync = (
             CatalogSync(self.store, self.catalog, interval_s=settings.catalog_poll_s) if self.store else None
         )
+        if self.platform_tools:
+            self._serve_platform(builtin)
 
         self.observe = Observe(self.metrics, self.tracer_provider.get_tracer(TRACER_NAME))
         self.pipeline = build_pipeline(
@@ -286,6 +292,27 @@ class Gateway:
         self.metrics.track_sessions(self.sessions)
         self.endpoints = UpstreamEndpoints(self.servers.get, self._endpoint_for)
         self.servers.listeners.append(self.endpoints.announce)
+
+    def _serve_platform(self, builtin: BuiltinAdapter) -> None:
+        """The core tools (ADR-012), run by the builtin adapter over the gateway's services."""
+        governance = self.governance
+        services = PlatformServices(
+            settings=self.settings,
+            catalog=self.catalog,
+            authorizer=self.authorizer,
+            builtins=self.builtins,
+            metrics=self.metrics,
+            status=self.status,
+            contracts=self.store,
+            refresh=self.sync.refresh if self.sync is not None else None,
+            audit=governance.audit,
+            keys=governance.key_admin,
+            agents=governance.agent_admin,
+            subscriptions=governance.subscription_admin,
+        )
+        for core, handler in core_handlers(services):
+            self.builtins.add(core.tool)
+            builtin.register(core.tool.operation, handler)
 
     def _endpoint_for(self, upstream: ServedUpstream) -> UpstreamEndpoint:
         """A server's own endpoint (`/servers/{name}/mcp`): its calls run the pipeline like any other."""

@@ -67,7 +67,8 @@ class Audit:
         return AuditEvent.by(
             call.principal,
             EventKind.CALL,
-            tenant=tool.tenant if tool is not None else call.principal.tenant,
+            # A gateway tool belongs to no tenant: its call is recorded in the caller's.
+            tenant=tool.tenant if tool is not None and not tool.builtin else call.principal.tenant,
             tool=tool.canonical_name if tool is not None else request.tool_id,
             args_hash=self.log.args_hash(request.input),
             decision=None if decision is None else ("allow" if decision.allowed else "deny"),

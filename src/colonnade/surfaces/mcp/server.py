@@ -32,7 +32,7 @@ from colonnade.calls.envelope import (
 )
 from colonnade.calls.service import CallService
 from colonnade.catalog.bindings import McpBinding
-from colonnade.catalog.builtins import BuiltinTools
+from colonnade.catalog.builtins import BuiltinTools, open_to_every_caller
 from colonnade.catalog.catalog import Catalog, CatalogChange
 from colonnade.catalog.tool import Tool
 from colonnade.governance.authorization import AllowAll, Authorizer, permits, tool_filter
@@ -143,8 +143,8 @@ class McpSurface:
         caller may not see has no schema here either, so the check cannot tell that it exists. A bare
         tool name counts when it names exactly one tool; the pipeline decides the rest."""
         tool = self.builtins.get(name)
-        if tool is None:
-            tool = self.catalog.get(name)
+        if tool is None or not open_to_every_caller(tool):
+            tool = tool or self.catalog.get(name)
             if tool is None and len(bearers := self.catalog.aliased(name)) == 1:
                 tool = bearers[0]
             caller = current_caller() or self.principal
@@ -152,25 +152,28 @@ class McpSurface:
                 return None
         return tool.input_schema if tool is not None else None
 
-    def _meta_tools(self) -> list[types.Tool]:
+    def _meta_tools(self, principal: Principal) -> list[types.Tool]:
         """The gateway's own tools on the first page: discovery always, commit and discard while two-phase
-        tools exist."""
+        tools exist, and the platform's tools the caller's persona may see."""
+        allowed = self.authorizer.visible(principal)
         return [
             tool.to_mcp()
             for tool in self.builtins
-            if tool.canonical_name not in TWO_PHASE_TOOLS or self.commit.listed()
+            if (tool.canonical_name not in TWO_PHASE_TOOLS or self.commit.listed())
+            and (open_to_every_caller(tool) or permits(allowed, tool.canonical_name))
         ]
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         cursor = params.cursor if params is not None else None
-        meta_tools = self._meta_tools() if cursor is None else []
+        principal = principal_of(ctx, self.principal)
+        meta_tools = self._meta_tools(principal) if cursor is None else []
         if self.routing is not None and cursor is None:
             routed = self.routing.listing(ctx, _routing_request(params.meta if params is not None else None))
             if routed is not None:
                 return types.ListToolsResult(tools=[*(tool.to_mcp() for tool in routed), *meta_tools])
-        include = tool_filter(self.authorizer.visible(principal_of(ctx, self.principal)))
+        include = tool_filter(self.authorizer.visible(principal))
         try:
             tools, next_cursor = self.catalog.page(cursor, self.page_size, include)
         except ValueError as exc:

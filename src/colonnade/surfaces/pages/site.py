@@ -18,6 +18,7 @@ from colonnade.catalog.tool import Tool
 from colonnade.governance.authorization import AllowAll, Authorizer, tool_filter
 from colonnade.governance.tool_lookup import find_tool
 from colonnade.observability.metrics import GatewayMetrics
+from colonnade.platform.metric_values import read_stats
 from colonnade.routing.router import Router
 from colonnade.surfaces.edge import principal_of_scope
 from colonnade.surfaces.pages.approvals_view import ApprovalsView
@@ -34,7 +35,6 @@ from colonnade.surfaces.pages.layout import (
     page_response,
 )
 from colonnade.surfaces.pages.login import Login
-from colonnade.surfaces.pages.metric_values import read_stats
 from colonnade.surfaces.pages.metrics_page import metrics_page
 from colonnade.surfaces.pages.tool_page import tool_page, unknown_tool_page
 
