@@ -32,4 +32,5 @@ def persona_token(governed: Governed, persona: Persona, **claims: object) -> str
         body = {"sub": AGENT, "agent_id": AGENT, "tenant": "acme", **claims}
         return governed.issuer.mint(body, audience=governed.resource)
     team = "team-a" if persona in (Persona.PRODUCT_OWNER, Persona.DEVELOPER) else None
-    return governed.token(persona, team=team, sub=f"{persona.value}-1", **claims)  # type: ignore[arg-type]
+    sub = str(claims.pop("sub", f"{persona.value}-1"))
+    return governed.token(persona, team=team, sub=sub, **claims)

@@ -54,12 +54,13 @@ async def platform_info(
     services: PlatformServices, principal: Principal, _: dict[str, Any]
 ) -> dict[str, Any]:
     settings = services.settings
-    apis = {(tool.tenant, tool.api) for tool in services.catalog.tools()}
+    allowed = services.authorizer.visible(principal)
+    tools = [tool for tool in services.catalog.tools() if permits(allowed, tool.canonical_name)]
     return {
         "name": "colonnade",
         "version": __version__,
-        "tools": len(services.catalog),
-        "apis": len(apis),
+        "tools": len(tools),
+        "apis": len({(tool.tenant, tool.api) for tool in tools if tool.source == "contract"}),
         "catalog_version": services.catalog.version,
         "gateway_tools": len(visible_builtins(services, principal)),
         "authentication": settings.auth.configured,
@@ -136,7 +137,9 @@ DISCOVERY_TOOLS = (
         adr_name="platform info",
         group=GROUP,
         title="Platform info",
-        description="This gateway: its version, how many APIs and tools it serves, and who you are to it.",
+        description=(
+            "This gateway: its version, how many APIs and tools it serves you, and who you are to it."
+        ),
         input_schema=obj(),
         output_schema=output(
             ("name", "version", "tools", "apis", "caller"),
