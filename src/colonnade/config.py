@@ -434,6 +434,15 @@ class PlatformSettings(_Section):
         "user, who then sees them all); true serves them without authentication too; false never.",
     )
 
+    alert_interval_s: float = Field(
+        default=60.0,
+        gt=0,
+        le=86_400,
+        description="How often the gateway evaluates its alert rules in the background "
+        "(colonnade__list_alerts "
+        "also evaluates them when called).",
+    )
+
     def served(self, authenticated: bool) -> bool:
         return self.tools if self.tools is not None else authenticated
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from colonnade.platform.alert_tools import ALERT_TOOLS
 from colonnade.platform.catalog_tools import CATALOG_TOOLS
 from colonnade.platform.contract_tools import CONTRACT_TOOLS
 from colonnade.platform.core_tool import CoreTool
@@ -21,6 +22,7 @@ CORE_TOOLS: tuple[CoreTool, ...] = (
     *CATALOG_TOOLS,
     *SUBSCRIPTION_TOOLS,
     *OBSERVABILITY_TOOLS,
+    *ALERT_TOOLS,
     *CONTRACT_TOOLS,
     *SECURITY_TOOLS,
 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from colonnade.catalog.builtins import BuiltinTools
 from colonnade.catalog.catalog import Catalog
@@ -20,11 +20,16 @@ from colonnade.governance.key_admin import KeyAdmin
 from colonnade.governance.subscriptions import SubscriptionAdmin
 from colonnade.observability.metrics import GatewayMetrics
 from colonnade.platform.refusal import PlatformRefusal
+from colonnade.store.alerts_repo import AlertRecord
 from colonnade.store.contracts_repo import ContractStore
 
-__all__ = ["PlatformServices", "need"]
+__all__ = ["AlertsView", "PlatformServices", "need"]
 
 T = TypeVar("T")
+
+
+class AlertsView(Protocol):
+    async def evaluate(self) -> list[AlertRecord]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +49,8 @@ class PlatformServices:
     keys: KeyAdmin | None = None
     agents: AgentAdmin | None = None
     subscriptions: SubscriptionAdmin | None = None
+    alerts: AlertsView | None = None
+    """The gateway's alert rules (`alerts.py`), evaluated on demand and in the background."""
 
 
 def need(part: T | None, what: str) -> T:

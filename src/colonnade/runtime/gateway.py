@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -60,6 +61,7 @@ from colonnade.observability.tracing import TRACER_NAME, records_spans
 from colonnade.organs.executive import Executive
 from colonnade.organs.loading import OrganHost
 from colonnade.platform import CORE_TOOLS, PlatformAccess, PlatformServices, core_handlers
+from colonnade.platform.alerts import AlertRules
 from colonnade.routing.catalog_index import CatalogIndex
 from colonnade.routing.learning import CallFeedback, CoOccurrence
 from colonnade.routing.router import Router
@@ -69,6 +71,7 @@ from colonnade.runtime.servers import Servers
 from colonnade.runtime.sources import expand_contract_paths, load_for_publishing
 from colonnade.runtime.sync import CatalogSync
 from colonnade.shared_state import SharedState
+from colonnade.store.alerts_repo import AlertStore
 from colonnade.store.co_occurrence_repo import CoOccurrenceStore
 from colonnade.store.contracts_repo import ContractStore
 from colonnade.store.engine import create_store_engine
@@ -144,6 +147,7 @@ class Gateway:
         self.governance = Governance(settings, self.catalog, engine, authorizer)
         # The platform's core tools by ADR-012's persona matrix, every other tool by governance's rules.
         self.platform_tools = settings.platform.served(settings.auth.configured)
+        self.alert_rules: AlertRules | None = None
         core = CORE_TOOLS if self.platform_tools else ()
         self.authorizer: Authorizer = PlatformAccess(self.governance.authorizer, core)
         self.metrics = metrics if metrics is not None else GatewayMetrics()
@@ -310,6 +314,9 @@ class Gateway:
             agents=governance.agent_admin,
             subscriptions=governance.subscription_admin,
         )
+        if self.engine is not None:
+            self.alert_rules = AlertRules(services, AlertStore(self.engine), self.manifests)
+            services = dataclasses.replace(services, alerts=self.alert_rules)
         for core, handler in core_handlers(services):
             self.builtins.add(core.tool)
             builtin.register(core.tool.operation, handler)
@@ -502,6 +509,9 @@ class Gateway:
             tasks.append(asyncio.create_task(self.parked.run(), name="colonnade-parked-calls-sweep"))
         if self.idempotency is not None:
             tasks.append(asyncio.create_task(self._purge_expired(), name="colonnade-idempotency-expiry"))
+        if self.alert_rules is not None:
+            every = self.settings.platform.alert_interval_s
+            tasks.append(asyncio.create_task(self.alert_rules.run(every), name="colonnade-alert-rules"))
         try:
             async with self.shared.running(), self.endpoints.running():
                 yield

@@ -16,6 +16,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     DateTime,
+    Float,
     ForeignKey,
     Integer,
     MetaData,
@@ -29,6 +30,7 @@ from sqlalchemy.types import TypeEngine
 
 __all__ = [
     "AgentRow",
+    "AlertRow",
     "ApiKeyRow",
     "ApprovalRow",
     "AuditRow",
@@ -314,3 +316,24 @@ class ApprovalRow(Base):
     decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     token: Mapped[str | None] = mapped_column(Text, nullable=True)
     token_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+ALERT_STATES = ("firing", "resolved")
+
+
+class AlertRow(Base):
+    """One alert of the gateway's own rules (`platform/alerts.py`): which rule about what, and its state."""
+
+    __tablename__ = "platform_alerts"
+    __table_args__ = (CheckConstraint(_in("state", ALERT_STATES), name="state"),)
+
+    rule: Mapped[str] = mapped_column(String(64), primary_key=True)
+    subject: Mapped[str] = mapped_column(String(512), primary_key=True)
+    tenant: Mapped[str | None] = mapped_column(Text, nullable=True, index=True)
+    state: Mapped[str] = mapped_column(String(16))
+    message: Mapped[str] = mapped_column(Text)
+    value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    threshold: Mapped[float | None] = mapped_column(Float, nullable=True)
+    fired_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
