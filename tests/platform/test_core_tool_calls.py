@@ -68,6 +68,7 @@ READS: dict[str, dict[str, Any]] = {
     "get_metrics": {},
     "list_errors": {},
     "analyze_errors": {},
+    "list_alerts": {"state": "all"},
     "validate_contract": {"contract": {"name": "Not Kebab"}},
     "import_openapi": {"document": _OPENAPI, "api": "notes"},
     "export_openapi": {"api": "acme:items"},
