@@ -31,6 +31,7 @@ logger = logging.getLogger(__name__)
 MIN_CALLS = 10
 """Calls a tool must have had before its success rate can fire (a first failure is not a trend)."""
 RULES = ("tool_success_rate", "tool_p95_latency", "server_down", "circuit_open", "audit_chain_broken")
+ALERTS_URI = "colonnade://alerts"
 _CALLER_ERRORS = frozenset({"invalid_request"})
 _EPOCH = datetime.fromtimestamp(0, UTC)
 
@@ -46,12 +47,18 @@ class AlertRules:
         self.services = services
         self.store = store
         self.manifests = manifests
+        self._firing: frozenset[tuple[str, str]] = frozenset()
 
     async def evaluate(self) -> list[AlertRecord]:
         """One round: every rule, stored; returns every alert (firing and resolved)."""
         firing = [*self._tool_alerts(), *(await self._server_alerts()), *self._circuit_alerts()]
         firing.extend(await self._audit_alerts())
-        return await self.store.reconcile(firing, datetime.now(UTC))
+        alerts = await self.store.reconcile(firing, datetime.now(UTC))
+        now_firing = frozenset((a.rule, a.subject) for a in alerts if a.state == "firing")
+        if now_firing != self._firing and self.services.changes is not None:
+            await self.services.changes.publish([ALERTS_URI])
+        self._firing = now_firing
+        return alerts
 
     async def run(self, interval_s: float) -> None:
         while True:

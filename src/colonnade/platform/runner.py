@@ -17,6 +17,7 @@ from colonnade.contracts.validate import ContractInvalid
 from colonnade.governance.refusals import GovernanceRefusal
 from colonnade.platform.core_tool import CoreTool
 from colonnade.platform.refusal import PlatformRefusal
+from colonnade.platform.resources import changed_uris
 from colonnade.platform.services import PlatformServices
 from colonnade.store.store_errors import StoreError
 
@@ -29,8 +30,9 @@ class CoreToolHandler:
         self.services = services
 
     async def __call__(self, invocation: Invocation) -> AdapterOutcome:
+        arguments = dict(invocation.arguments)
         try:
-            body = await self.core.run(self.services, invocation.principal, dict(invocation.arguments))
+            body = await self.core.run(self.services, invocation.principal, arguments)
         except PlatformRefusal as refused:
             return _refused(refused.refusal_code, refused.message, refused.details)
         except GovernanceRefusal as refused:
@@ -40,6 +42,9 @@ class CoreToolHandler:
             return _refused(invalid.code, str(invalid), {"findings": findings})
         except (OpenApiError, StoreError) as failed:
             return _refused(failed.code, str(failed), None)
+        changes = self.services.changes
+        if self.core.writes and changes is not None:
+            await changes.publish(changed_uris(self.core.name, (arguments, body)))
         return AdapterOutcome(OutcomeKind.SUCCESS, body=body)
 
 

@@ -19,6 +19,7 @@ from colonnade.governance.authorization import Authorizer
 from colonnade.governance.key_admin import KeyAdmin
 from colonnade.governance.subscriptions import SubscriptionAdmin
 from colonnade.observability.metrics import GatewayMetrics
+from colonnade.platform.changes import ResourceChanges
 from colonnade.platform.refusal import PlatformRefusal
 from colonnade.store.alerts_repo import AlertRecord
 from colonnade.store.contracts_repo import ContractStore
@@ -49,6 +50,8 @@ class PlatformServices:
     keys: KeyAdmin | None = None
     agents: AgentAdmin | None = None
     subscriptions: SubscriptionAdmin | None = None
+    changes: ResourceChanges | None = None
+    """Where the core tools say which `colonnade://` resources a write changed."""
     alerts: AlertsView | None = None
     """The gateway's alert rules (`alerts.py`), evaluated on demand and in the background."""
 

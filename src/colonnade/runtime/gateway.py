@@ -47,7 +47,7 @@ from colonnade.calls.service import CallService
 from colonnade.calls.stages.observe import Observe
 from colonnade.calls.two_phase import TwoPhaseCoordinator
 from colonnade.catalog.builtins import BuiltinTools
-from colonnade.catalog.catalog import Catalog
+from colonnade.catalog.catalog import Catalog, CatalogChange
 from colonnade.config import Settings
 from colonnade.governance.audit import AuditEvent, EventKind
 from colonnade.governance.audit.readers import AuditReach, audit_reach
@@ -62,6 +62,8 @@ from colonnade.organs.executive import Executive
 from colonnade.organs.loading import OrganHost
 from colonnade.platform import CORE_TOOLS, PlatformAccess, PlatformServices, core_handlers
 from colonnade.platform.alerts import AlertRules
+from colonnade.platform.changes import ResourceChanges
+from colonnade.platform.resources import catalog_uris
 from colonnade.routing.catalog_index import CatalogIndex
 from colonnade.routing.learning import CallFeedback, CoOccurrence
 from colonnade.routing.router import Router
@@ -148,6 +150,7 @@ class Gateway:
         # The platform's core tools by ADR-012's persona matrix, every other tool by governance's rules.
         self.platform_tools = settings.platform.served(settings.auth.configured)
         self.alert_rules: AlertRules | None = None
+        self.resource_changes = ResourceChanges() if self.platform_tools else None
         core = CORE_TOOLS if self.platform_tools else ()
         self.authorizer: Authorizer = PlatformAccess(self.governance.authorizer, core)
         self.metrics = metrics if metrics is not None else GatewayMetrics()
@@ -313,13 +316,21 @@ class Gateway:
             keys=governance.key_admin,
             agents=governance.agent_admin,
             subscriptions=governance.subscription_admin,
+            changes=self.resource_changes,
         )
         if self.engine is not None:
             self.alert_rules = AlertRules(services, AlertStore(self.engine), self.manifests)
             services = dataclasses.replace(services, alerts=self.alert_rules)
+        self.catalog.subscribe(self._catalog_resources_changed)
         for core, handler in core_handlers(services):
             self.builtins.add(core.tool)
             builtin.register(core.tool.operation, handler)
+
+    async def _catalog_resources_changed(self, change: CatalogChange) -> None:
+        """The served catalog changed (here or in another process): update the resources that show it."""
+        if self.resource_changes is not None:
+            apis = {f"{tool.tenant}:{tool.api}" for tool in (*change.added, *change.removed, *change.updated)}
+            await self.resource_changes.publish(catalog_uris(apis))
 
     def _endpoint_for(self, upstream: ServedUpstream) -> UpstreamEndpoint:
         """A server's own endpoint (`/servers/{name}/mcp`): its calls run the pipeline like any other."""
@@ -346,6 +357,7 @@ class Gateway:
             authorizer=self.authorizer,
             approvals=self.governance.approvals,
             sdk_spans=records_spans(self.tracer_provider.get_tracer(TRACER_NAME)),
+            platform=self.resource_changes,
         )
 
     @classmethod

@@ -40,6 +40,7 @@ from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
 from colonnade.mcp_relay.answer import answer_of
 from colonnade.mcp_relay.relay import Channel, Relay
 from colonnade.observability.tracing import mcp_call_attributes
+from colonnade.platform.changes import ResourceChanges
 from colonnade.surfaces.edge import current_caller
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection
 from colonnade.surfaces.mcp.announcer import Announcer, connection_of
@@ -52,6 +53,7 @@ from colonnade.surfaces.mcp.confirmation import (
     answers_confirmation,
     wants_confirmation,
 )
+from colonnade.surfaces.mcp.platform_resources import PlatformResources
 from colonnade.surfaces.mcp.render import model_defaults, proxied_replay, render_answer, result_body
 from colonnade.surfaces.mcp.routing import DynamicToolList, RoutingMetaError, RoutingRequest
 from colonnade.surfaces.mcp.sdk_spans import drop_idle_sdk_spans
@@ -97,11 +99,13 @@ class McpSurface:
         authorizer: Authorizer | None = None,
         approvals: ApprovalDesk | None = None,
         sdk_spans: bool = True,
+        platform: ResourceChanges | None = None,
     ) -> None:
         """`sdk_spans=False` (the gateway records no spans) drops the SDK's span per request when no
         global tracer provider is installed either: that span would record nothing, and its only
         effect, a client's `_meta` traceparent as the current context, matters only to a recording
-        tracer. It costs about 14 us per request."""
+        tracer. It costs about 14 us per request. `platform` (the gateway serves its platform tools)
+        adds the `colonnade://` resources and the prompts, with the changes that update them."""
         self.catalog = catalog
         self.confirmation = ApprovalConfirmation(approvals) if approvals is not None else None
         self.authorizer: Authorizer = authorizer if authorizer is not None else AllowAll()
@@ -113,6 +117,11 @@ class McpSurface:
         self.commit = CommitListing(catalog)
         self.announcer = Announcer()
         self.bus = self.announcer.bus
+        self.platform = (
+            PlatformResources(calls, self.authorizer, principal, self.announcer, platform)
+            if platform is not None
+            else None
+        )
         self._levels: weakref.WeakKeyDictionary[object, types.LoggingLevel] = weakref.WeakKeyDictionary()
         # `logging/setLevel` is the handshake era's opt-in to log messages (deprecated in 2026-07-28, where
         # `_meta` carries the level); the SDK warns about the handler each time a server is built.
@@ -130,6 +139,7 @@ class McpSurface:
                 on_call_tool=cast(Any, self._call_tool),
                 on_subscriptions_listen=ListenHandler(self.bus),
                 on_set_logging_level=self._set_level,
+                **(self.platform.handlers() if self.platform is not None else {}),
             )
         drop_idle_sdk_spans(self.server, sdk_spans=sdk_spans)
         self.server.middleware.append(self.announcer.remember)
