@@ -7,6 +7,7 @@ import re
 
 from colonnade.governance.personas import Persona
 from colonnade.platform import CORE_TOOLS, CoreTool
+from colonnade.platform.resources import PLATFORM_RESOURCES
 from tests.support.repo import ROOT
 
 DOC = ROOT / "docs" / "platform-tools.md"
@@ -54,3 +55,14 @@ def test_the_comparison_can_fail() -> None:
 def test_the_page_counts_what_exists() -> None:
     text = DOC.read_text(encoding="utf-8")
     assert f"{len(CORE_TOOLS) + 1} exist (the {len(CORE_TOOLS)} above and `search_tools`)" in text
+
+
+def test_the_page_lists_every_resource_with_its_tool() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    block = re.search(r"<!-- platform-resources -->\n(.*?)<!-- /platform-resources -->", text, re.S)
+    assert block is not None, "the platform-resources table markers are missing"
+    rows = [
+        [cell.strip() for cell in line.strip().strip("|").split("|")] for line in block.group(1).splitlines()
+    ]
+    documented = {row[0].strip("`"): (row[1], row[2].strip("`")) for row in rows[2:]}
+    assert documented == {r.uri: (r.adr_name, r.wire_tool) for r in PLATFORM_RESOURCES}
