@@ -235,3 +235,28 @@ def test_every_core_tool_is_called_in_this_module() -> None:
         "rotate_api_key",
     }
     assert called == {core.name for core in CORE_TOOLS}
+
+
+def test_a_security_officer_rotates_a_key_only_once_an_admin_approved(governed: Governed) -> None:
+    officer = persona_token(governed, Persona.SECURITY, sub="officer-2")
+    with governed.rest(officer) as client:
+        made = client.post("/v1/keys", json={"owner": "carol", "persona": "consumer"})
+        assert made.status_code == 201, made.text
+    key_id = made.json()["key"]["id"]
+    _, asked = governed.call(officer, "colonnade__rotate_api_key", key_id=key_id)
+    assert asked["status"] == "pending" and asked["pending"]["reason"] == "awaiting_approval", asked
+    approval = asked["pending"]["token"]
+    with governed.rest(officer) as client:
+        keys = {k["id"]: k for k in client.get("/v1/keys").json()["keys"]}
+    assert keys[key_id]["replaced_by"] is None  # nothing rotated yet
+    with governed.rest(officer) as client:  # four eyes: not by the officer itself
+        assert client.post(f"/v1/approvals/{approval}/approve", json={}).status_code == 403
+    with governed.rest(persona_token(governed, Persona.ADMIN)) as client:
+        decided = client.post(f"/v1/approvals/{approval}/approve", json={"run": True})
+    assert decided.status_code == 200, decided.text
+    result = decided.json()["result"]
+    assert result["status"] == "success", result["error"]
+    assert result["output"]["replaces"] == key_id
+    with governed.rest(officer) as client:
+        keys = {k["id"]: k for k in client.get("/v1/keys").json()["keys"]}
+    assert keys[key_id]["replaced_by"] == result["output"]["key"]["id"]

@@ -5,7 +5,8 @@ authorize stage ask one object. A core tool is seen by the personas its definiti
 only when its allow-list names the tool) and called with one of its scopes; any other tool is the
 wrapped authorizer's business. A caller the wrapped authorizer lets see everything (a gateway
 without authentication, the gateway itself) sees every core tool too. What a core tool then shows
-(one tenant, one's own subscriptions) is filtered by the governance service it calls.
+(one tenant, one's own subscriptions) is filtered by the governance service it calls. A security
+officer reads, and writes only through approval: its write calls are parked for an approver.
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ def core_decision(principal: Principal, core: CoreTool) -> Decision:
     if not any(principal.has(scope) for scope in core.scopes):
         needs = " or ".join(core.scopes)
         return Decision.refuse("A-AUTH-FORBIDDEN", f"{core.name} needs {needs}")
+    if persona is Persona.SECURITY and core.writes:
+        return Decision.allow_after_approval(
+            f"a security officer changes {core.name} only with a human's approval (ADR-012)",
+            f"{persona} uses {core.name} (ADR-012)",
+        )
     return Decision.allow(f"{persona} uses {core.name} (ADR-012)")
 
 
