@@ -4,6 +4,7 @@ subscription book hold, through the same rules as the CLI and REST routes."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -127,7 +128,8 @@ def test_errors_are_listed_explained_and_grouped_for_their_tenant_only(governed:
     developer = persona_token(governed, Persona.DEVELOPER)
     trace = "4bf92f3577b34da6a3ce929d0e0e4736"
     with governed.rest(developer) as client:  # item_id not a string: invalid_request
-        request = {"tool_id": "acme:lab:read_item", "input": {"item_id": 7}, "context": {"trace_id": trace}}
+        arguments = {"item_id": 7, "password": "hunter2-secret"}
+        request = {"tool_id": "acme:lab:read_item", "input": arguments, "context": {"trace_id": trace}}
         bad = client.post("/v1/calls", json=request).json()
     assert bad["error"]["code"] == "I-REQ-SCHEMA"
     governed.call(
@@ -143,6 +145,19 @@ def test_errors_are_listed_explained_and_grouped_for_their_tenant_only(governed:
         {"code": g["code"], "tool": g["tool"]} for g in analysis["groups"]
     ]
     assert analysis["top_fixes"][0]["fix"]
+    for _ in range(200):  # the snapshot is written off the call's path
+        _, snapped = governed.call(developer, "colonnade__get_error_snapshot", call_id=bad["call_id"])
+        if snapped["status"] == "success":
+            break
+        time.sleep(0.05)
+    snapshot = snapped["output"]
+    assert snapshot["code"] == "I-REQ-SCHEMA" and snapshot["trace_id"] == trace
+    assert snapshot["arguments"]["item_id"] == 7 and snapshot["arguments"]["password"] != "hunter2-secret"
+    assert snapshot["envelope"]["error"]["code"] == "I-REQ-SCHEMA" and "hunter2-secret" not in str(snapshot)
+    other = governed.token(Persona.DEVELOPER, team="team-b", sub="dev-b")  # may not see acme:lab
+    assert governed.call(other, "colonnade__get_error_snapshot", call_id=bad["call_id"])[1]["error"][
+        "code"
+    ] == ("I-REQ-UNKNOWN-RESOURCE")
     metrics = _call(governed, developer, "get_metrics")
     shown = {t["tool"] for t in metrics["tools"]}
     assert "acme:lab:read_item" in shown and not [t for t in shown if t.startswith("globex:")]
@@ -224,6 +239,7 @@ def test_subscriptions_are_requested_decided_and_ended_and_keys_rotated(governed
 def test_every_core_tool_is_called_in_this_module() -> None:
     called = set(READS) | {
         "get_error_details",
+        "get_error_snapshot",
         "create_api",
         "deploy_api",
         "deprecate_api",

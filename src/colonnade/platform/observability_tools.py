@@ -12,12 +12,13 @@ from colonnade.governance.authorization import permits
 from colonnade.governance.personas import Scope
 from colonnade.governance.principal import Principal
 from colonnade.governance.refusals import UnknownResource
+from colonnade.governance.stewards import in_reach
 from colonnade.platform.core_tool import CoreTool
 from colonnade.platform.error_records import LOG_SCOPES, failed_calls
 from colonnade.platform.metric_values import Estimate, read_stats
 from colonnade.platform.personas import READERS_OF_FIGURES
 from colonnade.platform.schemas import ANY_OBJECT, array, integer, obj, output, string
-from colonnade.platform.services import PlatformServices
+from colonnade.platform.services import PlatformServices, need
 
 __all__ = ["OBSERVABILITY_TOOLS"]
 
@@ -119,6 +120,32 @@ async def get_error_details(
     }
 
 
+async def get_error_snapshot(
+    services: PlatformServices, principal: Principal, args: dict[str, Any]
+) -> dict[str, Any]:
+    store = need(services.snapshots, "error snapshots")
+    call_id = str(args["call_id"])
+    snapshot = await store.get(call_id)
+    allowed = services.authorizer.visible(principal)
+    # One's own failed calls, and those of tools one may see (a hidden tool's name says nothing here).
+    if (
+        snapshot is None
+        or not in_reach(principal, snapshot.tenant)
+        or not (snapshot.actor == principal.key or permits(allowed, snapshot.tool))
+    ):
+        raise UnknownResource(f"no snapshot of a failed call {call_id!r} of yours (colonnade__list_errors)")
+    return {
+        "call_id": snapshot.call_id,
+        "at": snapshot.at.isoformat(),
+        "tool": snapshot.tool,
+        "code": snapshot.code,
+        "trace_id": snapshot.trace_id,
+        "actor": snapshot.actor,
+        "arguments": snapshot.arguments,
+        "envelope": snapshot.envelope,
+    }
+
+
 async def analyze_errors(
     services: PlatformServices, principal: Principal, args: dict[str, Any]
 ) -> dict[str, Any]:
@@ -198,6 +225,31 @@ OBSERVABILITY_TOOLS = (
         scopes=LOG_SCOPES,
         personas=_ERRORS_BY,
         run=get_error_details,
+    ),
+    CoreTool(
+        name="get_error_snapshot",
+        adr_name="error snapshot",
+        group=GROUP,
+        title="Get a failed call's snapshot",
+        description=(
+            "The stored snapshot of one failed call by its call_id: the envelope it was answered with, "
+            "its code and trace id, and its arguments with secrets redacted."
+        ),
+        input_schema=obj(("call_id",), call_id=string(minLength=1)),
+        output_schema=output(
+            ("call_id", "tool", "code", "trace_id", "arguments", "envelope"),
+            call_id=string(),
+            at=string(),
+            tool=string(),
+            code=string(),
+            trace_id=string(),
+            actor=string(),
+            arguments=ANY_OBJECT,
+            envelope=ANY_OBJECT,
+        ),
+        scopes=LOG_SCOPES,
+        personas=_ERRORS_BY,
+        run=get_error_snapshot,
     ),
     CoreTool(
         name="analyze_errors",

@@ -163,9 +163,9 @@ PLATFORM_RESOURCES: tuple[PlatformResource, ...] = (
         "colonnade://errors/{call_id}",
         "error snapshot",
         "error",
-        "One failed call",
-        "One failed call as the audit log recorded it, with its fix.",
-        "get_error_details",
+        "An error snapshot",
+        "One failed call as it was answered: envelope, code, trace id, redacted arguments.",
+        "get_error_snapshot",
     ),
     PlatformResource(
         "colonnade://alerts",

@@ -23,6 +23,7 @@ from colonnade.platform.changes import ResourceChanges
 from colonnade.platform.refusal import PlatformRefusal
 from colonnade.store.alerts_repo import AlertRecord
 from colonnade.store.contracts_repo import ContractStore
+from colonnade.store.error_snapshots_repo import ErrorSnapshotStore
 
 __all__ = ["AlertsView", "PlatformServices", "need"]
 
@@ -52,6 +53,8 @@ class PlatformServices:
     subscriptions: SubscriptionAdmin | None = None
     changes: ResourceChanges | None = None
     """Where the core tools say which `colonnade://` resources a write changed."""
+    snapshots: ErrorSnapshotStore | None = None
+    """Failed calls as answered (envelope, redacted arguments), written by the audit stage."""
     alerts: AlertsView | None = None
     """The gateway's alert rules (`alerts.py`), evaluated on demand and in the background."""
 

@@ -18,7 +18,7 @@ import dataclasses
 import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +77,7 @@ from colonnade.store.alerts_repo import AlertStore
 from colonnade.store.co_occurrence_repo import CoOccurrenceStore
 from colonnade.store.contracts_repo import ContractStore
 from colonnade.store.engine import create_store_engine
+from colonnade.store.error_snapshots_repo import ErrorSnapshotStore
 from colonnade.store.idempotency_repo import IdempotencyStore
 from colonnade.store.migrator import migrate_engine
 from colonnade.store.parked_calls_repo import ParkedCallStore
@@ -226,6 +227,7 @@ class Gateway:
         self.store = ContractStore(engine) if engine is not None else None
         self.idempotency = IdempotencyStore(engine) if engine is not None else None
         self.parked = ParkedCalls(ParkedCallStore(engine)) if engine is not None else None
+        self.snapshots = ErrorSnapshotStore(engine) if engine is not None and self.platform_tools else None
         # Who may commit, discard or resume a parked call: judged by the pipeline's own authorization.
         authority = ResumeAuthority(self.catalog, self.authorizer, self.governance.policy, self.manifests)
         self.two_phase = (
@@ -270,6 +272,7 @@ class Gateway:
                 approvals=self.approvals,
                 policy=self.governance.policy,
                 attestation=self.governance.attestation,
+                snapshots=self.snapshots,
             )
         )
         self.calls = CallService(self.pipeline)
@@ -317,6 +320,7 @@ class Gateway:
             agents=governance.agent_admin,
             subscriptions=governance.subscription_admin,
             changes=self.resource_changes,
+            snapshots=self.snapshots,
         )
         if self.engine is not None:
             self.alert_rules = AlertRules(services, AlertStore(self.engine), self.manifests)
@@ -559,6 +563,9 @@ class Gateway:
             if desk is not None
             else 0
         )
+        if self.snapshots is not None:
+            cutoff = (now or datetime.now(UTC)) - timedelta(seconds=retention_s)
+            await self.snapshots.purge_older(cutoff)
         if records or parked or approvals:
             logger.info(
                 "purged %d idempotency records, %d parked calls and %d approvals", records, parked, approvals
@@ -567,6 +574,8 @@ class Gateway:
 
     async def aclose(self) -> None:
         await self.pipeline.drain()
+        if self.snapshots is not None:
+            await self.snapshots.drain()
         await self.servers.aclose()
         await self.catalog.drain()
         self.tool_index.close()

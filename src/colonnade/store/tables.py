@@ -38,6 +38,7 @@ __all__ = [
     "ContractRow",
     "DpopProofRow",
     "EndpointRow",
+    "ErrorSnapshotRow",
     "IdempotencyRow",
     "ParkedCallRow",
     "SubscriptionRow",
@@ -337,3 +338,19 @@ class AlertRow(Base):
     fired_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class ErrorSnapshotRow(Base):
+    """One failed call as it was answered: its envelope and its arguments with secrets redacted."""
+
+    __tablename__ = "error_snapshots"
+
+    call_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    tenant: Mapped[str | None] = mapped_column(Text, nullable=True, index=True)
+    tool: Mapped[str] = mapped_column(Text)
+    actor: Mapped[str] = mapped_column(Text)
+    code: Mapped[str] = mapped_column(String(64))
+    trace_id: Mapped[str] = mapped_column(String(64))
+    arguments: Mapped[dict[str, Any]] = mapped_column(JSON_DOCUMENT)
+    envelope: Mapped[dict[str, Any]] = mapped_column(JSON_DOCUMENT)

@@ -6,27 +6,40 @@ for, scrubbed, when none matched), a keyed hash of the arguments, the decision a
 the outcome and its code, and the trace (for a commit, discard or resume: the parked call's id).
 The stage waits until the record is committed: if it cannot be, the caller gets `S-TOOL-AUDIT`
 instead of the result, and while the audit log cannot be written new calls are refused before
-anything runs (fail closed).
+anything runs (fail closed). A failed call also leaves a snapshot, when a sink is given: the
+envelope it was answered with and its arguments with secrets redacted, written off the call's path.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
 from colonnade.calls.decision_note import DecisionNote, taking_note
-from colonnade.calls.envelope import CallResult
+from colonnade.calls.envelope import CallResult, CallStatus
 from colonnade.calls.pipeline import Next
 from colonnade.governance.audit import AuditEvent, AuditLog, AuditUnavailable, EventKind
+from colonnade.observability.redaction import scrub
 from colonnade.observability.tracing import io_span
+from colonnade.store.error_snapshots_repo import ErrorSnapshot
 
-__all__ = ["Audit"]
+__all__ = ["Audit", "SnapshotSink"]
+
+_FAILED = frozenset({CallStatus.RETRYABLE_ERROR, CallStatus.TERMINAL_ERROR, CallStatus.INVALID_REQUEST})
+
+
+class SnapshotSink(Protocol):
+    def submit(self, snapshot: ErrorSnapshot) -> None: ...
 
 _UNWRITABLE = "the audit log cannot be written; the call was not run"
 
 
 class Audit:
-    def __init__(self, log: AuditLog) -> None:
+    def __init__(self, log: AuditLog, snapshots: SnapshotSink | None = None) -> None:
         self.log = log
+        self.snapshots = snapshots
 
     async def __call__(self, call: Call, next: Next) -> CallResult:
         if not self.log.writable:
@@ -37,6 +50,8 @@ class Audit:
             except BaseException as exc:  # a stray fault or a cancellation is still recorded
                 self.log.submit(self._event(call, note, None, type(exc).__name__))
                 raise
+        if self.snapshots is not None and result.status in _FAILED and result.error is not None:
+            self.snapshots.submit(_snapshot(call, note, result))
         return await self._recorded(call, note, result)
 
     async def _recorded(self, call: Call, note: DecisionNote, result: CallResult) -> CallResult:
@@ -88,3 +103,19 @@ def _fault_outcome(fault: str | None) -> str:
 def _refused(call: Call, message: str) -> CallResult:
     status, err = error("S-TOOL-AUDIT", message)
     return call.result(status, error=err).model_copy(update={"provenance": None, "side_effects": []})
+
+
+def _snapshot(call: Call, note: DecisionNote, result: CallResult) -> ErrorSnapshot:
+    request, tool = call.request, note.tool
+    envelope: dict[str, Any] = scrub(result.model_dump(mode="json"))
+    return ErrorSnapshot(
+        call_id=request.call_id,
+        at=datetime.now(UTC),
+        tenant=tool.tenant if tool is not None and not tool.builtin else call.principal.tenant,
+        tool=tool.canonical_name if tool is not None else str(scrub(request.tool_id)),
+        actor=call.principal.key,
+        code=result.error.code if result.error is not None else "S-TOOL-INTERNAL",
+        trace_id=request.context.trace_id,
+        arguments=scrub(dict(request.input)),
+        envelope=envelope,
+    )
