@@ -458,6 +458,29 @@ class AuditSettings(_Section):
     )
 
 
+class PlatformSettings(_Section):
+    """The gateway's own platform functions as governed tools (ADR-012; docs/platform-tools.md)."""
+
+    tools: bool | None = Field(
+        default=None,
+        description="Serve the core tools (colonnade__list_apis, ...) to the personas ADR-012 names. "
+        "Default: when authentication is configured (without it every caller is the one loopback "
+        "user, who then sees them all); true serves them without authentication too; false never.",
+    )
+
+    alert_interval_s: float = Field(
+        default=60.0,
+        gt=0,
+        le=86_400,
+        description="How often the gateway evaluates its alert rules in the background "
+        "(colonnade__list_alerts "
+        "also evaluates them when called).",
+    )
+
+    def served(self, authenticated: bool) -> bool:
+        return self.tools if self.tools is not None else authenticated
+
+
 class ApprovalSettings(_Section):
     """Human approval of calls that need it (destructive tools, contract flags, policy obligations)."""
 
@@ -785,6 +808,7 @@ class Settings(_Section):
     auth: AuthSettings = Field(default_factory=AuthSettings)
     audit: AuditSettings = Field(default_factory=AuditSettings)
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
+    platform: PlatformSettings = Field(default_factory=PlatformSettings)
     policy: PolicySettings = Field(default_factory=PolicySettings)
     servers: list[McpServerSettings] = Field(
         default_factory=list, description="Downstream MCP servers served behind the gateway."

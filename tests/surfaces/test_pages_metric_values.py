@@ -7,7 +7,7 @@ import math
 import pytest
 
 from colonnade.observability.metrics import DURATION_BUCKETS_S, GatewayMetrics
-from colonnade.surfaces.pages.metric_values import Estimate, bucket_quantile, read_stats
+from colonnade.platform.metric_values import Estimate, bucket_quantile, read_stats
 from colonnade.surfaces.pages.metrics_page import format_estimate
 
 

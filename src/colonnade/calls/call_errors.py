@@ -646,6 +646,13 @@ _SPECS = (
         "An operator must fix the configuration named in error.message (e.g. set the missing secret).",
     ),
     ErrorSpec(
+        "S-TOOL-PLATFORM-PART",
+        _TERMINAL,
+        "The platform tool needs a part this gateway does not run",
+        "Start the gateway with the part error.message names (a database, authentication) or use "
+        "another tool; the call did nothing.",
+    ),
+    ErrorSpec(
         "S-TOOL-UNAVAILABLE",
         _TERMINAL,
         "The tool is not healthy",

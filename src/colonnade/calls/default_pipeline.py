@@ -24,7 +24,7 @@ from colonnade.calls.pipeline import Pipeline, Stage
 from colonnade.calls.stages.admission import Admission
 from colonnade.calls.stages.approval import ApprovalGate
 from colonnade.calls.stages.attestation import AttestationCheck
-from colonnade.calls.stages.audit import Audit
+from colonnade.calls.stages.audit import Audit, SnapshotSink
 from colonnade.calls.stages.authorize import Authorize
 from colonnade.calls.stages.capacity import Capacity
 from colonnade.calls.stages.circuit import CircuitBreaker
@@ -77,13 +77,15 @@ class PipelineParts:
     circuit: CircuitBreaker | None = None
     """The breaker to use (the gateway's, which shares openings across replicas); None: a new one."""
     limiter: Limiter | None = None
+    snapshots: SnapshotSink | None = None
 
 
 def build_pipeline(parts: PipelineParts) -> Pipeline:
     observe = parts.observe
     stages: list[Stage | None] = [
         observe,  # 10 outcome: span, metrics, one log line (wraps everything)
-        Audit(parts.audit) if parts.audit is not None else None,  # 11 audit record, durable before the answer
+        # 11 audit record, durable before the answer (and a failed call's snapshot)
+        Audit(parts.audit, parts.snapshots) if parts.audit is not None else None,
         Resolve(parts.catalog, parts.manifests, builtins=parts.builtins, authorizer=parts.authorizer),
         observe.in_flight() if observe is not None else None,  # calls in flight, per resolved tool
         Authorize(parts.authorizer),  # 2-4 persona, scopes, tenant, agent allow-list

@@ -16,9 +16,11 @@ from colonnade.catalog.bindings import BuiltinBinding
 from colonnade.catalog.tool import Annotations, Tool
 from colonnade.contracts.model import Determinism, SideEffects
 
-__all__ = ["BUILTIN_NAMESPACE", "BuiltinTools", "builtin_tool"]
+__all__ = ["BUILTIN_NAMESPACE", "PLATFORM_NAMESPACE", "BuiltinTools", "builtin_tool", "open_to_every_caller"]
 
 BUILTIN_NAMESPACE = "colonnade:gateway"
+PLATFORM_NAMESPACE = "colonnade:platform"
+"""The platform's core tools (`platform/`): unlike the gateway's meta tools, each is for some personas."""
 _VERSION = "1.0.0"
 
 
@@ -31,11 +33,13 @@ def builtin_tool(
     input_schema: dict[str, Any],
     output_schema: dict[str, Any] | None = None,
     side_effects: SideEffects = SideEffects.NONE,
+    namespace: str = BUILTIN_NAMESPACE,
 ) -> Tool:
     """A gateway tool record; read-only unless it has side effects (then not idempotent)."""
     reads = side_effects in (SideEffects.NONE, SideEffects.READ)
+    destructive = side_effects is SideEffects.DESTRUCTIVE
     return Tool(
-        canonical_name=f"{BUILTIN_NAMESPACE}:{name}",
+        canonical_name=f"{namespace}:{name}",
         wire_name=wire_name,
         title=title,
         description=description,
@@ -45,7 +49,7 @@ def builtin_tool(
         side_effects=side_effects,
         determinism=Determinism.PURE if reads else Determinism.SIDE_EFFECTFUL,
         annotations=Annotations(
-            read_only=reads, destructive=False, idempotent=reads, open_world=not reads, title=title
+            read_only=reads, destructive=destructive, idempotent=reads, open_world=not reads, title=title
         ),
         safe_for_agents=True,
         requires_human_approval=False,
@@ -56,6 +60,12 @@ def builtin_tool(
         binding=BuiltinBinding(name),
         owner="colonnade",
     )
+
+
+def open_to_every_caller(tool: Tool) -> bool:
+    """A meta tool (search, describe, commit) is open to every caller that reached the pipeline; a
+    platform tool is decided by the authorizer like an API's tool."""
+    return tool.builtin and not tool.canonical_name.startswith(f"{PLATFORM_NAMESPACE}:")
 
 
 class BuiltinTools:

@@ -18,6 +18,7 @@ from typing import Any
 from joserfc.errors import JoseError
 from joserfc.jwk import JWKRegistry
 
+from colonnade.catalog.builtins import PLATFORM_NAMESPACE
 from colonnade.governance.audit import AuditEvent, AuditLog, EventKind
 from colonnade.governance.personas import Scope
 from colonnade.governance.plain_data import plain_fields
@@ -120,10 +121,13 @@ def _allow_list(tenant: str, patterns: Sequence[str]) -> tuple[str, ...]:
     cleaned = tuple(dict.fromkeys(pattern.strip() for pattern in patterns if pattern.strip()))
     if not cleaned or len(cleaned) > _MAX_PATTERNS:
         raise InvalidRequest(f"an agent needs an allow-list of 1 to {_MAX_PATTERNS} canonical names or globs")
-    foreign = [pattern for pattern in cleaned if not pattern.startswith(f"{tenant}:")]
+    # The gateway's platform tools belong to no tenant; what they show an agent is its tenant's.
+    own = (f"{tenant}:", f"{PLATFORM_NAMESPACE}:")
+    foreign = [pattern for pattern in cleaned if not pattern.startswith(own)]
     if foreign:
         raise InvalidRequest(
-            f"an agent of tenant {tenant!r} may only be allowed its tenant's tools: {foreign}"
+            f"an agent of tenant {tenant!r} may only be allowed its tenant's tools and the gateway's "
+            f"platform tools ({PLATFORM_NAMESPACE}:...): {foreign}"
         )
     return cleaned
 

@@ -37,10 +37,16 @@ class Decision:
     visible: bool
     reasons: tuple[str, ...] = ()
     code: str | None = None
+    approval: tuple[str, ...] = ()
+    """Why an allowed call must first wait for a human's approval (a persona that writes only so)."""
 
     @classmethod
     def allow(cls, *reasons: str) -> Decision:
         return cls(True, True, reasons)
+
+    @classmethod
+    def allow_after_approval(cls, why: str, *reasons: str) -> Decision:
+        return cls(True, True, reasons, approval=(why,))
 
     @classmethod
     def hidden(cls, *reasons: str) -> Decision:

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ from colonnade.calls.stages.circuit import CircuitBreaker
 from colonnade.calls.stages.observe import Observe
 from colonnade.calls.two_phase import TwoPhaseCoordinator
 from colonnade.catalog.builtins import BuiltinTools
-from colonnade.catalog.catalog import Catalog
+from colonnade.catalog.catalog import Catalog, CatalogChange
 from colonnade.config import Settings
 from colonnade.governance.audit import AuditEvent, EventKind
 from colonnade.governance.audit.readers import AuditReach, audit_reach
@@ -69,6 +70,10 @@ from colonnade.observability.trace_events import (
 from colonnade.observability.tracing import TRACER_NAME, records_spans
 from colonnade.organs.executive import Executive
 from colonnade.organs.loading import OrganHost
+from colonnade.platform import CORE_TOOLS, PlatformAccess, PlatformServices, core_handlers
+from colonnade.platform.alerts import AlertRules
+from colonnade.platform.changes import ResourceChanges
+from colonnade.platform.resources import catalog_uris
 from colonnade.routing.catalog_index import CatalogIndex
 from colonnade.routing.learning import CallFeedback, CoOccurrence
 from colonnade.routing.router import Router, RoutingDecision
@@ -82,9 +87,11 @@ from colonnade.runtime.sync import CatalogSync
 from colonnade.runtime.tool_admission import ToolAdmission
 from colonnade.shared_state import SharedState
 from colonnade.shared_state.topics import CATALOG_CHANGED
+from colonnade.store.alerts_repo import AlertStore
 from colonnade.store.co_occurrence_repo import CoOccurrenceStore
 from colonnade.store.contracts_repo import ContractStore
 from colonnade.store.engine import create_store_engine
+from colonnade.store.error_snapshots_repo import ErrorSnapshotStore
 from colonnade.store.idempotency_repo import IdempotencyStore
 from colonnade.store.migrator import migrate_engine
 from colonnade.store.parked_calls_repo import ParkedCallStore
@@ -169,7 +176,12 @@ class Gateway:
         self.http = http if http is not None else HttpAdapter()
         self.health = health if health is not None else HealthMonitor(interval_s=settings.health_interval_s)
         self.governance = Governance(settings, self.catalog, engine, authorizer, changes=self.shared.fanout)
-        self.authorizer: Authorizer = self.governance.authorizer
+        # The platform's core tools by ADR-012's persona matrix, every other tool by governance's rules.
+        self.platform_tools = settings.platform.served(settings.auth.configured)
+        self.alert_rules: AlertRules | None = None
+        self.resource_changes = ResourceChanges() if self.platform_tools else None
+        core = CORE_TOOLS if self.platform_tools else ()
+        self.authorizer: Authorizer = PlatformAccess(self.governance.authorizer, core)
         self.metrics = metrics if metrics is not None else GatewayMetrics()
         self.metrics.track_limits(self.limiter)
         self.metrics.track_catalog(self.catalog)
@@ -265,6 +277,7 @@ class Gateway:
         self.store = ContractStore(engine) if engine is not None else None
         self.idempotency = IdempotencyStore(engine) if engine is not None else None
         self.parked = ParkedCalls(ParkedCallStore(engine)) if engine is not None else None
+        self.snapshots = ErrorSnapshotStore(engine) if engine is not None and self.platform_tools else None
         # Who may commit, discard or resume a parked call: judged by the pipeline's own authorization.
         authority = ResumeAuthority(self.catalog, self.authorizer, self.governance.policy, self.manifests)
         self.two_phase = (
@@ -293,6 +306,8 @@ class Gateway:
         self.sync = (
             CatalogSync(self.store, self.catalog, interval_s=settings.catalog_poll_s) if self.store else None
         )
+        if self.platform_tools:
+            self._serve_platform(builtin)
 
         self.observe = Observe(self.metrics, self.tracer_provider.get_tracer(TRACER_NAME), events=self.events)
         self.circuits = CircuitBreaker()
@@ -314,6 +329,7 @@ class Gateway:
                 attestation=self.governance.attestation,
                 circuit=self.circuits,
                 limiter=self.limiter,
+                snapshots=self.snapshots,
             )
         )
         self.calls = CallService(self.pipeline)
@@ -383,6 +399,39 @@ class Gateway:
         else:
             self.events.emit(DownstreamDisconnected(server=server, reason=str(details.get("reason", ""))))
 
+    def _serve_platform(self, builtin: BuiltinAdapter) -> None:
+        """The core tools (ADR-012), run by the builtin adapter over the gateway's services."""
+        governance = self.governance
+        services = PlatformServices(
+            settings=self.settings,
+            catalog=self.catalog,
+            authorizer=self.authorizer,
+            builtins=self.builtins,
+            metrics=self.metrics,
+            status=self.status,
+            contracts=self.store,
+            refresh=self.sync.refresh if self.sync is not None else None,
+            audit=governance.audit,
+            keys=governance.key_admin,
+            agents=governance.agent_admin,
+            subscriptions=governance.subscription_admin,
+            changes=self.resource_changes,
+            snapshots=self.snapshots,
+        )
+        if self.engine is not None:
+            self.alert_rules = AlertRules(services, AlertStore(self.engine), self.manifests)
+            services = dataclasses.replace(services, alerts=self.alert_rules)
+        self.catalog.subscribe(self._catalog_resources_changed)
+        for core, handler in core_handlers(services):
+            self.builtins.add(core.tool)
+            builtin.register(core.tool.operation, handler)
+
+    async def _catalog_resources_changed(self, change: CatalogChange) -> None:
+        """The served catalog changed (here or in another process): update the resources that show it."""
+        if self.resource_changes is not None:
+            apis = {f"{tool.tenant}:{tool.api}" for tool in (*change.added, *change.removed, *change.updated)}
+            await self.resource_changes.publish(catalog_uris(apis))
+
     def _endpoint_for(self, upstream: ServedUpstream) -> UpstreamEndpoint:
         """A server's own endpoint (`/servers/{name}/mcp`): its calls run the pipeline like any other."""
         return UpstreamEndpoint(
@@ -409,6 +458,7 @@ class Gateway:
             authorizer=self.authorizer,
             approvals=self.governance.approvals,
             sdk_spans=records_spans(self.tracer_provider.get_tracer(TRACER_NAME)),
+            platform=self.resource_changes,
         )
 
     @classmethod
@@ -592,6 +642,9 @@ class Gateway:
             tasks.append(asyncio.create_task(self._purge_expired(), name="colonnade-idempotency-expiry"))
         if self.feedback.repository is not None:
             tasks.append(asyncio.create_task(self._load_learned(), name="colonnade-co-occurrence-load"))
+        if self.alert_rules is not None:
+            every = self.settings.platform.alert_interval_s
+            tasks.append(asyncio.create_task(self.alert_rules.run(every), name="colonnade-alert-rules"))
         try:
             async with self.shared.running(), self.endpoints.running():
                 yield
@@ -633,6 +686,9 @@ class Gateway:
             if desk is not None
             else 0
         )
+        if self.snapshots is not None:
+            cutoff = (now or datetime.now(UTC)) - timedelta(seconds=retention_s)
+            await self.snapshots.purge_older(cutoff)
         if records or parked or approvals:
             logger.info(
                 "purged %d idempotency records, %d parked calls and %d approvals", records, parked, approvals
@@ -641,6 +697,8 @@ class Gateway:
 
     async def aclose(self) -> None:
         await self.pipeline.drain()
+        if self.snapshots is not None:
+            await self.snapshots.drain()
         await self.servers.aclose()
         await self.catalog.drain()
         self.tool_index.close()

@@ -16,6 +16,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     DateTime,
+    Float,
     ForeignKey,
     Integer,
     MetaData,
@@ -29,6 +30,7 @@ from sqlalchemy.types import TypeEngine
 
 __all__ = [
     "AgentRow",
+    "AlertRow",
     "ApiKeyRow",
     "ApprovalRow",
     "AuditRow",
@@ -36,6 +38,7 @@ __all__ = [
     "ContractRow",
     "DpopProofRow",
     "EndpointRow",
+    "ErrorSnapshotRow",
     "IdempotencyRow",
     "ParkedCallRow",
     "SubscriptionRow",
@@ -314,3 +317,40 @@ class ApprovalRow(Base):
     decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     token: Mapped[str | None] = mapped_column(Text, nullable=True)
     token_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+ALERT_STATES = ("firing", "resolved")
+
+
+class AlertRow(Base):
+    """One alert of the gateway's own rules (`platform/alerts.py`): which rule about what, and its state."""
+
+    __tablename__ = "platform_alerts"
+    __table_args__ = (CheckConstraint(_in("state", ALERT_STATES), name="state"),)
+
+    rule: Mapped[str] = mapped_column(String(64), primary_key=True)
+    subject: Mapped[str] = mapped_column(String(512), primary_key=True)
+    tenant: Mapped[str | None] = mapped_column(Text, nullable=True, index=True)
+    state: Mapped[str] = mapped_column(String(16))
+    message: Mapped[str] = mapped_column(Text)
+    value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    threshold: Mapped[float | None] = mapped_column(Float, nullable=True)
+    fired_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class ErrorSnapshotRow(Base):
+    """One failed call as it was answered: its envelope and its arguments with secrets redacted."""
+
+    __tablename__ = "error_snapshots"
+
+    call_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    tenant: Mapped[str | None] = mapped_column(Text, nullable=True, index=True)
+    tool: Mapped[str] = mapped_column(Text)
+    actor: Mapped[str] = mapped_column(Text)
+    code: Mapped[str] = mapped_column(String(64))
+    trace_id: Mapped[str] = mapped_column(String(64))
+    arguments: Mapped[dict[str, Any]] = mapped_column(JSON_DOCUMENT)
+    envelope: Mapped[dict[str, Any]] = mapped_column(JSON_DOCUMENT)

@@ -102,7 +102,8 @@ class ApprovalCoordinator:
         return CallFacts(
             tool=tool.canonical_name,
             version=tool.version,
-            tenant=tool.tenant,
+            # A gateway tool belongs to no tenant: its call is approved in the caller's.
+            tenant=(call.principal.tenant or tool.tenant) if tool.builtin else tool.tenant,
             input=dict(call.request.input),
             input_hash=argument_hash(call.request.input),
             requester=call.principal,

@@ -24,7 +24,9 @@ background until the log takes it (`drain()` waits for those at shutdown). A try
 landed but whose answer was lost (a connection cut at that moment) can leave that call two
 records with one call_id; a record is never missing for an effect that happened while the process
 lives. While the audit log cannot be written, new calls are refused before anything runs (fail
-closed), with the same retryable answer.
+closed), with the same retryable answer. A failed call also leaves a snapshot, when a sink is
+given: the envelope it was answered with and its arguments with secrets redacted, written off the
+call's path.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, Protocol
 
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
@@ -41,9 +44,11 @@ from colonnade.calls.envelope import CallResult, CallStatus
 from colonnade.calls.pipeline import Next
 from colonnade.calls.stages.unkeyed_effects import EFFECT_UNKNOWN_NO_KEY
 from colonnade.governance.audit import AuditEvent, AuditLog, AuditUnavailable, EventKind
+from colonnade.observability.redaction import scrub
 from colonnade.observability.tracing import io_span
+from colonnade.store.error_snapshots_repo import ErrorSnapshot
 
-__all__ = ["Audit"]
+__all__ = ["Audit", "SnapshotSink"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,9 +62,14 @@ _UNWRITABLE = "the audit log cannot be written, so the call was not run"
 _ERRORS = frozenset({CallStatus.RETRYABLE_ERROR, CallStatus.TERMINAL_ERROR, CallStatus.INVALID_REQUEST})
 
 
+class SnapshotSink(Protocol):
+    def submit(self, snapshot: ErrorSnapshot) -> None: ...
+
+
 class Audit:
-    def __init__(self, log: AuditLog) -> None:
+    def __init__(self, log: AuditLog, snapshots: SnapshotSink | None = None) -> None:
         self.log = log
+        self.snapshots = snapshots
         self._late: set[asyncio.Future[Any]] = set()
         # The embedded SQLite log writes in line and waits for a busy lock a bounded while (seconds):
         # with more time left than that, its append needs no watching task (about 50 µs a call less).
@@ -75,6 +85,8 @@ class Audit:
             except BaseException as exc:  # a stray fault or a cancellation is still recorded
                 self.log.submit(self._event(call, note, None, type(exc).__name__))
                 raise
+        if self.snapshots is not None and result.status in _ERRORS and result.error is not None:
+            self.snapshots.submit(_snapshot(call, note, result))
         return await self._recorded(call, note, result)
 
     async def _recorded(self, call: Call, note: DecisionNote, result: CallResult) -> CallResult:
@@ -181,7 +193,8 @@ class Audit:
         return AuditEvent.by(
             call.principal,
             EventKind.CALL,
-            tenant=tool.tenant if tool is not None else call.principal.tenant,
+            # A gateway tool belongs to no tenant: its call is recorded in the caller's.
+            tenant=tool.tenant if tool is not None and not tool.builtin else call.principal.tenant,
             tool=tool.canonical_name if tool is not None else request.tool_id,
             args_hash=self.log.args_hash(request.input),
             decision=None if decision is None else ("allow" if decision.allowed else "deny"),
@@ -255,3 +268,19 @@ def _withheld(call: Call, note: DecisionNote, result: CallResult, failed: bool) 
 def _not_run(call: Call, code: str, message: str) -> CallResult:
     status, err = error(code, message, retry_after_ms=RETRY_AFTER_MS)
     return call.result(status, error=err).model_copy(update={"provenance": None, "side_effects": []})
+
+
+def _snapshot(call: Call, note: DecisionNote, result: CallResult) -> ErrorSnapshot:
+    request, tool = call.request, note.tool
+    envelope: dict[str, Any] = scrub(result.model_dump(mode="json"))
+    return ErrorSnapshot(
+        call_id=request.call_id,
+        at=datetime.now(UTC),
+        tenant=tool.tenant if tool is not None and not tool.builtin else call.principal.tenant,
+        tool=tool.canonical_name if tool is not None else str(scrub(request.tool_id)),
+        actor=call.principal.key,
+        code=result.error.code if result.error is not None else "S-TOOL-INTERNAL",
+        trace_id=request.context.trace_id,
+        arguments=scrub(dict(request.input)),
+        envelope=envelope,
+    )

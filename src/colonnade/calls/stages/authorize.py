@@ -3,8 +3,10 @@
 A tool the caller may not see is answered exactly like an unknown tool (`I-REQ-UNKNOWN-TOOL`),
 so a caller cannot probe what other tenants serve; a tool it may see but not call (a write
 without the scope, an API without a subscription) gets the decision's `A-AUTH-*` code and its
-reasons. Built-in tools are open to every caller that reached the pipeline; what they show is
-filtered by the same authorizer. The decision is noted for the audit stage either way.
+reasons. The gateway's meta tools are open to every caller that reached the pipeline (what they
+show is filtered by the same authorizer); its platform tools are decided like any tool. A decision
+that allows a call only after a human's approval puts that obligation on the call for the approval
+gate. The decision is noted for the audit stage either way.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from colonnade.calls.call_errors import error
 from colonnade.calls.decision_note import note_decision
 from colonnade.calls.envelope import CallResult
 from colonnade.calls.pipeline import Next
+from colonnade.catalog.builtins import open_to_every_caller
 from colonnade.governance.authorization import AllowAll, Authorizer, Decision
+from colonnade.governance.obligations import Obligations
 from colonnade.governance.reach import reach_hint
 
 __all__ = ["Authorize"]
@@ -28,8 +32,11 @@ class Authorize:
 
     async def __call__(self, call: Call, next: Next) -> CallResult:
         tool = call.tool
-        decision = _BUILTIN if tool.builtin else self.authorizer.decide(call.principal, tool)
+        decision = _BUILTIN if open_to_every_caller(tool) else self.authorizer.decide(call.principal, tool)
         note_decision(tool, decision)
+        if decision.allowed and decision.approval:  # allowed once a human approves: the approval gate asks
+            owed = Obligations(require_approval=True, reasons=decision.approval)
+            return await next(call.evolve(obligations=call.obligations.joined(owed)))
         if decision.allowed:
             return await next(call)
         name = call.request.tool_id

@@ -51,4 +51,4 @@ class PolicyCheck:
                 policy_version=decision.version,
             )
             return call.result(status, error=err)
-        return await next(call.evolve(obligations=decision.obligations()))
+        return await next(call.evolve(obligations=call.obligations.joined(decision.obligations())))

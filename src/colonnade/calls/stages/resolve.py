@@ -51,7 +51,9 @@ class Resolve:
 
     async def __call__(self, call: Call, next: Next) -> CallResult:
         request = call.request
-        builtin = self.builtins.get(request.tool_id) if request.tool_version is None else None
+        builtin = self.builtins.get(request.tool_id)
+        if builtin is not None and request.tool_version not in (None, builtin.version):
+            builtin = None  # a pinned version the gateway's tool does not have: refused below as unknown
         resolved: Tool | Refusal = builtin or self._from_catalog(call)
         if isinstance(resolved, Refusal):
             shown = resolved.error.code in ("I-REQ-UNKNOWN-TOOL", AMBIGUOUS_TOOL)  # name visible tools only

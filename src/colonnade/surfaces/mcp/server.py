@@ -33,7 +33,7 @@ from colonnade.calls.envelope import (
 )
 from colonnade.calls.service import CallService
 from colonnade.catalog.bindings import McpBinding
-from colonnade.catalog.builtins import BuiltinTools
+from colonnade.catalog.builtins import BuiltinTools, open_to_every_caller
 from colonnade.catalog.catalog import Catalog, CatalogChange
 from colonnade.catalog.tool import Tool
 from colonnade.governance.authorization import AllowAll, Authorizer, permits, tool_filter
@@ -41,6 +41,7 @@ from colonnade.governance.principal import ANONYMOUS_LOOPBACK, Principal
 from colonnade.mcp_relay.answer import answer_of
 from colonnade.mcp_relay.relay import Channel, Relay
 from colonnade.observability.tracing import mcp_call_attributes
+from colonnade.platform.changes import ResourceChanges
 from colonnade.surfaces.edge import current_caller
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection
 from colonnade.surfaces.mcp.announcer import Announcer, connection_of
@@ -53,6 +54,7 @@ from colonnade.surfaces.mcp.confirmation import (
     answers_confirmation,
     wants_confirmation,
 )
+from colonnade.surfaces.mcp.platform_resources import PlatformResources
 from colonnade.surfaces.mcp.render import model_defaults, proxied_replay, render_answer, result_body
 from colonnade.surfaces.mcp.routing import DynamicToolList, RoutingMetaError, RoutingRequest
 from colonnade.surfaces.mcp.sdk_spans import drop_idle_sdk_spans
@@ -99,11 +101,13 @@ class McpSurface:
         authorizer: Authorizer | None = None,
         approvals: ApprovalDesk | None = None,
         sdk_spans: bool = True,
+        platform: ResourceChanges | None = None,
     ) -> None:
         """`sdk_spans=False` (the gateway records no spans) drops the SDK's span per request when no
         global tracer provider is installed either: that span would record nothing, and its only
         effect, a client's `_meta` traceparent as the current context, matters only to a recording
-        tracer. It costs about 14 us per request."""
+        tracer. It costs about 14 us per request. `platform` (the gateway serves its platform tools)
+        adds the `colonnade://` resources and the prompts, with the changes that update them."""
         self.catalog = catalog
         self.confirmation = ApprovalConfirmation(approvals) if approvals is not None else None
         self.authorizer: Authorizer = authorizer if authorizer is not None else AllowAll()
@@ -115,6 +119,11 @@ class McpSurface:
         self.commit = CommitListing(catalog)
         self.announcer = Announcer()
         self.bus = self.announcer.bus
+        self.platform = (
+            PlatformResources(calls, self.authorizer, principal, self.announcer, platform)
+            if platform is not None
+            else None
+        )
         self._levels: weakref.WeakKeyDictionary[object, types.LoggingLevel] = weakref.WeakKeyDictionary()
         # `logging/setLevel` is the handshake era's opt-in to log messages (deprecated in 2026-07-28, where
         # `_meta` carries the level); the SDK warns about the handler each time a server is built.
@@ -132,6 +141,7 @@ class McpSurface:
                 on_call_tool=cast(Any, self._call_tool),
                 on_subscriptions_listen=ListenHandler(self.bus),
                 on_set_logging_level=self._set_level,
+                **(self.platform.handlers() if self.platform is not None else {}),
             )
         drop_idle_sdk_spans(self.server, sdk_spans=sdk_spans)
         self.server.middleware.append(self.announcer.remember)
@@ -145,8 +155,8 @@ class McpSurface:
         caller may not see has no schema here either, so the check cannot tell that it exists. A bare
         tool name counts when it names exactly one tool; the pipeline decides the rest."""
         tool = self.builtins.get(name)
-        if tool is None:
-            tool = self.catalog.get(name)
+        if tool is None or not open_to_every_caller(tool):
+            tool = tool or self.catalog.get(name)
             if tool is None and len(bearers := self.catalog.aliased(name)) == 1:
                 tool = bearers[0]
             caller = current_caller() or self.principal
@@ -154,27 +164,30 @@ class McpSurface:
                 return None
         return tool.input_schema if tool is not None else None
 
-    def _meta_tools(self) -> list[types.Tool]:
+    def _meta_tools(self, principal: Principal) -> list[types.Tool]:
         """The gateway's own tools on the first page: discovery always, commit and discard while two-phase
-        tools exist."""
+        tools exist, and the platform's tools the caller's persona may see."""
+        allowed = self.authorizer.visible(principal)
         return [
             tool.to_mcp()
             for tool in self.builtins
-            if tool.canonical_name not in TWO_PHASE_TOOLS or self.commit.listed()
+            if (tool.canonical_name not in TWO_PHASE_TOOLS or self.commit.listed())
+            and (open_to_every_caller(tool) or permits(allowed, tool.canonical_name))
         ]
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         cursor = params.cursor if params is not None else None
-        meta_tools = self._meta_tools() if cursor is None else []
+        principal = principal_of(ctx, self.principal)
+        meta_tools = self._meta_tools(principal) if cursor is None else []
         if self.routing is not None and cursor is None:
             routed = await self.routing.listing(
                 ctx, _routing_request(params.meta if params is not None else None)
             )
             if routed is not None:
                 return types.ListToolsResult(tools=[*(tool.to_mcp() for tool in routed), *meta_tools])
-        include = tool_filter(self.authorizer.visible(principal_of(ctx, self.principal)))
+        include = tool_filter(self.authorizer.visible(principal))
         try:
             tools, next_cursor = self.catalog.page(cursor, self.page_size, include)
         except ValueError as exc:

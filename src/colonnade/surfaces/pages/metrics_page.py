@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from colonnade.calls.call_errors import REGISTRY
 from colonnade.observability.metrics import UNRESOLVED_TOOL
+from colonnade.platform.metric_values import CallStats, ErrorCount, Estimate, ToolCalls
 from colonnade.surfaces.pages.html import Html, separated, tag
 from colonnade.surfaces.pages.layout import Visitor, document
 from colonnade.surfaces.pages.links import tool_link
-from colonnade.surfaces.pages.metric_values import CallStats, ErrorCount, Estimate, ToolCalls
 
 __all__ = ["format_estimate", "metrics_page"]
 

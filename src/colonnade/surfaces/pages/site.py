@@ -21,6 +21,7 @@ from colonnade.governance.tool_lookup import find_tool
 from colonnade.observability.metrics import GatewayMetrics
 from colonnade.observability.trace_event_log import TraceEventLog
 from colonnade.observability.trace_events import EVENT_KINDS
+from colonnade.platform.metric_values import read_stats
 from colonnade.routing.router import Router
 from colonnade.surfaces.edge import principal_of_scope
 from colonnade.surfaces.pages.approvals_view import ApprovalsView
@@ -39,7 +40,6 @@ from colonnade.surfaces.pages.layout import (
     page_response,
 )
 from colonnade.surfaces.pages.login import Login
-from colonnade.surfaces.pages.metric_values import read_stats
 from colonnade.surfaces.pages.metrics_page import metrics_page
 from colonnade.surfaces.pages.tool_page import tool_page, unknown_tool_page
 
