@@ -14,7 +14,7 @@ from tests.support.mcp_client import all_tools
 from tests.support.platform_personas import AGENT_ALLOWS, persona_token
 
 MODES = ("auto", "legacy")
-_GATEWAY_META = {"colonnade__commit_call", "colonnade__discard_call"}
+_GATEWAY_META = {"colonnade__commit_call", "colonnade__discard_call", "colonnade__record_skip"}
 
 
 def expected_core(persona: Persona) -> set[str]:

@@ -73,14 +73,20 @@ class BuiltinTools:
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._by_name: dict[str, Tool] = {}
+        self._unlisted: set[str] = set()
         for tool in tools:
             self.add(tool)
 
-    def add(self, tool: Tool) -> None:
+    def add(self, tool: Tool, *, listed: bool = True) -> None:
+        """`listed=False`: callable by name, but not in listings (iteration leaves it out)."""
         if not tool.builtin:
             raise ValueError(f"{tool.canonical_name!r} is not a built-in tool")
         self._by_name[tool.canonical_name] = tool
         self._by_name[tool.wire_name] = tool
+        if listed:
+            self._unlisted.discard(tool.canonical_name)
+        else:
+            self._unlisted.add(tool.canonical_name)
 
     def get(self, name: str) -> Tool | None:
         return self._by_name.get(name)
@@ -89,4 +95,6 @@ class BuiltinTools:
         return isinstance(name, str) and name in self._by_name
 
     def __iter__(self) -> Iterator[Tool]:
-        return iter(dict.fromkeys(self._by_name.values()))
+        """The listed tools."""
+        every = dict.fromkeys(self._by_name.values())
+        return iter(tool for tool in every if tool.canonical_name not in self._unlisted)

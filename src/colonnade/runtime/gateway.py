@@ -290,7 +290,9 @@ class Gateway:
             builtin.register(DISCARD_TOOL.operation, DiscardHandler(self.two_phase))
         if self.governance.audit is not None:
             # An agent's "I skipped this step, because ..." goes into the same audit chain as its calls.
-            self.builtins.add(SKIP_TOOL)
+            # Listed with the platform's tools (when authentication is configured, by default), so
+            # that a local gateway's listing stays its APIs' tools; callable by name always.
+            self.builtins.add(SKIP_TOOL, listed=bool(self.platform_tools))
             builtin.register(SKIP_TOOL.operation, SkipHandler(self.governance.audit))
         desk = self.governance.approvals
         self.approvals = (
