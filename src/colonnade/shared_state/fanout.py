@@ -55,6 +55,7 @@ class Fanout:
         self.received = 0
         self.published = 0
         self._listening = asyncio.Event()
+        self._stopped = False
         self._sending: set[asyncio.Task[bool]] = set()
 
     @property
@@ -95,6 +96,10 @@ class Fanout:
         if self._sending:
             await asyncio.gather(*self._sending, return_exceptions=True)
 
+    def stop(self) -> None:
+        """End `run()` at its next turn (with its task's cancellation, which a client may swallow)."""
+        self._stopped = True
+
     async def listening(self) -> None:
         """Return once this replica is subscribed (tests; start-up ordering)."""
         await self._listening.wait()
@@ -104,7 +109,7 @@ class Fanout:
         if self._link is None:
             return
         first = True
-        while True:
+        while not self._stopped:
             client = redis_asyncio.Redis.from_url(
                 self._link.url, socket_connect_timeout=self._link.op_timeout_s, health_check_interval=5
             )
@@ -115,7 +120,7 @@ class Fanout:
                 if not first:
                     await self._deliver_resync()
                 first = False
-                while True:
+                while not self._stopped:
                     message = await pubsub.get_message(timeout=1.0)
                     if message is not None and message.get("type") == "message":
                         await self._deliver(message["data"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import logging
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -17,6 +18,10 @@ from colonnade.shared_state.replicas import ReplicaSet
 from colonnade.shared_state.values import LocalValues, RedisValues, SharedValues
 
 __all__ = ["SharedState"]
+
+logger = logging.getLogger(__name__)
+
+STOP_WAIT_S = 5.0
 
 
 class SharedState:
@@ -97,11 +102,20 @@ class SharedState:
         try:
             yield
         finally:
+            self.fanout.stop()
             for task in tasks:
                 task.cancel()
+            # A Redis client's own timeouts can swallow a cancellation that lands as they fire (Python
+            # 3.11's asyncio.timeout); the loops also stop on their own flag, and stopping never
+            # waits on them for long.
+            await asyncio.wait(tasks, timeout=STOP_WAIT_S)
             for task in tasks:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+                if not task.done():
+                    logger.warning(
+                        "shared state task %s did not stop in %.0f s", task.get_name(), STOP_WAIT_S
+                    )
+                elif not task.cancelled() and task.exception() is not None:
+                    logger.warning("shared state task %s ended with %r", task.get_name(), task.exception())
             if self.replicas is not None:
                 await self.replicas.leave()
 
