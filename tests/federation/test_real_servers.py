@@ -65,7 +65,9 @@ def federation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Federation]
             node_stdio("memory", MEMORY, tools={"delete_relations": {"side_effects": "write"}}),
             node_stdio("everything", EVERYTHING, "stdio"),
             {"name": "everything_http", "transport": "http", "url": everything_url},
-            {"name": "reference", "transport": "http", "url": reference_url},
+            # Its test tools come and go at run time: served at once (admission review is
+            # tests/federation/test_tool_admission.py's subject; see docs/change-control.md).
+            {"name": "reference", "transport": "http", "url": reference_url, "admit": "auto"},
         ]
         with run_gateway(tmp / "gateway", servers) as gateway:
             yield gateway
