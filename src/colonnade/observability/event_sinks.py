@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -27,7 +28,7 @@ EVENTS_LOGGER = "colonnade.events"
 _CLOSE_WAIT_S = 2.0
 
 
-class _ThreadedSink:
+class _ThreadedSink(ABC):
     """A bounded queue drained by one daemon thread in batches of at most `batch` events."""
 
     name = "sink"
@@ -81,11 +82,13 @@ class _ThreadedSink:
                 self._finish()
                 return
 
+    @abstractmethod
     def _write(self, batch: Sequence[TraceEvent]) -> None:
-        raise NotImplementedError
+        """Write one batch (in the sink's thread); an exception counts the batch as failed."""
 
     def _finish(self) -> None:
-        """Release what the sink holds, after its last batch."""
+        """Release what the sink holds, after its last batch (most hold nothing)."""
+        return None
 
 
 class JsonlSink(_ThreadedSink):
