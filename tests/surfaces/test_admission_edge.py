@@ -171,5 +171,8 @@ def test_a_request_counts_its_wait_from_the_first_byte_the_server_read() -> None
     finally:
         server.should_exit = True
         thread.join(10)
-    assert seen["waited_s"] >= 0.3  # counted from the first byte, not from when the edge saw the request
+    # Counted from the first byte, not from when the edge saw the request (which would be about 0). On
+    # a busy machine the server may read that byte a little after it was sent, so the bound sits
+    # halfway to the failure it guards (docs/testing.md), not at the full 300 ms.
+    assert seen["waited_s"] >= 0.15
     assert seen["waiting"] == 0 and load.waiting == 0
