@@ -84,7 +84,7 @@ from colonnade.runtime.replication import share_changes
 from colonnade.runtime.servers import Servers
 from colonnade.runtime.sources import expand_contract_paths, load_for_publishing
 from colonnade.runtime.sync import CatalogSync
-from colonnade.runtime.tool_admission import ToolAdmission
+from colonnade.runtime.tool_admission import APPROVALS_NEEDED, ToolAdmission
 from colonnade.shared_state import SharedState
 from colonnade.shared_state.topics import CATALOG_CHANGED
 from colonnade.store.alerts_repo import AlertStore
@@ -109,6 +109,7 @@ from colonnade.surfaces.mcp.sessions import SessionLedger, SessionLimits
 from colonnade.surfaces.metrics_route import metrics_route
 from colonnade.surfaces.oauth_routes import metadata_paths, oauth_routes
 from colonnade.surfaces.pages import routes as page_routes
+from colonnade.surfaces.pages.admissions_view import AdmissionsView
 from colonnade.surfaces.pages.approvals_view import ApprovalsView
 from colonnade.surfaces.pages.audit_view import AuditView
 from colonnade.surfaces.pages.login import Login
@@ -562,6 +563,9 @@ class Gateway:
         if governance.authenticator is not None and governance.resource is not None:
             edge_auth = edge_authenticator(governance.authenticator, governance.resource)
             login = Login(edge_auth, PageSessions(self.settings.auth.page_session_s, self.shared.values))
+        admissions = AdmissionsView(
+            self.servers, admin_api=server.admin_api, approvals_needed=APPROVALS_NEEDED
+        )
         pages = page_routes(
             self.catalog,
             self.router,
@@ -570,8 +574,13 @@ class Gateway:
             authorizer=self.authorizer,
             login=login,
             audit=AuditView(governance.audit, audit_reach if login is not None else _every_record),
-            approvals=ApprovalsView(self.approvals) if self.approvals is not None else None,
+            approvals=(
+                ApprovalsView(self.approvals, tools_waiting=admissions.waiting)
+                if self.approvals is not None
+                else None
+            ),
             events=self.events,
+            admissions=admissions,
         )
         servers = ServersApi(
             self.servers, self.status, admin_api=server.admin_api, max_body_bytes=server.max_request_bytes

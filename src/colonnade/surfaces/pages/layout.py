@@ -78,7 +78,8 @@ details.details summary{cursor:pointer;color:#4a5263;font-size:.85em}
 details.details pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.8em;max-height:24em;margin:.3em 0}
 form.decide{display:flex;gap:.4em;align-items:center;margin:.2em 0}
 form.decide input[type=text]{flex:1;padding:.3em}
-section.approval{background:#fff;border:1px solid #e3e5ea;padding:.2em 1em 1em;margin:0 0 1em}
+section.approval,section.admission{background:#fff;border:1px solid #e3e5ea;padding:.2em 1em 1em;
+margin:0 0 1em}
 .state-pending{background:#fff1d6;color:#8a5a00}.state-approved,.state-used{background:#e3f2e6;color:#1f6b33}
 .state-denied,.state-expired{background:#eef0f4;color:#4a5263}
 """

@@ -24,6 +24,7 @@ from colonnade.observability.trace_events import EVENT_KINDS
 from colonnade.platform.metric_values import read_stats
 from colonnade.routing.router import Router
 from colonnade.surfaces.edge import principal_of_scope
+from colonnade.surfaces.pages.admissions_view import AdmissionsView
 from colonnade.surfaces.pages.approvals_view import ApprovalsView
 from colonnade.surfaces.pages.audit_view import AuditView
 from colonnade.surfaces.pages.catalog_page import Visible, catalog_page
@@ -61,6 +62,7 @@ class Pages:
         audit: AuditView | None = None,
         approvals: ApprovalsView | None = None,
         events: TraceEventLog | None = None,
+        admissions: AdmissionsView | None = None,
     ) -> None:
         self.catalog = catalog
         self.router = router
@@ -71,6 +73,7 @@ class Pages:
         self.audit = audit
         self.approvals = approvals
         self.events = events
+        self.admissions = admissions
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -85,6 +88,7 @@ class Pages:
             *(self.login.routes() if self.login is not None else [Route(LOGIN_PATH, self.home)]),
             *([Route(AUDIT_PATH, self.audit.page, methods=["GET"])] if self.audit is not None else []),
             *(self.approvals.routes() if self.approvals is not None else []),
+            *(self.admissions.routes() if self.admissions is not None else []),
         ]
 
     async def home(self, _: Request) -> Response:
@@ -165,8 +169,10 @@ def routes(
     audit: AuditView | None = None,
     approvals: ApprovalsView | None = None,
     events: TraceEventLog | None = None,
+    admissions: AdmissionsView | None = None,
 ) -> list[BaseRoute]:
-    """`/`, `/ui/catalog`, `/ui/tools/{name}`, `/ui/metrics`, `/ui/events`, `/ui/audit`, `/ui/login`."""
+    """`/`, `/ui/catalog`, `/ui/tools/{name}`, `/ui/metrics`, `/ui/events`, `/ui/audit`, `/ui/login`,
+    `/ui/approvals`, `/ui/admissions`."""
     pages = Pages(
         catalog,
         router,
@@ -177,5 +183,6 @@ def routes(
         audit=audit,
         approvals=approvals,
         events=events,
+        admissions=admissions,
     )
     return pages.routes()

@@ -24,13 +24,14 @@ from colonnade.surfaces.envelope_parsing import DEFAULT_MAX_BODY_BYTES, Envelope
 from colonnade.surfaces.rest.render import error_response, json_response
 from colonnade.surfaces.rest.servers import may_administer
 
-__all__ = ["AdmissionRoutes", "ToolAdmissionAdmin"]
+__all__ = ["ADMISSION_REFUSALS", "AdmissionRoutes", "ToolAdmissionAdmin"]
 
-_REFUSALS = {
+ADMISSION_REFUSALS = {
     "unknown": ("I-REQ-TOOL-NOT-PARKED", 404),
     "self-approval": ("A-AUTH-ADMISSION-SELF", 409),
     "blocked": ("A-AUTH-ADMISSION-BLOCKED", 409),
 }
+"""A refused approval's registry code and HTTP status, by `AdmissionRefused.reason` (REST and pages)."""
 
 
 class ToolAdmissionAdmin(Protocol):
@@ -86,7 +87,7 @@ class AdmissionRoutes:
         except KeyError:
             return error_response("I-REQ-UNKNOWN-SERVER", f"no server named {name!r}", 404)
         except AdmissionRefused as refused:
-            code, status = _REFUSALS[refused.reason]
+            code, status = ADMISSION_REFUSALS[refused.reason]
             return error_response(code, refused.message, status)
         return json_response(
             {
