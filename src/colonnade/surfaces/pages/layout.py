@@ -61,6 +61,7 @@ border:1px solid transparent}
 .se-write{background:#fff1d6;color:#8a5a00}.se-destructive{background:#fde2e1;color:#a3221b}
 .approval-required{background:#fde2e1;color:#a3221b;border-color:#f3b3ae}
 .approval-none{background:#eef0f4;color:#4a5263}.agents-no{background:#fff1d6;color:#8a5a00}
+.llm-ready{background:#e3f2e6;color:#1f6b33}.llm-not-ready{background:#fff1d6;color:#8a5a00}
 form.search{display:flex;gap:.5em;margin:.6em 0 1em}form.search input[type=search]{flex:1;padding:.4em}
 ul.reasons{margin:0;padding-left:1.1em;font-size:.88em}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25em 1em}

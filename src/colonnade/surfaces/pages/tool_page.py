@@ -16,6 +16,7 @@ from typing import Any
 from colonnade.calls.manifest import ToolManifest
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
+from colonnade.contracts.llm_ready import CRITERIA
 from colonnade.surfaces.pages.badges import governance_badges, side_effects_badge
 from colonnade.surfaces.pages.catalog_page import api_of
 from colonnade.surfaces.pages.html import Child, Html, join, separated, tag
@@ -53,6 +54,7 @@ def tool_page(catalog: Catalog, tool: Tool, manifest: ToolManifest, visitor: Vis
         else tag("p", "No output schema declared.", class_="muted"),
         tag("h2", "Examples"),
         _examples(tool),
+        *_llm_ready(tool),
         tag("h2", "Limits"),
         _limits(tool, manifest),
         tag("h2", "Annotations"),
@@ -63,6 +65,23 @@ def tool_page(catalog: Catalog, tool: Tool, manifest: ToolManifest, visitor: Vis
         section="Catalog",
         visitor=visitor,
     )
+
+
+def _llm_ready(tool: Tool) -> tuple[Html, ...]:
+    """The seven criteria a contract's tool misses, each with its rule (nothing for other sources)."""
+    failing = tool.llm_ready_failing
+    if failing is None:
+        return ()
+    if not failing:
+        said: Html = tag("p", "Meets the seven LLM-ready criteria (R1-R7).", id="llm-ready")
+    else:
+        rules = {c.code: c for c in CRITERIA}
+        said = tag(
+            "ul",
+            *(tag("li", tag("code", code), f" {rules[code].name}: {rules[code].rule}") for code in failing),
+            id="llm-ready",
+        )
+    return tag("h2", "LLM-ready"), said
 
 
 def unknown_tool_page(
