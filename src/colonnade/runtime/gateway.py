@@ -99,6 +99,7 @@ from colonnade.surfaces.app import HttpSurfaces, build_http_app
 from colonnade.surfaces.edge import OPEN_PATHS, OriginPolicy
 from colonnade.surfaces.edge_auth import edge_authenticator
 from colonnade.surfaces.mcp.caller import caller_scope, principal_of
+from colonnade.surfaces.mcp.proxy.aggregate import AggregateResources
 from colonnade.surfaces.mcp.proxy.endpoint import UpstreamEndpoint
 from colonnade.surfaces.mcp.proxy.endpoints import UpstreamEndpoints
 from colonnade.surfaces.mcp.proxy.served_upstream import ServedUpstream
@@ -462,6 +463,17 @@ class Gateway:
             approvals=self.governance.approvals,
             sdk_spans=records_spans(self.tracer_provider.get_tracer(TRACER_NAME)),
             platform=self.resource_changes,
+            servers=self._served_resources(),
+        )
+
+    def _served_resources(self) -> AggregateResources | None:
+        """The downstream servers' resources and prompts on `/mcp`, when the gateway has servers."""
+        if not self.settings.servers and not self.settings.server.admin_api:
+            return None
+        return AggregateResources(
+            lambda: [entry["name"] for entry in self.servers.status()],
+            lambda name: self.endpoints.endpoint(name),  # built after the surface
+            self.settings.wire_profile,
         )
 
     @classmethod

@@ -15,13 +15,13 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from colonnade.catalog.tool_pins import AdmissionRefused
+from colonnade.governance.operators import may_administer
+from colonnade.governance.principal import Principal
 from colonnade.surfaces.edge import principal_of_scope
 from colonnade.surfaces.pages.admissions_page import ADMISSIONS_PATH, admissions_page
 from colonnade.surfaces.pages.forms import csrf_refusal, form_fields, visitor_of
 from colonnade.surfaces.pages.html import Html, tag
 from colonnade.surfaces.pages.layout import page_response
-from colonnade.surfaces.rest.admission_routes import ADMISSION_REFUSALS, ToolAdmissionAdmin
-from colonnade.surfaces.rest.servers import may_administer
 
 __all__ = ["AdmissionsView", "ServerAdmissions"]
 
@@ -32,10 +32,14 @@ _DONE = {
 """What the list says after a form (`?done=`): fixed text, never the query's own words."""
 
 
-class ServerAdmissions(ToolAdmissionAdmin, Protocol):
-    """What the page needs from the gateway's servers (the runtime's `Servers`): REST's, and their names."""
+class ServerAdmissions(Protocol):
+    """What the page needs from the gateway's servers (the runtime's `Servers`)."""
 
     def status(self) -> list[dict[str, Any]]: ...
+
+    def admission_of(self, name: str) -> dict[str, Any]: ...
+
+    async def admit(self, name: str, tool: str, approver: str, principal: Principal | None = None) -> Any: ...
 
 
 class AdmissionsView:
@@ -74,8 +78,7 @@ class AdmissionsView:
         except KeyError:
             return self._refusal(request, 404, f"No server named {server!r} (I-REQ-UNKNOWN-SERVER).")
         except AdmissionRefused as refused:
-            code, status = ADMISSION_REFUSALS[refused.reason]
-            return self._refusal(request, status, f"{refused.message} ({code}).")
+            return self._refusal(request, refused.http_status, f"{refused.message} ({refused.code}).")
         done = "admitted" if outcome.admitted else "counted"
         return RedirectResponse(f"{ADMISSIONS_PATH}?done={done}", status_code=303)
 
