@@ -110,6 +110,7 @@ from colonnade.surfaces.mcp.sessions import SessionLedger, SessionLimits
 from colonnade.surfaces.metrics_route import metrics_route
 from colonnade.surfaces.oauth_routes import metadata_paths, oauth_routes
 from colonnade.surfaces.pages import routes as page_routes
+from colonnade.surfaces.pages.access_view import AccessView
 from colonnade.surfaces.pages.admissions_view import AdmissionsView
 from colonnade.surfaces.pages.approvals_view import ApprovalsView
 from colonnade.surfaces.pages.audit_view import AuditView
@@ -593,6 +594,7 @@ class Gateway:
             ),
             events=self.events,
             admissions=admissions,
+            access=AccessView(governance.key_admin, governance.agent_admin, governance.subscription_admin),
         )
         servers = ServersApi(
             self.servers, self.status, admin_api=server.admin_api, max_body_bytes=server.max_request_bytes

@@ -17,6 +17,7 @@ from colonnade import __version__
 from colonnade.surfaces.pages.html import Child, Html, tag
 
 __all__ = [
+    "ACCESS_PATH",
     "APPROVALS_PATH",
     "AUDIT_PATH",
     "CATALOG_PATH",
@@ -37,6 +38,7 @@ METRICS_PATH = "/ui/metrics"
 TOOLS_PATH = "/ui/tools"
 AUDIT_PATH = "/ui/audit"
 APPROVALS_PATH = "/ui/approvals"
+ACCESS_PATH = "/ui/access"
 EVENTS_PATH = "/ui/events"
 LOGIN_PATH = "/ui/login"
 LOGOUT_PATH = "/ui/logout"
@@ -99,6 +101,7 @@ SECURITY_HEADERS = {
 _NAV = (
     ("Catalog", CATALOG_PATH),
     ("Approvals", APPROVALS_PATH),
+    ("Access", ACCESS_PATH),
     ("Audit", AUDIT_PATH),
     ("Metrics", METRICS_PATH),
     ("Events", EVENTS_PATH),

@@ -24,6 +24,7 @@ from colonnade.observability.trace_events import EVENT_KINDS
 from colonnade.platform.metric_values import read_stats
 from colonnade.routing.router import Router
 from colonnade.surfaces.edge import principal_of_scope
+from colonnade.surfaces.pages.access_view import AccessView
 from colonnade.surfaces.pages.admissions_view import AdmissionsView
 from colonnade.surfaces.pages.approvals_view import ApprovalsView
 from colonnade.surfaces.pages.audit_view import AuditView
@@ -63,6 +64,7 @@ class Pages:
         approvals: ApprovalsView | None = None,
         events: TraceEventLog | None = None,
         admissions: AdmissionsView | None = None,
+        access: AccessView | None = None,
     ) -> None:
         self.catalog = catalog
         self.router = router
@@ -74,6 +76,7 @@ class Pages:
         self.approvals = approvals
         self.events = events
         self.admissions = admissions
+        self.access = access
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -89,6 +92,7 @@ class Pages:
             *([Route(AUDIT_PATH, self.audit.page, methods=["GET"])] if self.audit is not None else []),
             *(self.approvals.routes() if self.approvals is not None else []),
             *(self.admissions.routes() if self.admissions is not None else []),
+            *(self.access.routes() if self.access is not None else []),
         ]
 
     async def home(self, _: Request) -> Response:
@@ -170,9 +174,10 @@ def routes(
     approvals: ApprovalsView | None = None,
     events: TraceEventLog | None = None,
     admissions: AdmissionsView | None = None,
+    access: AccessView | None = None,
 ) -> list[BaseRoute]:
     """`/`, `/ui/catalog`, `/ui/tools/{name}`, `/ui/metrics`, `/ui/events`, `/ui/audit`, `/ui/login`,
-    `/ui/approvals`, `/ui/admissions`."""
+    `/ui/approvals`, `/ui/admissions`, `/ui/access`."""
     pages = Pages(
         catalog,
         router,
@@ -184,5 +189,6 @@ def routes(
         approvals=approvals,
         events=events,
         admissions=admissions,
+        access=access,
     )
     return pages.routes()
