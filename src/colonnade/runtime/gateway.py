@@ -117,6 +117,7 @@ from colonnade.surfaces.pages.audit_view import AuditView
 from colonnade.surfaces.pages.login import Login
 from colonnade.surfaces.pages.session_auth import with_page_sessions
 from colonnade.surfaces.pages.sessions import PageSessions
+from colonnade.surfaces.pages.try_tool import TryTool
 from colonnade.surfaces.rest.admission_routes import AdmissionRoutes
 from colonnade.surfaces.rest.approval_routes import ApprovalRoutes
 from colonnade.surfaces.rest.governance_routes import GovernanceRoutes
@@ -595,6 +596,7 @@ class Gateway:
             events=self.events,
             admissions=admissions,
             access=AccessView(governance.key_admin, governance.agent_admin, governance.subscription_admin),
+            trials=TryTool(self.catalog, self.calls, self.authorizer, self.manifests),
         )
         servers = ServersApi(
             self.servers, self.status, admin_api=server.admin_api, max_body_bytes=server.max_request_bytes

@@ -44,6 +44,7 @@ from colonnade.surfaces.pages.layout import (
 from colonnade.surfaces.pages.login import Login
 from colonnade.surfaces.pages.metrics_page import metrics_page
 from colonnade.surfaces.pages.tool_page import tool_page, unknown_tool_page
+from colonnade.surfaces.pages.try_tool import TryTool, try_part
 
 __all__ = ["Pages", "routes"]
 
@@ -65,6 +66,7 @@ class Pages:
         events: TraceEventLog | None = None,
         admissions: AdmissionsView | None = None,
         access: AccessView | None = None,
+        trials: TryTool | None = None,
     ) -> None:
         self.catalog = catalog
         self.router = router
@@ -77,6 +79,7 @@ class Pages:
         self.events = events
         self.admissions = admissions
         self.access = access
+        self.trials = trials
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -93,6 +96,7 @@ class Pages:
             *(self.approvals.routes() if self.approvals is not None else []),
             *(self.admissions.routes() if self.admissions is not None else []),
             *(self.access.routes() if self.access is not None else []),
+            *([Route(self.trials.route_path(), self.trials.run, methods=["POST"])] if self.trials else []),
         ]
 
     async def home(self, _: Request) -> Response:
@@ -122,7 +126,9 @@ class Pages:
             page = await run_in_threadpool(unknown_tool_page, self.catalog, name, visible, visitor)
             return page_response(page, 404)
         manifest = self.manifests.for_tool(tool)
-        page = await run_in_threadpool(tool_page, self.catalog, tool, manifest, visitor_of(request))
+        visitor = visitor_of(request)
+        trial = try_part(tool, visitor) if self.trials is not None else None
+        page = await run_in_threadpool(tool_page, self.catalog, tool, manifest, visitor, trial)
         return page_response(page)
 
     def _visible(self, request: Request) -> Visible:
@@ -175,6 +181,7 @@ def routes(
     events: TraceEventLog | None = None,
     admissions: AdmissionsView | None = None,
     access: AccessView | None = None,
+    trials: TryTool | None = None,
 ) -> list[BaseRoute]:
     """`/`, `/ui/catalog`, `/ui/tools/{name}`, `/ui/metrics`, `/ui/events`, `/ui/audit`, `/ui/login`,
     `/ui/approvals`, `/ui/admissions`, `/ui/access`."""
@@ -190,5 +197,6 @@ def routes(
         events=events,
         admissions=admissions,
         access=access,
+        trials=trials,
     )
     return pages.routes()

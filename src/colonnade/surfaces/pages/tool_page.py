@@ -26,7 +26,14 @@ from colonnade.surfaces.pages.links import api_url, catalog_url, tool_json_url, 
 __all__ = ["tool_page", "unknown_tool_page"]
 
 
-def tool_page(catalog: Catalog, tool: Tool, manifest: ToolManifest, visitor: Visitor | None = None) -> Html:
+def tool_page(
+    catalog: Catalog,
+    tool: Tool,
+    manifest: ToolManifest,
+    visitor: Visitor | None = None,
+    trial: Child = None,
+) -> Html:
+    """The page; `trial` is the "try this tool" part (`try_tool.py`: its form, or a call's outcome)."""
     llm = tool.llm
     json_url = tool_json_url(tool.wire_name)
     return document(
@@ -61,6 +68,7 @@ def tool_page(catalog: Catalog, tool: Tool, manifest: ToolManifest, visitor: Vis
         _json(asdict(tool.annotations), "annotations"),
         tag("h2", "_meta"),
         _json(tool.meta(), "meta"),
+        trial,
         tag("p", "As JSON: ", tag("a", json_url, href=json_url)),
         section="Catalog",
         visitor=visitor,
