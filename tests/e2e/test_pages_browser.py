@@ -214,3 +214,33 @@ def test_without_chromium_the_browser_tests_skip_and_say_why(
     monkeypatch.setattr(browser_support, "CHROMIUM", tmp_path / "chromium")
     with pytest.raises(pytest.skip.Exception, match=r"could not be installed .*make browser"):
         next(chromium())
+
+
+def test_make_and_revoke_a_key_register_an_agent_and_try_a_tool(page: Page, governed: Governed) -> None:
+    """The acting pages as a person uses them: every form sent by the browser, its CSRF token included."""
+    log_in(page, governed, governed.token("admin", sub="alice"))
+    page.click("header >> text=Access")
+    assert page.url == f"{governed.base_url}/ui/access"
+    page.fill('#create-key input[name="owner"]', "browser-user")
+    page.select_option('#create-key select[name="persona"]', "developer")
+    page.click("#create-key button")
+    assert page.url == f"{governed.base_url}/ui/access?done=key-created"
+    secret = page.inner_text("#new-key").strip()
+    with governed.rest(secret) as client:
+        assert client.get("/v1/tools").status_code == 200
+    row = page.locator("tr[data-key]", has_text="browser-user").last
+    row.locator("button", has_text="Revoke").click()
+    assert page.url.endswith("done=key-revoked")
+    with governed.rest(secret) as client:
+        assert client.get("/v1/tools").status_code == 401
+
+    page.fill('#register-agent input[name="agent_id"]', "browser-bot")
+    page.fill('#register-agent input[name="allowed_tools"]', "acme:items:read_item")
+    page.click("#register-agent button")
+    assert page.locator('tr[data-agent="browser-bot"]').count() == 1
+
+    page.goto(f"{governed.base_url}/ui/tools/acme:items:read_item")
+    page.fill('#try textarea[name="arguments"]', '{"item_id": "I-1"}')
+    page.click("#try button")
+    assert page.get_attribute("#try-result", "data-status") == "success"
+    assert '"value": "one"' in page.inner_text("#try-envelope")

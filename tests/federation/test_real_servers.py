@@ -20,7 +20,9 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
 
+from colonnade.catalog.naming import to_wire
 from colonnade.surfaces.mcp.render import RESULT_META_KEY
 from tests.federation.conftest import Federation, run_gateway
 from tests.support.loopback import stop_process
@@ -251,6 +253,41 @@ async def test_prompts_resources_and_completion_pass_through(federation: Federat
             {"name": "arg1", "value": "par"},
         )
     assert completion.completion.values == ["paris", "park", "party"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_servers_resources_and_prompts_are_served_on_the_aggregate_endpoint(
+    federation: Federation, mode: str
+) -> None:
+    """`/mcp` lists every server's resources (URIs as the server gave them, the server in `_meta`),
+    templates and prompts (namespaced like tools), and reads and gets them from the right server."""
+    async with Client(federation.server("everything"), mode=mode) as direct:
+        own_resources = (await direct.list_resources()).resources
+        own_prompts = {p.name for p in (await direct.list_prompts()).prompts}
+        own_templates = (await direct.list_resource_templates()).resource_templates
+        direct_read = await direct.read_resource(str(own_resources[0].uri))
+    async with Client(federation.mcp, mode=mode) as client:
+        resources = (await client.list_resources()).resources
+        templates = (await client.list_resource_templates()).resource_templates
+        prompts = (await client.list_prompts()).prompts
+        first = own_resources[0]
+        read = await client.read_resource(str(first.uri))
+        simple = await client.get_prompt("default__everything__simple-prompt")
+        with pytest.raises(MCPError, match="no prompt named"):
+            await client.get_prompt("default__nowhere__simple-prompt")
+    by_uri = {str(r.uri): r for r in resources}
+    # everything over stdio is configured before everything_http, which lists the same URIs.
+    assert {str(r.uri) for r in own_resources} <= set(by_uri)
+    shown = by_uri[str(first.uri)]
+    assert (shown.meta or {})["colonnade/server"] == "everything"
+    assert shown.name == to_wire(f"default:everything:{first.name}")
+    assert any((r.meta or {}).get("colonnade/server") == "reference" for r in resources)
+    assert {t.uri_template for t in own_templates} <= {t.uri_template for t in templates}
+    names = {p.name for p in prompts}
+    assert {to_wire(f"default:everything:{name}") for name in own_prompts} <= names
+    assert {to_wire(f"default:everything_http:{name}") for name in own_prompts} <= names
+    assert read.contents == direct_read.contents
+    assert simple.messages
 
 
 async def test_elicitation_reaches_a_handshake_era_caller(federation: Federation) -> None:

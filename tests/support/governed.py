@@ -143,10 +143,11 @@ def governed_gateway(
     policy: PolicySettings | None = None,
     server: dict[str, Any] | None = None,
     two_phase: bool = False,
+    servers: list[dict[str, Any]] | None = None,
     **auth: Any,
 ) -> Iterator[Governed]:
     """Issuer, backend and gateway, all on loopback; `server` and `auth` override ServerSettings and
-    AuthSettings fields."""
+    AuthSettings fields; `servers` are downstream MCP server entries, as in colonnade.yaml."""
     backend, hits = FaultBackend(), []
     with running_issuer() as issuer, serve_in_thread(_Hits(create_app(backend), hits)) as backend_url:
         port = free_port()
@@ -163,6 +164,7 @@ def governed_gateway(
             server=ServerSettings(**{"host": "127.0.0.1", "port": port, "page_size": 3, **(server or {})}),
             auth=AuthSettings(**{"issuers": [issuer_settings], "resource": resource, **auth}),
             policy=policy or PolicySettings(),
+            servers=servers or [],
         )
         with serve_gateway(settings) as running:
             yield Governed(running, issuer, backend, hits, resource, tmp / "data")

@@ -15,10 +15,18 @@ from colonnade import __version__
 from colonnade.catalog.tool import Tool
 from colonnade.cli._launch import _print_banner
 from colonnade.cli.common import err_console
+from colonnade.contracts.llm_ready import verdicts
 from colonnade.contracts.model import SideEffects
+from colonnade.contracts.validate import load_contract
 from colonnade.observability.metrics import UNRESOLVED_TOOL
 from tests.support.source_tools import source_tool
-from tests.surfaces.rest_harness import RunningGateway, demo_contract_file, gateway_settings, serve_gateway
+from tests.surfaces.rest_harness import (
+    ROOT,
+    RunningGateway,
+    demo_contract_file,
+    gateway_settings,
+    serve_gateway,
+)
 
 PAGES = ["/ui/catalog", "/ui/catalog?q=refund+invoice", "/ui/tools/acme:crm:get_customer", "/ui/metrics"]
 HOSTILE = "<script>alert(1)</script>"
@@ -110,6 +118,28 @@ def test_catalog_lists_every_tool_grouped_by_api_with_badges(
     assert 'class="badge se-none"' in check and "no approval" in check and "not for agents" not in check
     assert 'class="badge se-write"' in row(body, "tool", "acme:billing:create_invoice")
     assert 'class="badge se-read"' in row(body, "tool", "acme:crm:get_customer")
+
+
+def test_catalog_shows_each_contract_tools_llm_ready_verdict(client: httpx2.Client) -> None:
+    """The badge agrees with `contract validate --llm-ready` on the same contract, tool by tool."""
+    body = page(client, "/ui/catalog")
+    expected: dict[str, list[str]] = {}
+    for name in ("crm", "billing"):
+        contract = load_contract(ROOT / "examples" / "contracts" / f"{name}.yaml")
+        for verdict in verdicts(contract):
+            expected[f"acme:{name}:{verdict.tool}"] = sorted({code for code, _ in verdict.failing})
+    assert any(expected.values()) and not all(expected.values())  # both kinds are on the page
+    for tool, failing in expected.items():
+        shown = row(body, "tool", tool)
+        if failing:
+            assert f'data-llm-failing="{" ".join(failing)}"' in shown, (tool, shown)
+            assert f"not LLM-ready: {', '.join(failing)}" in shown
+        else:
+            assert 'class="badge llm-ready"' in shown and "not LLM-ready" not in shown, (tool, shown)
+    tool_page = page(client, "/ui/tools/acme:crm:update_customer")
+    assert "not LLM-ready: R4" in tool_page
+    assert re.search(r'<ul id="llm-ready"><li><code>R4</code> typed input: the input schema', tool_page)
+    assert '<p id="llm-ready">Meets the seven' in page(client, "/ui/tools/acme:crm:get_customer")
 
 
 def test_api_filter_shows_one_api_and_an_unknown_api_is_a_404(client: httpx2.Client) -> None:

@@ -14,6 +14,7 @@ from colonnade.catalog.catalog_errors import DuplicateToolName
 from colonnade.catalog.http_binding import binding_for
 from colonnade.catalog.naming import WireProfile, to_wire
 from colonnade.catalog.tool import Annotations, Determinism, Tool
+from colonnade.contracts.llm_ready import verdict_of
 from colonnade.contracts.model import (
     Contract,
     ContractStatus,
@@ -90,6 +91,7 @@ def project_operation(operation: Operation, *, profile: WireProfile = "strict") 
         environment=operation.contract.environment.value if operation.contract.environment else None,
         health_url=_health_url(operation),
         deprecation=_deprecation(operation.contract),
+        llm_ready_failing=tuple(dict.fromkeys(code for code, _ in verdict_of(operation).failing)),
     )
 
 

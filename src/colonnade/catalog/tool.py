@@ -44,7 +44,7 @@ META_DIGEST = "colonnade/digest"
 META_BUILTIN = "colonnade/meta_tool"
 META_DEPRECATION = "colonnade/deprecation"
 # Lifecycle state, not definition: a version deprecated after it was pinned keeps its digest.
-_NOT_DIGESTED = frozenset({"digest", "deprecation"})
+_NOT_DIGESTED = frozenset({"digest", "deprecation", "llm_ready_failing"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +104,9 @@ class Tool:
     health_url: str | None = None
     deprecation: Deprecation | None = None
     """Set when the tool's version is deprecated (sunset, successor); outside the digest."""
+    llm_ready_failing: tuple[str, ...] | None = None
+    """The LLM-ready criteria (R1-R7) a contract's tool misses, `()` when it is LLM-ready; None for
+    tools of other sources, which the criteria do not judge. Derived from the rest: outside the digest."""
     digest: str = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -27,6 +27,22 @@ class AdmissionRefused(Exception):
         self.reason = reason
         self.message = message
 
+    @property
+    def code(self) -> str:
+        """The registry code REST and the pages answer with."""
+        return _REFUSALS[self.reason][0]
+
+    @property
+    def http_status(self) -> int:
+        return _REFUSALS[self.reason][1]
+
+
+_REFUSALS = {
+    "unknown": ("I-REQ-TOOL-NOT-PARKED", 404),
+    "self-approval": ("A-AUTH-ADMISSION-SELF", 409),
+    "blocked": ("A-AUTH-ADMISSION-BLOCKED", 409),
+}
+
 
 def definition_of(tool: types.Tool) -> dict[str, Any]:
     """The pinned fields of a listed tool as plain JSON data (absent fields as null)."""

@@ -22,6 +22,7 @@ __all__ = [
     "Criterion",
     "Verdict",
     "llm_ready_findings",
+    "verdict_of",
     "verdicts",
 ]
 
@@ -90,6 +91,11 @@ def verdicts(contract: Contract, findings: Sequence[Finding] = ()) -> list[Verdi
     """The verdict of every MCP-exposed operation of a valid contract; `findings` (the validator's)
     are accepted for callers that have them, the criteria read the contract itself."""
     return [_verdict(op, findings) for op in contract.operations() if op.endpoint.mcp]
+
+
+def verdict_of(operation: Operation) -> Verdict:
+    """One operation's verdict, as the catalog keeps it on the projected tool for the pages."""
+    return _verdict(operation, ())
 
 
 def llm_ready_findings(

@@ -1,8 +1,10 @@
-"""Who may read what the gateway records about itself across tenants (trace events).
+"""Who may read what the gateway records about itself across tenants, and who administers it.
 
-Such records name tools, tenants and servers of the whole gateway, so only an operator reads them:
+Trace events name tools, tenants and servers of the whole gateway, so only an operator reads them:
 a caller with the `colonnade:logs:technical` scope who is not bound to one tenant, or the anonymous
-caller of a gateway without authentication (which serves loopback only).
+caller of a gateway without authentication (which serves loopback only). Administering the gateway
+over HTTP (servers, tool admissions; REST and the pages alike) needs `server.admin_api` on and an
+administrator, or that same anonymous loopback caller.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from colonnade.governance.personas import Scope
 from colonnade.governance.principal import Principal, PrincipalKind
 
-__all__ = ["OPERATOR_SCOPE", "may_read_trace_events"]
+__all__ = ["OPERATOR_SCOPE", "may_administer", "may_read_trace_events"]
 
 OPERATOR_SCOPE = Scope.LOGS_TECHNICAL
 
@@ -19,3 +21,9 @@ def may_read_trace_events(principal: Principal) -> bool:
     if principal.kind is PrincipalKind.ANONYMOUS:
         return True
     return principal.tenant is None and principal.has(OPERATOR_SCOPE)
+
+
+def may_administer(principal: Principal, admin_api: bool) -> bool:
+    if not admin_api:
+        return False
+    return principal.persona == "admin" or principal.kind is PrincipalKind.ANONYMOUS

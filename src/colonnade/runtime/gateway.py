@@ -84,7 +84,7 @@ from colonnade.runtime.replication import share_changes
 from colonnade.runtime.servers import Servers
 from colonnade.runtime.sources import expand_contract_paths, load_for_publishing
 from colonnade.runtime.sync import CatalogSync
-from colonnade.runtime.tool_admission import ToolAdmission
+from colonnade.runtime.tool_admission import APPROVALS_NEEDED, ToolAdmission
 from colonnade.shared_state import SharedState
 from colonnade.shared_state.topics import CATALOG_CHANGED
 from colonnade.store.alerts_repo import AlertStore
@@ -99,6 +99,7 @@ from colonnade.surfaces.app import HttpSurfaces, build_http_app
 from colonnade.surfaces.edge import OPEN_PATHS, OriginPolicy
 from colonnade.surfaces.edge_auth import edge_authenticator
 from colonnade.surfaces.mcp.caller import caller_scope, principal_of
+from colonnade.surfaces.mcp.proxy.aggregate import AggregateResources
 from colonnade.surfaces.mcp.proxy.endpoint import UpstreamEndpoint
 from colonnade.surfaces.mcp.proxy.endpoints import UpstreamEndpoints
 from colonnade.surfaces.mcp.proxy.served_upstream import ServedUpstream
@@ -109,11 +110,14 @@ from colonnade.surfaces.mcp.sessions import SessionLedger, SessionLimits
 from colonnade.surfaces.metrics_route import metrics_route
 from colonnade.surfaces.oauth_routes import metadata_paths, oauth_routes
 from colonnade.surfaces.pages import routes as page_routes
+from colonnade.surfaces.pages.access_view import AccessView
+from colonnade.surfaces.pages.admissions_view import AdmissionsView
 from colonnade.surfaces.pages.approvals_view import ApprovalsView
 from colonnade.surfaces.pages.audit_view import AuditView
 from colonnade.surfaces.pages.login import Login
 from colonnade.surfaces.pages.session_auth import with_page_sessions
 from colonnade.surfaces.pages.sessions import PageSessions
+from colonnade.surfaces.pages.try_tool import TryTool
 from colonnade.surfaces.rest.admission_routes import AdmissionRoutes
 from colonnade.surfaces.rest.approval_routes import ApprovalRoutes
 from colonnade.surfaces.rest.governance_routes import GovernanceRoutes
@@ -461,6 +465,17 @@ class Gateway:
             approvals=self.governance.approvals,
             sdk_spans=records_spans(self.tracer_provider.get_tracer(TRACER_NAME)),
             platform=self.resource_changes,
+            servers=self._served_resources(),
+        )
+
+    def _served_resources(self) -> AggregateResources | None:
+        """The downstream servers' resources and prompts on `/mcp`, when the gateway has servers."""
+        if not self.settings.servers and not self.settings.server.admin_api:
+            return None
+        return AggregateResources(
+            lambda: [entry["name"] for entry in self.servers.status()],
+            lambda name: self.endpoints.endpoint(name),  # built after the surface
+            self.settings.wire_profile,
         )
 
     @classmethod
@@ -562,6 +577,9 @@ class Gateway:
         if governance.authenticator is not None and governance.resource is not None:
             edge_auth = edge_authenticator(governance.authenticator, governance.resource)
             login = Login(edge_auth, PageSessions(self.settings.auth.page_session_s, self.shared.values))
+        admissions = AdmissionsView(
+            self.servers, admin_api=server.admin_api, approvals_needed=APPROVALS_NEEDED
+        )
         pages = page_routes(
             self.catalog,
             self.router,
@@ -570,8 +588,15 @@ class Gateway:
             authorizer=self.authorizer,
             login=login,
             audit=AuditView(governance.audit, audit_reach if login is not None else _every_record),
-            approvals=ApprovalsView(self.approvals) if self.approvals is not None else None,
+            approvals=(
+                ApprovalsView(self.approvals, tools_waiting=admissions.waiting)
+                if self.approvals is not None
+                else None
+            ),
             events=self.events,
+            admissions=admissions,
+            access=AccessView(governance.key_admin, governance.agent_admin, governance.subscription_admin),
+            trials=TryTool(self.catalog, self.calls, self.authorizer, self.manifests),
         )
         servers = ServersApi(
             self.servers, self.status, admin_api=server.admin_api, max_body_bytes=server.max_request_bytes

@@ -55,7 +55,9 @@ from colonnade.surfaces.mcp.confirmation import (
     wants_confirmation,
 )
 from colonnade.surfaces.mcp.platform_resources import PlatformResources
+from colonnade.surfaces.mcp.proxy.aggregate import AggregateResources
 from colonnade.surfaces.mcp.render import model_defaults, proxied_replay, render_answer, result_body
+from colonnade.surfaces.mcp.resource_handlers import ResourceHandlers
 from colonnade.surfaces.mcp.routing import DynamicToolList, RoutingMetaError, RoutingRequest
 from colonnade.surfaces.mcp.sdk_spans import drop_idle_sdk_spans
 from colonnade.surfaces.mcp.session_records import SessionRecord
@@ -102,12 +104,14 @@ class McpSurface:
         approvals: ApprovalDesk | None = None,
         sdk_spans: bool = True,
         platform: ResourceChanges | None = None,
+        servers: AggregateResources | None = None,
     ) -> None:
         """`sdk_spans=False` (the gateway records no spans) drops the SDK's span per request when no
         global tracer provider is installed either: that span would record nothing, and its only
         effect, a client's `_meta` traceparent as the current context, matters only to a recording
         tracer. It costs about 14 us per request. `platform` (the gateway serves its platform tools)
-        adds the `colonnade://` resources and the prompts, with the changes that update them."""
+        adds the `colonnade://` resources and the prompts, with the changes that update them; `servers`
+        adds the downstream servers' resources, templates and prompts."""
         self.catalog = catalog
         self.confirmation = ApprovalConfirmation(approvals) if approvals is not None else None
         self.authorizer: Authorizer = authorizer if authorizer is not None else AllowAll()
@@ -141,7 +145,7 @@ class McpSurface:
                 on_call_tool=cast(Any, self._call_tool),
                 on_subscriptions_listen=ListenHandler(self.bus),
                 on_set_logging_level=self._set_level,
-                **(self.platform.handlers() if self.platform is not None else {}),
+                **ResourceHandlers(self.platform, servers).handlers(),
             )
         drop_idle_sdk_spans(self.server, sdk_spans=sdk_spans)
         self.server.middleware.append(self.announcer.remember)

@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from colonnade.calls.approvals import ApprovalRecord
 from colonnade.calls.envelope import CallResult
+from colonnade.surfaces.pages.admissions_page import ADMISSIONS_PATH
 from colonnade.surfaces.pages.html import Child, Html, join, separated, tag
 from colonnade.surfaces.pages.layout import APPROVALS_PATH, Visitor, csrf_input, document
 from colonnade.surfaces.pages.links import tool_link
@@ -44,7 +45,9 @@ def approvals_page(
     decidable: Decidable,
     runnable: Decidable,
     visitor: Visitor | None,
+    tools_waiting: int | None = None,
 ) -> Html:
+    """The queue in one state; `tools_waiting` points to the tool admissions page when it is served."""
     tabs = separated(
         (
             tag("strong", label) if value == state else tag("a", label, href=_list_url(value))
@@ -73,6 +76,7 @@ def approvals_page(
         "Approvals",
         tag("h1", "Approvals"),
         intro,
+        _admissions_pointer(tools_waiting),
         tag("p", tabs, id="states"),
         body,
         section=_SECTION,
@@ -101,6 +105,17 @@ def approval_page(
         section=_SECTION,
         visitor=visitor,
     )
+
+
+def _admissions_pointer(waiting: int | None) -> Html | None:
+    if waiting is None:
+        return None
+    said = (
+        f"{waiting} downstream tool definition{'s wait' if waiting != 1 else ' waits'} for admission: "
+        if waiting
+        else "No downstream tool definition waits for admission: "
+    )
+    return tag("p", said, tag("a", "tool admissions", href=ADMISSIONS_PATH), class_="muted", id="admissions")
 
 
 def _list_url(state: str) -> str:

@@ -11,6 +11,7 @@ who ran it, the envelope of the call (kept in this process, like the page sessio
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from starlette.requests import Request
@@ -47,8 +48,12 @@ _DONE = {
 
 
 class ApprovalsView:
-    def __init__(self, approvals: ApprovalCoordinator) -> None:
+    def __init__(
+        self, approvals: ApprovalCoordinator, *, tools_waiting: Callable[[], int] | None = None
+    ) -> None:
         self.approvals = approvals
+        self.tools_waiting = tools_waiting
+        """How many downstream tool definitions wait for admission (`/ui/admissions`), if served."""
         self.desk = approvals.desk
         self._results: OrderedDict[tuple[str, str], CallResult] = OrderedDict()
         """(who ran it, approval id) -> the envelope of the call, for the page after the redirect."""
@@ -78,6 +83,7 @@ class ApprovalsView:
             decidable=self._decidable(actor),
             runnable=self._runnable(actor),
             visitor=visitor_of(request),
+            tools_waiting=self.tools_waiting() if self.tools_waiting is not None else None,
         )
         return page_response(page)
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from colonnade.catalog.tool import Tool
+from colonnade.contracts.llm_ready import CRITERIA
 from colonnade.surfaces.pages.html import Html, join, tag
 
-__all__ = ["approval_badge", "governance_badges", "side_effects_badge"]
+__all__ = ["approval_badge", "governance_badges", "llm_ready_badge", "side_effects_badge"]
 
 _SIDE_EFFECTS_HINT = {
     "none": "computes an answer; touches no data",
@@ -33,4 +34,24 @@ def governance_badges(tool: Tool) -> Html:
     unsafe = None
     if not tool.safe_for_agents:
         unsafe = tag("span", "not for agents", class_="badge agents-no", title="safe_for_agents: false")
-    return join(approval_badge(tool), " ", unsafe)
+    return join(approval_badge(tool), " ", unsafe, " " if unsafe is not None else None, llm_ready_badge(tool))
+
+
+_CRITERION_NAMES = {c.code: c.name for c in CRITERIA}
+
+
+def llm_ready_badge(tool: Tool) -> Html | None:
+    """Whether a contract's tool meets the seven LLM-ready criteria; the failing ones by name."""
+    failing = tool.llm_ready_failing
+    if failing is None:
+        return None
+    if not failing:
+        return tag("span", "LLM-ready", class_="badge llm-ready", title="meets the LLM-ready criteria R1-R7")
+    missing = ", ".join(f"{code} {_CRITERION_NAMES.get(code, '')}".strip() for code in failing)
+    return tag(
+        "span",
+        f"not LLM-ready: {', '.join(failing)}",
+        class_="badge llm-not-ready",
+        title=f"misses {missing} (colonnade contract validate --llm-ready)",
+        data_llm_failing=" ".join(failing),
+    )

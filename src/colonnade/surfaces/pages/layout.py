@@ -17,6 +17,7 @@ from colonnade import __version__
 from colonnade.surfaces.pages.html import Child, Html, tag
 
 __all__ = [
+    "ACCESS_PATH",
     "APPROVALS_PATH",
     "AUDIT_PATH",
     "CATALOG_PATH",
@@ -37,6 +38,7 @@ METRICS_PATH = "/ui/metrics"
 TOOLS_PATH = "/ui/tools"
 AUDIT_PATH = "/ui/audit"
 APPROVALS_PATH = "/ui/approvals"
+ACCESS_PATH = "/ui/access"
 EVENTS_PATH = "/ui/events"
 LOGIN_PATH = "/ui/login"
 LOGOUT_PATH = "/ui/logout"
@@ -61,6 +63,7 @@ border:1px solid transparent}
 .se-write{background:#fff1d6;color:#8a5a00}.se-destructive{background:#fde2e1;color:#a3221b}
 .approval-required{background:#fde2e1;color:#a3221b;border-color:#f3b3ae}
 .approval-none{background:#eef0f4;color:#4a5263}.agents-no{background:#fff1d6;color:#8a5a00}
+.llm-ready{background:#e3f2e6;color:#1f6b33}.llm-not-ready{background:#fff1d6;color:#8a5a00}
 form.search{display:flex;gap:.5em;margin:.6em 0 1em}form.search input[type=search]{flex:1;padding:.4em}
 ul.reasons{margin:0;padding-left:1.1em;font-size:.88em}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25em 1em}
@@ -78,7 +81,8 @@ details.details summary{cursor:pointer;color:#4a5263;font-size:.85em}
 details.details pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.8em;max-height:24em;margin:.3em 0}
 form.decide{display:flex;gap:.4em;align-items:center;margin:.2em 0}
 form.decide input[type=text]{flex:1;padding:.3em}
-section.approval{background:#fff;border:1px solid #e3e5ea;padding:.2em 1em 1em;margin:0 0 1em}
+section.approval,section.admission{background:#fff;border:1px solid #e3e5ea;padding:.2em 1em 1em;
+margin:0 0 1em}
 .state-pending{background:#fff1d6;color:#8a5a00}.state-approved,.state-used{background:#e3f2e6;color:#1f6b33}
 .state-denied,.state-expired{background:#eef0f4;color:#4a5263}
 """
@@ -97,6 +101,7 @@ SECURITY_HEADERS = {
 _NAV = (
     ("Catalog", CATALOG_PATH),
     ("Approvals", APPROVALS_PATH),
+    ("Access", ACCESS_PATH),
     ("Audit", AUDIT_PATH),
     ("Metrics", METRICS_PATH),
     ("Events", EVENTS_PATH),

@@ -24,6 +24,8 @@ from colonnade.observability.trace_events import EVENT_KINDS
 from colonnade.platform.metric_values import read_stats
 from colonnade.routing.router import Router
 from colonnade.surfaces.edge import principal_of_scope
+from colonnade.surfaces.pages.access_view import AccessView
+from colonnade.surfaces.pages.admissions_view import AdmissionsView
 from colonnade.surfaces.pages.approvals_view import ApprovalsView
 from colonnade.surfaces.pages.audit_view import AuditView
 from colonnade.surfaces.pages.catalog_page import Visible, catalog_page
@@ -42,6 +44,7 @@ from colonnade.surfaces.pages.layout import (
 from colonnade.surfaces.pages.login import Login
 from colonnade.surfaces.pages.metrics_page import metrics_page
 from colonnade.surfaces.pages.tool_page import tool_page, unknown_tool_page
+from colonnade.surfaces.pages.try_tool import TryTool, try_part
 
 __all__ = ["Pages", "routes"]
 
@@ -61,6 +64,9 @@ class Pages:
         audit: AuditView | None = None,
         approvals: ApprovalsView | None = None,
         events: TraceEventLog | None = None,
+        admissions: AdmissionsView | None = None,
+        access: AccessView | None = None,
+        trials: TryTool | None = None,
     ) -> None:
         self.catalog = catalog
         self.router = router
@@ -71,6 +77,9 @@ class Pages:
         self.audit = audit
         self.approvals = approvals
         self.events = events
+        self.admissions = admissions
+        self.access = access
+        self.trials = trials
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -85,6 +94,9 @@ class Pages:
             *(self.login.routes() if self.login is not None else [Route(LOGIN_PATH, self.home)]),
             *([Route(AUDIT_PATH, self.audit.page, methods=["GET"])] if self.audit is not None else []),
             *(self.approvals.routes() if self.approvals is not None else []),
+            *(self.admissions.routes() if self.admissions is not None else []),
+            *(self.access.routes() if self.access is not None else []),
+            *([Route(self.trials.route_path(), self.trials.run, methods=["POST"])] if self.trials else []),
         ]
 
     async def home(self, _: Request) -> Response:
@@ -114,7 +126,9 @@ class Pages:
             page = await run_in_threadpool(unknown_tool_page, self.catalog, name, visible, visitor)
             return page_response(page, 404)
         manifest = self.manifests.for_tool(tool)
-        page = await run_in_threadpool(tool_page, self.catalog, tool, manifest, visitor_of(request))
+        visitor = visitor_of(request)
+        trial = try_part(tool, visitor) if self.trials is not None else None
+        page = await run_in_threadpool(tool_page, self.catalog, tool, manifest, visitor, trial)
         return page_response(page)
 
     def _visible(self, request: Request) -> Visible:
@@ -165,8 +179,12 @@ def routes(
     audit: AuditView | None = None,
     approvals: ApprovalsView | None = None,
     events: TraceEventLog | None = None,
+    admissions: AdmissionsView | None = None,
+    access: AccessView | None = None,
+    trials: TryTool | None = None,
 ) -> list[BaseRoute]:
-    """`/`, `/ui/catalog`, `/ui/tools/{name}`, `/ui/metrics`, `/ui/events`, `/ui/audit`, `/ui/login`."""
+    """`/`, `/ui/catalog`, `/ui/tools/{name}`, `/ui/metrics`, `/ui/events`, `/ui/audit`, `/ui/login`,
+    `/ui/approvals`, `/ui/admissions`, `/ui/access`."""
     pages = Pages(
         catalog,
         router,
@@ -177,5 +195,8 @@ def routes(
         audit=audit,
         approvals=approvals,
         events=events,
+        admissions=admissions,
+        access=access,
+        trials=trials,
     )
     return pages.routes()

@@ -16,6 +16,7 @@ from typing import Any
 from colonnade.calls.manifest import ToolManifest
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
+from colonnade.contracts.llm_ready import CRITERIA
 from colonnade.surfaces.pages.badges import governance_badges, side_effects_badge
 from colonnade.surfaces.pages.catalog_page import api_of
 from colonnade.surfaces.pages.html import Child, Html, join, separated, tag
@@ -25,7 +26,14 @@ from colonnade.surfaces.pages.links import api_url, catalog_url, tool_json_url, 
 __all__ = ["tool_page", "unknown_tool_page"]
 
 
-def tool_page(catalog: Catalog, tool: Tool, manifest: ToolManifest, visitor: Visitor | None = None) -> Html:
+def tool_page(
+    catalog: Catalog,
+    tool: Tool,
+    manifest: ToolManifest,
+    visitor: Visitor | None = None,
+    trial: Child = None,
+) -> Html:
+    """The page; `trial` is the "try this tool" part (`try_tool.py`: its form, or a call's outcome)."""
     llm = tool.llm
     json_url = tool_json_url(tool.wire_name)
     return document(
@@ -53,16 +61,35 @@ def tool_page(catalog: Catalog, tool: Tool, manifest: ToolManifest, visitor: Vis
         else tag("p", "No output schema declared.", class_="muted"),
         tag("h2", "Examples"),
         _examples(tool),
+        *_llm_ready(tool),
         tag("h2", "Limits"),
         _limits(tool, manifest),
         tag("h2", "Annotations"),
         _json(asdict(tool.annotations), "annotations"),
         tag("h2", "_meta"),
         _json(tool.meta(), "meta"),
+        trial,
         tag("p", "As JSON: ", tag("a", json_url, href=json_url)),
         section="Catalog",
         visitor=visitor,
     )
+
+
+def _llm_ready(tool: Tool) -> tuple[Html, ...]:
+    """The seven criteria a contract's tool misses, each with its rule (nothing for other sources)."""
+    failing = tool.llm_ready_failing
+    if failing is None:
+        return ()
+    if not failing:
+        said: Html = tag("p", "Meets the seven LLM-ready criteria (R1-R7).", id="llm-ready")
+    else:
+        rules = {c.code: c for c in CRITERIA}
+        said = tag(
+            "ul",
+            *(tag("li", tag("code", code), f" {rules[code].name}: {rules[code].rule}") for code in failing),
+            id="llm-ready",
+        )
+    return tag("h2", "LLM-ready"), said
 
 
 def unknown_tool_page(

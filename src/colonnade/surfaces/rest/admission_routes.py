@@ -18,19 +18,14 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from colonnade.catalog.tool_pins import AdmissionRefused
+from colonnade.governance.operators import may_administer
 from colonnade.governance.principal import Principal, PrincipalKind
 from colonnade.surfaces.edge import principal_of_scope
 from colonnade.surfaces.envelope_parsing import DEFAULT_MAX_BODY_BYTES, EnvelopeRejection, read_body
 from colonnade.surfaces.rest.render import error_response, json_response
-from colonnade.surfaces.rest.servers import may_administer
 
 __all__ = ["AdmissionRoutes", "ToolAdmissionAdmin"]
 
-_REFUSALS = {
-    "unknown": ("I-REQ-TOOL-NOT-PARKED", 404),
-    "self-approval": ("A-AUTH-ADMISSION-SELF", 409),
-    "blocked": ("A-AUTH-ADMISSION-BLOCKED", 409),
-}
 
 
 class ToolAdmissionAdmin(Protocol):
@@ -86,8 +81,7 @@ class AdmissionRoutes:
         except KeyError:
             return error_response("I-REQ-UNKNOWN-SERVER", f"no server named {name!r}", 404)
         except AdmissionRefused as refused:
-            code, status = _REFUSALS[refused.reason]
-            return error_response(code, refused.message, status)
+            return error_response(refused.code, refused.message, refused.http_status)
         return json_response(
             {
                 "tool": outcome.tool,

@@ -18,12 +18,12 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from colonnade.config import McpServerSettings, server_definition_problems
-from colonnade.governance.principal import Principal, PrincipalKind
+from colonnade.governance.operators import may_administer
 from colonnade.surfaces.edge import principal_of_scope
 from colonnade.surfaces.envelope_parsing import DEFAULT_MAX_BODY_BYTES, EnvelopeRejection, read_body
 from colonnade.surfaces.rest.render import error_response, json_response
 
-__all__ = ["ServerAdmin", "ServersApi", "may_administer"]
+__all__ = ["ServerAdmin", "ServersApi"]
 
 StatusReport = Callable[[], Awaitable[dict[str, Any]]]
 
@@ -43,11 +43,6 @@ class ServerAdmin(Protocol):
 
     async def restart(self, name: str) -> None: ...
 
-
-def may_administer(principal: Principal, admin_api: bool) -> bool:
-    if not admin_api:
-        return False
-    return principal.persona == "admin" or principal.kind is PrincipalKind.ANONYMOUS
 
 
 class ServersApi:

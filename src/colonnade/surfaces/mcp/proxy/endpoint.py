@@ -405,6 +405,35 @@ class UpstreamEndpoint:
         error = result.error.model_copy(update={"message": message, "details": details})
         return result.model_copy(update={"error": error})
 
+    # -- what the aggregated `/mcp` asks of this server (`proxy/aggregate.py`) -----------------------
+
+    def offers(self, method: str) -> bool:
+        """Whether the server's capabilities include the list `method` belongs to (unknown: yes)."""
+        caps = self.upstream.server_capabilities
+        if caps is None:
+            return True
+        return bool(caps.prompts) if method.startswith("prompts/") else bool(caps.resources)
+
+    async def listed(self, ctx: Ctx, method: str, key: str, *, max_pages: int) -> list[dict[str, Any]]:
+        """Every item of one of the server's lists, page after page, for this endpoint's rules'
+        caller (`Method not found` when the caller may call none of the server's tools)."""
+        kind = _LISTS[method]
+        items: list[dict[str, Any]] = []
+        cursor: str | None = None
+        for _ in range(max_pages):
+            answer = await self._paged(ctx, types.PaginatedRequestParams(cursor=cursor), kind)
+            items.extend(item for item in answer.get(key, []) if isinstance(item, dict))
+            cursor = answer.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor:
+                break
+        return items
+
+    async def read_for(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> dict[str, Any]:
+        return await self._read_resource(ctx, params)
+
+    async def prompt_for(self, ctx: Ctx, params: types.GetPromptRequestParams) -> dict[str, Any]:
+        return await self._get_prompt(ctx, params)
+
     # -- everything else goes to the server --------------------------------------------------------
 
     async def _list_prompts(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
@@ -599,6 +628,11 @@ class UpstreamEndpoint:
 
 
 _UNKNOWN_TOOL = "I-REQ-UNKNOWN-TOOL"
+_LISTS: dict[str, Any] = {
+    "resources/list": types.ListResourcesRequest,
+    "resources/templates/list": types.ListResourceTemplatesRequest,
+    "prompts/list": types.ListPromptsRequest,
+}
 
 
 def _passable(key: str) -> bool:

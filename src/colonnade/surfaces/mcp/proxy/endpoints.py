@@ -87,6 +87,14 @@ class UpstreamEndpoints:
         endpoint = await self._endpoint(upstream)
         await endpoint.manager.asgi_app(scope, receive, send)
 
+    async def endpoint(self, name: str) -> UpstreamEndpoint | None:
+        """The running endpoint of server `name` (built on first use), for the aggregated `/mcp`'s
+        resources and prompts; None when there is no such server or the endpoints are not running."""
+        upstream = self.lookup(name)
+        if upstream is None or not self._running:
+            return None
+        return await self._endpoint(upstream)
+
     async def announce(self, name: str, event: ServerEvent) -> None:
         """Tell the clients of one server's endpoint about a change of that server's lists."""
         hosted = self._hosted.get(name)
