@@ -25,6 +25,7 @@ __all__ = [
     "LOGIN_PATH",
     "LOGOUT_PATH",
     "METRICS_PATH",
+    "POLICIES_PATH",
     "SECURITY_HEADERS",
     "TOOLS_PATH",
     "Visitor",
@@ -39,6 +40,7 @@ TOOLS_PATH = "/ui/tools"
 AUDIT_PATH = "/ui/audit"
 APPROVALS_PATH = "/ui/approvals"
 ACCESS_PATH = "/ui/access"
+POLICIES_PATH = "/ui/policies"
 EVENTS_PATH = "/ui/events"
 LOGIN_PATH = "/ui/login"
 LOGOUT_PATH = "/ui/logout"
@@ -102,6 +104,7 @@ _NAV = (
     ("Catalog", CATALOG_PATH),
     ("Approvals", APPROVALS_PATH),
     ("Access", ACCESS_PATH),
+    ("Policies", POLICIES_PATH),
     ("Audit", AUDIT_PATH),
     ("Metrics", METRICS_PATH),
     ("Events", EVENTS_PATH),

@@ -43,6 +43,7 @@ from colonnade.surfaces.pages.layout import (
 )
 from colonnade.surfaces.pages.login import Login
 from colonnade.surfaces.pages.metrics_page import metrics_page
+from colonnade.surfaces.pages.policies_view import PoliciesView
 from colonnade.surfaces.pages.tool_page import tool_page, unknown_tool_page
 from colonnade.surfaces.pages.try_tool import TryTool, try_part
 
@@ -67,6 +68,7 @@ class Pages:
         admissions: AdmissionsView | None = None,
         access: AccessView | None = None,
         trials: TryTool | None = None,
+        policies: PoliciesView | None = None,
     ) -> None:
         self.catalog = catalog
         self.router = router
@@ -80,6 +82,7 @@ class Pages:
         self.admissions = admissions
         self.access = access
         self.trials = trials
+        self.policies = policies
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -97,6 +100,7 @@ class Pages:
             *(self.admissions.routes() if self.admissions is not None else []),
             *(self.access.routes() if self.access is not None else []),
             *([Route(self.trials.route_path(), self.trials.run, methods=["POST"])] if self.trials else []),
+            *(self.policies.routes() if self.policies is not None else []),
         ]
 
     async def home(self, _: Request) -> Response:
@@ -182,9 +186,10 @@ def routes(
     admissions: AdmissionsView | None = None,
     access: AccessView | None = None,
     trials: TryTool | None = None,
+    policies: PoliciesView | None = None,
 ) -> list[BaseRoute]:
     """`/`, `/ui/catalog`, `/ui/tools/{name}`, `/ui/metrics`, `/ui/events`, `/ui/audit`, `/ui/login`,
-    `/ui/approvals`, `/ui/admissions`, `/ui/access`."""
+    `/ui/approvals`, `/ui/admissions`, `/ui/access`, `/ui/policies`, `POST /ui/try/{name}`."""
     pages = Pages(
         catalog,
         router,
@@ -198,5 +203,6 @@ def routes(
         admissions=admissions,
         access=access,
         trials=trials,
+        policies=policies,
     )
     return pages.routes()
