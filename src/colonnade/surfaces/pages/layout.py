@@ -21,6 +21,7 @@ __all__ = [
     "APPROVALS_PATH",
     "AUDIT_PATH",
     "CATALOG_PATH",
+    "CONTRACTS_PATH",
     "CSRF_FIELD",
     "LOGIN_PATH",
     "LOGOUT_PATH",
@@ -41,6 +42,7 @@ AUDIT_PATH = "/ui/audit"
 APPROVALS_PATH = "/ui/approvals"
 ACCESS_PATH = "/ui/access"
 POLICIES_PATH = "/ui/policies"
+CONTRACTS_PATH = "/ui/contracts"
 EVENTS_PATH = "/ui/events"
 LOGIN_PATH = "/ui/login"
 LOGOUT_PATH = "/ui/logout"
@@ -104,6 +106,7 @@ _NAV = (
     ("Catalog", CATALOG_PATH),
     ("Approvals", APPROVALS_PATH),
     ("Access", ACCESS_PATH),
+    ("Contracts", CONTRACTS_PATH),
     ("Policies", POLICIES_PATH),
     ("Audit", AUDIT_PATH),
     ("Metrics", METRICS_PATH),

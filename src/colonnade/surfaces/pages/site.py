@@ -29,6 +29,7 @@ from colonnade.surfaces.pages.admissions_view import AdmissionsView
 from colonnade.surfaces.pages.approvals_view import ApprovalsView
 from colonnade.surfaces.pages.audit_view import AuditView
 from colonnade.surfaces.pages.catalog_page import Visible, catalog_page
+from colonnade.surfaces.pages.contracts_view import ContractsView
 from colonnade.surfaces.pages.events_page import events_page, events_problem_page
 from colonnade.surfaces.pages.forms import visitor_of
 from colonnade.surfaces.pages.html import Html
@@ -69,6 +70,7 @@ class Pages:
         access: AccessView | None = None,
         trials: TryTool | None = None,
         policies: PoliciesView | None = None,
+        contracts: ContractsView | None = None,
     ) -> None:
         self.catalog = catalog
         self.router = router
@@ -83,6 +85,7 @@ class Pages:
         self.access = access
         self.trials = trials
         self.policies = policies
+        self.contracts = contracts
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -101,6 +104,7 @@ class Pages:
             *(self.access.routes() if self.access is not None else []),
             *([Route(self.trials.route_path(), self.trials.run, methods=["POST"])] if self.trials else []),
             *(self.policies.routes() if self.policies is not None else []),
+            *(self.contracts.routes() if self.contracts is not None else []),
         ]
 
     async def home(self, _: Request) -> Response:
@@ -187,9 +191,11 @@ def routes(
     access: AccessView | None = None,
     trials: TryTool | None = None,
     policies: PoliciesView | None = None,
+    contracts: ContractsView | None = None,
 ) -> list[BaseRoute]:
     """`/`, `/ui/catalog`, `/ui/tools/{name}`, `/ui/metrics`, `/ui/events`, `/ui/audit`, `/ui/login`,
-    `/ui/approvals`, `/ui/admissions`, `/ui/access`, `/ui/policies`, `POST /ui/try/{name}`."""
+    `/ui/approvals`, `/ui/admissions`, `/ui/access`, `/ui/policies`, `/ui/contracts`, and
+    `POST /ui/try/{name}`."""
     pages = Pages(
         catalog,
         router,
@@ -204,5 +210,6 @@ def routes(
         access=access,
         trials=trials,
         policies=policies,
+        contracts=contracts,
     )
     return pages.routes()
