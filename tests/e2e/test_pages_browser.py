@@ -242,5 +242,5 @@ def test_make_and_revoke_a_key_register_an_agent_and_try_a_tool(page: Page, gove
     page.goto(f"{governed.base_url}/ui/tools/acme:items:read_item")
     page.fill('#try textarea[name="arguments"]', '{"item_id": "I-1"}')
     page.click("#try button")
-    assert page.get_attribute("#try-result", "data-status") == "success"
-    assert '"value": "one"' in page.inner_text("#try-envelope")
+    assert page.get_attribute("#call-result", "data-status") == "success"
+    assert '"value": "one"' in page.inner_text("#call-envelope")

@@ -40,7 +40,7 @@ def form_of(client: httpx2.Client, tool: str) -> dict[str, str]:
 
 
 def envelope(body: str) -> dict[str, object]:
-    found = re.search(r'<pre class="envelope" id="try-envelope"><code>(.*?)</code></pre>', body, re.S)
+    found = re.search(r'<pre class="envelope" id="call-envelope"><code>(.*?)</code></pre>', body, re.S)
     assert found is not None, "no envelope on the page"
     text = (
         found.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">").replace("&#x27;", "'")

@@ -114,7 +114,9 @@ from colonnade.surfaces.pages.access_view import AccessView
 from colonnade.surfaces.pages.admissions_view import AdmissionsView
 from colonnade.surfaces.pages.approvals_view import ApprovalsView
 from colonnade.surfaces.pages.audit_view import AuditView
+from colonnade.surfaces.pages.contracts_view import ContractsView
 from colonnade.surfaces.pages.login import Login
+from colonnade.surfaces.pages.policies_view import PoliciesView
 from colonnade.surfaces.pages.session_auth import with_page_sessions
 from colonnade.surfaces.pages.sessions import PageSessions
 from colonnade.surfaces.pages.try_tool import TryTool
@@ -597,6 +599,8 @@ class Gateway:
             admissions=admissions,
             access=AccessView(governance.key_admin, governance.agent_admin, governance.subscription_admin),
             trials=TryTool(self.catalog, self.calls, self.authorizer, self.manifests),
+            policies=PoliciesView(governance.policy, governance.reload_policy),
+            contracts=ContractsView(self.calls, served=bool(self.platform_tools)),
         )
         servers = ServersApi(
             self.servers, self.status, admin_api=server.admin_api, max_body_bytes=server.max_request_bytes

@@ -22,6 +22,7 @@ from colonnade.governance.policy.call_input import CallInputs
 from colonnade.governance.policy.decision import PolicyDecision
 from colonnade.governance.policy.engine import CompiledPolicy, PolicyError
 from colonnade.governance.policy.isolation import compiles_in_child
+from colonnade.governance.policy.rego_tests import RegoTestResult, run_rego_tests
 from colonnade.governance.policy.sources import (
     SHIPPED_POLICIES,
     PolicySet,
@@ -88,6 +89,11 @@ class PolicyGate:
         if policy_set is None:
             return False
         return self._swap(policy_set, await asyncio.to_thread(self._child_problem, policy_set))
+
+    def run_tests(self) -> list[RegoTestResult]:
+        """The `test_` rules of the `*_test.rego` files in the policy directories, with the policies
+        beside them (what `colonnade policy test` runs); raises PolicySourceError or PolicyError."""
+        return run_rego_tests(PolicySet.read(self.directories), self.data)
 
     def changed(self) -> bool:
         return fingerprint(self.directories) != self._seen

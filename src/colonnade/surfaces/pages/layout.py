@@ -21,10 +21,12 @@ __all__ = [
     "APPROVALS_PATH",
     "AUDIT_PATH",
     "CATALOG_PATH",
+    "CONTRACTS_PATH",
     "CSRF_FIELD",
     "LOGIN_PATH",
     "LOGOUT_PATH",
     "METRICS_PATH",
+    "POLICIES_PATH",
     "SECURITY_HEADERS",
     "TOOLS_PATH",
     "Visitor",
@@ -39,6 +41,8 @@ TOOLS_PATH = "/ui/tools"
 AUDIT_PATH = "/ui/audit"
 APPROVALS_PATH = "/ui/approvals"
 ACCESS_PATH = "/ui/access"
+POLICIES_PATH = "/ui/policies"
+CONTRACTS_PATH = "/ui/contracts"
 EVENTS_PATH = "/ui/events"
 LOGIN_PATH = "/ui/login"
 LOGOUT_PATH = "/ui/logout"
@@ -102,6 +106,8 @@ _NAV = (
     ("Catalog", CATALOG_PATH),
     ("Approvals", APPROVALS_PATH),
     ("Access", ACCESS_PATH),
+    ("Contracts", CONTRACTS_PATH),
+    ("Policies", POLICIES_PATH),
     ("Audit", AUDIT_PATH),
     ("Metrics", METRICS_PATH),
     ("Events", EVENTS_PATH),

@@ -29,6 +29,7 @@ from colonnade.surfaces.pages.admissions_view import AdmissionsView
 from colonnade.surfaces.pages.approvals_view import ApprovalsView
 from colonnade.surfaces.pages.audit_view import AuditView
 from colonnade.surfaces.pages.catalog_page import Visible, catalog_page
+from colonnade.surfaces.pages.contracts_view import ContractsView
 from colonnade.surfaces.pages.events_page import events_page, events_problem_page
 from colonnade.surfaces.pages.forms import visitor_of
 from colonnade.surfaces.pages.html import Html
@@ -43,6 +44,7 @@ from colonnade.surfaces.pages.layout import (
 )
 from colonnade.surfaces.pages.login import Login
 from colonnade.surfaces.pages.metrics_page import metrics_page
+from colonnade.surfaces.pages.policies_view import PoliciesView
 from colonnade.surfaces.pages.tool_page import tool_page, unknown_tool_page
 from colonnade.surfaces.pages.try_tool import TryTool, try_part
 
@@ -67,6 +69,8 @@ class Pages:
         admissions: AdmissionsView | None = None,
         access: AccessView | None = None,
         trials: TryTool | None = None,
+        policies: PoliciesView | None = None,
+        contracts: ContractsView | None = None,
     ) -> None:
         self.catalog = catalog
         self.router = router
@@ -80,6 +84,8 @@ class Pages:
         self.admissions = admissions
         self.access = access
         self.trials = trials
+        self.policies = policies
+        self.contracts = contracts
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -97,6 +103,8 @@ class Pages:
             *(self.admissions.routes() if self.admissions is not None else []),
             *(self.access.routes() if self.access is not None else []),
             *([Route(self.trials.route_path(), self.trials.run, methods=["POST"])] if self.trials else []),
+            *(self.policies.routes() if self.policies is not None else []),
+            *(self.contracts.routes() if self.contracts is not None else []),
         ]
 
     async def home(self, _: Request) -> Response:
@@ -182,9 +190,12 @@ def routes(
     admissions: AdmissionsView | None = None,
     access: AccessView | None = None,
     trials: TryTool | None = None,
+    policies: PoliciesView | None = None,
+    contracts: ContractsView | None = None,
 ) -> list[BaseRoute]:
     """`/`, `/ui/catalog`, `/ui/tools/{name}`, `/ui/metrics`, `/ui/events`, `/ui/audit`, `/ui/login`,
-    `/ui/approvals`, `/ui/admissions`, `/ui/access`."""
+    `/ui/approvals`, `/ui/admissions`, `/ui/access`, `/ui/policies`, `/ui/contracts`, and
+    `POST /ui/try/{name}`."""
     pages = Pages(
         catalog,
         router,
@@ -198,5 +209,7 @@ def routes(
         admissions=admissions,
         access=access,
         trials=trials,
+        policies=policies,
+        contracts=contracts,
     )
     return pages.routes()

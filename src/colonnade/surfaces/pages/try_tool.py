@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from colonnade.calls.envelope import CallConstraints, CallRequest, CallResult
+from colonnade.calls.envelope import CallConstraints, CallRequest
 from colonnade.calls.manifest import Manifests
 from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog
@@ -25,9 +25,10 @@ from colonnade.contracts.model import SideEffects
 from colonnade.governance.authorization import Authorizer, permits
 from colonnade.governance.tool_lookup import find_tool
 from colonnade.surfaces.edge import principal_of_scope
+from colonnade.surfaces.pages.call_outcome import call_outcome
 from colonnade.surfaces.pages.forms import csrf_refusal, form_fields, visitor_of
 from colonnade.surfaces.pages.html import Html, join, tag
-from colonnade.surfaces.pages.layout import APPROVALS_PATH, Visitor, csrf_input, page_response
+from colonnade.surfaces.pages.layout import Visitor, csrf_input, page_response
 from colonnade.surfaces.pages.tool_page import tool_page
 
 __all__ = ["TRY_PATH", "TryTool", "try_form", "try_part"]
@@ -107,7 +108,7 @@ class TryTool:
             constraints=CallConstraints(idempotency_key=fields.get("idempotency_key") or None),
         )
         result = await self.calls.call(call, principal)
-        return await self._page(found, visitor, _outcome(result), text)
+        return await self._page(found, visitor, call_outcome(result), text)
 
     async def _page(
         self, tool: Tool, visitor: Visitor | None, outcome: Html, text: str, status: int = 200
@@ -127,28 +128,3 @@ def _arguments(text: str) -> dict[str, Any] | str:
     if not isinstance(value, dict):
         return f"The arguments are one JSON object ({{...}}), not a {type(value).__name__}."
     return value
-
-
-def _outcome(result: CallResult) -> Html:
-    error = result.error
-    said: list[Any] = [f"The call answered {result.status.value}"]
-    if error is not None:
-        said.append(join(": ", tag("code", error.code), f" {error.message}"))
-    link = None
-    if result.pending is not None and result.pending.reason == "awaiting_approval":
-        link = tag(
-            "p", "It waits for a person's approval: ", tag("a", "the approvals", href=APPROVALS_PATH), "."
-        )
-    envelope = json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False)
-    return join(
-        tag(
-            "p",
-            *said,
-            ".",
-            class_="error" if error is not None else "note",
-            id="try-result",
-            data_status=result.status.value,
-        ),
-        link,
-        tag("pre", tag("code", envelope), class_="envelope", id="try-envelope"),
-    )

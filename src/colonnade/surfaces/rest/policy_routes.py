@@ -15,9 +15,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from colonnade.governance.operators import may_reload_policies
 from colonnade.governance.personas import Scope
 from colonnade.governance.policy.gate import PolicyGate
-from colonnade.governance.principal import PrincipalKind
 from colonnade.surfaces.edge import principal_of_scope
 from colonnade.surfaces.rest.render import error_response, json_response
 
@@ -42,7 +42,7 @@ class PolicyRoutes:
 
     async def reload(self, request: Request) -> Response:
         principal = principal_of_scope(request.scope)
-        if principal.kind is not PrincipalKind.ANONYMOUS and not principal.has(Scope.SECURITY_WRITE):
+        if not may_reload_policies(principal):
             return error_response(
                 "A-AUTH-SCOPE",
                 "reloading the policies needs the colonnade:security:write scope",

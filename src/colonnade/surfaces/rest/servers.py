@@ -44,7 +44,6 @@ class ServerAdmin(Protocol):
     async def restart(self, name: str) -> None: ...
 
 
-
 class ServersApi:
     def __init__(
         self,
