@@ -2,8 +2,8 @@
 
 A product owner of team-a pastes a new contract (served at once, its tools in the catalog),
 deprecates it (no longer served) and asks to undeploy an API (destructive: it parks for approval,
-and the API is still served). A consumer's publish is refused (the tool is not for its persona, so it is unknown to it); a document
-that is not YAML is a 400 that says where, before any call.
+and the API is still served). A consumer's publish is refused (the tool is not for its persona, so
+it is unknown to it); a document that is not YAML is a 400 that says where, before any call.
 """
 
 from __future__ import annotations

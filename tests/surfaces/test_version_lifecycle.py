@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from colonnade.calls.stages.resolve import SUNSET
 from colonnade.catalog.tool import META_DEPRECATION
@@ -125,6 +126,50 @@ def test_the_same_over_mcp(running: RunningGateway) -> None:
 
     assert newest.is_error is False
     assert (newest.meta or {})["colonnade/result"]["warnings"] == []
+
+
+def test_tools_list_shows_a_pinned_callers_version(running: RunningGateway) -> None:
+    """`_meta["colonnade/request"].tool_versions` on tools/list: the pinned API's tools are those of
+    the version the pin matches; other APIs and unpinned callers see the newest."""
+    url = f"{str(running.client.base_url).rstrip('/')}/mcp"
+
+    def names(tools: list[Any]) -> dict[str, str]:
+        return {
+            t.meta["colonnade/canonical_name"]: t.meta.get("colonnade/contract_version", "")
+            for t in tools
+            if t.meta and t.meta.get("colonnade/canonical_name", "").startswith("acme:orders:")
+        }
+
+    async def main() -> tuple[Any, ...]:
+        async with Client(url) as client:
+            newest = (await client.list_tools(cache_mode="bypass")).tools
+            major_one = (
+                await client.list_tools(
+                    meta={"colonnade/request": {"tool_versions": {"acme:orders": "^1"}}}, cache_mode="bypass"
+                )
+            ).tools
+            exact = (
+                await client.list_tools(
+                    meta={"colonnade/request": {"tool_versions": {"acme:orders": "1.0.0"}}},
+                    cache_mode="bypass",
+                )
+            ).tools
+            with pytest.raises(MCPError, match="tool_versions"):
+                await client.list_tools(
+                    meta={"colonnade/request": {"tool_versions": {"orders": "^1"}}}, cache_mode="bypass"
+                )
+            with pytest.raises(MCPError, match=r"tool_versions\[.acme:orders.\]"):
+                await client.list_tools(
+                    meta={"colonnade/request": {"tool_versions": {"acme:orders": "one"}}}, cache_mode="bypass"
+                )
+            return newest, major_one, exact
+
+    newest, major_one, exact = running.run(main())
+    assert SEARCH_V2 in names(newest) and LIST_V1 not in names(newest)
+    assert LIST_V1 in names(major_one) and SEARCH_V2 not in names(major_one)
+    assert set(names(major_one).values()) == {"1.1.0"} and set(names(exact).values()) == {"1.0.0"}
+    # each pinned tool once, beside the gateway's own tools
+    assert len(major_one) == len({t.name for t in major_one})
 
 
 def test_a_restarted_gateway_holds_every_version(tmp_path: Path, backend_url: str) -> None:

@@ -36,7 +36,7 @@ from colonnade.catalog.naming import WireProfile, split_canonical, wire_name_pat
 from colonnade.catalog.projection import project_contract
 from colonnade.catalog.tool import Tool
 from colonnade.contracts.model import Contract, ContractStatus
-from colonnade.contracts.semver import parse_semver
+from colonnade.contracts.semver import VersionRange, parse_semver
 
 __all__ = ["ApiVersion", "Catalog", "CatalogChange", "Listener"]
 
@@ -160,6 +160,15 @@ class Catalog:
                 if name in (tool.canonical_name, tool.wire_name) and _is_semver(tool.version):
                     found.setdefault(tool.version, tool)
         return found
+
+    def pinned(self, tenant: str, api: str, wanted: VersionRange) -> tuple[str, tuple[Tool, ...]] | None:
+        """The highest published version of an API that `wanted` matches (deprecated ones included, as
+        for a pinned call) and its tools; None when none matches."""
+        versions = self._apis.get((tenant, api), {})
+        matching = sorted((v for v in versions if wanted.matches(v)), key=parse_semver)
+        if not matching:
+            return None
+        return matching[-1], versions[matching[-1]].tools
 
     def page(
         self, cursor: str | None, limit: int, include: Callable[[Tool], bool] | None = None

@@ -61,6 +61,7 @@ from colonnade.surfaces.mcp.resource_handlers import ResourceHandlers
 from colonnade.surfaces.mcp.routing import DynamicToolList, RoutingMetaError, RoutingRequest
 from colonnade.surfaces.mcp.sdk_spans import drop_idle_sdk_spans
 from colonnade.surfaces.mcp.session_records import SessionRecord
+from colonnade.surfaces.mcp.version_pins import VersionPins, VersionPinsError
 
 __all__ = ["DEFAULT_PAGE_SIZE", "McpSurface"]
 
@@ -192,11 +193,17 @@ class McpSurface:
             if routed is not None:
                 return types.ListToolsResult(tools=[*(tool.to_mcp() for tool in routed), *meta_tools])
         include = tool_filter(self.authorizer.visible(principal))
+        pins = _version_pins(params.meta if params is not None else None)
+        pinned: list[Tool] = []
+        if pins is not None:
+            if cursor is None:  # the pinned versions' tools open the listing, as the meta tools do
+                pinned = [tool for tool in pins.tools(self.catalog) if include is None or include(tool)]
+            include = pins.listing_filter(include)
         try:
             tools, next_cursor = self.catalog.page(cursor, self.page_size, include)
         except ValueError as exc:
             raise MCPError(types.INVALID_PARAMS, f"invalid cursor: {exc}") from None
-        listed = [*meta_tools, *(tool.to_mcp() for tool in tools)]
+        listed = [*meta_tools, *(tool.to_mcp() for tool in (*pinned, *tools))]
         return types.ListToolsResult(tools=listed, next_cursor=next_cursor)
 
     async def _call_tool(
@@ -310,6 +317,13 @@ def _caller(channel: Channel) -> CallerRelay:
     relay = channel.relay
     assert isinstance(relay, CallerRelay), "this surface's channels build its callers' relays"
     return relay
+
+
+def _version_pins(meta: Any) -> VersionPins | None:
+    try:
+        return VersionPins.from_meta(meta)
+    except VersionPinsError as exc:
+        raise MCPError(types.INVALID_PARAMS, str(exc)) from None
 
 
 def _routing_request(meta: Any) -> RoutingRequest | None:
