@@ -117,6 +117,7 @@ from colonnade.surfaces.pages.audit_view import AuditView
 from colonnade.surfaces.pages.contracts_view import ContractsView
 from colonnade.surfaces.pages.login import Login
 from colonnade.surfaces.pages.policies_view import PoliciesView
+from colonnade.surfaces.pages.servers_view import ServersView
 from colonnade.surfaces.pages.session_auth import with_page_sessions
 from colonnade.surfaces.pages.sessions import PageSessions
 from colonnade.surfaces.pages.try_tool import TryTool
@@ -601,6 +602,7 @@ class Gateway:
             trials=TryTool(self.catalog, self.calls, self.authorizer, self.manifests),
             policies=PoliciesView(governance.policy, governance.reload_policy),
             contracts=ContractsView(self.calls, served=bool(self.platform_tools)),
+            servers=ServersView(self.servers, admin_api=server.admin_api),
         )
         servers = ServersApi(
             self.servers, self.status, admin_api=server.admin_api, max_body_bytes=server.max_request_bytes

@@ -33,9 +33,7 @@ async def _not_found(request: Request, exc: Exception) -> Response:
             tag("p", tag("a", "Back to the catalog", href=CATALOG_PATH)),
         )
         return page_response(page, 404)
-    return error_response(
-        "I-REQ-UNKNOWN-ROUTE", f"no route serves {request.method} {path}", 404, path=path
-    )
+    return error_response("I-REQ-UNKNOWN-ROUTE", f"no route serves {request.method} {path}", 404, path=path)
 
 
 async def _method_not_allowed(request: Request, exc: Exception) -> Response:

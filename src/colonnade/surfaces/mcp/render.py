@@ -28,7 +28,6 @@ __all__ = [
 ]
 
 
-
 DRY_RUN_TEXT = (
     "dry run passed: the call is valid and authorized, and was not executed (call again without "
     '_meta["colonnade/dry_run"] to run it)'

@@ -28,6 +28,7 @@ __all__ = [
     "METRICS_PATH",
     "POLICIES_PATH",
     "SECURITY_HEADERS",
+    "SERVERS_PATH",
     "TOOLS_PATH",
     "Visitor",
     "csrf_input",
@@ -43,6 +44,7 @@ APPROVALS_PATH = "/ui/approvals"
 ACCESS_PATH = "/ui/access"
 POLICIES_PATH = "/ui/policies"
 CONTRACTS_PATH = "/ui/contracts"
+SERVERS_PATH = "/ui/servers"
 EVENTS_PATH = "/ui/events"
 LOGIN_PATH = "/ui/login"
 LOGOUT_PATH = "/ui/logout"
@@ -107,6 +109,7 @@ _NAV = (
     ("Approvals", APPROVALS_PATH),
     ("Access", ACCESS_PATH),
     ("Contracts", CONTRACTS_PATH),
+    ("Servers", SERVERS_PATH),
     ("Policies", POLICIES_PATH),
     ("Audit", AUDIT_PATH),
     ("Metrics", METRICS_PATH),

@@ -45,6 +45,7 @@ from colonnade.surfaces.pages.layout import (
 from colonnade.surfaces.pages.login import Login
 from colonnade.surfaces.pages.metrics_page import metrics_page
 from colonnade.surfaces.pages.policies_view import PoliciesView
+from colonnade.surfaces.pages.servers_view import ServersView
 from colonnade.surfaces.pages.tool_page import tool_page, unknown_tool_page
 from colonnade.surfaces.pages.try_tool import TryTool, try_part
 
@@ -71,6 +72,7 @@ class Pages:
         trials: TryTool | None = None,
         policies: PoliciesView | None = None,
         contracts: ContractsView | None = None,
+        servers: ServersView | None = None,
     ) -> None:
         self.catalog = catalog
         self.router = router
@@ -86,6 +88,7 @@ class Pages:
         self.trials = trials
         self.policies = policies
         self.contracts = contracts
+        self.servers = servers
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -105,6 +108,7 @@ class Pages:
             *([Route(self.trials.route_path(), self.trials.run, methods=["POST"])] if self.trials else []),
             *(self.policies.routes() if self.policies is not None else []),
             *(self.contracts.routes() if self.contracts is not None else []),
+            *(self.servers.routes() if self.servers is not None else []),
         ]
 
     async def home(self, _: Request) -> Response:
@@ -192,9 +196,10 @@ def routes(
     trials: TryTool | None = None,
     policies: PoliciesView | None = None,
     contracts: ContractsView | None = None,
+    servers: ServersView | None = None,
 ) -> list[BaseRoute]:
     """`/`, `/ui/catalog`, `/ui/tools/{name}`, `/ui/metrics`, `/ui/events`, `/ui/audit`, `/ui/login`,
-    `/ui/approvals`, `/ui/admissions`, `/ui/access`, `/ui/policies`, `/ui/contracts`, and
+    `/ui/approvals`, `/ui/admissions`, `/ui/access`, `/ui/policies`, `/ui/contracts`, `/ui/servers` and
     `POST /ui/try/{name}`."""
     pages = Pages(
         catalog,
@@ -211,5 +216,6 @@ def routes(
         trials=trials,
         policies=policies,
         contracts=contracts,
+        servers=servers,
     )
     return pages.routes()

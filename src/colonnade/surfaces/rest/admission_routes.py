@@ -27,7 +27,6 @@ from colonnade.surfaces.rest.render import error_response, json_response
 __all__ = ["AdmissionRoutes", "ToolAdmissionAdmin"]
 
 
-
 class ToolAdmissionAdmin(Protocol):
     """What the routes need from the gateway's servers (the runtime's `Servers`)."""
 

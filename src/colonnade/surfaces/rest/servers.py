@@ -12,15 +12,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from colonnade.config import McpServerSettings, server_definition_problems
+from colonnade.config import McpServerSettings
 from colonnade.governance.operators import may_administer
 from colonnade.surfaces.edge import principal_of_scope
 from colonnade.surfaces.envelope_parsing import DEFAULT_MAX_BODY_BYTES, EnvelopeRejection, read_body
+from colonnade.surfaces.new_server import ServerRefused, checked_server
 from colonnade.surfaces.rest.render import error_response, json_response
 
 __all__ = ["ServerAdmin", "ServersApi"]
@@ -90,18 +90,10 @@ class ServersApi:
         body = await read_body(request, self.max_body_bytes)
         if isinstance(body, EnvelopeRejection):
             return error_response(body.code, body.message, body.http_status)
-        try:
-            settings = McpServerSettings.model_validate_json(body)
-        except ValidationError as exc:
-            problems = server_definition_problems(exc)
-            return error_response("I-REQ-SERVER-CONFIG", "; ".join(problems), 400, problems=problems)
-        if self._status_of(settings.name) is not None:
-            return error_response(
-                "I-REQ-SERVER-EXISTS", f"a server named {settings.name!r} is configured already", 409
-            )
-        missing = self.servers.unstartable(settings)
-        if missing is not None:
-            return error_response("I-REQ-SERVER-CONFIG", missing, 400, problems=[f"command: {missing}"])
+        settings = checked_server(self.servers, body)
+        if isinstance(settings, ServerRefused):
+            extra = {"problems": settings.problems} if settings.problems else {}
+            return error_response(settings.code, settings.message, settings.http_status, **extra)
         await self.servers.add(settings)
         return json_response(self._status_of(settings.name), status_code=201)
 
