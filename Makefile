@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install browser haproxy run replicas replicas-stop test check lint typecheck unit schemas bench clean dense-probe
+.PHONY: install browser haproxy rust-crates run replicas replicas-stop test check lint typecheck unit schemas bench clean dense-probe
 
 # The first install takes about 2 minutes: scripts/install_progress.py says what it installs and
 # shows pip's progress on one line (plain lines in CI); pip's full output is in .venv/install.log.
@@ -27,6 +27,19 @@ browser:
 		  || { apt-get update -q >/dev/null 2>&1 \
 		       && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1; }; } \
 		|| echo "chromium could not be installed: the browser tests will skip"; \
+	fi
+
+# The Rust envelope types (clients/rust) build offline from Debian's serde crates: installed here
+# when cargo is present and they are missing, as root with apt-get; elsewhere their tests skip.
+RUST_CRATES := /usr/share/cargo/registry
+rust-crates:
+	@if command -v cargo >/dev/null 2>&1 && ! ls -d $(RUST_CRATES)/serde_json-1.* >/dev/null 2>&1 \
+	    && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "installing Debian's serde crates for the Rust client's tests (apt-get)"; \
+		{ DEBIAN_FRONTEND=noninteractive apt-get install -y -q librust-serde-dev librust-serde-derive-dev librust-serde-json-dev >/dev/null 2>&1 \
+		  || { apt-get update -q >/dev/null 2>&1 \
+		       && DEBIAN_FRONTEND=noninteractive apt-get install -y -q librust-serde-dev librust-serde-derive-dev librust-serde-json-dev >/dev/null 2>&1; }; } \
+		|| echo "the serde crates could not be installed: the Rust client's tests will skip"; \
 	fi
 
 # `make run PORT=9765 BACKEND_PORT=9766` moves the gateway and the demo backend; without PORT the
@@ -61,7 +74,7 @@ replicas-stop:
 	$(BIN)/python scripts/replicas.py down
 
 lint: install
-	$(BIN)/ruff check src tests bench examples
+	$(BIN)/ruff check src tests bench examples clients
 	$(BIN)/lint-imports
 
 typecheck: install
@@ -76,11 +89,11 @@ XDIST := -n $(JOBS) --dist loadfile
 
 # The fast tier, for the edit-test loop: under 3 minutes on a 2-core machine.
 check: install
-	$(BIN)/ruff check src tests bench examples
+	$(BIN)/ruff check src tests bench examples clients
 	$(BIN)/pytest -q -m fast $(XDIST)
 
 # Every tier; what CI and the README run.
-unit: install browser haproxy
+unit: install browser haproxy rust-crates
 	$(BIN)/pytest $(XDIST)
 
 test: lint typecheck unit
