@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 
-__all__ = ["csrf_token", "form_token", "log_in", "page_client"]
+if TYPE_CHECKING:
+    from tests.support.governed import Governed
+
+__all__ = ["csrf_token", "form_token", "log_in", "page_client", "person"]
 
 
 def page_client(base_url: str) -> httpx2.Client:
@@ -34,3 +40,12 @@ def log_in(client: httpx2.Client, credential: str, next_path: str = "/ui/catalog
         "next": next_path,
     }
     return client.post("/ui/login", data=fields)
+
+
+@contextmanager
+def person(governed: Governed, sub: str, persona: str = "admin", **claims: Any) -> Iterator[httpx2.Client]:
+    """A page client of `governed` logged in as user `sub` with that persona (token claims as
+    `Governed.token` takes them: tenant, team, scopes...)."""
+    with page_client(governed.base_url) as client:
+        assert log_in(client, governed.token(persona, sub=sub, **claims)).status_code == 303
+        yield client

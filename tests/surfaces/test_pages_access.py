@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
 
 import httpx2
 import pytest
 
 from colonnade.governance.audit import EventKind
 from tests.support.governed import Governed, governed_gateway
-from tests.support.page_login import csrf_token, log_in, page_client
+from tests.support.page_login import csrf_token, person
 
 
 @pytest.fixture(scope="module")
@@ -27,15 +26,6 @@ def governed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Governed]:
         tmp_path_factory.mktemp("pages-access"), subscription_approval=["acme:lab"]
     ) as running:
         yield running
-
-
-@contextmanager
-def person(
-    governed: Governed, sub: str, persona: str = "admin", team: str | None = None
-) -> Iterator[httpx2.Client]:
-    with page_client(governed.base_url) as client:
-        assert log_in(client, governed.token(persona, sub=sub, team=team)).status_code == 303
-        yield client
 
 
 def post(client: httpx2.Client, path: str, **fields: str) -> httpx2.Response:
@@ -125,7 +115,7 @@ def test_a_product_owner_approves_a_subscription_on_the_page(governed: Governed)
 
     with (
         person(governed, "fay", persona="consumer") as fay,
-        person(governed, "owen", "product_owner", "team-a") as owen,
+        person(governed, "owen", "product_owner", team="team-a") as owen,
     ):
         assert post(fay, "/ui/access/subscriptions", api="acme:lab").status_code == 303
         ((sid, state),) = states(fay).items()

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
 
 import httpx2
 import pytest
 import yaml
 
 from tests.support.governed import Governed, governed_gateway
-from tests.support.page_login import csrf_token, log_in, page_client
+from tests.support.page_login import csrf_token, person
 from tests.support.tenant_contracts import tenant_contract
 
 
@@ -25,13 +24,6 @@ from tests.support.tenant_contracts import tenant_contract
 def governed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Governed]:
     with governed_gateway(tmp_path_factory.mktemp("pages-contracts")) as running:
         yield running
-
-
-@contextmanager
-def person(governed: Governed, sub: str, persona: str, team: str | None = None) -> Iterator[httpx2.Client]:
-    with page_client(governed.base_url) as client:
-        assert log_in(client, governed.token(persona, sub=sub, team=team)).status_code == 303
-        yield client
 
 
 def post(client: httpx2.Client, path: str, **fields: str) -> httpx2.Response:
@@ -56,7 +48,7 @@ def notes_contract(governed: Governed) -> str:
 
 
 def test_a_product_owner_publishes_then_deprecates(governed: Governed) -> None:
-    with person(governed, "owen", "product_owner", "team-a") as owen:
+    with person(governed, "owen", "product_owner", team="team-a") as owen:
         page = owen.get("/ui/contracts")
         assert (
             page.status_code == 200 and 'data-api="acme:items"' in page.text and 'id="publish"' in page.text
@@ -70,7 +62,7 @@ def test_a_product_owner_publishes_then_deprecates(governed: Governed) -> None:
 
 
 def test_undeploying_waits_for_approval(governed: Governed) -> None:
-    with person(governed, "owen", "product_owner", "team-a") as owen:
+    with person(governed, "owen", "product_owner", team="team-a") as owen:
         asked = post(owen, "/ui/contracts/undeploy", api="acme:lab")
     assert status_of(asked.text) == "pending" and 'href="/ui/approvals"' in asked.text
     assert served(governed, "acme:lab")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx2
@@ -17,7 +16,7 @@ import pytest
 
 from colonnade.config import PolicySettings
 from tests.support.governed import Governed, governed_gateway
-from tests.support.page_login import csrf_token, log_in, page_client
+from tests.support.page_login import csrf_token, person
 
 pytestmark = pytest.mark.integration  # the gateway compiles the operator's policies in a child process
 
@@ -57,13 +56,6 @@ def governed(tmp_path_factory: pytest.TempPathFactory, folder: Path) -> Iterator
     settings = PolicySettings(directories=[folder], reload_interval_s=0)
     with governed_gateway(tmp_path_factory.mktemp("pages-policies-gw"), policy=settings) as running:
         yield running
-
-
-@contextmanager
-def person(governed: Governed, sub: str, persona: str) -> Iterator[httpx2.Client]:
-    with page_client(governed.base_url) as client:
-        assert log_in(client, governed.token(persona, sub=sub)).status_code == 303
-        yield client
 
 
 def post(client: httpx2.Client, path: str) -> httpx2.Response:

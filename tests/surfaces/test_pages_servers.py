@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx2
@@ -20,7 +19,7 @@ import pytest
 from tests.support.governed import Governed, governed_gateway
 from tests.support.machine_load import patient
 from tests.support.mcp_servers import reference_http
-from tests.support.page_login import csrf_token, log_in, page_client
+from tests.support.page_login import csrf_token, person
 
 pytestmark = pytest.mark.e2e
 
@@ -36,13 +35,6 @@ def governed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Governed]:
     tmp: Path = tmp_path_factory.mktemp("pages-servers")
     with governed_gateway(tmp, server={"admin_api": True}) as running:
         yield running
-
-
-@contextmanager
-def person(governed: Governed, sub: str, persona: str = "admin") -> Iterator[httpx2.Client]:
-    with page_client(governed.base_url) as client:
-        assert log_in(client, governed.token(persona, sub=sub)).status_code == 303
-        yield client
 
 
 def post(client: httpx2.Client, path: str, **fields: str) -> httpx2.Response:

@@ -11,26 +11,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
 
 import httpx2
 import pytest
 
 from tests.support.governed import Governed, governed_gateway
-from tests.support.page_login import csrf_token, form_token, log_in, page_client
+from tests.support.page_login import csrf_token, form_token, person
 
 
 @pytest.fixture(scope="module")
 def governed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Governed]:
     with governed_gateway(tmp_path_factory.mktemp("pages-try")) as running:
         yield running
-
-
-@contextmanager
-def person(governed: Governed, sub: str, persona: str = "admin") -> Iterator[httpx2.Client]:
-    with page_client(governed.base_url) as client:
-        assert log_in(client, governed.token(persona, sub=sub)).status_code == 303
-        yield client
 
 
 def form_of(client: httpx2.Client, tool: str) -> dict[str, str]:

@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from colonnade.surfaces.pages.html import Child, Html, join, tag
-from colonnade.surfaces.pages.layout import ACCESS_PATH, Visitor, csrf_input, document
+from colonnade.surfaces.pages.layout import ACCESS_PATH, Visitor, csrf_input, document, post_button
 
 __all__ = ["ACCESS_PATH", "AccessListing", "access_page", "access_url"]
 
@@ -84,17 +84,6 @@ def _table(headings: Sequence[str], rows: Sequence[Html], empty: str) -> Html:
     return tag("table", tag("tr", *(tag("th", h) for h in headings)), *rows)
 
 
-def _button(visitor: Visitor | None, action: str, label: str, css: str = "decide") -> Html:
-    return tag(
-        "form",
-        csrf_input(visitor),
-        tag("button", label, type="submit"),
-        method="post",
-        action=action,
-        class_=css,
-    )
-
-
 def _keys(listing: AccessListing, visitor: Visitor | None, can_post: bool) -> Html:
     rows = [
         tag(
@@ -135,8 +124,8 @@ def _keys(listing: AccessListing, visitor: Visitor | None, can_post: bool) -> Ht
 
 def _key_forms(key: Mapping[str, Any], visitor: Visitor | None) -> Html:
     return join(
-        _button(visitor, access_url("keys", key["id"], "rotate"), "Rotate"),
-        _button(visitor, access_url("keys", key["id"], "revoke"), "Revoke"),
+        post_button(visitor, access_url("keys", key["id"], "rotate"), "Rotate"),
+        post_button(visitor, access_url("keys", key["id"], "revoke"), "Revoke"),
     )
 
 
@@ -158,7 +147,7 @@ def _agents(listing: AccessListing, visitor: Visitor | None, can_post: bool) -> 
             tag("td", _state(agent)),
             tag(
                 "td",
-                _button(visitor, access_url("agents", agent["id"], "revoke"), "Revoke")
+                post_button(visitor, access_url("agents", agent["id"], "revoke"), "Revoke")
                 if can_post and not agent.get("revoked_at")
                 else None,
             ),
@@ -220,12 +209,12 @@ def _subscription_forms(record: Mapping[str, Any], visitor: Visitor | None) -> H
     state, sid = record.get("state"), record["id"]
     if state == "pending":
         return join(
-            _button(visitor, access_url("subscriptions", sid, "approve"), "Approve"),
-            _button(visitor, access_url("subscriptions", sid, "reject"), "Reject"),
-            _button(visitor, access_url("subscriptions", sid, "revoke"), "Withdraw"),
+            post_button(visitor, access_url("subscriptions", sid, "approve"), "Approve"),
+            post_button(visitor, access_url("subscriptions", sid, "reject"), "Reject"),
+            post_button(visitor, access_url("subscriptions", sid, "revoke"), "Withdraw"),
         )
     if state == "active":
-        return _button(visitor, access_url("subscriptions", sid, "revoke"), "Revoke")
+        return post_button(visitor, access_url("subscriptions", sid, "revoke"), "Revoke")
     return None
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from colonnade.surfaces.pages.html import Child, Html, join, tag
-from colonnade.surfaces.pages.layout import APPROVALS_PATH, Visitor, csrf_input, document
+from colonnade.surfaces.pages.layout import APPROVALS_PATH, Visitor, document, post_button
 
 __all__ = ["ADMISSIONS_PATH", "admissions_page", "admit_url"]
 
@@ -131,11 +131,4 @@ def _findings(findings: Sequence[Mapping[str, Any]]) -> Html:
 
 
 def _admit_form(server: str, tool: str, visitor: Visitor | None) -> Html:
-    return tag(
-        "form",
-        csrf_input(visitor),
-        tag("button", "Approve this definition", type="submit", class_="approve"),
-        method="post",
-        action=admit_url(server, tool),
-        class_="decide",
-    )
+    return post_button(visitor, admit_url(server, tool), "Approve this definition")

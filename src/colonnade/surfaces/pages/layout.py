@@ -34,6 +34,7 @@ __all__ = [
     "csrf_input",
     "document",
     "page_response",
+    "post_button",
 ]
 
 CATALOG_PATH = "/ui/catalog"
@@ -130,6 +131,19 @@ def csrf_input(visitor: Visitor | None) -> Html | None:
     if visitor is None or visitor.csrf_token is None:
         return None
     return tag("input", type="hidden", name=CSRF_FIELD, value=visitor.csrf_token)
+
+
+def post_button(visitor: Visitor | None, action: str, label: str, *, id: str | None = None) -> Html:
+    """A form of one button that POSTs to `action` with the session's CSRF token (no other field)."""
+    return tag(
+        "form",
+        csrf_input(visitor),
+        tag("button", label, type="submit"),
+        method="post",
+        action=action,
+        class_="decide",
+        id=id,
+    )
 
 
 def _visitor_part(visitor: Visitor | None) -> Html | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from colonnade.surfaces.pages.html import Child, Html, join, tag
-from colonnade.surfaces.pages.layout import POLICIES_PATH, Visitor, csrf_input, document
+from colonnade.surfaces.pages.layout import POLICIES_PATH, Visitor, document, post_button
 
 __all__ = ["TestRow", "policies_page"]
 
@@ -70,29 +70,9 @@ def _status(status: Mapping[str, Any]) -> Html:
 def _forms(visitor: Visitor | None, can_post: bool, may_reload: bool) -> Html | None:
     if not can_post:
         return tag("p", "Log in to reload or test the policies.", class_="muted")
-    reload = (
-        tag(
-            "form",
-            csrf_input(visitor),
-            tag("button", "Reload the policy files", type="submit"),
-            method="post",
-            action=POLICIES_PATH + "/reload",
-            class_="decide",
-            id="reload",
-        )
-        if may_reload
-        else None
-    )
-    test = tag(
-        "form",
-        csrf_input(visitor),
-        tag("button", "Run the policy tests", type="submit"),
-        method="post",
-        action=POLICIES_PATH + "/test",
-        class_="decide",
-        id="test",
-    )
-    return join(tag("h2", "Act"), reload, test)
+    reload = post_button(visitor, POLICIES_PATH + "/reload", "Reload the policy files", id="reload")
+    test = post_button(visitor, POLICIES_PATH + "/test", "Run the policy tests", id="test")
+    return join(tag("h2", "Act"), reload if may_reload else None, test)
 
 
 def _tests(tests: Sequence[TestRow] | None) -> Html | None:

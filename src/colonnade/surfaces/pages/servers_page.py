@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 from colonnade.surfaces.pages.html import Child, Html, join, tag
-from colonnade.surfaces.pages.layout import SERVERS_PATH, Visitor, csrf_input, document
+from colonnade.surfaces.pages.layout import SERVERS_PATH, Visitor, csrf_input, document, post_button
 
 __all__ = ["servers_page"]
 
@@ -61,8 +61,8 @@ def _row(server: Mapping[str, Any], visitor: Visitor | None, forms: bool) -> Htm
     actions = None
     if forms:
         actions = join(
-            _button(visitor, f"{SERVERS_PATH}/{quote(name, safe='')}/restart", "Restart"),
-            _button(visitor, f"{SERVERS_PATH}/{quote(name, safe='')}/remove", "Remove"),
+            post_button(visitor, f"{SERVERS_PATH}/{quote(name, safe='')}/restart", "Restart"),
+            post_button(visitor, f"{SERVERS_PATH}/{quote(name, safe='')}/remove", "Remove"),
         )
     return tag(
         "tr",
@@ -75,17 +75,6 @@ def _row(server: Mapping[str, Any], visitor: Visitor | None, forms: bool) -> Htm
         tag("td", server.get("last_error") or "—", class_="why"),
         tag("td", actions),
         data_server=name,
-    )
-
-
-def _button(visitor: Visitor | None, action: str, label: str) -> Html:
-    return tag(
-        "form",
-        csrf_input(visitor),
-        tag("button", label, type="submit"),
-        method="post",
-        action=action,
-        class_="decide",
     )
 
 
