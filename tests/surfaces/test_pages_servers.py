@@ -78,6 +78,7 @@ def test_add_restart_and_remove_a_server_through_the_page(governed: Governed, re
             ),
             "the server restarted",
         )
+        until(lambda: 'data-state="ready"' in alice.get("/ui/servers").text, "the restarted server ready")
         assert post(alice, "/ui/servers/ref/remove").status_code == 303
     until(lambda: served(governed, "ref") == 0, "the removed server's tools no longer served")
     assert all(s["name"] != "ref" for s in governed.running.gateway.servers.status())

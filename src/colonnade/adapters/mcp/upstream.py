@@ -51,6 +51,8 @@ __all__ = ["Upstream", "UpstreamState", "UpstreamStatus"]
 logger = logging.getLogger("colonnade.servers")
 
 _CLIENT_INFO = types.Implementation(name="colonnade", version=__version__)
+_STOP_WAIT_S = 10.0
+"""How long `stop` waits for the session's task to end after cancelling it."""
 _FOLLOW_AGAIN_S = 1.0
 """How soon a resource subscription of the 2026-07-28 era is opened again after it ended."""
 ToolsListener = Callable[["Upstream", tuple[types.Tool, ...]], None]
@@ -152,11 +154,20 @@ class Upstream:
             self._task = asyncio.create_task(self._supervise(), name=f"colonnade-mcp-{self.name}")
 
     async def stop(self) -> None:
+        """Stop the session's task; a task whose clean-up does not end within `_STOP_WAIT_S` (a
+        transport closing a stream the server keeps open) is left to finish on its own."""
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            done, _ = await asyncio.wait({task}, timeout=_STOP_WAIT_S)
+            if not done:
+                logger.warning(
+                    "server %s: its session did not close within %.0f s; left closing",
+                    self.name,
+                    _STOP_WAIT_S,
+                )
+            elif not task.cancelled() and task.exception() is not None:
+                logger.debug("server %s: its session ended with %r", self.name, task.exception())
         self._session = None
         self._set_state(UpstreamState.STOPPED)
         _event("mcp.server.stopped", self.name)
@@ -268,12 +279,7 @@ class Upstream:
         direct = self._direct
         traced = trace_meta()  # the current span, for the server: None when no span is recorded
         first: First | None = None
-        if (
-            tool is not None
-            and direct is not None
-            and version is not None
-            and direct.takes(relay, version)
-        ):
+        if tool is not None and direct is not None and version is not None and direct.takes(relay, version):
             name, arguments = tool
             headers = param_headers(session, name, arguments)
             first = functools.partial(direct.call_tool, name, arguments, relay, version, headers, traced)
