@@ -15,9 +15,19 @@ from pydantic import ValidationError
 
 from colonnade.adapters.credentials import CredentialRefused, forwarded
 from colonnade.config import Settings
+from colonnade.contracts.findings import Severity
+from colonnade.contracts.validate import validate_data
 from colonnade.governance.principal import CallerToken
 from colonnade.store.audit_repo import AuditFilter, StoredAudit
-from tests.support.exchange_rig import BACKEND_AUDIENCE, CLIENT_ID, MCP_AUDIENCE, Rig, exchange_rig, verify
+from tests.support.exchange_rig import (
+    BACKEND_AUDIENCE,
+    CLIENT_ID,
+    MCP_AUDIENCE,
+    Rig,
+    contract,
+    exchange_rig,
+    verify,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -139,3 +149,24 @@ def test_a_token_that_expired_after_the_edge_checked_it_is_not_forwarded() -> No
         forwarded(None, BACKEND_AUDIENCE)
     assert missing.value.code == "A-AUTH-UPSTREAM-SUBJECT"
     assert "header.payload.sig" not in repr(expired)
+
+
+@pytest.mark.parametrize(
+    ("auth", "path", "words"),
+    [
+        ({"mode": "forward"}, "/backend/auth/audience", "missing the required field 'audience'"),
+        (
+            {"mode": "exchnge", "audience": "x"},
+            "/backend/auth/mode",
+            "expected one of: static, forward, exchange",
+        ),
+        ({"mode": "exchange", "audience": "x", "ttl": 1}, "/backend/auth/ttl", "unknown field 'ttl'"),
+        ("token", "/backend/auth", "must be a mapping"),
+    ],
+)
+def test_a_contract_with_a_bad_credential_mode_gets_one_finding_that_names_it(
+    auth: object, path: str, words: str
+) -> None:
+    document = contract("crm", "http://127.0.0.1:1", auth)  # type: ignore[arg-type]
+    errors = [finding for finding in validate_data(document) if finding.severity is Severity.ERROR]
+    assert [(finding.path, words in finding.message) for finding in errors] == [(path, True)], errors

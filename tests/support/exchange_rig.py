@@ -39,7 +39,7 @@ from tests.support.loopback import free_port, serve_in_thread, start_process, st
 from tests.support.mcp_servers import ROOT, fault_http
 from tests.surfaces.rest_harness import RunningGateway, serve_gateway
 
-__all__ = ["BACKEND_AUDIENCE", "CLIENT_ID", "MCP_AUDIENCE", "Rig", "exchange_rig", "verify"]
+__all__ = ["BACKEND_AUDIENCE", "CLIENT_ID", "MCP_AUDIENCE", "Rig", "contract", "exchange_rig", "verify"]
 
 CLIENT_ID, CLIENT_SECRET = "colonnade-gateway", "gateway-client-secret"
 SECRET_NAME = "EXCHANGE_CLIENT"
@@ -87,7 +87,7 @@ def backend_app(keys: KeySet, hits: list[dict[str, Any]]) -> Starlette:
     return Starlette(routes=[Route("/whoami", whoami)])
 
 
-def _contract(name: str, base_url: str, auth: dict[str, Any]) -> dict[str, Any]:
+def contract(name: str, base_url: str, auth: dict[str, Any]) -> dict[str, Any]:
     return {
         "name": name,
         "version": "1.0.0",
@@ -163,7 +163,7 @@ def exchange_rig(tmp: Path, monkeypatch: Any) -> Iterator[Rig]:
                 exchange = {"mode": "exchange", "audience": BACKEND_AUDIENCE, "scopes": ["crm.read"]}
                 forward = {"mode": "forward", "audience": BACKEND_AUDIENCE}
                 for name, auth in (("crm", exchange), ("crmfwd", forward)):
-                    document = _contract(name, backend_url, auth)
+                    document = contract(name, backend_url, auth)
                     (contracts / f"{name}.yaml").write_text(yaml.safe_dump(document))
                 port = free_port()
                 resource = f"http://127.0.0.1:{port}/mcp"

@@ -159,7 +159,7 @@ _SPECS = (
         "Check the caller's grants at the authorization server for the audience the message names.",
     ),
     ErrorSpec(
-        "R-AUTH-UPSTREAM-EXCHANGE",
+        "R-UPSTREAM-EXCHANGE",
         _RETRY,
         "The authorization server could not be reached to exchange the caller's token",
         "Retry with backoff; if it persists an operator must check token_exchange.token_endpoint.",

@@ -29,7 +29,7 @@ __all__ = ["GRANT_TYPE", "REFUSED", "TOKEN_TYPE_ACCESS", "UNREACHABLE", "TokenEx
 GRANT_TYPE = "urn:ietf:params:oauth:grant-type:token-exchange"
 TOKEN_TYPE_ACCESS = "urn:ietf:params:oauth:token-type:access_token"
 REFUSED = "A-AUTH-UPSTREAM-EXCHANGE"
-UNREACHABLE = "R-AUTH-UPSTREAM-EXCHANGE"
+UNREACHABLE = "R-UPSTREAM-EXCHANGE"
 _MISCONFIGURED = "S-TOOL-CONFIG"
 _Key = tuple[str, str, tuple[str, ...]]
 
