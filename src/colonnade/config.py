@@ -954,7 +954,7 @@ def load_settings(
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
-        for err in exc.errors():
+        for err in _untagged(exc):
             key = ".".join(str(p) for p in err["loc"])
             origin = _origin(tuple(str(p) for p in err["loc"]), from_env, source)
             problems.append(f"{origin}: {key}: {_expected(err)}")
@@ -1079,13 +1079,27 @@ def _otel_value(name: str, raw: str) -> Any:
 def server_definition_problems(exc: ValidationError) -> list[str]:
     """The problems of one `servers:` entry sent on its own (REST), worded as for colonnade.yaml."""
     problems: list[str] = []
-    for err in exc.errors():
+    for err in _untagged(exc):
         where = ".".join(map(str, err["loc"])) or "(body)"
         if err["type"] == "json_invalid":
             problems.append(f"{where}: {err['msg']}")
         else:
             problems.append(f"{where}: {_expected({**err, 'loc': ('servers', 0, *err['loc'])})}")
     return problems
+
+
+_CREDENTIAL_MODES = frozenset({"static", "forward", "exchange"})
+
+
+def _untagged(exc: ValidationError) -> list[Any]:
+    """The errors with the credential mode pydantic puts after `auth` left out of each location,
+    so a problem reads `servers.1.auth.secret`, as written in the file."""
+    errors: list[Any] = []
+    for err in exc.errors():
+        loc = err["loc"]
+        kept = [p for i, p in enumerate(loc) if not (i and loc[i - 1] == "auth" and p in _CREDENTIAL_MODES)]
+        errors.append({**err, "loc": tuple(kept)})
+    return errors
 
 
 def _expected(err: Any) -> str:
