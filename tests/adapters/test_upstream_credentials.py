@@ -5,6 +5,7 @@ forwards only a token issued for that upstream; an expired subject token never r
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,10 +15,11 @@ import pytest
 from pydantic import ValidationError
 
 from colonnade.adapters.credentials import CredentialRefused, forwarded
+from colonnade.calls.approvals.desk import principal_from, snapshot_of
 from colonnade.config import Settings
 from colonnade.contracts.findings import Severity
 from colonnade.contracts.validate import validate_data
-from colonnade.governance.principal import CallerToken
+from colonnade.governance.principal import CallerToken, Principal, PrincipalKind
 from colonnade.store.audit_repo import AuditFilter, StoredAudit
 from tests.support.exchange_rig import (
     BACKEND_AUDIENCE,
@@ -170,3 +172,11 @@ def test_a_contract_with_a_bad_credential_mode_gets_one_finding_that_names_it(
     document = contract("crm", "http://127.0.0.1:1", auth)  # type: ignore[arg-type]
     errors = [finding for finding in validate_data(document) if finding.severity is Severity.ERROR]
     assert [(finding.path, words in finding.message) for finding in errors] == [(path, True)], errors
+
+
+def test_a_parked_call_stores_its_requester_without_the_caller_token() -> None:
+    caller = CallerToken("header.payload.sig", "iss", "ivan", frozenset({"aud"}), time.time() + 60)
+    principal = Principal(PrincipalKind.USER, "ivan", tenant="acme", caller_token=caller)
+    snapshot = snapshot_of(principal)
+    assert "header.payload.sig" not in json.dumps(snapshot)
+    assert principal_from(snapshot).caller_token is None
