@@ -16,7 +16,7 @@ from urllib.parse import unquote
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, model_validator
 
 from colonnade.errors import ColonnadeError, not_utf8_position
 
@@ -26,10 +26,13 @@ __all__ = [
     "AuthSettings",
     "ClaimNames",
     "ConfigError",
+    "ExchangeCredential",
+    "ForwardCredential",
     "IssuerSettings",
     "LimitRuleSettings",
     "LimitsSettings",
     "LocalPrincipalSettings",
+    "McpServerCredential",
     "McpServerSettings",
     "OrganSettings",
     "PolicySettings",
@@ -39,8 +42,10 @@ __all__ = [
     "SharedStateSettings",
     "TelemetrySettings",
     "TlsSettings",
+    "TokenExchangeSettings",
     "ToolOverride",
     "UpstreamAuth",
+    "credential_mode",
     "load_settings",
     "server_definition_problems",
 ]
@@ -568,6 +573,7 @@ _SECRET_NAME = r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$"
 class UpstreamAuth(_Section):
     """How the gateway authenticates to a Streamable HTTP server: a secret's name, never its value."""
 
+    mode: Literal["static"] = Field(default="static", description="static: the gateway's one secret.")
     type: Literal["bearer", "header"] = Field(default="bearer", description="bearer | header")
     secret: str = Field(pattern=_SECRET_NAME, description="Name of the secret (COLONNADE_SECRET_<NAME>).")
     header: str | None = Field(default=None, description="Header name for `type: header`.")
@@ -577,6 +583,78 @@ class UpstreamAuth(_Section):
         if self.type == "header" and not self.header:
             raise ValueError("auth type 'header' needs `header` (the header that carries the secret)")
         return self
+
+
+class ForwardCredential(_Section):
+    """Send the caller's own token upstream, and only when it was issued for that upstream.
+
+    A token whose `aud` does not name `audience` is never sent: the call is refused instead, so a
+    token meant for the gateway (or for another upstream) cannot be replayed at this one.
+    """
+
+    mode: Literal["forward"] = Field(
+        description="forward: the caller's token, when its aud names the upstream."
+    )
+    audience: str = Field(
+        min_length=1, description="The upstream's identifier the caller's token must name in aud."
+    )
+
+
+class ExchangeCredential(_Section):
+    """Trade the caller's token (RFC 8693) for one issued to the upstream alone, at `token_exchange`.
+
+    The subject is the caller, the actor the gateway (the client that asks), the audience this
+    upstream and the scopes at most these; the token is cached until shortly before it expires.
+    """
+
+    mode: Literal["exchange"] = Field(description="exchange: RFC 8693 token exchange for each caller.")
+    audience: str = Field(min_length=1, description="The upstream's identifier (the exchanged token's aud).")
+    scopes: list[Annotated[str, Field(pattern=r"^[\x21\x23-\x5b\x5d-\x7e]+$")]] = Field(
+        default_factory=list, description="Scopes asked for (the exchanged token has at most these)."
+    )
+    actor: Literal["gateway"] = Field(default="gateway", description="Who acts for the caller: the gateway.")
+
+
+def credential_mode(value: object) -> str:
+    """The `mode` of an upstream credential entry; entries written before modes existed are static."""
+    mode = value.get("mode", "static") if isinstance(value, dict) else getattr(value, "mode", "static")
+    return mode if isinstance(mode, str) else "static"
+
+
+McpServerCredential = Annotated[
+    Annotated[UpstreamAuth, Tag("static")]
+    | Annotated[ForwardCredential, Tag("forward")]
+    | Annotated[ExchangeCredential, Tag("exchange")],
+    Discriminator(
+        credential_mode,
+        custom_error_type="credential_mode",
+        custom_error_message="auth.mode must be static, forward or exchange",
+    ),
+]
+
+
+class TokenExchangeSettings(_Section):
+    """The authorization server that exchanges callers' tokens for upstream ones (RFC 8693).
+
+    The gateway authenticates to it as an OAuth client (client_secret_basic); the secret is named
+    here and read from the secrets resolver, never written in the file.
+    """
+
+    token_endpoint: str = Field(pattern=r"^https?://[^\s/]+", description="The AS's token endpoint URL.")
+    client_id: str = Field(min_length=1, description="The gateway's client id at the AS (the actor).")
+    client_secret: str = Field(
+        pattern=_SECRET_NAME, description="Name of the secret holding the client secret."
+    )
+    timeout_s: float = Field(default=5.0, gt=0, le=60, description="Longest wait for one exchange.")
+    expiry_margin_s: float = Field(
+        default=30.0,
+        ge=0,
+        le=600,
+        description="An exchanged token is reused until this long before it expires.",
+    )
+    cache_size: int = Field(
+        default=10_000, ge=1, description="Exchanged tokens kept (least recently used go)."
+    )
 
 
 class ToolOverride(_Section):
@@ -606,7 +684,9 @@ class McpServerSettings(_Section):
     cwd: Path | None = Field(default=None, description="stdio: working directory.")
     url: str | None = Field(default=None, pattern=r"^https?://[^\s/]+", description="http: endpoint URL.")
     headers: dict[str, str] = Field(default_factory=dict, description="http: extra headers (no secrets).")
-    auth: UpstreamAuth | None = Field(default=None, description="http: credential, by secret name.")
+    auth: McpServerCredential | None = Field(
+        default=None, description="http: credential by mode: static (a secret's name), forward or exchange."
+    )
     protocol: Literal["auto", "legacy"] = Field(
         default="auto", description="auto: 2026-07-28 when the server offers it; legacy: the handshake era."
     )
@@ -817,6 +897,20 @@ class Settings(_Section):
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
     shared_state: SharedStateSettings = Field(default_factory=SharedStateSettings)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
+    token_exchange: TokenExchangeSettings | None = Field(
+        default=None, description="The authorization server for upstream credentials of mode exchange."
+    )
+
+    @model_validator(mode="after")
+    def _exchange_has_a_server(self) -> Settings:
+        if self.token_exchange is None:
+            exchanging = [s.name for s in self.servers if isinstance(s.auth, ExchangeCredential)]
+            if exchanging:
+                raise ValueError(
+                    f"servers {', '.join(exchanging)} use auth mode exchange, which needs a "
+                    "`token_exchange:` section (token_endpoint, client_id, client_secret)"
+                )
+        return self
 
     @model_validator(mode="after")
     def _unique_server_names(self) -> Settings:
@@ -860,7 +954,7 @@ def load_settings(
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
-        for err in exc.errors():
+        for err in _untagged(exc):
             key = ".".join(str(p) for p in err["loc"])
             origin = _origin(tuple(str(p) for p in err["loc"]), from_env, source)
             problems.append(f"{origin}: {key}: {_expected(err)}")
@@ -985,13 +1079,27 @@ def _otel_value(name: str, raw: str) -> Any:
 def server_definition_problems(exc: ValidationError) -> list[str]:
     """The problems of one `servers:` entry sent on its own (REST), worded as for colonnade.yaml."""
     problems: list[str] = []
-    for err in exc.errors():
+    for err in _untagged(exc):
         where = ".".join(map(str, err["loc"])) or "(body)"
         if err["type"] == "json_invalid":
             problems.append(f"{where}: {err['msg']}")
         else:
             problems.append(f"{where}: {_expected({**err, 'loc': ('servers', 0, *err['loc'])})}")
     return problems
+
+
+_CREDENTIAL_MODES = frozenset({"static", "forward", "exchange"})
+
+
+def _untagged(exc: ValidationError) -> list[Any]:
+    """The errors with the credential mode pydantic puts after `auth` left out of each location,
+    so a problem reads `servers.1.auth.secret`, as written in the file."""
+    errors: list[Any] = []
+    for err in exc.errors():
+        loc = err["loc"]
+        kept = [p for i, p in enumerate(loc) if not (i and loc[i - 1] == "auth" and p in _CREDENTIAL_MODES)]
+        errors.append({**err, "loc": tuple(kept)})
+    return errors
 
 
 def _expected(err: Any) -> str:

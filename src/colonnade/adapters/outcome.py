@@ -103,6 +103,9 @@ class AdapterOutcome:
     answer: object | None = None
     """The backend's own answer as its protocol carried it (an MCP server's result or error), for a
     surface that passes it on unchanged; opaque to the pipeline."""
+    credential: dict[str, Any] | None = None
+    """The upstream credential the call was sent with, for the audit record: its mode and the
+    upstream subject (never a token); None when the adapter sent none of its own."""
 
     @property
     def ok(self) -> bool:

@@ -141,6 +141,30 @@ _SPECS = (
         "Get a new token from your issuer (or `colonnade keys rotate` for an API key) and send it instead.",
     ),
     ErrorSpec(
+        "A-AUTH-UPSTREAM-AUDIENCE",
+        _TERMINAL,
+        "The caller's token is not issued for this upstream, so it is not forwarded",
+        "Get a token whose aud names the upstream (the message says which), or call another upstream's tool.",
+    ),
+    ErrorSpec(
+        "A-AUTH-UPSTREAM-SUBJECT",
+        _TERMINAL,
+        "This upstream acts on the caller's behalf and needs the caller's own unexpired token",
+        "Call with a fresh bearer token (JWT) from a trusted issuer; API keys and expired tokens cannot act.",
+    ),
+    ErrorSpec(
+        "A-AUTH-UPSTREAM-EXCHANGE",
+        _TERMINAL,
+        "The authorization server refused to exchange the caller's token for this upstream",
+        "Check the caller's grants at the authorization server for the audience the message names.",
+    ),
+    ErrorSpec(
+        "R-UPSTREAM-EXCHANGE",
+        _RETRY,
+        "The authorization server could not be reached to exchange the caller's token",
+        "Retry with backoff; if it persists an operator must check token_exchange.token_endpoint.",
+    ),
+    ErrorSpec(
         "A-AUTH-NOT-YET-VALID",
         _TERMINAL,
         "The token is not valid yet (nbf or iat lies in the future)",

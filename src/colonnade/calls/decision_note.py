@@ -36,6 +36,7 @@ __all__ = [
     "note_effect_unknown",
     "note_policy",
     "note_resume",
+    "note_upstream_credential",
     "taking_note",
 ]
 
@@ -63,6 +64,8 @@ class DecisionNote:
     """The resolved call's deadline (`time.perf_counter()` clock)."""
     dispatch: Dispatch | None = None
     effect_unknown: CallResult | None = None
+    upstream_credential: dict[str, Any] | None = None
+    """The mode and upstream subject the call's backend was sent (never a token)."""
 
 
 _NOTE: ContextVar[DecisionNote | None] = ContextVar("colonnade_decision_note", default=None)
@@ -72,6 +75,12 @@ def note_decision(tool: Tool, decision: Decision) -> None:
     note = _NOTE.get()
     if note is not None:
         note.tool, note.decision = tool, decision
+
+
+def note_upstream_credential(credential: dict[str, Any]) -> None:
+    note = _NOTE.get()
+    if note is not None:
+        note.upstream_credential = credential
 
 
 def note_policy(decision: dict[str, Any]) -> None:

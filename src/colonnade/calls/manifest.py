@@ -21,7 +21,7 @@ from colonnade.catalog.bindings import McpBinding, OrganBinding
 from colonnade.catalog.http_binding import HttpBinding
 from colonnade.catalog.naming import to_wire
 from colonnade.catalog.tool import Tool
-from colonnade.contracts.model import Determinism
+from colonnade.contracts.model import BackendAuth, Determinism
 from colonnade.errors import ColonnadeError
 
 __all__ = [
@@ -162,7 +162,7 @@ def derive_manifest(tool: Tool, override: ManifestOverride | None = None) -> Too
         rate=[ToolRate(requests=r.requests, window_s=r.window_s, per=r.per) for r in runtime.rate_limits],
     )
     allow = [host_port(http.base_url)] if http is not None else _mcp_reach(mcp) if mcp is not None else []
-    env = [http.auth.secret] if http is not None and http.auth is not None else []
+    env = [http.auth.secret] if http is not None and isinstance(http.auth, BackendAuth) else []
     manifest = ToolManifest(
         tool_id=tool.canonical_name,
         semver=tool.version,

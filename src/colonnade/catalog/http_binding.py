@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from colonnade.contracts.model import BackendAuth, BodyMediaType, Operation
+from colonnade.contracts.model import BackendCredential, BodyMediaType, Operation
 from colonnade.contracts.param_location import ParamLocation, ParamSpec, placements
 
 __all__ = ["HttpBinding", "ParamLocation", "ParamSpec", "binding_for"]
@@ -24,7 +24,7 @@ class HttpBinding:
     method: str
     path: str
     params: tuple[ParamSpec, ...] = ()
-    auth: BackendAuth | None = None
+    auth: BackendCredential | None = None
     timeout_ms: int | None = None
     body_media_type: str = BodyMediaType.JSON.value
     extra: dict[str, Any] = field(default_factory=dict)

@@ -11,14 +11,17 @@ import json
 import re
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+
+from colonnade.config import ExchangeCredential, ForwardCredential, credential_mode
 
 __all__ = [
     "HTTP_METHODS",
     "Backend",
     "BackendAuth",
+    "BackendCredential",
     "BodyMediaType",
     "Classification",
     "Contract",
@@ -203,14 +206,33 @@ class RuntimeSpec(_Strict):
 class BackendAuth(_Strict):
     """How the gateway authenticates to the backend; `secret` names a secret, it never holds one."""
 
+    mode: Literal["static"] = Field(default="static", description="static: the gateway's one secret.")
     type: AuthType = Field(description="bearer | api_key_header | basic")
     secret: str = Field(pattern=SECRET_NAME, description="Name of the secret (e.g. an env variable name).")
     header: str | None = Field(default=None, description="Header name for api_key_header auth.")
 
 
+BackendCredential = Annotated[
+    Annotated[BackendAuth, Tag("static")]
+    | Annotated[ForwardCredential, Tag("forward")]
+    | Annotated[ExchangeCredential, Tag("exchange")],
+    Discriminator(
+        credential_mode,
+        custom_error_type="credential_mode",
+        custom_error_message="backend.auth.mode must be static, forward or exchange",
+    ),
+]
+"""What a contract says about its backend's credential; the modes other than static are the
+operator's settings models (`colonnade.config`), shared with colonnade.yaml's `servers:`."""
+
+
 class Backend(_Strict):
     base_url: str = Field(pattern=BASE_URL, description="Base URL of the HTTP backend.")
-    auth: BackendAuth | None = Field(default=None, description="Optional reference to a backend credential.")
+    auth: BackendCredential | None = Field(
+        default=None,
+        description="The backend credential by mode: static (a secret's name, the default), forward "
+        "(the caller's token, when issued for `audience`) or exchange (RFC 8693, for `audience`).",
+    )
     timeout_ms: int | None = Field(default=None, ge=1, le=600_000, description="Default per-call timeout.")
     health_path: str | None = Field(
         default=None, pattern=r"^/", description="Readiness path probed by the gateway (e.g. /healthz)."

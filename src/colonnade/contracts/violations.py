@@ -236,8 +236,28 @@ def explain(error: ValidationError, base: Sequence[object], fallback_fix: str) -
     tokens = [*base, *error.absolute_path]
     if error.validator in ("anyOf", "oneOf"):
         branch = _relevant_branch(error)
+        if branch is None and error.validator == "oneOf":
+            branch = _mode_branch(error)
         if branch is not None:
             yield from explain_all(branch, base, fallback_fix)
+            return
+        modes = _modes(error.validator_value) if error.validator == "oneOf" else None
+        if modes is not None and isinstance(error.instance, dict):
+            allowed = ", ".join(str(mode["const"]) for mode in modes if isinstance(mode, dict))
+            written = describe_value(error.instance.get("mode"))
+            yield (
+                [*tokens, "mode"],
+                f"{dotted([*tokens, 'mode'])} is {written}, expected one of: {allowed}",
+                (f"set mode to one of: {allowed}"),
+            )
+            return
+        if modes is not None:
+            expected = _type_text("object")
+            yield (
+                tokens,
+                f"{dotted(tokens)} must be {expected}, got {describe_value(error.instance)}",
+                (f"change it to {expected}"),
+            )
             return
     if error.validator == "required":
         yield from _missing(error, tokens)
@@ -256,6 +276,36 @@ def _relevant_branch(error: ValidationError) -> list[ValidationError] | None:
     wanted = 1 - alternatives.index({"type": "null"})
     errors = [child for child in error.context or [] if child.relative_schema_path[0] == wanted]
     return errors or None
+
+
+def _modes(alternatives: object) -> list[object] | None:
+    """The `mode` constant of each alternative of a oneOf of mappings told apart by `mode`."""
+    if not isinstance(alternatives, list):
+        return None
+    modes: list[object] = []
+    for alternative in alternatives:
+        ref = alternative.get("$ref") if isinstance(alternative, dict) else None
+        definition = _definitions().get(ref.removeprefix("#/$defs/")) if isinstance(ref, str) else None
+        mode = (definition or {}).get("properties", {}).get("mode")
+        if not isinstance(mode, dict) or "const" not in mode:
+            return None
+        modes.append(mode)
+    return modes
+
+
+def _mode_branch(error: ValidationError) -> list[ValidationError] | None:
+    """For a oneOf told apart by `mode` (upstream credentials): the errors of the mode written
+    (or of the one whose mode is the default, when none is)."""
+    modes = _modes(error.validator_value)
+    if modes is None or not isinstance(error.instance, dict):
+        return None
+    written = error.instance.get("mode")
+    for index, mode in enumerate(modes):
+        assert isinstance(mode, dict)
+        if mode["const"] == written or (written is None and mode.get("default") == mode["const"]):
+            errors = [child for child in error.context or [] if child.relative_schema_path[0] == index]
+            return errors or None
+    return None
 
 
 def _missing(error: ValidationError, tokens: list[object]) -> Iterator[Explained]:

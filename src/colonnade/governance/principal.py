@@ -7,12 +7,12 @@ idempotency scopes, audit) reads only this record.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from colonnade.governance.personas import PERSONA_SCOPES, Persona, persona_of
 
-__all__ = ["ANONYMOUS_LOOPBACK", "Principal", "PrincipalKind", "parse_principal_key"]
+__all__ = ["ANONYMOUS_LOOPBACK", "CallerToken", "Principal", "PrincipalKind", "parse_principal_key"]
 
 
 class PrincipalKind(StrEnum):
@@ -21,6 +21,21 @@ class PrincipalKind(StrEnum):
     ANONYMOUS = "anonymous"
     SYSTEM = "system"
     """The gateway itself, e.g. committing or rolling back a prepared call in the background."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallerToken:
+    """The verified access token a caller sent, kept for upstreams that act on its behalf.
+
+    Only the upstream credential modes `forward` and `exchange` read it; `token` never reaches a
+    log, an audit record or a repr.
+    """
+
+    token: str = field(repr=False)
+    issuer: str
+    subject: str
+    audiences: frozenset[str]
+    expires_at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +57,8 @@ class Principal:
     allowed_tools: tuple[str, ...] | None = None
     team: str | None = None
     credential: str | None = None
+    caller_token: CallerToken | None = field(default=None, repr=False, compare=False)
+    """The caller's verified JWT when it authenticated with one (upstream credentials use it)."""
 
     def has(self, scope: str) -> bool:
         return scope in self.scopes

@@ -29,6 +29,7 @@ from starlette.applications import Starlette
 
 from colonnade._version import __version__
 from colonnade.adapters.builtin import BuiltinAdapter
+from colonnade.adapters.credentials import TokenExchange, UpstreamCredentials
 from colonnade.adapters.discovery_tools import DiscoveryTools
 from colonnade.adapters.health_monitor import HealthMonitor
 from colonnade.adapters.http import HttpAdapter
@@ -37,6 +38,7 @@ from colonnade.adapters.mcp.tools import McpTools
 from colonnade.adapters.organ import OrganAdapter
 from colonnade.adapters.pathway import PathwayAdapter
 from colonnade.adapters.registry import AdapterRegistry
+from colonnade.adapters.secrets import EnvSecretResolver
 from colonnade.calls.approvals import ApprovalCoordinator
 from colonnade.calls.commit_tool import COMMIT_TOOL, DISCARD_TOOL, CommitHandler, DiscardHandler
 from colonnade.calls.default_pipeline import PipelineParts, build_pipeline
@@ -270,11 +272,14 @@ class Gateway:
             organ_sources.host, tenant=settings.organs.tenant, corpus=self.tool_index.corpus
         )
         self.executive.add_pathways(organ_sources.pathways)
+        self.upstream_credentials = upstream_credentials(settings)
         self.adapters = AdapterRegistry(
             {
-                "http": HttpTools(self.http),
+                "http": HttpTools(self.http, self.upstream_credentials),
                 "builtin": builtin,
-                "mcp": McpTools(self.servers.pool, tracer=servers_tracer),
+                "mcp": McpTools(
+                    self.servers.pool, tracer=servers_tracer, credentials=self.upstream_credentials
+                ),
                 "organ": OrganAdapter(organ_sources.host),
                 "pathway": PathwayAdapter(self.executive),
             }
@@ -740,6 +745,7 @@ class Gateway:
         if self.idempotency is not None:
             await self.idempotency.aclose()
         await self.adapters.aclose()
+        await self.upstream_credentials.aclose()
         await self.governance.aclose()
         await self.shared.aclose()
         if self.engine is not None:
@@ -752,3 +758,9 @@ class Gateway:
 def _every_record(_: Principal) -> AuditReach:
     """Without authentication the gateway serves loopback only: its user reads the whole log (as the CLI)."""
     return AuditReach(None)
+
+
+def upstream_credentials(settings: Settings) -> UpstreamCredentials:
+    """The per-caller upstream credentials (forward, and exchange when `token_exchange` is set)."""
+    exchange = settings.token_exchange
+    return UpstreamCredentials(TokenExchange(exchange, EnvSecretResolver()) if exchange is not None else None)

@@ -23,6 +23,7 @@ import aiohttp
 from aiohttp.http_exceptions import HttpProcessingError
 
 from colonnade import __version__
+from colonnade.adapters.credentials.grant import UpstreamGrant
 from colonnade.adapters.http.body import ResponseTooLarge, read_capped
 from colonnade.adapters.http.request import (
     RequestBuildError,
@@ -42,6 +43,7 @@ from colonnade.adapters.http.session import new_session
 from colonnade.adapters.outcome import MALFORMED, MISCONFIGURED, AdapterOutcome, OutcomeKind
 from colonnade.adapters.secrets import EnvSecretResolver, SecretResolver
 from colonnade.catalog.http_binding import HttpBinding
+from colonnade.contracts.model import BackendAuth
 
 __all__ = [
     "DEFAULT_KEEPALIVE_S",
@@ -126,13 +128,15 @@ class HttpAdapter:
         timeout_s: float | None = None,
         headers: Mapping[str, str] | None = None,
         deduplicated: bool = False,
+        grant: UpstreamGrant | None = None,
     ) -> AdapterOutcome:
         """Send the operation's request and classify the answer; never raises for backend trouble.
 
         `headers` are added as given (e.g. the call's `Idempotency-Key`), less those the HTTP
         client manages (`Connection`, `Content-Length`, ...); arguments mapped to headers and the
         backend credential take precedence over them. `deduplicated` says that the backend runs a
-        request at most once per `Idempotency-Key` (the contract's word, never assumed).
+        request at most once per `Idempotency-Key` (the contract's word, never assumed). `grant` is
+        the caller's upstream credential when the backend's mode is forward or exchange.
         """
         started = time.perf_counter()
         timeout = self._timeout_for(binding, timeout_s)
@@ -140,7 +144,9 @@ class HttpAdapter:
             parts = request_parts(binding, arguments)
             if headers:
                 parts = replace(parts, headers=caller_headers(headers) | parts.headers)
-            if binding.auth is not None:
+            if grant is not None:
+                parts = replace(parts, headers=parts.headers | grant.header())
+            elif isinstance(binding.auth, BackendAuth):
                 parts = replace(
                     parts, headers=parts.headers | await auth_headers(binding.auth, self._secrets)
                 )
@@ -181,7 +187,8 @@ class HttpAdapter:
         target = redirect_target(answer)
         if target is not None:
             logger.warning("backend %s redirected (%d) to %s", origin, answer.status, target)
-        return outcome_from_response(answer, content, _since(started))
+        outcome = outcome_from_response(answer, content, _since(started))
+        return outcome if grant is None else replace(outcome, credential=grant.audit())
 
     def _stopped_by_close(self, task: asyncio.Task[Any] | None) -> bool:
         """Whether a CancelledError came from `aclose()` alone (then the call fails, its task goes on)."""

@@ -16,10 +16,12 @@ from urllib.parse import urlsplit
 
 from opentelemetry.trace import SpanKind, StatusCode
 
+from colonnade.adapters.credentials import CredentialRefused, UpstreamCredentials, UpstreamGrant, refused
 from colonnade.adapters.http import HttpAdapter
 from colonnade.adapters.outcome import MISCONFIGURED, AdapterOutcome, OutcomeKind
 from colonnade.adapters.registry import Invocation
 from colonnade.catalog.http_binding import HttpBinding
+from colonnade.contracts.model import BackendAuth
 from colonnade.observability.tracing import io_span, trace_headers
 
 __all__ = ["IDEMPOTENCY_HEADER", "HttpTools"]
@@ -28,8 +30,9 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 
 class HttpTools:
-    def __init__(self, http: HttpAdapter) -> None:
+    def __init__(self, http: HttpAdapter, credentials: UpstreamCredentials | None = None) -> None:
         self.http = http
+        self.credentials = credentials if credentials is not None else UpstreamCredentials()
 
     async def execute(self, invocation: Invocation) -> AdapterOutcome:
         binding = invocation.tool.binding
@@ -39,6 +42,12 @@ class HttpTools:
                 error_code=MISCONFIGURED,
                 message=f"'{invocation.tool.canonical_name}' has no HTTP binding",
             )
+        grant: UpstreamGrant | None = None
+        if binding.auth is not None and not isinstance(binding.auth, BackendAuth):
+            try:
+                grant = await self.credentials.grant(binding.auth, invocation.principal)
+            except CredentialRefused as exc:
+                return refused(exc)
         key = invocation.idempotency_key
         headers = {IDEMPOTENCY_HEADER: key} if key is not None else {}
         with io_span(
@@ -50,6 +59,7 @@ class HttpTools:
                 timeout_s=invocation.timeout_s,
                 headers=headers | trace_headers() if span is not None else headers or None,
                 deduplicated=invocation.tool.runtime.deduplicates_idempotency_key,
+                grant=grant,
             )
             if span is not None:
                 if outcome.status_code is not None:

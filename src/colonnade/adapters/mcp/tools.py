@@ -21,12 +21,14 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, StatusCode, Tracer
 from pydantic import ValidationError
 
+from colonnade.adapters.credentials import CredentialRefused, UpstreamCredentials, UpstreamGrant, refused
 from colonnade.adapters.mcp.outcomes import down, error_outcome, malformed, result_outcome, timed_out
 from colonnade.adapters.mcp.pool import McpPool
 from colonnade.adapters.mcp.upstream import Upstream
 from colonnade.adapters.outcome import MALFORMED, AdapterOutcome
 from colonnade.adapters.registry import Invocation
 from colonnade.catalog.bindings import McpBinding
+from colonnade.config import UpstreamAuth
 from colonnade.mcp_relay.answer import UpstreamAnswer, UpstreamDown
 from colonnade.mcp_relay.relay import Relay, relay_of
 from colonnade.observability.tracing import records_spans, start_call_span
@@ -35,8 +37,11 @@ __all__ = ["McpTools"]
 
 
 class McpTools:
-    def __init__(self, pool: McpPool, *, tracer: Tracer | None = None) -> None:
+    def __init__(
+        self, pool: McpPool, *, tracer: Tracer | None = None, credentials: UpstreamCredentials | None = None
+    ) -> None:
         self.pool = pool
+        self.credentials = credentials if credentials is not None else UpstreamCredentials()
         self.tracer = tracer if tracer is not None and records_spans(tracer) else None
 
     async def execute(self, invocation: Invocation) -> AdapterOutcome:
@@ -68,10 +73,20 @@ class McpTools:
         def elapsed() -> float:
             return round((time.perf_counter() - started) * 1000, 3)
 
+        grant: UpstreamGrant | None = None
         try:
+            spec = upstream.settings.auth
+            if spec is not None and not isinstance(spec, UpstreamAuth):
+                grant = await self.credentials.grant(spec, invocation.principal)
             raw = await upstream.call_tool(
-                binding.tool, invocation.arguments, relay=relay, timeout_s=invocation.timeout_s
+                binding.tool,
+                invocation.arguments,
+                relay=relay,
+                timeout_s=invocation.timeout_s,
+                credential=grant.header() if grant is not None else None,
             )
+        except CredentialRefused as exc:
+            return refused(exc)
         except UpstreamDown as exc:
             return down(str(exc))
         except TimeoutError as exc:
@@ -86,7 +101,8 @@ class McpTools:
         )
         if outcome.error_code == MALFORMED:
             upstream.errors += 1
-        return replace(outcome, answer=UpstreamAnswer(result=raw))
+        credential = grant.audit() if grant is not None else None
+        return replace(outcome, answer=UpstreamAnswer(result=raw), credential=credential)
 
     def _span(self, invocation: Invocation, binding: McpBinding) -> Span | None:
         if self.tracer is None:

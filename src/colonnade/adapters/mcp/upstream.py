@@ -19,7 +19,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -33,6 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry.trace import Span, StatusCode, Tracer
 
 from colonnade import __version__
+from colonnade.adapters.credentials.grant import CredentialRefused
 from colonnade.adapters.mcp.direct_post import DirectCalls, param_headers
 from colonnade.adapters.mcp.discovery import event_of, list_tools, listen_for_changes, listen_for_updates
 from colonnade.adapters.mcp.exchange import Build, First, exchange
@@ -54,6 +55,7 @@ _CLIENT_INFO = types.Implementation(name="colonnade", version=__version__)
 _STOP_WAIT_S = 10.0
 """How long `stop` waits for the session's task to end after cancelling it."""
 _FOLLOW_AGAIN_S = 1.0
+_MISCONFIGURED = "S-TOOL-CONFIG"
 """How soon a resource subscription of the 2026-07-28 era is opened again after it ended."""
 ToolsListener = Callable[["Upstream", tuple[types.Tool, ...]], None]
 EventListener = Callable[["Upstream", ServerEvent], Awaitable[None]]
@@ -221,9 +223,20 @@ class Upstream:
     # -- calls ---------------------------------------------------------------------------------
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], *, relay: Relay, timeout_s: float
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        relay: Relay,
+        timeout_s: float,
+        credential: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
-        """The server's answer to one tools/call (input rounds the caller can be asked are played out)."""
+        """The server's answer to one tools/call (input rounds the caller can be asked are played out).
+
+        `credential` is the caller's own header (forward or exchange mode): it rides on a direct
+        2026-07-28 POST only, since the SDK's session sends every call with the same headers; a
+        call that cannot go direct is refused (`CredentialRefused`) rather than sent without it.
+        """
 
         def request(responses: types.InputResponses | None, state: str | None, meta: dict[str, Any]) -> Any:
             return types.CallToolRequest(
@@ -233,7 +246,12 @@ class Upstream:
             )
 
         return await self.exchange(
-            request, relay=relay, timeout_s=timeout_s, counted=True, tool=(name, arguments)
+            request,
+            relay=relay,
+            timeout_s=timeout_s,
+            counted=True,
+            tool=(name, arguments),
+            credential=credential,
         )
 
     async def exchange(
@@ -244,6 +262,7 @@ class Upstream:
         timeout_s: float,
         counted: bool = False,
         tool: tuple[str, dict[str, Any]] | None = None,
+        credential: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         """Send one request built by `build(input_responses, request_state, _meta)`; the raw answer.
 
@@ -259,7 +278,7 @@ class Upstream:
         if counted:
             self.calls += 1
         with self.in_flight.call(relay):
-            return await self._exchange(session, build, relay, deadline, counted, tool)
+            return await self._exchange(session, build, relay, deadline, counted, tool, credential)
 
     async def _exchange(
         self,
@@ -269,6 +288,7 @@ class Upstream:
         deadline: float,
         counted: bool,
         tool: tuple[str, dict[str, Any]] | None,
+        credential: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         version = session.protocol_version
         modern = version in MODERN_PROTOCOL_VERSIONS
@@ -281,8 +301,14 @@ class Upstream:
         first: First | None = None
         if tool is not None and direct is not None and version is not None and direct.takes(relay, version):
             name, arguments = tool
-            headers = param_headers(session, name, arguments)
+            headers = param_headers(session, name, arguments) | dict(credential or {})
             first = functools.partial(direct.call_tool, name, arguments, relay, version, headers, traced)
+        elif credential is not None:
+            raise CredentialRefused(
+                _MISCONFIGURED,
+                f"server {self.name!r} gets each caller's own credential, which only a stateless "
+                "2026-07-28 call without progress or log messages can carry; this call cannot be sent",
+            )
         try:
             answer = await exchange(
                 session, build, relay, deadline, metadata=metadata, first=first, trace=traced

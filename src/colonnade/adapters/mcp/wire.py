@@ -40,7 +40,7 @@ from colonnade.adapters.mcp.http_transport import AiohttpTransport
 from colonnade.adapters.mcp.stdio_stderr import StderrTail
 from colonnade.adapters.secrets import SecretResolver
 from colonnade.adapters.stdio_command import missing_command
-from colonnade.config import McpServerSettings
+from colonnade.config import McpServerSettings, UpstreamAuth
 
 __all__ = [
     "OVERRIDE_CAPABILITIES",
@@ -202,7 +202,7 @@ async def open_transport(
         return
     assert server.url is not None
     headers = dict(server.headers)
-    if server.auth is not None:
+    if isinstance(server.auth, UpstreamAuth):  # the other modes send the caller's credential per call
         value = await _secret(secrets, server.auth.secret, f"{server.name}.auth.secret")
         if server.auth.type == "bearer":
             headers["authorization"] = f"Bearer {value}"

