@@ -34,6 +34,7 @@ __all__ = [
     "note_decision",
     "note_dispatch",
     "note_effect_unknown",
+    "note_guardrails",
     "note_policy",
     "note_resume",
     "taking_note",
@@ -63,6 +64,8 @@ class DecisionNote:
     """The resolved call's deadline (`time.perf_counter()` clock)."""
     dispatch: Dispatch | None = None
     effect_unknown: CallResult | None = None
+    guardrails: dict[str, Any] | None = None
+    """The guardrails' findings (kind, path, count: never a value) and the actions taken."""
 
 
 _NOTE: ContextVar[DecisionNote | None] = ContextVar("colonnade_decision_note", default=None)
@@ -78,6 +81,12 @@ def note_policy(decision: dict[str, Any]) -> None:
     note = _NOTE.get()
     if note is not None:
         note.policy = decision
+
+
+def note_guardrails(guardrails: dict[str, Any]) -> None:
+    note = _NOTE.get()
+    if note is not None:
+        note.guardrails = guardrails
 
 
 def note_attestation(attestation: dict[str, Any]) -> None:

@@ -90,6 +90,7 @@ def project_operation(operation: Operation, *, profile: WireProfile = "strict") 
         environment=operation.contract.environment.value if operation.contract.environment else None,
         health_url=_health_url(operation),
         deprecation=_deprecation(operation.contract),
+        flow_labels=tuple(llm.flow_labels) if llm else (),
     )
 
 

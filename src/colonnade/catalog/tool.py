@@ -44,7 +44,7 @@ META_DIGEST = "colonnade/digest"
 META_BUILTIN = "colonnade/meta_tool"
 META_DEPRECATION = "colonnade/deprecation"
 # Lifecycle state, not definition: a version deprecated after it was pinned keeps its digest.
-_NOT_DIGESTED = frozenset({"digest", "deprecation"})
+_NOT_DIGESTED = frozenset({"digest", "deprecation", "flow_labels"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +104,9 @@ class Tool:
     health_url: str | None = None
     deprecation: Deprecation | None = None
     """Set when the tool's version is deprecated (sunset, successor); outside the digest."""
+    flow_labels: tuple[str, ...] = ()
+    """reads_private, ingests_untrusted, egress: what the tool does with information (the contract's
+    `llm.flow_labels` or the server override's); outside the digest, like an operator's approval flag."""
     digest: str = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -46,6 +46,7 @@ from colonnade.calls.resume_authority import ResumeAuthority
 from colonnade.calls.service import CallService
 from colonnade.calls.skip_tool import SKIP_TOOL, SkipHandler
 from colonnade.calls.stages.circuit import CircuitBreaker
+from colonnade.calls.stages.guardrails import Guardrails
 from colonnade.calls.stages.observe import Observe
 from colonnade.calls.two_phase import TwoPhaseCoordinator
 from colonnade.catalog.builtins import BuiltinTools
@@ -54,6 +55,7 @@ from colonnade.config import Settings
 from colonnade.governance.audit import AuditEvent, EventKind
 from colonnade.governance.audit.readers import AuditReach, audit_reach
 from colonnade.governance.authorization import Authorizer
+from colonnade.governance.flow import FlowLabels
 from colonnade.governance.identity.exposure import refuse_unprotected_bind
 from colonnade.governance.limits import Limiter
 from colonnade.governance.principal import Principal
@@ -332,6 +334,12 @@ class Gateway:
                 circuit=self.circuits,
                 limiter=self.limiter,
                 snapshots=self.snapshots,
+                guardrails=Guardrails(
+                    settings.guardrails,
+                    FlowLabels(self.shared.values, ttl_s=settings.flow.session_s)
+                    if settings.flow.enabled
+                    else None,
+                ),
             )
         )
         self.calls = CallService(self.pipeline)
