@@ -568,6 +568,11 @@ class FlowSettings(_Section):
     """Information-flow labels touched in a session (docs/governance.md "Information flow")."""
 
     enabled: bool = Field(default=True, description="Track the labels of the tools a session called.")
+    approve_egress_after_untrusted: bool = Field(
+        default=True,
+        description="The built-in rule: a call of an egress tool in a session that took in untrusted "
+        "input waits for a human's approval (parked, not refused).",
+    )
     session_s: float = Field(
         default=3600.0, gt=0, description="How long a session's labels are kept after its last labelled call."
     )

@@ -339,6 +339,7 @@ class Gateway:
                     FlowLabels(self.shared.values, ttl_s=settings.flow.session_s)
                     if settings.flow.enabled
                     else None,
+                    approve_egress_after_untrusted=settings.flow.approve_egress_after_untrusted,
                 ),
             )
         )

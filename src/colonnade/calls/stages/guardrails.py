@@ -8,7 +8,8 @@ honours). It wraps everything that can produce a result, so that a result (a rep
 scanned on its way out: a finding there can withhold it (`D-DATA-GUARDRAIL-BLOCKED`) or hide the
 value. The audit record gets kinds, paths and counts, never a value. A call that answered adds its
 tool's flow labels to its session, and `ingests_untrusted` when its result holds instructions aimed
-at the model. Built-in tools are left alone, as by the policy stage.
+at the model; the built-in flow rule then parks a later `egress` call of that session for approval
+(`flow.approve_egress_after_untrusted`). Built-in tools are left alone, as by the policy stage.
 """
 
 from __future__ import annotations
@@ -31,13 +32,21 @@ __all__ = ["Guardrails"]
 
 _INJECTION = "prompt_injection"
 _UNTRUSTED = "ingests_untrusted"
+_EGRESS = "egress"
 
 
 class Guardrails:
-    def __init__(self, settings: GuardrailSettings, flow: FlowLabels | None = None) -> None:
+    def __init__(
+        self,
+        settings: GuardrailSettings,
+        flow: FlowLabels | None = None,
+        *,
+        approve_egress_after_untrusted: bool = True,
+    ) -> None:
         self.settings = settings
         self.scanner = Scanner(settings.detectors if settings.enabled else ())
         self.flow = flow
+        self.approve_egress = approve_egress_after_untrusted
         self._actions: dict[int, tuple[Tool, ToolGuardrails]] = {}
 
     async def __call__(self, call: Call, next: Next) -> CallResult:
@@ -81,11 +90,17 @@ class Guardrails:
         if redacted:
             hidden = self.scanner.redacted(call.request.input, {f.kind for f in redacted})
             changes["request"] = call.request.model_copy(update={"input": hidden})
+        reasons = []
         approve = _acted(found, actions.arguments, "approve")
         if approve:
-            reason = f"the arguments carry {_kinds(approve)}: a guardrail asks a human's approval"
+            reasons.append(f"the arguments carry {_kinds(approve)}: a guardrail asks a human's approval")
+        if self.approve_egress and _EGRESS in call.tool.flow_labels and _UNTRUSTED in labels:
+            reasons.append(
+                f"{call.tool.canonical_name} sends data out after untrusted input in the same session"
+            )
+        if reasons:
             changes["obligations"] = call.obligations.joined(
-                Obligations(require_approval=True, reasons=(reason,))
+                Obligations(require_approval=True, reasons=tuple(reasons))
             )
         return call.evolve(**changes)
 
