@@ -80,11 +80,14 @@ class Guardrails:
         return result
 
     def _prepared(
-        self, call: Call, found: tuple[GuardFinding, ...], actions: ToolGuardrails, labels: list[str]
+        self, call: Call, found: tuple[GuardFinding, ...], actions: ToolGuardrails, labels: list[str] | None
     ) -> Call:
-        """The call with its arguments' values hidden where asked, approval owed, and the policy context."""
+        """The call with its arguments' values hidden where asked, approval owed, and the policy context.
+
+        `labels` None: the session's flow cannot be read (shared state away)."""
+        flow = {"labels": labels or [], "known": labels is not None}
         changes: dict[str, Any] = {
-            "policy_context": {"guardrails": {"arguments": _listed(found)}, "flow": {"labels": labels}}
+            "policy_context": {"guardrails": {"arguments": _listed(found)}, "flow": flow}
         }
         redacted = _acted(found, actions.arguments, "redact")
         if redacted:
@@ -94,10 +97,13 @@ class Guardrails:
         approve = _acted(found, actions.arguments, "approve")
         if approve:
             reasons.append(f"the arguments carry {_kinds(approve)}: a guardrail asks a human's approval")
-        if self.approve_egress and _EGRESS in call.tool.flow_labels and _UNTRUSTED in labels:
-            reasons.append(
-                f"{call.tool.canonical_name} sends data out after untrusted input in the same session"
-            )
+        if self.approve_egress and _EGRESS in call.tool.flow_labels:
+            if labels is None:
+                reasons.append(f"{call.tool.canonical_name} sends data out and its session's flow is unknown")
+            elif _UNTRUSTED in labels:
+                reasons.append(
+                    f"{call.tool.canonical_name} sends data out after untrusted input in the same session"
+                )
         if reasons:
             changes["obligations"] = call.obligations.joined(
                 Obligations(require_approval=True, reasons=tuple(reasons))

@@ -44,11 +44,12 @@ def policy_input(
 
 def context_document(context: Mapping[str, Any] | None) -> dict[str, Any]:
     """What the call met before the policy: `guardrails.arguments` (findings: kind, path, count, never
-    a value) and `flow.labels` (the labels its session touched so far); empty when nothing was met."""
+        a value), `flow.labels` (the labels its session touched so far) and `flow.known` (false when the
+    shared state could not say); empty when nothing was met."""
     given = context or {}
     return {
         "guardrails": given.get("guardrails") or {"arguments": []},
-        "flow": given.get("flow") or {"labels": []},
+        "flow": given.get("flow") or {"labels": [], "known": True},
     }
 
 
