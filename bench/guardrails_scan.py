@@ -34,7 +34,7 @@ def _payload(planted: bool) -> dict[str, Any]:
             "status": "shipped",
             "lines": [{"sku": f"SKU-{n}-{k}", "qty": k + 1} for k in range(2)],
         }
-        for n in range(9)
+        for n in range(10)
     ]
     if planted:
         items[3]["customer"]["card"] = "4111 1111 1111 1111"
