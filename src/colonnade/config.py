@@ -518,6 +518,71 @@ class ApprovalSettings(_Section):
     )
 
 
+GuardAction = Literal["block", "redact", "approve", "audit", "off"]
+"""What a guardrail finding does: refuse the call, hide the value, ask a human, only record it, nothing."""
+
+GuardKind = Literal["payment_card", "national_id", "email", "phone", "secret", "prompt_injection"]
+GUARD_KINDS: tuple[GuardKind, ...] = get_args(GuardKind)
+FlowLabel = Literal["reads_private", "ingests_untrusted", "egress"]
+FLOW_LABELS_ALL: tuple[FlowLabel, ...] = get_args(FlowLabel)
+"""What a tool does with information, for the session's flow (docs/governance.md "Information flow")."""
+
+
+def _default_argument_actions() -> dict[GuardKind, GuardAction]:
+    return {"secret": "block"}
+
+
+def _default_result_actions() -> dict[GuardKind, GuardAction]:
+    return {"payment_card": "redact", "national_id": "redact", "secret": "redact"}
+
+
+class GuardrailRuleSettings(_Section):
+    """Actions for the tools whose canonical name matches `tools` (a glob: `acme:*`, `acme:crm:*`)."""
+
+    tools: str = Field(min_length=1, description="Glob over canonical names (tenant:api:operation).")
+    arguments: dict[GuardKind, GuardAction] = Field(
+        default_factory=dict, description="kind -> action on the call's arguments."
+    )
+    results: dict[GuardKind, GuardAction] = Field(
+        default_factory=dict, description="kind -> action on the call's result."
+    )
+
+
+class GuardrailSettings(_Section):
+    """Detectors on arguments and results; what each finding does (docs/governance.md "Guardrails")."""
+
+    enabled: bool = Field(default=True, description="Scan the arguments and results of served tools.")
+    detectors: list[GuardKind] = Field(
+        default_factory=lambda: list(GUARD_KINDS), description="The kinds detected (default: all)."
+    )
+    arguments: dict[GuardKind, GuardAction] = Field(
+        default_factory=_default_argument_actions,
+        description="kind -> action on arguments; a kind not named is only audited.",
+    )
+    results: dict[GuardKind, GuardAction] = Field(
+        default_factory=_default_result_actions,
+        description="kind -> action on results; a kind not named is only audited (approve counts as block).",
+    )
+    rules: list[GuardrailRuleSettings] = Field(
+        default_factory=list,
+        description="Per tenant or tool: later rules win over earlier, all over the defaults.",
+    )
+
+
+class FlowSettings(_Section):
+    """Information-flow labels touched in a session (docs/governance.md "Information flow")."""
+
+    enabled: bool = Field(default=True, description="Track the labels of the tools a session called.")
+    approve_egress_after_untrusted: bool = Field(
+        default=True,
+        description="The built-in rule: a call of an egress tool in a session that took in untrusted "
+        "input waits for a human's approval (parked, not refused).",
+    )
+    session_s: float = Field(
+        default=3600.0, gt=0, description="How long a session's labels are kept after its last labelled call."
+    )
+
+
 class PolicySettings(_Section):
     """The Rego policy gate: which policy files decide, and how often they are re-read."""
 
@@ -666,6 +731,9 @@ class ToolOverride(_Section):
     )
     requires_human_approval: bool | None = Field(
         default=None, description="Calls wait for a human's approval (parked for an approver)."
+    )
+    flow_labels: list[FlowLabel] = Field(
+        default_factory=list, description="reads_private | ingests_untrusted | egress (information flow)."
     )
 
 
@@ -890,6 +958,8 @@ class Settings(_Section):
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
     platform: PlatformSettings = Field(default_factory=PlatformSettings)
     policy: PolicySettings = Field(default_factory=PolicySettings)
+    guardrails: GuardrailSettings = Field(default_factory=GuardrailSettings)
+    flow: FlowSettings = Field(default_factory=FlowSettings)
     servers: list[McpServerSettings] = Field(
         default_factory=list, description="Downstream MCP servers served behind the gateway."
     )

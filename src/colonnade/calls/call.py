@@ -55,6 +55,10 @@ class Call:
     obligations: Obligations = NO_OBLIGATIONS
     """What the policy decision that allowed the call asks of the stages after it."""
     channel: CallerChannel | None = None
+    session_id: str | None = None
+    """The caller's protocol session (MCP `Mcp-Session-Id`), when its surface has one."""
+    policy_context: dict[str, Any] | None = None
+    """What the call met before the policy (guardrail findings, its session's flow labels)."""
 
     @classmethod
     def start(
@@ -65,11 +69,12 @@ class Call:
         *,
         principal: Principal = ANONYMOUS_LOOPBACK,
         channel: CallerChannel | None = None,
+        session_id: str | None = None,
     ) -> Call:
         """A call entering the pipeline; given a tool and manifest, it is resolved already."""
         now = time.perf_counter()
         deadline = now + _unresolved_timeout_ms(request) / 1000
-        call = cls(request, principal, None, None, now, deadline, NO_OBLIGATIONS, channel)
+        call = cls(request, principal, None, None, now, deadline, NO_OBLIGATIONS, channel, session_id)
         return call.resolve(tool, manifest) if tool is not None and manifest is not None else call
 
     def resolve(self, tool: Tool, manifest: ToolManifest) -> Call:

@@ -305,6 +305,13 @@ _SPECS = (
         "`colonnade policy eval`) if the call should be allowed.",
     ),
     ErrorSpec(
+        "A-AUTH-GUARDRAIL-BLOCKED",
+        _TERMINAL,
+        "The arguments carry data a guardrail blocks (a secret, a card number...)",
+        "Remove the value of the kind named in details.findings (at its path) from the arguments; "
+        "an operator sets the actions in colonnade.yaml `guardrails:` or the contract's `llm.guardrails`.",
+    ),
+    ErrorSpec(
         "A-AUTH-POLICY-UNAVAILABLE",
         _RETRY,
         "No policy set can decide, so the call was refused (fail-closed)",
@@ -729,6 +736,13 @@ _SPECS = (
         _TERMINAL,
         "The tool's output does not match its output schema",
         "Report to the API owner: the backend's response breaks the contract's output_schema.",
+    ),
+    ErrorSpec(
+        "D-DATA-GUARDRAIL-BLOCKED",
+        _TERMINAL,
+        "The tool's result carried data a guardrail blocks, so it was withheld",
+        "The tool ran (its effect stands); details.findings names the kinds and paths found. Ask the API "
+        "owner to stop returning it, or an operator to redact instead (`guardrails.results`).",
     ),
     ErrorSpec(
         "D-DATA-CHECKSUM",

@@ -34,6 +34,7 @@ __all__ = [
     "note_decision",
     "note_dispatch",
     "note_effect_unknown",
+    "note_guardrails",
     "note_policy",
     "note_resume",
     "note_upstream_credential",
@@ -66,6 +67,8 @@ class DecisionNote:
     effect_unknown: CallResult | None = None
     upstream_credential: dict[str, Any] | None = None
     """The mode and upstream subject the call's backend was sent (never a token)."""
+    guardrails: dict[str, Any] | None = None
+    """The guardrails' findings (kind, path, count: never a value) and the actions taken."""
 
 
 _NOTE: ContextVar[DecisionNote | None] = ContextVar("colonnade_decision_note", default=None)
@@ -87,6 +90,12 @@ def note_policy(decision: dict[str, Any]) -> None:
     note = _NOTE.get()
     if note is not None:
         note.policy = decision
+
+
+def note_guardrails(guardrails: dict[str, Any]) -> None:
+    note = _NOTE.get()
+    if note is not None:
+        note.guardrails = guardrails
 
 
 def note_attestation(attestation: dict[str, Any]) -> None:

@@ -32,6 +32,7 @@ from colonnade.calls.stages.deadline import DeadlineCheck
 from colonnade.calls.stages.drain import Drain
 from colonnade.calls.stages.dry_run import DryRun
 from colonnade.calls.stages.execute import Execute
+from colonnade.calls.stages.guardrails import Guardrails
 from colonnade.calls.stages.health import HealthGate
 from colonnade.calls.stages.idempotency import Idempotency
 from colonnade.calls.stages.network import NetworkPolicy
@@ -78,6 +79,7 @@ class PipelineParts:
     """The breaker to use (the gateway's, which shares openings across replicas); None: a new one."""
     limiter: Limiter | None = None
     snapshots: SnapshotSink | None = None
+    guardrails: Guardrails | None = None
 
 
 def build_pipeline(parts: PipelineParts) -> Pipeline:
@@ -89,6 +91,7 @@ def build_pipeline(parts: PipelineParts) -> Pipeline:
         Resolve(parts.catalog, parts.manifests, builtins=parts.builtins, authorizer=parts.authorizer),
         observe.in_flight() if observe is not None else None,  # calls in flight, per resolved tool
         Authorize(parts.authorizer),  # 2-4 persona, scopes, tenant, agent allow-list
+        parts.guardrails,  # detectors on arguments (for the policy) and results; session flow labels
         *_policy_stages(parts),  # Rego policy -> obligations; output redaction; attestation
         DeadlineCheck(),  # a deadline already past is refused before anything is spent on the call
         Drain(),  # a stopping gateway ends calls still running at the drain limit, retryable

@@ -30,9 +30,13 @@ class CallService:
         principal: Principal | None = None,
         *,
         channel: CallerChannel | None = None,
+        session_id: str | None = None,
     ) -> CallResult:
-        """Run one call; `channel` is its caller's protocol channel, when its surface has one."""
-        start = Call.start(request, principal=principal or self.default_principal, channel=channel)
+        """Run one call; `channel` and `session_id` are its caller's protocol channel and session,
+        when its surface has them."""
+        start = Call.start(
+            request, principal=principal or self.default_principal, channel=channel, session_id=session_id
+        )
         return await self.pipeline.run(start)
 
     async def commit(

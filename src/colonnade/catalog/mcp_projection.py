@@ -143,6 +143,7 @@ def project_tool(server: McpServerSettings, tool: types.Tool, *, profile: WirePr
             timeout_ms=timeout_ms,
         ),
         runtime=RuntimeSpec(timeout_ms_default=timeout_ms),
+        flow_labels=tuple(override.flow_labels) if override is not None else (),
     )
 
 

@@ -92,6 +92,7 @@ def project_operation(operation: Operation, *, profile: WireProfile = "strict") 
         health_url=_health_url(operation),
         deprecation=_deprecation(operation.contract),
         llm_ready_failing=tuple(dict.fromkeys(code for code, _ in verdict_of(operation).failing)),
+        flow_labels=tuple(llm.flow_labels) if llm else (),
     )
 
 

@@ -44,7 +44,7 @@ META_DIGEST = "colonnade/digest"
 META_BUILTIN = "colonnade/meta_tool"
 META_DEPRECATION = "colonnade/deprecation"
 # Lifecycle state, not definition: a version deprecated after it was pinned keeps its digest.
-_NOT_DIGESTED = frozenset({"digest", "deprecation", "llm_ready_failing"})
+_NOT_DIGESTED = frozenset({"digest", "deprecation", "llm_ready_failing", "flow_labels"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +107,9 @@ class Tool:
     llm_ready_failing: tuple[str, ...] | None = None
     """The LLM-ready criteria (R1-R7) a contract's tool misses, `()` when it is LLM-ready; None for
     tools of other sources, which the criteria do not judge. Derived from the rest: outside the digest."""
+    flow_labels: tuple[str, ...] = ()
+    """reads_private, ingests_untrusted, egress: what the tool does with information (the contract's
+    `llm.flow_labels` or the server override's); outside the digest, like an operator's approval flag."""
     digest: str = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

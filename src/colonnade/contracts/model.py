@@ -139,6 +139,22 @@ class LlmExample(_Strict):
         return json.dumps(expected, ensure_ascii=False, separators=(", ", ": "))
 
 
+GuardAction = Literal["block", "redact", "approve", "audit", "off"]
+GuardKind = Literal["payment_card", "national_id", "email", "phone", "secret", "prompt_injection"]
+FlowLabel = Literal["reads_private", "ingests_untrusted", "egress"]
+
+
+class LlmGuardrails(_Strict):
+    """This operation's guardrail actions; they win over colonnade.yaml's for its tool."""
+
+    arguments: dict[GuardKind, GuardAction] = Field(
+        default_factory=dict, description="kind -> block | redact | approve | audit | off, on arguments."
+    )
+    results: dict[GuardKind, GuardAction] = Field(
+        default_factory=dict, description="kind -> block | redact | approve | audit | off, on results."
+    )
+
+
 class LlmBlock(_Strict):
     """What an agent (and the gateway's governance) needs to know about one operation."""
 
@@ -152,6 +168,14 @@ class LlmBlock(_Strict):
     requires_human_approval: bool = Field(description="Must a human approve each call before execution.")
     examples: list[LlmExample] = Field(
         description="One or two synthetic examples {input, expected_output_contains}."
+    )
+    flow_labels: list[FlowLabel] = Field(
+        default_factory=list,
+        description="What the operation does with information: reads_private (returns private data), "
+        "ingests_untrusted (returns text from outside), egress (sends data out). See docs/governance.md.",
+    )
+    guardrails: LlmGuardrails | None = Field(
+        default=None, description='Guardrail actions for this operation (docs/governance.md "Guardrails").'
     )
 
 

@@ -48,6 +48,7 @@ from colonnade.calls.resume_authority import ResumeAuthority
 from colonnade.calls.service import CallService
 from colonnade.calls.skip_tool import SKIP_TOOL, SkipHandler
 from colonnade.calls.stages.circuit import CircuitBreaker
+from colonnade.calls.stages.guardrails import Guardrails
 from colonnade.calls.stages.observe import Observe
 from colonnade.calls.two_phase import TwoPhaseCoordinator
 from colonnade.catalog.builtins import BuiltinTools
@@ -56,6 +57,7 @@ from colonnade.config import Settings
 from colonnade.governance.audit import AuditEvent, EventKind
 from colonnade.governance.audit.readers import AuditReach, audit_reach
 from colonnade.governance.authorization import Authorizer
+from colonnade.governance.flow import FlowLabels
 from colonnade.governance.identity.exposure import refuse_unprotected_bind
 from colonnade.governance.limits import Limiter
 from colonnade.governance.principal import Principal
@@ -344,6 +346,13 @@ class Gateway:
                 circuit=self.circuits,
                 limiter=self.limiter,
                 snapshots=self.snapshots,
+                guardrails=Guardrails(
+                    settings.guardrails,
+                    FlowLabels(self.shared.values, ttl_s=settings.flow.session_s)
+                    if settings.flow.enabled
+                    else None,
+                    approve_egress_after_untrusted=settings.flow.approve_egress_after_untrusted,
+                ),
             )
         )
         self.calls = CallService(self.pipeline)

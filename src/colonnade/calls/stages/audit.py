@@ -188,6 +188,8 @@ class Audit:
             details["policy"] = note.policy
         if note.attestation is not None:
             details["attestation"] = note.attestation
+        if note.guardrails is not None:
+            details["guardrails"] = note.guardrails
         if note.resume is not None:
             details["resume"] = note.resume
         if note.upstream_credential is not None:

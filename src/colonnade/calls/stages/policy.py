@@ -31,7 +31,7 @@ class PolicyCheck:
             return await next(call)
         try:
             with io_span("colonnade.policy decide") as span:
-                decision = self.gate.decide(call.principal, tool, call.request.input)
+                decision = self.gate.decide(call.principal, tool, call.request.input, call.policy_context)
                 if span is not None:
                     span.set_attribute("colonnade.policy.allowed", decision.allowed)
         except PolicyUnavailable as exc:

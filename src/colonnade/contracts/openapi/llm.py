@@ -21,7 +21,9 @@ __all__ = ["LLM_FIELDS", "TOOL_NAME", "merge_llm", "seed_llm", "seed_reason", "s
 SUMMARY_LIMIT = 160
 INTENT_LIMIT = 360
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-LLM_FIELDS = tuple(LlmBlock.model_fields)
+LLM_FIELDS = tuple(name for name, field in LlmBlock.model_fields.items() if field.is_required())
+"""The fields every llm block has (a draft seeds them); the optional ones are kept when given."""
+_OPTIONAL_FIELDS = tuple(name for name in LlmBlock.model_fields if name not in LLM_FIELDS)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 _HTML_TAG = re.compile(r"<[^<>]+>")
 _SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.,;:!?])")
@@ -110,8 +112,9 @@ def merge_llm(given: object, seed: Mapping[str, Any]) -> tuple[dict[str, Any], s
     if not isinstance(given, Mapping):
         return dict(seed), f"x-llm is a {type(given).__name__}, not a mapping: llm block drafted instead"
     missing = [f for f in LLM_FIELDS if f not in given]
-    unknown = sorted(str(k) for k in given if k not in LLM_FIELDS)
+    unknown = sorted(str(k) for k in given if k not in LlmBlock.model_fields)
     block = {f: given[f] if f in given else seed[f] for f in LLM_FIELDS}
+    block.update({f: given[f] for f in _OPTIONAL_FIELDS if f in given})
     invalid: list[str] = []
     if isinstance(block["tool_name"], str) and not TOOL_NAME.match(block["tool_name"]):
         invalid.append("tool_name")
@@ -121,7 +124,10 @@ def merge_llm(given: object, seed: Mapping[str, Any]) -> tuple[dict[str, Any], s
     except ValidationError as exc:
         bad = sorted({str(error["loc"][0]) for error in exc.errors() if error["loc"]})
         for name in bad:
-            block[name] = seed[name]
+            if name in seed:
+                block[name] = seed[name]
+            else:
+                block.pop(name, None)
         invalid.extend(bad)
         validated = LlmBlock.model_validate(block)
     problems = []
@@ -131,4 +137,6 @@ def merge_llm(given: object, seed: Mapping[str, Any]) -> tuple[dict[str, Any], s
         problems.append(f"x-llm has an invalid {', '.join(sorted(set(invalid)))} (drafted)")
     if unknown:
         problems.append(f"x-llm has unknown keys {', '.join(unknown)} (dropped)")
-    return validated.model_dump(mode="json"), "; ".join(problems) or None
+    return validated.model_dump(mode="json", exclude_defaults=True, include=set(block)), "; ".join(
+        problems
+    ) or None

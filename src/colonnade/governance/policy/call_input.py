@@ -18,7 +18,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from colonnade.catalog.tool import Tool
-from colonnade.governance.policy.input_document import principal_document, time_document, tool_document
+from colonnade.governance.policy.input_document import (
+    context_document,
+    principal_document,
+    time_document,
+    tool_document,
+)
 from colonnade.governance.policy.native import MEMBER_END, Op, object_end, ops_of
 from colonnade.governance.principal import Principal
 
@@ -26,8 +31,8 @@ __all__ = ["CallInputs"]
 
 _MAX_RECORDINGS = 4096
 _ARGUMENTS_KEY, _TIME_KEY = ops_of("arguments")[0], ops_of("time")[0]
-_DOCUMENT_END = object_end(4)
-"""principal, tool, arguments, time."""
+_DOCUMENT_END = object_end(6)
+"""principal, tool, arguments, time, guardrails, flow."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +54,9 @@ class CallInputs:
         tool: Tool,
         arguments: Mapping[str, Any],
         now: datetime | None = None,
+        context: Mapping[str, Any] | None = None,
     ) -> list[Op]:
-        """The ops that build `policy_input(principal, tool, arguments, now=now, time_zones=...)`.
+        """The ops that build `policy_input(principal, tool, arguments, now=now, context=context, ...)`.
 
         Raises ValueError when the arguments hold what rego-cpp cannot take (see `ops_of`).
         """
@@ -60,6 +66,10 @@ class CallInputs:
         ops.append(_TIME_KEY)
         ops_of(time_document(now or datetime.now(UTC), self.time_zones.get(tool.tenant)), ops)
         ops.append(MEMBER_END)
+        for key, value in context_document(context).items():
+            ops.append(ops_of(key)[0])
+            ops_of(value, ops)
+            ops.append(MEMBER_END)
         ops.append(_DOCUMENT_END)
         return ops
 

@@ -107,12 +107,19 @@ class PolicyGate:
             if self.changed():
                 await self.reload()
 
-    def decide(self, principal: Principal, tool: Tool, arguments: Mapping[str, Any]) -> PolicyDecision:
+    def decide(
+        self,
+        principal: Principal,
+        tool: Tool,
+        arguments: Mapping[str, Any],
+        context: Mapping[str, Any] | None = None,
+    ) -> PolicyDecision:
+        """`context`: what the call met before the policy (guardrail findings, the session's flow)."""
         loaded = self._loaded
         if loaded is None:
             raise PolicyUnavailable(f"no policy set is loaded: {self.problem or 'not loaded yet'}")
         try:
-            ops = loaded.inputs.ops(principal, tool, arguments)
+            ops = loaded.inputs.ops(principal, tool, arguments, context=context)
         except ValueError as exc:
             logger.error("policy input of %s refused: %s", tool.canonical_name, exc)
             raise PolicyUnavailable(f"the input cannot be given to the policies: {exc}") from None

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 from colonnade.catalog.tool import Tool
 from colonnade.governance.principal import Principal, PrincipalKind
 
-__all__ = ["policy_input", "principal_document", "time_document", "tool_document"]
+__all__ = ["context_document", "policy_input", "principal_document", "time_document", "tool_document"]
 
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 """English whatever the process's locale (`strftime("%A")` follows LC_TIME), and cheaper: the
@@ -29,13 +29,27 @@ def policy_input(
     *,
     now: datetime | None = None,
     time_zones: Mapping[str, str] | None = None,
+    context: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """`context`: the call's guardrail findings and session flow (`context_document`)."""
     zone = (time_zones or {}).get(tool.tenant)
     return {
         "principal": principal_document(principal),
         "tool": tool_document(tool),
         "arguments": dict(arguments),
         "time": time_document(now or datetime.now(UTC), zone),
+        **context_document(context),
+    }
+
+
+def context_document(context: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What the call met before the policy: `guardrails.arguments` (findings: kind, path, count, never
+        a value), `flow.labels` (the labels its session touched so far) and `flow.known` (false when the
+    shared state could not say); empty when nothing was met."""
+    given = context or {}
+    return {
+        "guardrails": given.get("guardrails") or {"arguments": []},
+        "flow": given.get("flow") or {"labels": [], "known": True},
     }
 
 
@@ -68,6 +82,7 @@ def tool_document(tool: Tool) -> dict[str, Any]:
         "owner": tool.owner,
         "tags": list(tool.tags),
         "source": tool.source,
+        "flow_labels": list(tool.flow_labels),
     }
 
 

@@ -231,7 +231,7 @@ class McpSurface:
             request_id=ctx.request_id, session_id=session_id, protocol_version=ctx.protocol_version
         )
         with spanned:
-            result = await self.calls.call(request, principal, channel=channel)
+            result = await self.calls.call(request, principal, channel=channel, session_id=session_id)
         if self.confirmation is not None and wants_confirmation(result):
             confirmed = await self.confirmation.ask(ctx, result, principal)
             if isinstance(confirmed, types.InputRequiredResult):

@@ -386,7 +386,10 @@ class UpstreamEndpoint:
         request = call_request(canonical, dict(params.arguments or {}), dict(params.meta or {}))
         if isinstance(request, EnvelopeRejection):
             return render_result(request.result(), legacy=legacy)
-        result = await self.calls.call(request, self._principal(ctx), channel=self._relay(ctx, params))
+        session_id = getattr(ctx.request, "headers", {}).get("mcp-session-id")
+        result = await self.calls.call(
+            request, self._principal(ctx), channel=self._relay(ctx, params), session_id=session_id
+        )
         if result.error is not None and result.error.code == _UNKNOWN_TOOL:
             result = self._unknown_here(ctx, result, params.name)
         return _rendered(result, legacy=legacy)
