@@ -217,6 +217,7 @@ class Gateway:
             admission=admission,
         )
         self.servers.pool.on_connection = self._downstream_connection
+        self.servers.pool.hidden = (settings.data_dir.resolve(),)
         for server in settings.servers:
             self.servers.configure(server)
         # Organs (in-process Python modules): served from their cards, imported on their first call.

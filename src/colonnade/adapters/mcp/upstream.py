@@ -22,6 +22,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 import mcp_types as types
@@ -88,6 +89,8 @@ class UpstreamStatus:
     last_error: str | None
     warnings: list[str]
     """Settings that name no tool of the server (a misspelt `tools.<name>`, `allow_tools`, ...)."""
+    violations: dict[str, int]
+    """How often its sandbox ended its process, by kind (memory, cpu, pids, signal, setup)."""
 
     def to_json(self) -> dict[str, Any]:
         return {field: getattr(self, field) for field in self.__slots__}
@@ -106,6 +109,7 @@ class Upstream:
         on_event: EventListener | None = None,
         on_demand: bool = False,
         on_connection: ConnectionListener | None = None,
+        hidden: tuple[Path, ...] = (),
     ) -> None:
         self.settings = settings
         self.on_demand = on_demand
@@ -116,6 +120,8 @@ class Upstream:
         self.on_tools = on_tools
         self.on_event = on_event
         self.on_connection = on_connection
+        self.hidden = hidden
+        """Paths of the gateway its sandbox never shows (the data directory)."""
         """Told when the session comes up or goes away (the gateway's trace events)."""
         self.tools: tuple[types.Tool, ...] = ()
         self.server_info: types.Implementation | None = None
@@ -129,6 +135,7 @@ class Upstream:
         self.errors = 0
         self.last_error: str | None = None
         self.warnings: tuple[str, ...] = ()
+        self.violations: dict[str, int] = {}
         self.stderr = StderrTail(self.name) if settings.transport == "stdio" else None
         """A stdio server's stderr: tagged on the way to the gateway's, its last lines in `last_error`."""
         self._session: ClientSession | None = None
@@ -197,6 +204,7 @@ class Upstream:
             server_version=info.version if info is not None else None,
             last_error=self.last_error,
             warnings=list(self.warnings),
+            violations=dict(self.violations),
         )
 
     @property
@@ -268,12 +276,7 @@ class Upstream:
         direct = self._direct
         traced = trace_meta()  # the current span, for the server: None when no span is recorded
         first: First | None = None
-        if (
-            tool is not None
-            and direct is not None
-            and version is not None
-            and direct.takes(relay, version)
-        ):
+        if tool is not None and direct is not None and version is not None and direct.takes(relay, version):
             name, arguments = tool
             headers = param_headers(session, name, arguments)
             first = functools.partial(direct.call_tool, name, arguments, relay, version, headers, traced)
@@ -314,6 +317,15 @@ class Upstream:
                 raise TimeoutError(f"server {self.name!r} did not become ready within {timeout_s:.1f}s")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), remaining)
+
+    async def killed_by_sandbox(self, wait_s: float = 0.5) -> str | None:
+        """Why its sandbox killed the process a call was on (memory, CPU time, processes), or None."""
+        if self.stderr is None:
+            return None
+        violation = await self.stderr.violation_after_exit(wait_s)
+        if violation is None or violation.get("violation") not in ("memory", "cpu", "pids", "signal"):
+            return None
+        return str(violation.get("message"))
 
     def _why_down(self) -> str:
         if self.state is UpstreamState.STOPPED:
@@ -399,6 +411,13 @@ class Upstream:
         """A stdio server's process ended: say so, with its last words on stderr (often the why)."""
         if self.stderr is None:
             return
+        violation = self.stderr.violation
+        if violation is not None:
+            kind = str(violation.get("violation"))
+            self.violations[kind] = self.violations.get(kind, 0) + 1
+            self.last_error = f"sandbox: {violation.get('message')}"
+            _event("mcp.server.sandbox_violation", self.name, level=logging.WARNING, kind=kind)
+            return
         error = self.last_error
         if error is None or error is said_before or error.startswith("Connection closed"):
             error = "the process exited (or closed its stdout)"
@@ -421,6 +440,7 @@ class Upstream:
                     on_connection_lost=closed.set,
                     on_session_gone=self._session_gone,
                     stderr=self.stderr,
+                    hidden=self.hidden,
                 )
                 connection = await stack.enter_async_context(transport)
                 inner = JSONRPCDispatcher(
