@@ -40,6 +40,7 @@ from colonnade.adapters.mcp.exchange import Build, First, exchange
 from colonnade.adapters.mcp.in_flight import InFlight
 from colonnade.adapters.mcp.stdio_stderr import StderrTail
 from colonnade.adapters.mcp.wire import RelayDispatcher, negotiate, open_transport
+from colonnade.adapters.sandbox.confinement import plan
 from colonnade.adapters.secrets import EnvSecretResolver, SecretResolver
 from colonnade.catalog.mcp_projection import unmatched_settings
 from colonnade.config import McpServerSettings
@@ -91,6 +92,8 @@ class UpstreamStatus:
     """Settings that name no tool of the server (a misspelt `tools.<name>`, `allow_tools`, ...)."""
     violations: dict[str, int]
     """How often its sandbox ended its process, by kind (memory, cpu, pids, signal, setup)."""
+    sandbox: dict[str, Any]
+    """The confinement of a stdio server on this host: what is applied and what is missing."""
 
     def to_json(self) -> dict[str, Any]:
         return {field: getattr(self, field) for field in self.__slots__}
@@ -136,6 +139,8 @@ class Upstream:
         self.last_error: str | None = None
         self.warnings: tuple[str, ...] = ()
         self.violations: dict[str, int] = {}
+        self.confinement = plan(settings, hidden=hidden) if settings.transport == "stdio" else None
+        """What its sandbox applies on this host (as `colonnade servers check` reports it)."""
         self.stderr = StderrTail(self.name) if settings.transport == "stdio" else None
         """A stdio server's stderr: tagged on the way to the gateway's, its last lines in `last_error`."""
         self._session: ClientSession | None = None
@@ -205,6 +210,7 @@ class Upstream:
             last_error=self.last_error,
             warnings=list(self.warnings),
             violations=dict(self.violations),
+            sandbox=self.confinement.to_json() if self.confinement is not None else {},
         )
 
     @property

@@ -17,7 +17,15 @@ from typing import Any
 from colonnade.adapters.sandbox.cgroups import CgroupHost, probe
 from colonnade.config import McpServerSettings, SandboxSettings
 
-__all__ = ["Confinement", "HostAbilities", "host_abilities", "launcher_prefix", "plan", "resolved_path"]
+__all__ = [
+    "Confinement",
+    "HostAbilities",
+    "host_abilities",
+    "launcher_prefix",
+    "plan",
+    "resolved_path",
+    "summary",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,3 +209,19 @@ def launcher_prefix() -> list[str]:
 def resolved_path(server: McpServerSettings) -> str:
     """The PATH the command is looked up on (the server's `env.PATH`, else the gateway's)."""
     return server.env.get("PATH", os.environ.get("PATH", os.defpath))
+
+
+def summary(confinement: Confinement) -> str:
+    """One line: the confinement in force (for the start-up banner)."""
+    if not confinement.enabled:
+        return "no sandbox (runs as the gateway's user: set sandbox.enabled)"
+    applied = confinement.applied
+    parts = [
+        f"user {applied.get('user', 'unchanged')}",
+        f"network {applied['network']}",
+        f"memory {applied.get('memory', 'unlimited')}",
+        f"cpu {applied.get('cpu', 'unlimited')}",
+        f"processes {applied.get('processes', 'unlimited')}",
+        f"hidden {', '.join(applied['hidden']) or 'nothing'}",
+    ]
+    return "sandbox: " + "; ".join(parts)
