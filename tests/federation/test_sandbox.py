@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
@@ -78,10 +79,18 @@ def federation(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iter
         hostile(network="loopback"),
         venv_stdio("time", "mcp-server-time", sandbox=sandbox),
         venv_stdio("timelegacy", "mcp-server-time", protocol="legacy", sandbox=sandbox),
+        venv_stdio(
+            "unenforceable",
+            "mcp-server-time",
+            sandbox={"enabled": True, "network": "host", "net_allowlist": ["example.com:443"]},
+        ),
     ]
     secrets_env = {"COLONNADE_SECRET_DECLARED": DECLARED, "PLANTED_API_KEY": PLANTED}
     tmp = tmp_path_factory.mktemp("sandbox")
-    with run_gateway(tmp / "gateway", servers, env=secrets_env, data_dir=str(data_dir)) as gateway:
+    ready = ["hostile", "time", "timelegacy"]
+    with run_gateway(
+        tmp / "gateway", servers, env=secrets_env, data_dir=str(data_dir), ready=ready
+    ) as gateway:
         yield gateway
 
 
@@ -162,6 +171,15 @@ async def test_allocating_2_gb_kills_it_with_a_typed_outcome_and_the_reason_show
     assert status["violations"].get("memory", 0) >= 1
     assert "memory limit of 128 MB" in (status["last_error"] or "")
     federation.wait_ready("hostile", timeout=30)  # restarted with its backoff
+    metrics = httpx2.get(f"{federation.base}/metrics", timeout=10).text
+    assert 'colonnade_sandbox_violations_total{kind="memory",server="hostile"}' in metrics
+
+
+async def test_what_the_host_cannot_enforce_is_refused_with_the_fix(federation: Federation) -> None:
+    status = federation.server_status("unenforceable")
+    assert status["state"] == "down" and status["tools"] == 0
+    assert "net_allowlist" in status["last_error"] and "sandbox.enforce: warn" in status["last_error"]
+    assert status["sandbox"]["missing"] and status["sandbox"]["applied"]["user"].startswith("nobody")
 
 
 async def test_spinning_the_cpu_kills_it_at_its_cpu_time_limit(federation: Federation) -> None:

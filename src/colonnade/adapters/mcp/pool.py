@@ -119,6 +119,14 @@ class McpPool:
         for upstream in self._upstreams.values():
             upstream.start()
 
+    def violations(self) -> dict[tuple[str, str], int]:
+        """(server, kind) -> times its sandbox ended its process (the metrics' view)."""
+        return {
+            (name, kind): times
+            for name, upstream in self._upstreams.items()
+            for kind, times in upstream.violations.items()
+        }
+
     def statuses(self) -> list[UpstreamStatus]:
         return [self._upstreams[name].status() for name in self.names()]
 
