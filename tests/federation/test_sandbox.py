@@ -79,6 +79,12 @@ def federation(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iter
         hostile(network="loopback"),
         venv_stdio("time", "mcp-server-time", sandbox=sandbox),
         venv_stdio("timelegacy", "mcp-server-time", protocol="legacy", sandbox=sandbox),
+        venv_stdio(  # the organ sidecar, in the same sandbox as any stdio server (issue 33 item 4)
+            "vault",
+            "colonnade",
+            *("organ", "serve", "examples.organs.vault", "-I", str(ROOT), "--data-dir", "/tmp/vault"),
+            sandbox=sandbox,
+        ),
         venv_stdio(
             "unenforceable",
             "mcp-server-time",
@@ -87,7 +93,7 @@ def federation(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iter
     ]
     secrets_env = {"COLONNADE_SECRET_DECLARED": DECLARED, "PLANTED_API_KEY": PLANTED}
     tmp = tmp_path_factory.mktemp("sandbox")
-    ready = ["hostile", "time", "timelegacy"]
+    ready = ["hostile", "time", "timelegacy", "vault"]
     with run_gateway(
         tmp / "gateway", servers, env=secrets_env, data_dir=str(data_dir), ready=ready
     ) as gateway:
@@ -190,3 +196,12 @@ async def test_spinning_the_cpu_kills_it_at_its_cpu_time_limit(federation: Feder
     assert federation.server_status("hostile")["violations"].get("cpu", 0) >= 1
     await the_time_is_served(federation)
     assert federation.status()["servers"]  # the gateway itself answers throughout
+
+
+async def test_the_organ_sidecar_serves_its_organ_from_inside_the_sandbox(federation: Federation) -> None:
+    stored = await call(federation, "default__vault__store", {"key": "notes/a.txt", "content": "boxed"})
+    assert stored.is_error is False, stored
+    read = await call(federation, "default__vault__retrieve", {"key": "notes/a.txt"})
+    assert read.is_error is False and (read.structured_content or {})["content"] == "boxed", read
+    status = federation.server_status("vault")
+    assert status["sandbox"]["enabled"] and status["sandbox"]["missing"] == []
