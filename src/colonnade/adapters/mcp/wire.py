@@ -195,9 +195,9 @@ async def open_transport(
         plain = StdioServerParameters(
             command=server.command, args=list(server.args), env=env or None, cwd=_cwd(server.cwd)
         )
-        with contextlib.ExitStack() as sandbox:
+        async with contextlib.AsyncExitStack() as sandbox:
             try:
-                params, _ = sandbox.enter_context(confined(server, plain, hidden=hidden))
+                params, _ = await sandbox.enter_async_context(confined(server, plain, hidden=hidden))
             except SandboxRefused as exc:
                 raise UpstreamUnconfigured(str(exc)) from None
             if stderr is None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from mcp.client.stdio import StdioServerParameters
@@ -27,10 +28,10 @@ class SandboxRefused(Exception):
     """The server's confinement cannot be enforced here and its settings say strict."""
 
 
-@contextlib.contextmanager
-def confined(
+@contextlib.asynccontextmanager
+async def confined(
     server: McpServerSettings, params: StdioServerParameters, *, hidden: tuple[Path, ...] = ()
-) -> Iterator[tuple[StdioServerParameters, Confinement]]:
+) -> AsyncIterator[tuple[StdioServerParameters, Confinement]]:
     """`params` rewritten to start through the launcher, for as long as the process may live."""
     host = host_abilities()
     confinement = plan(server, hidden=hidden, host=host)
@@ -63,7 +64,7 @@ def confined(
         )
         yield wrapped, confinement
     finally:
-        groups.remove()
+        await asyncio.to_thread(groups.remove)  # it may wait for the last members to die
 
 
 def _path(path: Path | None) -> str | None:
