@@ -737,6 +737,50 @@ class ToolOverride(_Section):
     )
 
 
+class SandboxSettings(_Section):
+    """How a child process the gateway starts (a stdio server, an organ sidecar) is confined."""
+
+    enabled: bool = Field(
+        default=False,
+        description="Confine the process (docs/servers.md); false: it runs as the gateway's user.",
+    )
+    enforce: Literal["strict", "warn"] = Field(
+        default="strict",
+        description="strict: refuse to start when a setting cannot be enforced on this host; warn: start,"
+        " say what is missing in the log, `servers status` and `servers check`.",
+    )
+    user: str = Field(
+        default="nobody",
+        description="Unprivileged user it runs as (needs a root gateway; otherwise a user namespace).",
+    )
+    memory_mb: int | None = Field(default=512, gt=0, description="Memory limit (cgroup, else RLIMIT_AS).")
+    cpu_percent: int | None = Field(
+        default=100, gt=0, le=6400, description="CPU share limit, 100 = one core (cgroup cpu quota)."
+    )
+    cpu_time_s: int | None = Field(
+        default=None, gt=0, description="Total CPU seconds before it is killed (RLIMIT_CPU); unset: none."
+    )
+    pids_max: int | None = Field(
+        default=64, gt=0, description="Most processes at once (cgroup, else RLIMIT_NPROC)."
+    )
+    network: Literal["none", "loopback", "host"] = Field(
+        default="none",
+        description="none: no network at all; loopback: its own loopback only; host: the gateway's network.",
+    )
+    net_allowlist: list[str] = Field(
+        default_factory=list,
+        description="host:port it may reach; not enforceable here (refused under strict, use none/loopback).",
+    )
+    fs_read: list[Path] = Field(
+        default_factory=list, description="Paths it may read although hidden (under the gateway's home)."
+    )
+    fs_write: list[Path] = Field(default_factory=list, description="Paths it may write (bound read-write).")
+    hide: list[Path] = Field(
+        default_factory=list,
+        description="More paths it never sees (the data directory and the gateway's HOME always are hidden).",
+    )
+
+
 class McpServerSettings(_Section):
     """One downstream MCP server whose tools the gateway serves as `{tenant}:{name}:{tool}`."""
 
@@ -750,6 +794,9 @@ class McpServerSettings(_Section):
         default_factory=dict, description="stdio: variable -> name of the secret whose value it gets."
     )
     cwd: Path | None = Field(default=None, description="stdio: working directory.")
+    sandbox: SandboxSettings = Field(
+        default_factory=SandboxSettings, description="stdio: how the process is confined (docs/servers.md)."
+    )
     url: str | None = Field(default=None, pattern=r"^https?://[^\s/]+", description="http: endpoint URL.")
     headers: dict[str, str] = Field(default_factory=dict, description="http: extra headers (no secrets).")
     auth: McpServerCredential | None = Field(

@@ -22,6 +22,7 @@ __all__ = [
     "NOT_FOUND",
     "RATE_LIMITED",
     "REJECTED",
+    "SANDBOX_KILLED",
     "SCHEMA",
     "SERVER_FAULT",
     "TIMEOUT",
@@ -55,6 +56,7 @@ MALFORMED = "D-DATA-MALFORMED"
 CHECKSUM = "D-DATA-CHECKSUM"
 TOOL_ERROR = "S-TOOL-UPSTREAM-ERROR"
 TOOL_DOWN = "S-TOOL-UNAVAILABLE"
+SANDBOX_KILLED = "S-TOOL-SANDBOX-KILLED"
 INPUT_REQUIRED = "P-PRECOND-INPUT-REQUIRED"
 
 ADAPTER_ERROR_CODES: dict[str, str] = {
@@ -69,6 +71,7 @@ ADAPTER_ERROR_CODES: dict[str, str] = {
     UNAVAILABLE: "backend answered 408, 502, 503 or 504; retry_after_ms from Retry-After when given",
     UNREACHABLE: "connection refused or reset, host name not resolvable, connection closed mid-answer",
     SERVER_FAULT: "backend answered 500 or another 5xx not listed above",
+    SANDBOX_KILLED: "a stdio server's sandbox killed it during the call (memory, CPU time or process limit)",
     MISCONFIGURED: "backend secret missing or unusable, invalid base URL, TLS failure, or a redirect",
     CHECKSUM: "2xx body does not match the Content-Digest, Repr-Digest or Content-MD5 the backend sent",
     MALFORMED: "2xx body declared JSON but not parseable, undecodable content encoding, "

@@ -690,6 +690,12 @@ _SPECS = (
         "Retry later; an operator must check the tool's health.",
     ),
     ErrorSpec(
+        "S-TOOL-SANDBOX-KILLED",
+        _TERMINAL,
+        "The server behind this tool was killed by its sandbox (memory, CPU time or process limit)",
+        "Make the call ask for less, or raise the server's `sandbox` limits in colonnade.yaml.",
+    ),
+    ErrorSpec(
         "S-TOOL-INTERNAL",
         _TERMINAL,
         "The gateway failed while running the call",

@@ -27,7 +27,7 @@ from colonnade.cli._http_protocol import ConnectionLimits, guarded_protocol
 from colonnade.cli._tls import uvicorn_tls_options
 from colonnade.cli.common import err_console, fail
 from colonnade.cli.database_problem import DATABASE_ERRORS, database_problem
-from colonnade.config import ConfigError, ServerSettings, Settings
+from colonnade.config import ConfigError, McpServerSettings, ServerSettings, Settings
 from colonnade.contracts.load import ContractLoadError
 from colonnade.contracts.validate import ContractInvalid
 from colonnade.errors import ColonnadeError
@@ -275,6 +275,16 @@ async def _report_servers_when_ready(gateway: Gateway, timeout_s: float = 120.0)
         await asyncio.sleep(0.2)
 
 
+def _print_confinement(gateway: Gateway, upstream: McpServerSettings) -> None:
+    """The sandbox a stdio server gets here, and what of it this host cannot apply (issue 33 item 5)."""
+    from colonnade.adapters.sandbox.confinement import plan, summary
+
+    confinement = plan(upstream, hidden=(gateway.settings.data_dir.resolve(),))
+    err_console.print(f"    {summary(confinement)}", markup=False, soft_wrap=True)
+    for gap in confinement.missing if confinement.enabled else ():
+        err_console.print(f"    warning: not applied: {gap}", markup=False, soft_wrap=True)
+
+
 def _print_banner(gateway: Gateway, url: str, snippet: bool, token: str | None = None) -> None:
     err_console.print(
         f"[bold green]Colonnade[/bold green] serving {len(gateway.catalog)} tools at [bold]{url}[/bold]"
@@ -306,6 +316,8 @@ def _print_banner(gateway: Gateway, url: str, snippet: bool, token: str | None =
             markup=False,
             soft_wrap=True,
         )
+        if upstream.transport == "stdio":
+            _print_confinement(gateway, upstream)
     if snippet:
         server: dict[str, object] = {"type": "http", "url": url}
         if token is not None:

@@ -80,6 +80,38 @@ def server_status(
         console.print(f"[bold]{key}[/bold]: {_when(value) if key == 'since' else shown}", soft_wrap=True)
 
 
+@servers_app.command("check")
+def check(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """Preflight, on this host: the confinement each configured stdio server would get, and what cannot
+    be applied here (exit 1 when a server with `sandbox.enforce: strict` would be refused).
+
+    Example: colonnade servers check --json
+    """
+    from colonnade.adapters.sandbox.confinement import host_abilities, plan
+
+    settings = settings_of(ctx)
+    host = host_abilities()
+    hidden = (settings.data_dir.resolve(),)
+    report = {server.name: plan(server, hidden=hidden, host=host) for server in settings.servers}
+    refused = {name: c.refusal() for name, c in report.items() if c.refusal() is not None}
+    if as_json:
+        answer = {"host": host.describe(), "servers": {n: c.to_json() for n, c in report.items()}}
+        console.print_json(json.dumps(answer | {"refused": refused}))
+    else:
+        console.print(f"host: {host.describe()}", soft_wrap=True, markup=False)
+        for name, confinement in report.items():
+            console.print(f"[bold]{name}[/bold] ({'strict' if confinement.enforce == 'strict' else 'warn'})")
+            for key, value in confinement.applied.items():
+                shown = ", ".join(map(str, value)) if isinstance(value, list) else value
+                console.print(f"  {key}: {shown}", soft_wrap=True, markup=False)
+            for gap in confinement.missing if confinement.enabled else ():
+                console.print(f"  [yellow]not applied:[/yellow] {gap}", soft_wrap=True)
+        for reason in refused.values():
+            console.print(f"[red]refused:[/red] {reason}", soft_wrap=True)
+    if refused:
+        raise typer.Exit(EXIT_FINDINGS)
+
+
 @servers_app.command("add")
 def add(
     ctx: typer.Context,

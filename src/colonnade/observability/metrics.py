@@ -177,6 +177,10 @@ class GatewayMetrics:
         """Report each backend's circuit at every scrape."""
         self.registry.register(_CircuitCollector(circuits))
 
+    def track_sandboxes(self, sandboxes: SandboxView) -> None:
+        """Report how often each stdio server's sandbox ended its process, by kind, at every scrape."""
+        self.registry.register(_SandboxCollector(sandboxes))
+
     def track_limits(self, limits: LimitsView) -> None:
         """Report each rate limit's refusals and use at every scrape (read, never pushed)."""
         self.registry.register(_LimitsCollector(limits))
@@ -323,6 +327,29 @@ class _LoadCollector(Collector):
         for reason in ("in_flight_limit", "deadline"):
             shed.add_metric([reason], load.shed.get(reason, 0))
         yield shed
+
+
+class SandboxView(Protocol):
+    """The stdio servers' sandbox violations."""
+
+    def violations(self) -> Mapping[tuple[str, str], int]:
+        """(server, kind: memory, cpu, pids, signal, setup) -> times its sandbox ended its process."""
+        ...
+
+
+class _SandboxCollector(Collector):
+    def __init__(self, sandboxes: SandboxView) -> None:
+        self._sandboxes = sandboxes
+
+    def collect(self) -> Iterator[Metric]:
+        violations = CounterMetricFamily(
+            "colonnade_sandbox_violations",
+            "Times a stdio server's sandbox ended its process: memory, cpu (time), pids, signal, setup.",
+            labels=["server", "kind"],
+        )
+        for (server, kind), times in sorted(self._sandboxes.violations().items()):
+            violations.add_metric([server, kind], times)
+        yield violations
 
 
 class _CircuitCollector(Collector):

@@ -228,6 +228,8 @@ class Gateway:
             admission=admission,
         )
         self.servers.pool.on_connection = self._downstream_connection
+        self.servers.pool.hidden = (settings.data_dir.resolve(),)
+        self.metrics.track_sandboxes(self.servers.pool)
         for server in settings.servers:
             self.servers.configure(server)
         # Organs (in-process Python modules): served from their cards, imported on their first call.

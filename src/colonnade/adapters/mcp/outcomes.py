@@ -31,6 +31,7 @@ from colonnade.adapters.outcome import (
     MALFORMED,
     NOT_FOUND,
     REJECTED,
+    SANDBOX_KILLED,
     SERVER_FAULT,
     TIMEOUT,
     TOOL_DOWN,
@@ -40,7 +41,7 @@ from colonnade.adapters.outcome import (
     OutcomeKind,
 )
 
-__all__ = ["down", "error_outcome", "malformed", "result_outcome", "timed_out"]
+__all__ = ["down", "error_outcome", "malformed", "result_outcome", "sandbox_killed", "timed_out"]
 
 _REJECTED_CODES = frozenset(
     {
@@ -108,6 +109,13 @@ def error_outcome(exc: MCPError, duration_ms: float) -> AdapterOutcome:
 
 def down(message: str) -> AdapterOutcome:
     return AdapterOutcome(OutcomeKind.TERMINAL_ERROR, error_code=TOOL_DOWN, message=message)
+
+
+def sandbox_killed(message: str, duration_ms: float) -> AdapterOutcome:
+    """The server's sandbox killed its process during the call (a limit it ran into)."""
+    return AdapterOutcome(
+        OutcomeKind.TERMINAL_ERROR, error_code=SANDBOX_KILLED, message=message, duration_ms=duration_ms
+    )
 
 
 def timed_out(message: str, duration_ms: float) -> AdapterOutcome:

@@ -13,6 +13,7 @@ client, its stream closes), not a translation. A stdio server keeps one session:
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry.trace import Tracer
@@ -45,6 +46,8 @@ class McpPool:
         self.on_event = on_event
         self.on_connection: ConnectionListener | None = None
         """Given to every server's supervisor: told when its session comes up or goes away."""
+        self.hidden: tuple[Path, ...] = ()
+        """The gateway's own paths (its data directory) no stdio server's sandbox shows."""
         self._upstreams: dict[str, Upstream] = {}
         self._twins: dict[str, Upstream] = {}
         self._running = False
@@ -78,6 +81,7 @@ class McpPool:
                 on_event=self.on_event,
                 on_demand=True,
                 on_connection=self.on_connection,
+                hidden=self.hidden,
             )
             self._twins[name] = twin
             twin.start()
@@ -97,6 +101,7 @@ class McpPool:
             on_tools=self.on_tools,
             on_event=self.on_event,
             on_connection=self.on_connection,
+            hidden=self.hidden,
         )
         self._upstreams[settings.name] = upstream
         if self._running:
@@ -113,6 +118,14 @@ class McpPool:
         self._running = True
         for upstream in self._upstreams.values():
             upstream.start()
+
+    def violations(self) -> dict[tuple[str, str], int]:
+        """(server, kind) -> times its sandbox ended its process (the metrics' view)."""
+        return {
+            (name, kind): times
+            for name, upstream in self._upstreams.items()
+            for kind, times in upstream.violations.items()
+        }
 
     def statuses(self) -> list[UpstreamStatus]:
         return [self._upstreams[name].status() for name in self.names()]

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import sys
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import BinaryIO, TextIO
+from typing import Any, BinaryIO, TextIO
+
+from colonnade.adapters.sandbox.launch import MARKER
 
 __all__ = ["StderrTail"]
 
@@ -26,6 +29,10 @@ class StderrTail:
     def __init__(self, name: str, *, keep: int = 5) -> None:
         self.name = name
         self.lines: deque[str] = deque(maxlen=keep)
+        self.violation: dict[str, Any] | None = None
+        """What the sandbox launcher said about the process's end (`violation`, `message`), if anything."""
+        self.ended = asyncio.Event()
+        """Set when the current process's stderr reached its end (its last words are all read)."""
 
     def said(self) -> str:
         """Its last lines, oldest first, joined by ` | ` (empty when it said nothing)."""
@@ -35,6 +42,8 @@ class StderrTail:
     async def capture(self) -> AsyncIterator[TextIO]:
         """A pipe for the process's stderr; read until the process ends (then briefly drained)."""
         self.lines.clear()
+        self.violation = None
+        self.ended = asyncio.Event()
         read_fd, write_fd = os.pipe()
         pipe, writer = os.fdopen(read_fd, "rb"), os.fdopen(write_fd, "w")
         reader = asyncio.create_task(self._read(pipe), name=f"colonnade-mcp-{self.name}-stderr")
@@ -54,6 +63,12 @@ class StderrTail:
         """The process has its copy of the pipe; drop ours so its exit ends the reading."""
         writer.close()
 
+    async def violation_after_exit(self, wait_s: float) -> dict[str, Any] | None:
+        """The launcher's word on the process's end, waiting up to `wait_s` for the rest of stderr."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.ended.wait(), wait_s)
+        return self.violation
+
     async def _read(self, pipe: BinaryIO) -> None:
         loop = asyncio.get_running_loop()
         stream = asyncio.StreamReader(limit=_CHUNK)
@@ -71,10 +86,17 @@ class StderrTail:
                 self._line(partial)
         finally:
             transport.close()
+            self.ended.set()
 
     def _line(self, raw: bytes) -> None:
         text = raw.decode("utf-8", "replace").rstrip("\r")
         sys.stderr.write(f"[server {self.name}] {text}\n")
         sys.stderr.flush()
+        if text.startswith(MARKER):
+            with contextlib.suppress(ValueError):
+                record = json.loads(text[len(MARKER) :])
+                if isinstance(record, dict):
+                    self.violation = record
+                    text = f"sandbox: {record.get('message')}"
         if text.strip():
             self.lines.append(text.strip()[:_LINE_CHARS])

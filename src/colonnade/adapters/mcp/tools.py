@@ -16,13 +16,21 @@ import time
 from dataclasses import replace
 
 from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, StatusCode, Tracer
 from pydantic import ValidationError
 
 from colonnade.adapters.credentials import CredentialRefused, UpstreamCredentials, UpstreamGrant, refused
-from colonnade.adapters.mcp.outcomes import down, error_outcome, malformed, result_outcome, timed_out
+from colonnade.adapters.mcp.outcomes import (
+    down,
+    error_outcome,
+    malformed,
+    result_outcome,
+    sandbox_killed,
+    timed_out,
+)
 from colonnade.adapters.mcp.pool import McpPool
 from colonnade.adapters.mcp.upstream import Upstream
 from colonnade.adapters.outcome import MALFORMED, AdapterOutcome
@@ -92,6 +100,9 @@ class McpTools:
         except TimeoutError as exc:
             return timed_out(str(exc), elapsed())
         except MCPError as exc:
+            killed = await upstream.killed_by_sandbox() if exc.error.code == CONNECTION_CLOSED else None
+            if killed is not None:
+                return sandbox_killed(f"server {binding.server!r}: {killed}", elapsed())
             return replace(error_outcome(exc, elapsed()), answer=UpstreamAnswer(error=exc))
         except ValidationError as exc:
             first = exc.errors()[0]["msg"] if exc.errors() else str(exc)

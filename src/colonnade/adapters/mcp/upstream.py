@@ -22,6 +22,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 import mcp_types as types
@@ -40,6 +41,7 @@ from colonnade.adapters.mcp.exchange import Build, First, exchange
 from colonnade.adapters.mcp.in_flight import InFlight
 from colonnade.adapters.mcp.stdio_stderr import StderrTail
 from colonnade.adapters.mcp.wire import RelayDispatcher, negotiate, open_transport
+from colonnade.adapters.sandbox.confinement import plan
 from colonnade.adapters.secrets import EnvSecretResolver, SecretResolver
 from colonnade.catalog.mcp_projection import unmatched_settings
 from colonnade.config import McpServerSettings
@@ -92,6 +94,10 @@ class UpstreamStatus:
     last_error: str | None
     warnings: list[str]
     """Settings that name no tool of the server (a misspelt `tools.<name>`, `allow_tools`, ...)."""
+    violations: dict[str, int]
+    """How often its sandbox ended its process, by kind (memory, cpu, pids, signal, setup)."""
+    sandbox: dict[str, Any]
+    """The confinement of a stdio server on this host: what is applied and what is missing."""
 
     def to_json(self) -> dict[str, Any]:
         return {field: getattr(self, field) for field in self.__slots__}
@@ -110,6 +116,7 @@ class Upstream:
         on_event: EventListener | None = None,
         on_demand: bool = False,
         on_connection: ConnectionListener | None = None,
+        hidden: tuple[Path, ...] = (),
     ) -> None:
         self.settings = settings
         self.on_demand = on_demand
@@ -120,6 +127,8 @@ class Upstream:
         self.on_tools = on_tools
         self.on_event = on_event
         self.on_connection = on_connection
+        self.hidden = hidden
+        """Paths of the gateway its sandbox never shows (the data directory)."""
         """Told when the session comes up or goes away (the gateway's trace events)."""
         self.tools: tuple[types.Tool, ...] = ()
         self.server_info: types.Implementation | None = None
@@ -133,6 +142,9 @@ class Upstream:
         self.errors = 0
         self.last_error: str | None = None
         self.warnings: tuple[str, ...] = ()
+        self.violations: dict[str, int] = {}
+        self.confinement = plan(settings, hidden=hidden) if settings.transport == "stdio" else None
+        """What its sandbox applies on this host (as `colonnade servers check` reports it)."""
         self.stderr = StderrTail(self.name) if settings.transport == "stdio" else None
         """A stdio server's stderr: tagged on the way to the gateway's, its last lines in `last_error`."""
         self._session: ClientSession | None = None
@@ -210,6 +222,8 @@ class Upstream:
             server_version=info.version if info is not None else None,
             last_error=self.last_error,
             warnings=list(self.warnings),
+            violations=dict(self.violations),
+            sandbox=self.confinement.to_json() if self.confinement is not None else {},
         )
 
     @property
@@ -347,6 +361,15 @@ class Upstream:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), remaining)
 
+    async def killed_by_sandbox(self, wait_s: float = 0.5) -> str | None:
+        """Why its sandbox killed the process a call was on (memory, CPU time, processes), or None."""
+        if self.stderr is None:
+            return None
+        violation = await self.stderr.violation_after_exit(wait_s)
+        if violation is None or violation.get("violation") not in ("memory", "cpu", "pids", "signal"):
+            return None
+        return str(violation.get("message"))
+
     def _why_down(self) -> str:
         if self.state is UpstreamState.STOPPED:
             return f"server {self.name!r} is not running"
@@ -431,6 +454,13 @@ class Upstream:
         """A stdio server's process ended: say so, with its last words on stderr (often the why)."""
         if self.stderr is None:
             return
+        violation = self.stderr.violation
+        if violation is not None:
+            kind = str(violation.get("violation"))
+            self.violations[kind] = self.violations.get(kind, 0) + 1
+            self.last_error = f"sandbox: {violation.get('message')}"
+            _event("mcp.server.sandbox_violation", self.name, level=logging.WARNING, kind=kind)
+            return
         error = self.last_error
         if error is None or error is said_before or error.startswith("Connection closed"):
             error = "the process exited (or closed its stdout)"
@@ -453,6 +483,7 @@ class Upstream:
                     on_connection_lost=closed.set,
                     on_session_gone=self._session_gone,
                     stderr=self.stderr,
+                    hidden=self.hidden,
                 )
                 connection = await stack.enter_async_context(transport)
                 inner = JSONRPCDispatcher(

@@ -38,6 +38,7 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, R
 from colonnade.adapters.mcp.direct_post import DirectCalls
 from colonnade.adapters.mcp.http_transport import AiohttpTransport
 from colonnade.adapters.mcp.stdio_stderr import StderrTail
+from colonnade.adapters.sandbox.wrap import SandboxRefused, confined
 from colonnade.adapters.secrets import SecretResolver
 from colonnade.adapters.stdio_command import missing_command
 from colonnade.config import McpServerSettings, UpstreamAuth
@@ -176,11 +177,13 @@ async def open_transport(
     on_connection_lost: Callable[[], None] = lambda: None,
     on_session_gone: Callable[[], None] = lambda: None,
     stderr: StderrTail | None = None,
+    hidden: tuple[Path, ...] = (),
 ) -> AsyncIterator[Connection]:
     """One connection: a child process, or one pooled HTTP client (and its direct calls, which
     announce themselves as `client_info` and report a failed connection to `on_connection_lost`);
     over HTTP, `on_session_gone` hears that the server answered a request of the session 404; a
-    child process's stderr goes through `stderr` when given, else straight to the gateway's."""
+    child process's stderr goes through `stderr` when given, else straight to the gateway's; a child
+    process is confined by its `sandbox` settings and never sees the `hidden` paths (the data directory)."""
     if server.transport == "stdio":
         assert server.command is not None
         missing = missing_command(server)  # said plainly, not as the spawn's bare FileNotFoundError
@@ -189,16 +192,21 @@ async def open_transport(
         env = dict(server.env)
         for variable, secret in server.secret_env.items():
             env[variable] = await _secret(secrets, secret, f"{server.name}.secret_env.{variable}")
-        params = StdioServerParameters(
+        plain = StdioServerParameters(
             command=server.command, args=list(server.args), env=env or None, cwd=_cwd(server.cwd)
         )
-        if stderr is None:
-            async with stdio_client(params) as (read, write):  # the server's stderr goes to the gateway's
+        async with contextlib.AsyncExitStack() as sandbox:
+            try:
+                params, _ = await sandbox.enter_async_context(confined(server, plain, hidden=hidden))
+            except SandboxRefused as exc:
+                raise UpstreamUnconfigured(str(exc)) from None
+            if stderr is None:
+                async with stdio_client(params) as (read, write):  # the server's stderr goes to the gateway's
+                    yield Connection(read, write)
+                return
+            async with stderr.capture() as errlog, stdio_client(params, errlog=errlog) as (read, write):
+                stderr.spawned(errlog)
                 yield Connection(read, write)
-            return
-        async with stderr.capture() as errlog, stdio_client(params, errlog=errlog) as (read, write):
-            stderr.spawned(errlog)
-            yield Connection(read, write)
         return
     assert server.url is not None
     headers = dict(server.headers)
