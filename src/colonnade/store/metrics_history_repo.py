@@ -35,9 +35,9 @@ class MetricsHistoryStore:
         async with self._write(), self._sessions.begin() as session:
             found = await session.scalars(
                 select(table).where(
-                    tuple_(table.resolution_s, table.start, table.dimension, table.subject, table.replica).in_(
-                        keys
-                    )
+                    tuple_(
+                        table.resolution_s, table.start, table.dimension, table.subject, table.replica
+                    ).in_(keys)
                 )
             )
             rows = {RollupKey(r.resolution_s, aware(r.start), r.dimension, r.subject): r for r in found}
