@@ -325,6 +325,13 @@ class TelemetrySettings(_Section):
     consumer_label_values_max: int = Field(
         default=100, ge=1, le=100_000, description="Distinct values per consumer label; later ones: (other)."
     )
+    history_flush_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=3600,
+        description="How often the rolled-up metrics history (per tool and API, per minute and per five "
+        "minutes) is written to the store, off the calls' path; a restart loses at most this much.",
+    )
     events_keep: int = Field(
         default=1000, ge=0, le=100_000, description="Trace events kept in memory for /v1/status and the page."
     )

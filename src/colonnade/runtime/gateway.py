@@ -63,6 +63,7 @@ from colonnade.governance.limits import Limiter
 from colonnade.governance.principal import Principal
 from colonnade.governance.tool_lookup import CatalogReach
 from colonnade.observability.metrics import GatewayMetrics
+from colonnade.observability.metrics_history import HistoryFlusher, MetricsRollup
 from colonnade.observability.telemetry import Telemetry
 from colonnade.observability.trace_event_log import TraceEventLog, build_event_log
 from colonnade.observability.trace_events import (
@@ -97,6 +98,7 @@ from colonnade.store.contracts_repo import ContractStore
 from colonnade.store.engine import create_store_engine
 from colonnade.store.error_snapshots_repo import ErrorSnapshotStore
 from colonnade.store.idempotency_repo import IdempotencyStore
+from colonnade.store.metrics_history_repo import MetricsHistoryStore
 from colonnade.store.migrator import migrate_engine
 from colonnade.store.parked_calls_repo import ParkedCallStore
 from colonnade.surfaces.app import HttpSurfaces, build_http_app
@@ -327,7 +329,21 @@ class Gateway:
         if self.platform_tools:
             self._serve_platform(builtin)
 
-        self.observe = Observe(self.metrics, self.tracer_provider.get_tracer(TRACER_NAME), events=self.events)
+        # The rolled-up metrics history (per tool and API): added to by each call, flushed in the background.
+        self.history_store = (
+            MetricsHistoryStore(engine, self.shared.replica_id) if engine is not None else None
+        )
+        self.history = (
+            HistoryFlusher(MetricsRollup(), self.history_store, interval_s=settings.telemetry.history_flush_s)
+            if self.history_store is not None
+            else None
+        )
+        self.observe = Observe(
+            self.metrics,
+            self.tracer_provider.get_tracer(TRACER_NAME),
+            events=self.events,
+            history=self.history.rollup if self.history is not None else None,
+        )
         self.circuits = CircuitBreaker()
         self.pipeline = build_pipeline(
             PipelineParts(
@@ -691,6 +707,8 @@ class Gateway:
             tasks.append(asyncio.create_task(self._purge_expired(), name="colonnade-idempotency-expiry"))
         if self.feedback.repository is not None:
             tasks.append(asyncio.create_task(self._load_learned(), name="colonnade-co-occurrence-load"))
+        if self.history is not None:
+            tasks.append(asyncio.create_task(self.history.run(), name="colonnade-metrics-history"))
         if self.alert_rules is not None:
             every = self.settings.platform.alert_interval_s
             tasks.append(asyncio.create_task(self.alert_rules.run(every), name="colonnade-alert-rules"))
@@ -746,6 +764,11 @@ class Gateway:
 
     async def aclose(self) -> None:
         await self.pipeline.drain()
+        if self.history is not None:
+            try:
+                await self.history.flush()  # calls made without the background loop (tests, CLI)
+            except Exception:
+                logger.warning("the metrics history's last round was not written at close")
         if self.snapshots is not None:
             await self.snapshots.drain()
         await self.servers.aclose()

@@ -40,6 +40,7 @@ __all__ = [
     "EndpointRow",
     "ErrorSnapshotRow",
     "IdempotencyRow",
+    "MetricsRollupRow",
     "ParkedCallRow",
     "SubscriptionRow",
     "ToolPairRow",
@@ -354,3 +355,22 @@ class ErrorSnapshotRow(Base):
     trace_id: Mapped[str] = mapped_column(String(64))
     arguments: Mapped[dict[str, Any]] = mapped_column(JSON_DOCUMENT)
     envelope: Mapped[dict[str, Any]] = mapped_column(JSON_DOCUMENT)
+
+
+class MetricsRollupRow(Base):
+    """One replica's counts in one bucket of the metrics history (`observability/metrics_history.py`).
+
+    Keyed by replica, so each row has one writer and replicas never contend; readers add the rows of
+    all replicas (the histograms add bucket by bucket).
+    """
+
+    __tablename__ = "metrics_rollups"
+
+    resolution_s: Mapped[int] = mapped_column(Integer, primary_key=True)
+    start: Mapped[datetime] = mapped_column(DateTime(timezone=True), primary_key=True)
+    dimension: Mapped[str] = mapped_column(String(16), primary_key=True)
+    subject: Mapped[str] = mapped_column(String(512), primary_key=True)
+    replica: Mapped[str] = mapped_column(String(128), primary_key=True)
+    calls: Mapped[int] = mapped_column(BigInteger)
+    errors: Mapped[int] = mapped_column(BigInteger)
+    histogram: Mapped[list[int]] = mapped_column(JSON_DOCUMENT)

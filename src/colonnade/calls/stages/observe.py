@@ -31,6 +31,7 @@ from colonnade.governance.principal import Principal, PrincipalKind
 from colonnade.observability.consumer_metrics import ConsumerLabel
 from colonnade.observability.logging import emit_event, event_enabled
 from colonnade.observability.metrics import UNRESOLVED_TOOL, GatewayMetrics
+from colonnade.observability.metrics_history import MetricsRollup
 from colonnade.observability.redaction import InputFingerprint, argument_names
 from colonnade.observability.trace_event_log import TraceEventLog
 from colonnade.observability.trace_events import CallEnded, CallStarted
@@ -79,6 +80,7 @@ class Observe:
         *,
         fingerprint: InputFingerprint | None = None,
         events: TraceEventLog | None = None,
+        history: MetricsRollup | None = None,
     ) -> None:
         self.metrics = metrics if metrics is not None else GatewayMetrics()
         self.tracer = tracer if tracer is not None else build_tracer_provider().get_tracer(TRACER_NAME)
@@ -88,6 +90,8 @@ class Observe:
         self._tracing = records_spans(self.tracer)
         self.events = events
         """Where the typed `call.started` / `call.ended` events go (None: the gateway keeps none)."""
+        self.history = history
+        """The rolled-up metrics history a resolved call adds to (None: no store keeps one)."""
 
     async def __call__(self, call: Call, next: Next) -> CallResult:
         request = call.request
@@ -155,6 +159,8 @@ class Observe:
         resolved, slo_p95_s, timeout_ms = resolution if resolution is not None else (None, None, None)
         tool = resolved.canonical_name if resolved is not None else None
         self.metrics.for_tool(tool or UNRESOLVED_TOOL).record(status, code, seconds, slo_p95_s=slo_p95_s)
+        if self.history is not None and tool is not None:
+            self.history.record(tool, status, seconds)
         consumers = self.metrics.consumers
         if consumers is not None and resolved is not None:
             consumers.record(
