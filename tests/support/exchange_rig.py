@@ -28,6 +28,8 @@ from starlette.routing import Route
 
 from colonnade.config import (
     AuthSettings,
+    GuardrailRuleSettings,
+    GuardrailSettings,
     IssuerSettings,
     McpServerSettings,
     ServerSettings,
@@ -190,6 +192,15 @@ def exchange_rig(tmp: Path, monkeypatch: Any) -> Iterator[Rig]:
                     servers=[server],
                     token_exchange=TokenExchangeSettings(
                         token_endpoint=f"{as_url}/token", client_id=CLIENT_ID, client_secret=SECRET_NAME
+                    ),
+                    # The fault server's `authorization` tool answers with the token it was sent, which
+                    # the default guardrails would redact as a secret: the test reads it.
+                    guardrails=GuardrailSettings(
+                        rules=[
+                            GuardrailRuleSettings(
+                                tools="acme:faults:authorization", results={"secret": "audit"}
+                            )
+                        ]
                     ),
                 )
                 with serve_gateway(settings) as running:
