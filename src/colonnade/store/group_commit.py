@@ -14,7 +14,11 @@ The audit chain's tail (number and hash) is remembered from the last batch, so r
 without reading it; the primary key on `seq` refuses a record whose number another writer took
 meanwhile (another replica, the CLI), and then the tail is read again and the batch sealed anew.
 After such a collision, batches take the chain's advisory lock and read the tail under it for a
-while (`CONTENDED_S`), so replicas writing at the same time stop colliding.
+while (`CONTENDED_S`), so replicas writing at the same time stop colliding. Every statement that
+writes audit records takes that lock too before its first row, so a writer sealing from its
+remembered tail cannot slip in between a locked writer's read of the tail and its insert (it
+waits, collides, and locks from then on): without that, the faster unlocked writer won every race
+and starved the locked one until it gave up.
 
 A statement that fails rolled back as a whole, so nothing in it is half written:
 - a connection lost mid-way (a restart, a failover, a cut session) is replaced and the same batch
@@ -64,6 +68,7 @@ Kind = Literal["claim", "complete", "release", "audit"]
 
 # The same arbitrary constant the audit store's other paths lock: "the audit chain is being extended".
 APPEND_LOCK_KEY = 0x617564697431
+_CHAIN_LOCK = "chain_lock"
 _TAIL = "SELECT seq, hash FROM audit_records ORDER BY seq DESC LIMIT 1"
 _HASH_AT = "SELECT hash FROM audit_records WHERE seq = $1"
 _AUDIT_COLUMNS = (
@@ -165,14 +170,24 @@ def _statement(shape: tuple[tuple[str, bool], ...]) -> str:
     """The one statement writing a batch of `shape` ((kind, one row?) per kind present, in part order);
     its idempotency parts return (part, holder)."""
     parts = [(_AUDIT if kind == "audit" else _IDEMPOTENCY_PARTS[kind], single) for kind, single in shape]
+    # A statement that extends the chain holds the chain's lock before it writes any row (every
+    # part's rows join the lock), so a writer reading the tail under that lock is never overtaken
+    # by one sealing from a remembered tail: the latter waits, collides, and locks from then on.
+    chained = any(part is _AUDIT for part, _ in parts)
+    joined = f" CROSS JOIN {_CHAIN_LOCK}" if chained else ""
     placeholder, texts = 1, []
     for part, single in parts:
-        texts.append(part.sql.format(rows=part.source(placeholder, single)))
+        texts.append(part.sql.format(rows=part.source(placeholder, single) + joined))
         placeholder += len(part.types)
-    if len(parts) == 1:  # the statement itself, no CTE around it (what a lone caller sends)
+    lock = f"{_CHAIN_LOCK} AS (SELECT pg_advisory_xact_lock({APPEND_LOCK_KEY}))" if chained else ""
+    if len(parts) == 1:  # the statement itself, no other CTE around it (what a lone caller sends)
         part = parts[0][0]
-        return texts[0].replace(" RETURNING ", f" RETURNING '{part.name}'::text AS part, ")
-    ctes = ", ".join(f"{part.name} AS ({sql})" for (part, _), sql in zip(parts, texts, strict=True))
+        single_text = texts[0].replace(" RETURNING ", f" RETURNING '{part.name}'::text AS part, ")
+        return f"WITH {lock} {single_text}" if chained else single_text
+    ctes = ", ".join(
+        ([lock] if chained else [])
+        + [f"{part.name} AS ({sql})" for (part, _), sql in zip(parts, texts, strict=True)]
+    )
     selects = " UNION ALL ".join(
         f"SELECT '{part.name}'::text AS part, holder::text FROM {part.name}"
         for part, _ in parts
