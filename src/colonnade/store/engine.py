@@ -3,11 +3,14 @@
 SQLite gets foreign keys (off by default in SQLite) and WAL (readers do not block the writer);
 its folder is created on first use so `./.colonnade/` needs no setup step. PostgreSQL connections
 are checked before each use (`pool_pre_ping`), so after a database restart or a cut connection the
-pool reconnects by itself instead of handing out a dead connection.
+pool reconnects by itself instead of handing out a dead connection. What a PostgreSQL engine was
+given to connect with is remembered (`driver_connect_args`), so the group commit can open a driver
+connection of its own with the same settings (schema, application name) outside the pool.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,7 +24,13 @@ from sqlalchemy.pool import ConnectionPoolEntry
 from colonnade.store.sqlite_direct import WAL_LIMIT_BYTES
 from colonnade.store.store_errors import DatabaseUrlError
 
-__all__ = ["SUPPORTED_DRIVERS", "create_store_engine", "parse_database_url", "session_factory"]
+__all__ = [
+    "SUPPORTED_DRIVERS",
+    "create_store_engine",
+    "driver_connect_args",
+    "parse_database_url",
+    "session_factory",
+]
 
 SUPPORTED_DRIVERS = ("sqlite+aiosqlite", "postgresql+asyncpg")
 _EXAMPLES = "sqlite+aiosqlite:///.colonnade/colonnade.db or postgresql+asyncpg://user@host:5432/db"
@@ -50,7 +59,18 @@ def create_store_engine(url: str, *, connect_args: Mapping[str, Any] | None = No
         engine = create_async_engine(parsed, connect_args=dict(connect_args or {}))
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
-    return create_async_engine(parsed, connect_args=dict(connect_args or {}), pool_pre_ping=True)
+    engine = create_async_engine(parsed, connect_args=dict(connect_args or {}), pool_pre_ping=True)
+    _CONNECT_ARGS[engine.sync_engine] = dict(connect_args or {})
+    return engine
+
+
+_CONNECT_ARGS: weakref.WeakKeyDictionary[object, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def driver_connect_args(engine: AsyncEngine) -> dict[str, Any]:
+    """Keyword arguments for the driver's own `connect` that reach what the engine's pool reaches."""
+    _, from_url = engine.dialect.create_connect_args(engine.url)
+    return {**from_url, **_CONNECT_ARGS.get(engine.sync_engine, {})}
 
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

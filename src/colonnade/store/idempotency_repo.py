@@ -13,7 +13,9 @@ otherwise the claim reports it as `in_doubt` and leaves it alone.
 
 This sits on every keyed call, so it is written for speed: a claim is one INSERT in the common
 case; on the embedded SQLite database statements go through one direct autocommit connection
-(`SqliteDirect`), on PostgreSQL through the pool with a row lock. The SQL is the same for both.
+(`SqliteDirect`); on PostgreSQL claims, outcomes and releases join the engine's group commit
+(`GroupCommit`: one statement per batch with the audit records of the same moment), and only a
+claim that finds its key taken reads it, through the pool with a row lock.
 Database failures that may pass (a lost connection, a lock, an exhausted pool) are raised as
 `StoreUnavailable`; everything else propagates unchanged.
 """
@@ -33,6 +35,7 @@ from typing import Any, Literal, TypeVar
 from sqlalchemy import DateTime, bindparam, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from colonnade.store.group_commit import GroupCommit
 from colonnade.store.sqlite_direct import SqliteDirect, bind_all, parse_date
 from colonnade.store.store_errors import StoreUnavailable, is_transient
 from colonnade.store.tables import JSON_DOCUMENT
@@ -162,6 +165,12 @@ class _Pooled:
     async def execute(self, sql: str, params: dict[str, Any]) -> int:
         return await _uncancelled(self._execute(sql, params))
 
+    async def complete(self, params: dict[str, Any]) -> int:
+        return await self.execute(_COMPLETE, params)
+
+    async def release(self, params: dict[str, Any]) -> int:
+        return await self.execute(_RELEASE, params)
+
     async def _execute(self, sql: str, params: dict[str, Any]) -> int:
         async with self._engine.begin() as conn:
             return int((await conn.execute(self._text(sql), params)).rowcount or 0)
@@ -198,6 +207,12 @@ class _Direct:
     async def execute(self, sql: str, params: dict[str, Any]) -> int:
         return await self._db.execute(sql, params)
 
+    async def complete(self, params: dict[str, Any]) -> int:
+        return await self._db.execute(_COMPLETE, params)
+
+    async def release(self, params: dict[str, Any]) -> int:
+        return await self._db.execute(_RELEASE, params)
+
     async def claim(
         self, values: dict[str, Any], take_over_in_doubt: bool
     ) -> tuple[Outcome, dict[str, Any] | None]:
@@ -224,17 +239,51 @@ class _Direct:
         await self._db.aclose()
 
 
+class _Grouped:
+    """PostgreSQL: new claims, outcomes and releases in the group commit; a taken key through the pool."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._group = GroupCommit.of(engine)
+        self._pooled = _Pooled(engine, lock_rows=True)
+
+    async def execute(self, sql: str, params: dict[str, Any]) -> int:
+        return await self._pooled.execute(sql, params)
+
+    async def complete(self, params: dict[str, Any]) -> int:
+        done = await self._group.complete(
+            params["scope"], params["key"], params["holder"], params["result"], params["expires_at"]
+        )
+        return int(done)
+
+    async def release(self, params: dict[str, Any]) -> int:
+        return int(await self._group.release(params["scope"], params["key"], params["holder"]))
+
+    async def claim(
+        self, values: dict[str, Any], take_over_in_doubt: bool
+    ) -> tuple[Outcome, dict[str, Any] | None]:
+        if await self._group.claim(values):
+            return "inserted", None
+        return await self._pooled.claim(values, take_over_in_doubt)
+
+    async def aclose(self) -> None:
+        await self._group.aclose()
+
+
 class IdempotencyStore:
     def __init__(self, engine: AsyncEngine) -> None:
         self._write = WriteGate(engine)
         database = engine.url.database or ""
         embedded = engine.dialect.name == "sqlite" and database not in ("", ":memory:")
-        self._db: _Direct | _Pooled = (
-            _Direct(database) if embedded else _Pooled(engine, lock_rows=engine.dialect.name == "postgresql")
-        )
+        self._db: _Direct | _Pooled | _Grouped
+        if embedded:
+            self._db = _Direct(database)
+        elif engine.dialect.name == "postgresql":
+            self._db = _Grouped(engine)
+        else:
+            self._db = _Pooled(engine, lock_rows=False)
 
     async def aclose(self) -> None:
-        if isinstance(self._db, _Direct):
+        if not isinstance(self._db, _Pooled):
             await self._db.aclose()
 
     async def claim(
@@ -281,12 +330,12 @@ class IdempotencyStore:
         expires = _now() + timedelta(seconds=retention_s)
         params = {"scope": scope, "key": key, "holder": holder, "result": result, "expires_at": expires}
         async with self._write():
-            return await _guarded(self._db.execute(_COMPLETE, params)) > 0
+            return await _guarded(self._db.complete(params)) > 0
 
     async def release(self, scope: str, key: str, holder: str) -> None:
         """Free the key held by attempt `holder`, so the next call with it runs (a no-op once gone)."""
         async with self._write():
-            await _guarded(self._db.execute(_RELEASE, {"scope": scope, "key": key, "holder": holder}))
+            await _guarded(self._db.release({"scope": scope, "key": key, "holder": holder}))
 
     async def purge_expired(self, *, batch: int = PURGE_BATCH) -> int:
         """Delete records past their retention, `batch` rows per transaction; returns how many."""

@@ -7,9 +7,11 @@ batch, one transaction for all of them, so a busy gateway pays one commit per ba
 per call. On the embedded SQLite file, whose write runs at once in the caller's thread, a caller
 that finds the log idle leads the batch itself: it lets the callers that are ready join it, then
 writes them with its own record, without handing anything to a task (the cheapest path for one
-caller at a time); elsewhere a flusher task writes, so a caller that goes away cannot interrupt a
-batch. While the last batch failed, `writable` is False and the call stage refuses
-new calls before they run; the next successful batch (refusals are audited too) clears it.
+caller at a time); on PostgreSQL the store's group commit batches appends itself, together with
+the idempotency writes of the same moment, so each append goes straight to it; elsewhere a flusher
+task writes, so a caller that goes away cannot interrupt a batch. While the last batch failed,
+`writable` is False and the call stage refuses new calls before they run; the next successful
+batch (refusals are audited too) clears it.
 
 Nothing sensitive is stored in clear: arguments only as a keyed hash, actors that look like
 personal data (an e-mail as a subject) as a keyed pseudonym, and every other string scrubbed of
@@ -61,6 +63,9 @@ class AuditLog:
     async def append(self, event: AuditEvent) -> None:
         """Return once the event is committed; raise `AuditUnavailable` when it could not be."""
         row = self.row(event)
+        if self.store.grouped:  # batched with every other durable write by the store
+            await self._write([row])
+            return
         if self._writing or not self.store.inline:
             future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._pending.append((row, future))
@@ -125,6 +130,7 @@ class AuditLog:
         """Write what is pending."""
         while self._flusher is not None and not self._flusher.done():
             await asyncio.wait({self._flusher})
+        await self.store.drain()
 
     def stored_actor(self, actor: str | None) -> str | None:
         """A principal key as records store it (a pseudonym when it looks like personal data)."""

@@ -1,0 +1,258 @@
+"""The PostgreSQL group commit: claims, outcomes and audit records of concurrent calls share a
+statement, each answer waits for its own writes to be committed, one chain holds under concurrent
+callers and another writer, and a failing write, a cut connection or a lost answer neither loses
+nor doubles anyone else's write. Real PostgreSQL throughout (a private schema per test)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Awaitable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import asyncpg  # type: ignore[import-untyped]
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from colonnade.calls.call import Call
+from colonnade.calls.envelope import CallResult, CallStatus
+from colonnade.calls.pipeline import Next, Pipeline
+from colonnade.calls.stages.audit import Audit
+from colonnade.calls.stages.idempotency import Idempotency
+from colonnade.governance.audit import AuditEvent, AuditLog, EventKind, verify_chain
+from colonnade.governance.audit.chain import seal
+from colonnade.store import create_store_engine, migrate_engine
+from colonnade.store.audit_repo import AuditStore
+from colonnade.store.group_commit import GroupCommit
+from colonnade.store.idempotency_repo import IdempotencyStore, new_holder
+from colonnade.store.store_errors import StoreUnavailable
+from tests.support.databases import schema_connect_args
+from tests.support.stage_calls import stage_call
+from tests.support.store_faults import cut_connections
+
+pytestmark = pytest.mark.postgres
+
+KEY = b"k" * 32
+SCOPE = "chaos|chaos:faults:create_payment|-"
+
+
+@dataclass
+class Database:
+    engine: AsyncEngine
+    admin: AsyncEngine
+    application_name: str  # what this test's sessions are called (to cut them)
+    schema: str
+
+    async def sibling(self) -> AsyncEngine:
+        """Another engine on the same schema, as another replica has."""
+        args = schema_connect_args(self.schema)
+        return create_store_engine(self.engine.url.render_as_string(hide_password=False), connect_args=args)
+
+
+@pytest.fixture
+async def db(postgres_url: str) -> AsyncIterator[Database]:
+    schema, name = f"colonnade_test_{uuid.uuid4().hex[:12]}", f"colonnade-group-{uuid.uuid4().hex[:8]}"
+    admin = create_store_engine(postgres_url)
+    async with admin.begin() as conn:
+        await conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    args = schema_connect_args(schema)
+    args["server_settings"]["application_name"] = name
+    engine = create_store_engine(postgres_url, connect_args=args)
+    try:
+        await migrate_engine(engine)
+        yield Database(engine, admin, name, schema)
+    finally:
+        await engine.dispose()
+        async with admin.begin() as conn:
+            await conn.execute(text("SET LOCAL lock_timeout = '10s'"))
+            await conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        await admin.dispose()
+
+
+class _Answer:
+    """The tool: answers at once, counting its runs (a second run of a key would be a second effect)."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    async def __call__(self, call: Call, next: Next) -> CallResult:
+        self.runs += 1
+        return call.result(CallStatus.SUCCESS, output={"made": call.request.call_id})
+
+
+def _event(n: int) -> AuditEvent:
+    return AuditEvent(EventKind.CALL, actor=f"user:u{n}", tool="acme:crm:get_customer", outcome="success")
+
+
+def _claim_values(key: str, holder: str) -> dict[str, Any]:
+    now = datetime.now(UTC)
+    return {
+        "scope": SCOPE,
+        "key": key,
+        "input_hash": "a" * 64,
+        "lease_until": now + timedelta(seconds=30),
+        "expires_at": now + timedelta(hours=1),
+        "now": now,
+        "holder": holder,
+    }
+
+
+async def _rows(engine: AsyncEngine, sql: str) -> list[Any]:
+    async with engine.connect() as conn:
+        return list((await conn.execute(text(sql))).all())
+
+
+async def test_concurrent_keyed_calls_share_batches_and_keep_one_chain_with_another_writer(
+    db: Database,
+) -> None:
+    """32 keyed calls at once through the audit and idempotency stages, while another replica appends."""
+    log = AuditLog(AuditStore(db.engine), KEY)
+    store = IdempotencyStore(db.engine)
+    tool = _Answer()
+    pipeline = Pipeline([Audit(log), Idempotency(store), tool])
+    other_engine = await db.sibling()
+    other = AuditLog(AuditStore(other_engine), KEY)
+    group = GroupCommit.of(db.engine)
+    before = group.batches
+
+    async def elsewhere() -> None:
+        for n in range(40):
+            await other.append(_event(n))
+
+    calls = [stage_call("create_payment", idempotency_key=f"k-{n}", timeout_ms=20_000) for n in range(32)]
+    results, _ = await asyncio.gather(asyncio.gather(*(pipeline.run(call) for call in calls)), elsewhere())
+    assert [result.status for result in results] == [CallStatus.SUCCESS] * 32
+    assert tool.runs == 32
+    # 32 calls make 96 writes (claim, outcome, record); shared statements make far fewer batches.
+    assert 0 < group.batches - before < 48
+    report = await verify_chain(log.store)
+    assert report.ok and report.records == 32 + 40
+    done = await _rows(db.engine, "SELECT count(*) FROM idempotency_records WHERE state = 'done'")
+    assert done[0][0] == 32
+    await store.aclose()
+    await log.store.aclose()
+    await other.store.aclose()
+    await other_engine.dispose()
+
+
+async def test_a_keyed_calls_outcome_and_record_are_committed_before_its_answer(db: Database) -> None:
+    log = AuditLog(AuditStore(db.engine), KEY)
+    store = IdempotencyStore(db.engine)
+    pipeline = Pipeline([Audit(log), Idempotency(store), _Answer()])
+    reader = await db.sibling()  # sees only what is committed
+    call = stage_call("create_payment", idempotency_key="durable-1", timeout_ms=20_000)
+    result = await pipeline.run(call)
+    assert result.status is CallStatus.SUCCESS
+    # Nothing more may be written after the answer: stop every session of the gateway at once.
+    await cut_connections(db.admin, db.application_name)
+    record = await _rows(reader, "SELECT state, result FROM idempotency_records WHERE key = 'durable-1'")
+    assert record and record[0][0] == "done" and record[0][1]["call_id"] == call.request.call_id
+    audit = await _rows(reader, f"SELECT outcome FROM audit_records WHERE call_id = '{call.request.call_id}'")
+    assert [row[0] for row in audit] == ["success"]
+    await reader.dispose()
+    await store.aclose()
+    await log.store.aclose()
+
+
+async def test_a_write_the_database_refuses_fails_alone_in_its_batch(db: Database) -> None:
+    """One outcome PostgreSQL refuses (a NUL character in JSON) among claims, outcomes and records."""
+    group = GroupCommit.of(db.engine)
+    holders = [new_holder() for _ in range(4)]
+    for n, holder in enumerate(holders[:2]):
+        assert await group.claim(_claim_values(f"held-{n}", holder))
+    before = group.batches
+    writes: list[Awaitable[Any]] = [
+        group.complete(SCOPE, "held-0", holders[0], {"output": "bad \u0000 text"}, datetime.now(UTC)),
+        group.complete(SCOPE, "held-1", holders[1], {"output": "fine"}, datetime.now(UTC)),
+        group.claim(_claim_values("new-2", holders[2])),
+        group.claim(_claim_values("new-3", holders[3])),
+        *(group.append([AuditLog(AuditStore(db.engine), KEY).row(_event(n))], seal) for n in range(3)),
+    ]
+    outcomes = await asyncio.gather(*writes, return_exceptions=True)
+    assert isinstance(outcomes[0], asyncpg.PostgresError) and not isinstance(outcomes[0], StoreUnavailable)
+    assert outcomes[1:4] == [True, True, True]
+    assert all(isinstance(sealed, list) and len(sealed) == 1 for sealed in outcomes[4:])
+    assert group.batches - before == 1  # all of them were one batch, tried again one by one
+    states = dict(await _rows(db.engine, "SELECT key, state FROM idempotency_records"))
+    assert states == {"held-0": "in_flight", "held-1": "done", "new-2": "in_flight", "new-3": "in_flight"}
+    report = await verify_chain(AuditStore(db.engine))
+    assert report.ok and report.records == 3
+
+
+async def test_a_batch_whose_answer_was_lost_is_sent_again_without_doubling_anything(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The statement commits, then its answer is lost (the connection drops): the batch is sent once
+    more, and every write in it counts once: claims are still ours, records are not written twice."""
+    group = GroupCommit.of(db.engine)
+    log = AuditLog(AuditStore(db.engine), KEY)
+    await log.append(_event(0))  # the chain has a tail already
+    run = GroupCommit._run
+    lost: list[int] = []
+
+    async def commit_then_lose_the_answer(self: GroupCommit, conn: Any, pending: Any, audit: Any) -> Any:
+        rows = await run(self, conn, pending, audit)
+        if not lost:
+            lost.append(len(pending))
+            raise asyncpg.ConnectionDoesNotExistError("connection was closed in the middle of operation")
+        return rows
+
+    monkeypatch.setattr(GroupCommit, "_run", commit_then_lose_the_answer)
+    holders = [new_holder(), new_holder()]
+    outcomes = await asyncio.gather(
+        group.claim(_claim_values("lost-0", holders[0])),
+        group.claim(_claim_values("lost-1", holders[1])),
+        log.append(_event(1)),
+        log.append(_event(2)),
+    )
+    assert lost == [4]
+    # The claims landed in the lost batch: sent again they find their own records (not "inserted").
+    assert outcomes[:2] == [False, False]
+    store = IdempotencyStore(db.engine)
+    for n, holder in enumerate(holders):
+        again = await store.claim(SCOPE, f"lost-{n}", "a" * 64, holder=holder, lease_s=30, retention_s=3600)
+        assert again.kind == "claimed"
+    report = await verify_chain(log.store)
+    assert report.ok and report.records == 3
+    await store.aclose()
+    await log.store.aclose()
+
+
+async def test_a_cut_connection_under_a_held_lock_keeps_the_audit_records_flowing(db: Database) -> None:
+    """A lock on the idempotency table holds a mixed batch; its session is cut, the batch is sent again
+    and still waits; past the lock timeout the audit record goes through alone, once, and the claim is
+    told to try again (and lands once the lock is gone)."""
+    group = GroupCommit.of(db.engine)
+    log = AuditLog(AuditStore(db.engine), KEY)
+    holder = new_holder()
+    async with db.admin.begin() as lock:
+        await lock.execute(text(f'LOCK TABLE "{db.schema}".idempotency_records IN ACCESS EXCLUSIVE MODE'))
+        claim = asyncio.create_task(group.claim(_claim_values("locked", holder)))
+        record = asyncio.create_task(log.append(_event(1)))
+        await asyncio.sleep(0.3)
+        assert await cut_connections(db.admin, db.application_name) >= 1
+        await asyncio.wait_for(record, timeout=30)  # written apart from the claim
+        with pytest.raises(StoreUnavailable):
+            await asyncio.wait_for(claim, timeout=30)
+    assert await group.claim(_claim_values("locked", holder))
+    report = await verify_chain(log.store)
+    assert report.ok and report.records == 1
+    await log.store.aclose()
+
+
+async def test_a_chain_tail_taken_by_another_writer_is_read_again(db: Database) -> None:
+    """The remembered tail goes stale when another process appends: the next batch reseals, no gap."""
+    log = AuditLog(AuditStore(db.engine), KEY)
+    other_engine = await db.sibling()
+    other = AuditLog(AuditStore(other_engine), KEY)
+    for n in range(3):
+        await log.append(_event(n))
+        await other.append(_event(100 + n))
+    report = await verify_chain(log.store)
+    assert report.ok and report.records == 6 and report.head_seq == 6
+    await log.store.aclose()
+    await other.store.aclose()
+    await other_engine.dispose()
