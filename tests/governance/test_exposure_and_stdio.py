@@ -64,7 +64,8 @@ def test_serve_says_why_it_will_not_listen(tmp_path: Path) -> None:
     [
         (LocalPrincipalSettings(), {"acme", "globex"}),
         (LocalPrincipalSettings(id="ops", tenant="acme", persona="admin"), {"acme"}),
-        (LocalPrincipalSettings(id="bob", tenant="globex", persona="consumer"), {"globex"}),
+        # a consumer lists only the APIs it has subscribed to (none here): tools it can call now
+        (LocalPrincipalSettings(id="bob", tenant="globex", persona="consumer"), set()),
     ],
 )
 async def test_stdio_runs_as_the_configured_local_principal(

@@ -19,6 +19,9 @@ class OnlyPrefix:
     def visible(self, principal: Principal) -> CallerAllowed:
         return lambda tool_id: tool_id.startswith(self.prefix)
 
+    def listed(self, principal: Principal) -> CallerAllowed:
+        return self.visible(principal)
+
     def decide(self, principal: Principal, tool: Tool) -> Decision:
         if tool.canonical_name.startswith(self.prefix):
             return Decision.allow(f"prefix {self.prefix}")

@@ -62,7 +62,13 @@ ALLOWED = Decision.allow("no authorization configured")
 
 class Authorizer(Protocol):
     def visible(self, principal: Principal) -> CallerAllowed:
-        """What the principal may see (listings, search, did-you-mean), as the router takes it (None: all)."""
+        """What the principal may see (lookups, did-you-mean, the catalog page), as the router takes it
+        (None: all)."""
+        ...
+
+    def listed(self, principal: Principal) -> CallerAllowed:
+        """What an agent-facing listing shows the principal (`tools/list`, `GET /v1/tools`, search): the
+        tools it may call now, a subset of `visible` (a consumer's subscribed APIs only)."""
         ...
 
     def decide(self, principal: Principal, tool: Tool) -> Decision:
@@ -74,6 +80,9 @@ class AllowAll:
     """Every principal may call every tool: the policy until authentication is configured."""
 
     def visible(self, principal: Principal) -> CallerAllowed:
+        return None
+
+    def listed(self, principal: Principal) -> CallerAllowed:
         return None
 
     def decide(self, principal: Principal, tool: Tool) -> Decision:

@@ -20,7 +20,7 @@ from fnmatch import fnmatchcase
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.tool import Tool
 from colonnade.contracts.model import SideEffects
-from colonnade.governance.authorization import Decision
+from colonnade.governance.authorization import Decision, permits
 from colonnade.governance.personas import Persona, Scope, persona_of
 from colonnade.governance.principal import Principal, PrincipalKind
 from colonnade.governance.reach import TEAM_BOUND
@@ -63,6 +63,21 @@ class ToolAccess:
             return tool is not None and self._hidden_because(principal, tool) is None
 
         return sees
+
+    def listed(self, principal: Principal) -> CallerAllowed:
+        """`visible`, less a consumer's tools of APIs it has no active subscription to: those it
+        browses in the catalog page's API view, where it can ask for one."""
+        seen = self.visible(principal)
+        if seen is None or persona_of(principal.persona) is not Persona.CONSUMER:
+            return seen
+
+        def callable_now(tool_id: str) -> bool:
+            tool = self.catalog.get(tool_id)
+            if tool is None or not permits(seen, tool_id):
+                return False
+            return self.subscribed(principal.key, tool.tenant, tool.api)
+
+        return callable_now
 
     def decide(self, principal: Principal, tool: Tool) -> Decision:
         if principal.kind is PrincipalKind.SYSTEM:

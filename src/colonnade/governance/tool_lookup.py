@@ -99,7 +99,8 @@ class CatalogReach:
         self.authorizer = authorizer
 
     def visible(self, principal: Principal) -> CallerAllowed:
-        return self.authorizer.visible(principal)
+        """What `search_tools` ranks for the principal: the tools it may call now (`listed`)."""
+        return self.authorizer.listed(principal)
 
     def find(self, name: str, principal: Principal) -> Tool | AmbiguousName | None:
         return find_tool(self.catalog, name, self.authorizer, principal)

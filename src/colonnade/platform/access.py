@@ -63,6 +63,17 @@ class PlatformAccess:
 
         return sees
 
+    def listed(self, principal: Principal) -> CallerAllowed:
+        listed, seen = self.base.listed(principal), self.visible(principal)
+        if listed is None or seen is None:
+            return listed if seen is not None else None
+        core = self._core
+
+        def shows(tool_id: str) -> bool:
+            return permits(seen if tool_id in core else listed, tool_id)
+
+        return shows
+
     def decide(self, principal: Principal, tool: Tool) -> Decision:
         found = self._core.get(tool.canonical_name)
         if found is None:

@@ -92,7 +92,7 @@ async def list_tools(
     services: PlatformServices, principal: Principal, args: dict[str, Any]
 ) -> dict[str, Any]:
     cursor, limit = args.get("cursor"), int(args.get("limit", 50))
-    include = tool_filter(services.authorizer.visible(principal))
+    include = tool_filter(services.authorizer.listed(principal))
     try:
         tools, next_cursor = services.catalog.page(cursor, limit, include)
     except ValueError as exc:

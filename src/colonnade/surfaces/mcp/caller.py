@@ -1,6 +1,6 @@
 """Who calls over MCP: the principal the HTTP edge found, or the surface's own (stdio, in-process).
 
-`caller_scope` turns the authorizer's `visible` decision into the per-request scope the routed
+`caller_scope` turns the authorizer's `listed` decision into the per-request scope the routed
 tool list uses, so that routed listings, search and calls share one authorization answer.
 """
 
@@ -36,6 +36,6 @@ def principal_of(ctx: ServerRequestContext[Any, Any], default: Principal) -> Pri
 
 def caller_scope(authorizer: Authorizer, default: Principal) -> CallerScope:
     def scope(ctx: ServerRequestContext[Any, Any]) -> CallerAllowed:
-        return authorizer.visible(principal_of(ctx, default))
+        return authorizer.listed(principal_of(ctx, default))
 
     return scope

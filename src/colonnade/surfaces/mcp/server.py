@@ -192,7 +192,7 @@ class McpSurface:
             )
             if routed is not None:
                 return types.ListToolsResult(tools=[*(tool.to_mcp() for tool in routed), *meta_tools])
-        include = tool_filter(self.authorizer.visible(principal))
+        include = tool_filter(self.authorizer.listed(principal))
         pins = _version_pins(params.meta if params is not None else None)
         pinned: list[Tool] = []
         if pins is not None:

@@ -180,7 +180,7 @@ class RestSurface:
                 parameter="limit",
                 expected=f"integer 1-{MAX_PAGE_SIZE}",
             )
-        include = tool_filter(self.authorizer.visible(principal_of_scope(request.scope)))
+        include = tool_filter(self.authorizer.listed(principal_of_scope(request.scope)))
         try:
             tools, next_cursor = self.catalog.page(request.query_params.get("cursor") or None, limit, include)
         except InvalidCursor as exc:

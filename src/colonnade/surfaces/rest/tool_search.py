@@ -76,7 +76,7 @@ class ToolSearch:
                 parameter="k",
                 expected=f"integer 1-{MAX_K}",
             )
-        allowed = self.authorizer.visible(principal_of_scope(request.scope))
+        allowed = self.authorizer.listed(principal_of_scope(request.scope))
         decision = self.router.route(
             query, caller_allowed=allowed, domain_hints=params.getlist("domain"), k=k
         )
