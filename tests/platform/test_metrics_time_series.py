@@ -1,0 +1,54 @@
+"""`colonnade__metrics_time_series` on a governed gateway: the stored history of a tool and of its API.
+
+Real calls through the pipeline are rolled up and written to the store (the flush the gateway runs
+in the background, run here at once); the tool then answers their counts per bucket, for the tool
+and for its API. Another tenant's tool is unknown to the caller, and a consumer is not given the tool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.support.governed import Governed, governed_gateway
+
+
+@pytest.fixture(scope="module")
+def governed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Governed]:
+    with governed_gateway(tmp_path_factory.mktemp("series-tool")) as running:
+        yield running
+
+
+def _series(governed: Governed, token: str, **arguments: Any) -> dict[str, Any]:
+    status, result = governed.call(token, "colonnade__metrics_time_series", **arguments)
+    assert status in (200, 400, 403, 404, 422), result
+    return result
+
+
+def test_the_series_counts_the_calls_made(governed: Governed) -> None:
+    admin = governed.token("admin")
+    for item in ("I-1", "I-2", "missing"):
+        governed.call(admin, "acme:items:read_item", item_id=item)
+    history = governed.running.gateway.history
+    assert history is not None
+    governed.running.run(history.flush())
+
+    tool = _series(governed, admin, subject="acme:items:read_item")
+    assert tool["status"] == "success", tool
+    points = tool["output"]["points"]
+    assert tool["output"]["dimension"] == "tool" and tool["output"]["resolution_s"] == 60
+    assert sum(p["calls"] for p in points) >= 3
+    assert all(p["p50_s"] is not None for p in points if p["calls"])
+
+    api = _series(governed, admin, subject="acme:items", window="day")
+    assert api["status"] == "success" and api["output"]["resolution_s"] == 300
+    assert sum(p["calls"] for p in api["output"]["points"]) >= sum(p["calls"] for p in points)
+
+
+def test_what_the_caller_may_not_see_is_unknown(governed: Governed) -> None:
+    other = _series(governed, governed.token("admin"), subject="globex:items:read_item")
+    assert other["error"]["code"] == "I-REQ-UNKNOWN-RESOURCE", other
+    consumer = _series(governed, governed.token("consumer", sub="c-1"), subject="acme:items")
+    assert consumer["error"]["code"] == "I-REQ-UNKNOWN-TOOL", consumer
