@@ -47,6 +47,20 @@ def test_the_series_counts_the_calls_made(governed: Governed) -> None:
     assert sum(p["calls"] for p in api["output"]["points"]) >= sum(p["calls"] for p in points)
 
 
+def test_slow_requests_ranks_the_calls_by_their_recorded_duration(governed: Governed) -> None:
+    admin = governed.token("admin")
+    governed.call(admin, "acme:items:read_item", item_id="I-1")
+    status, result = governed.call(admin, "colonnade__slow_requests", window_minutes=60, limit=5)
+    assert status == 200 and result["status"] == "success", result
+    calls = result["output"]["calls"]
+    durations = [c["duration_ms"] for c in calls]
+    assert calls and durations == sorted(durations, reverse=True)
+    assert all(c["tool"] and not c["tool"].startswith("globex:") for c in calls)
+    assert result["output"]["scanned"] >= len(calls)
+    fast_only = governed.call(admin, "colonnade__slow_requests", min_ms=10_000_000)[1]
+    assert fast_only["output"]["calls"] == []
+
+
 def test_what_the_caller_may_not_see_is_unknown(governed: Governed) -> None:
     other = _series(governed, governed.token("admin"), subject="globex:items:read_item")
     assert other["error"]["code"] == "I-REQ-UNKNOWN-RESOURCE", other
