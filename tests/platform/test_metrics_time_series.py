@@ -66,3 +66,14 @@ def test_what_the_caller_may_not_see_is_unknown(governed: Governed) -> None:
     assert other["error"]["code"] == "I-REQ-UNKNOWN-RESOURCE", other
     consumer = _series(governed, governed.token("consumer", sub="c-1"), subject="acme:items")
     assert consumer["error"]["code"] == "I-REQ-UNKNOWN-TOOL", consumer
+
+
+async def test_the_series_is_a_resource_too(governed: Governed) -> None:
+    import json
+
+    async with governed.mcp(governed.token("admin", sub="reader")) as client:
+        templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+        read = await client.read_resource("colonnade://metrics/acme:items/series")
+    assert "colonnade://metrics/{subject}/series" in templates
+    body = json.loads(read.contents[0].text)  # type: ignore[union-attr]
+    assert body["subject"] == "acme:items" and body["dimension"] == "api" and "points" in body
