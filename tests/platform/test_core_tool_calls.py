@@ -67,6 +67,8 @@ READS: dict[str, dict[str, Any]] = {
     "get_api_versions": {"api": "acme:items"},
     "list_subscriptions": {},
     "get_metrics": {},
+    "metrics_time_series": {"subject": "acme:items:read_item"},
+    "slow_requests": {"window_minutes": 60},
     "list_errors": {},
     "analyze_errors": {},
     "list_alerts": {"state": "all"},

@@ -60,9 +60,9 @@ async def test_each_persona_lists_the_resources_of_its_tools(
     assert prompts == {"write_llm_block", "explain_error", "prepare_approval_request"}
 
 
-def test_the_resources_cover_adr_012s_list_but_the_time_series() -> None:
+def test_the_resources_cover_adr_012s_list() -> None:
     named = {r.adr_name for r in PLATFORM_RESOURCES}
-    assert len(named) == 14 and "time series" not in named
+    assert len(named) == 15 and "time series" in named
     assert _expected(Persona.AGENT) == ({"colonnade://apis"}, {"colonnade://apis/{api}"})
 
 

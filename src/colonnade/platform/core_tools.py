@@ -12,6 +12,7 @@ from colonnade.platform.discovery import DISCOVERY_TOOLS
 from colonnade.platform.observability_tools import OBSERVABILITY_TOOLS
 from colonnade.platform.runner import CoreToolHandler
 from colonnade.platform.security_tools import SECURITY_TOOLS
+from colonnade.platform.series_tools import SERIES_TOOLS
 from colonnade.platform.services import PlatformServices
 from colonnade.platform.subscription_tools import SUBSCRIPTION_TOOLS
 
@@ -22,6 +23,7 @@ CORE_TOOLS: tuple[CoreTool, ...] = (
     *CATALOG_TOOLS,
     *SUBSCRIPTION_TOOLS,
     *OBSERVABILITY_TOOLS,
+    *SERIES_TOOLS,
     *ALERT_TOOLS,
     *CONTRACT_TOOLS,
     *SECURITY_TOOLS,

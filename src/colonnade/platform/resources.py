@@ -152,6 +152,15 @@ PLATFORM_RESOURCES: tuple[PlatformResource, ...] = (
         "get_metrics",
     ),
     PlatformResource(
+        "colonnade://metrics/{subject}/series",
+        "time series",
+        "metrics-series",
+        "Metrics time series",
+        "A tool's (tenant:api:operation) or an API's (tenant:api) calls, errors and latency per minute "
+        "over the last hour, from the stored history.",
+        "metrics_time_series",
+    ),
+    PlatformResource(
         "colonnade://errors",
         "recent errors",
         "errors",

@@ -24,6 +24,7 @@ from colonnade.platform.refusal import PlatformRefusal
 from colonnade.store.alerts_repo import AlertRecord
 from colonnade.store.contracts_repo import ContractStore
 from colonnade.store.error_snapshots_repo import ErrorSnapshotStore
+from colonnade.store.metrics_history_repo import MetricsHistoryStore
 
 __all__ = ["AlertsView", "PlatformServices", "need"]
 
@@ -57,6 +58,8 @@ class PlatformServices:
     """Failed calls as answered (envelope, redacted arguments), written by the audit stage."""
     alerts: AlertsView | None = None
     """The gateway's alert rules (`alerts.py`), evaluated on demand and in the background."""
+    history: MetricsHistoryStore | None = None
+    """The rolled-up metrics history (per tool and API, minute and five-minute buckets)."""
 
 
 def need(part: T | None, what: str) -> T:

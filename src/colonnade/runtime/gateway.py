@@ -326,9 +326,6 @@ class Gateway:
         self.sync = (
             CatalogSync(self.store, self.catalog, interval_s=settings.catalog_poll_s) if self.store else None
         )
-        if self.platform_tools:
-            self._serve_platform(builtin)
-
         # The rolled-up metrics history (per tool and API): added to by each call, flushed in the background.
         self.history_store = (
             MetricsHistoryStore(engine, self.shared.replica_id) if engine is not None else None
@@ -338,6 +335,9 @@ class Gateway:
             if self.history_store is not None
             else None
         )
+        if self.platform_tools:
+            self._serve_platform(builtin)
+
         self.observe = Observe(
             self.metrics,
             self.tracer_provider.get_tracer(TRACER_NAME),
@@ -458,6 +458,7 @@ class Gateway:
             subscriptions=governance.subscription_admin,
             changes=self.resource_changes,
             snapshots=self.snapshots,
+            history=self.history_store,
         )
         if self.engine is not None:
             self.alert_rules = AlertRules(services, AlertStore(self.engine), self.manifests)

@@ -194,6 +194,8 @@ class Audit:
             details["resume"] = note.resume
         if note.upstream_credential is not None:
             details["upstream"] = note.upstream_credential  # a key named *credential would be redacted
+        if result is not None:
+            details["duration_ms"] = round(result.metrics.duration_ms, 1)  # what `slow_requests` ranks
         return AuditEvent.by(
             call.principal,
             EventKind.CALL,
