@@ -22,6 +22,7 @@ from colonnade.config import (
 from colonnade.governance.key_admin import KeyRequest
 from colonnade.governance.principal import Principal
 from tests.support.machine_load import patient
+from tests.support.redis_server import REDIS_UP_OP_TIMEOUT_S
 from tests.surfaces.rest_harness import RunningGateway, serve_gateway
 
 __all__ = ["LONG_POLL_S", "admin_key", "replica_settings", "replicas", "within"]
@@ -49,7 +50,11 @@ def replica_settings(
         server=ServerSettings(host="127.0.0.1", port=0, **changes.pop("server", {})),
         auth=AuthSettings(**auth),
         shared_state=SharedStateSettings(
-            redis_url=redis_url, key_prefix=prefix, replica_id=name, probe_interval_s=0.2
+            redis_url=redis_url,
+            key_prefix=prefix,
+            replica_id=name,
+            probe_interval_s=0.2,
+            op_timeout_s=REDIS_UP_OP_TIMEOUT_S,
         ),
         **changes,
     )

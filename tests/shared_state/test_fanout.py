@@ -11,13 +11,16 @@ import pytest
 from colonnade.config import SharedStateSettings
 from colonnade.shared_state import Change, SharedState
 from tests.support.machine_load import patient
-from tests.support.redis_server import OwnRedis
+from tests.support.redis_server import REDIS_UP_OP_TIMEOUT_S, OwnRedis
 
 
 @contextlib.asynccontextmanager
 async def _replica(url: str, prefix: str, name: str) -> AsyncIterator[SharedState]:
     shared = SharedState(
-        SharedStateSettings(redis_url=url, key_prefix=prefix, probe_interval_s=0.1), replica_id=name
+        SharedStateSettings(
+            redis_url=url, key_prefix=prefix, probe_interval_s=0.1, op_timeout_s=REDIS_UP_OP_TIMEOUT_S
+        ),
+        replica_id=name,
     )
     await shared.start()
     try:

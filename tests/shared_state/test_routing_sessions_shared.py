@@ -21,6 +21,7 @@ from examples.demo_backend import create_app
 from tests.shared_state.replicas import admin_key, replica_settings, replicas, within
 from tests.support.loopback import serve_in_thread
 from tests.support.machine_load import patient
+from tests.support.redis_server import REDIS_UP_OP_TIMEOUT_S
 from tests.surfaces.rest_harness import demo_contract_file, gateway_settings
 
 GET, INVOICES = "acme:crm:get_customer", "acme:billing:list_invoices"
@@ -57,7 +58,9 @@ def _settings(tmp_path: Path, backend_url: str, database: str, redis_url: str, p
         update={
             "database_url": database,
             "routing": RoutingSettings(enabled=True, top_k=3, learned_reload_s=3600),
-            "shared_state": SharedStateSettings(redis_url=redis_url, key_prefix=prefix),
+            "shared_state": SharedStateSettings(
+                redis_url=redis_url, key_prefix=prefix, op_timeout_s=REDIS_UP_OP_TIMEOUT_S
+            ),
         }
     )
 

@@ -9,7 +9,7 @@ import pytest
 
 from colonnade.config import SharedStateSettings
 from colonnade.shared_state import SharedState, SharedStateUnavailable, SharedValues
-from tests.support.redis_server import OwnRedis
+from tests.support.redis_server import REDIS_UP_OP_TIMEOUT_S, OwnRedis
 
 
 @pytest.fixture(params=["process", "redis"])
@@ -19,7 +19,9 @@ async def values(request: pytest.FixtureRequest) -> AsyncIterator[SharedValues]:
         return
     url: str = request.getfixturevalue("redis_url")
     prefix: str = request.getfixturevalue("redis_prefix")
-    shared = SharedState(SharedStateSettings(redis_url=url, key_prefix=prefix))
+    shared = SharedState(
+        SharedStateSettings(redis_url=url, key_prefix=prefix, op_timeout_s=REDIS_UP_OP_TIMEOUT_S)
+    )
     yield shared.values
     await shared.aclose()
 

@@ -36,7 +36,7 @@ from colonnade.governance.principal import Principal
 from tests.support.inprocess_replicas import Replica, private_schema, start_replica
 from tests.support.machine_load import patient
 from tests.support.mcp_servers import reference_http
-from tests.support.redis_server import OwnRedis
+from tests.support.redis_server import REDIS_UP_OP_TIMEOUT_S, OwnRedis
 from tests.support.repo import ROOT
 from tests.support.round_robin import RoundRobin
 
@@ -113,7 +113,11 @@ def cluster(
                     server=ServerSettings(host="127.0.0.1", port=0),
                     servers=servers or [],
                     shared_state=SharedStateSettings(
-                        redis_url=redis_url, key_prefix=redis_prefix, replica_id=name, probe_interval_s=0.2
+                        redis_url=redis_url,
+                        key_prefix=redis_prefix,
+                        replica_id=name,
+                        probe_interval_s=0.2,
+                        op_timeout_s=REDIS_UP_OP_TIMEOUT_S,
                     ),
                 )
                 replicas.append(start_replica(name, settings, schema))
