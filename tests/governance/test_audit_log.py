@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from colonnade.governance.audit import AuditEvent, AuditLog, AuditUnavailable, EventKind, verify_chain
 from colonnade.governance.audit.chain import record_hash
 from colonnade.governance.audit.readers import AuditReach, chain_report, read_records
+from colonnade.governance.principal import Principal, PrincipalKind
 from colonnade.store.audit_repo import AuditFilter, AuditStore
 from colonnade.store.group_commit import GroupCommit
 
@@ -214,6 +215,15 @@ def test_seals_and_keyed_hashes_stay_those_of_earlier_records() -> None:
     for _ in range(2):  # the second time from the remembered stored form
         assert log.stored_actor("user:ada@example.com") == "user:pseudonym:bd7f7cc67c5e093ecfa78ccf"
         assert log.stored_actor("user:alice") == "user:alice"
+
+
+async def test_a_record_names_how_its_actor_authenticated(engine: AsyncEngine) -> None:
+    log = AuditLog(AuditStore(engine), KEY)
+    caller = Principal(PrincipalKind.AGENT, "bot", tenant="acme", credential="api_key:k_4f2a")
+    await log.append(AuditEvent.by(caller, EventKind.CALL, outcome="success", tool="acme:crm:t1"))
+    (row,) = await log.store.scan()
+    assert row.details["authenticated_by"] == "api_key:k_4f2a"
+    await log.store.aclose()
 
 
 async def test_whole_second_and_sub_second_times_read_back_as_sealed(engine: AsyncEngine) -> None:

@@ -91,5 +91,7 @@ class AuditEvent:
         fields.setdefault("tenant", principal.tenant)
         details = dict(fields.pop("details", {}))
         if principal.credential is not None:
-            details.setdefault("credential", principal.credential)
+            # How the actor authenticated (`api_key:<key id>`, `local`, an issuer), never a secret; a key
+            # named `credential` would be redacted by the log's secret rule and tell the reader nothing.
+            details.setdefault("authenticated_by", principal.credential)
         return cls(kind, actor=principal.key, actor_kind=principal.kind.value, details=details, **fields)
