@@ -1,10 +1,11 @@
 """What does OTLP export add to a call? Export on vs off, in the same run, paired round by round.
 
-Three gateways are built from the same parts in this process (the demo CRM contract against the
+Five gateways are built from the same parts in this process (the demo CRM contract against the
 demo backend, a subprocess on loopback): one with no collector (the default: spans are not
-recorded), one recording spans into a queue that discards them (the cost of the spans alone), and
-one exporting spans and metrics over OTLP/HTTP to a receiver in another process on loopback that
-answers every export. Each round runs N calls through each gateway's whole pipeline (one HTTP
+recorded), one recording spans into a queue that discards them (the cost of the spans alone), one
+sending only spans, one sending only the trace events (as OTLP logs), and one exporting spans,
+events and metrics over OTLP/HTTP to a receiver in another process on loopback that answers
+every export. Each round runs N calls through each gateway's whole pipeline (one HTTP
 backend request per call), alternating the order; a recording side's round ends with a flush,
 so the time spent encoding and sending its spans is inside the measurement. CPU is this process's
 (all threads, the export thread included); the backend's and the receiver's are not counted, and
@@ -119,10 +120,14 @@ class _Discard(SpanExporter):
 
 async def _compare(backend_url: str, receiver_url: str, calls: int, rounds: int) -> None:
     exporting = TelemetrySettings(otlp_endpoint=receiver_url, schedule_delay_s=1.0)
+    spans_only = exporting.model_copy(update={"events_otlp": False, "metrics": False})
+    events_only = exporting.model_copy(update={"traces": False, "metrics": False})
     recorded = build_tracer_provider(processor=BoundedSpanExport(_Discard(), schedule_delay_s=1.0))
     gateways = {
         "off": Gateway(Settings(), catalog=_catalog(backend_url)),
         "recorded": Gateway(Settings(), catalog=_catalog(backend_url), tracer_provider=recorded),
+        "spans": Gateway(Settings(telemetry=spans_only), catalog=_catalog(backend_url)),
+        "events": Gateway(Settings(telemetry=events_only), catalog=_catalog(backend_url)),
         "on": Gateway(Settings(telemetry=exporting), catalog=_catalog(backend_url)),
     }
     try:
@@ -143,7 +148,9 @@ async def _compare(backend_url: str, receiver_url: str, calls: int, rounds: int)
 _LABELS = {
     "off": "no collector (default)",
     "recorded": "spans recorded, not sent",
-    "on": "OTLP export to the receiver",
+    "spans": "spans sent (no trace events, no metrics)",
+    "events": "trace events sent as OTLP logs (no spans, no metrics)",
+    "on": "OTLP export to the receiver (spans, events, metrics)",
 }
 
 

@@ -25,13 +25,35 @@ _PAIRS: dict[tuple[int, str, type, object], bytes] = {}
 _MAX_PAIRS = 4096
 
 
-def _varint(value: int) -> bytes:
+def _long_varint(value: int) -> bytes:
     out = bytearray()
     while value > 0x7F:
         out.append((value & 0x7F) | 0x80)
         value >>= 7
     out.append(value)
     return bytes(out)
+
+
+# Tags, lengths and enum values are nearly always under 2**14: their bytes are looked up, not built.
+_SHORT_VARINTS = tuple(_long_varint(value) for value in range(1 << 14))
+
+
+def _varint(value: int) -> bytes:
+    return _SHORT_VARINTS[value] if value < 16384 else _long_varint(value)
+
+
+# The span's fixed-shape fields, tag (and length) bytes written once: ids (fields 1, 2, 4; 16 and
+# 8 bytes), kind (6, varint), start and end (7, 8: fixed64), flags (16: fixed32), an unset status (15).
+_TRACE_ID = b"\x0a\x10"
+_SPAN_ID = b"\x12\x08"
+_PARENT_ID = b"\x22\x08"
+_KIND = b"\x30"
+_START = b"\x39"
+_END = b"\x41"
+_FLAGS = b"\x85\x01"
+_UNSET_STATUS = b"\x7a\x00"
+_FIXED64 = struct.Struct("<Q").pack
+_FIXED32 = struct.Struct("<I").pack
 
 
 def _field(number: int, payload: bytes) -> bytes:
@@ -80,23 +102,27 @@ def _span(span: ReadableSpan) -> bytes:
     parent = span.parent
     flags = int(context.trace_flags) | _IS_REMOTE_KNOWN | (_IS_REMOTE if parent and parent.is_remote else 0)
     status = span.status
-    status_payload = _text(2, status.description or "") + (
-        _varint(3 << 3) + _varint(status.status_code.value) if status.status_code.value else b""
-    )
+    code = status.status_code.value
+    if code or status.description:
+        status_field = _field(
+            15, _text(2, status.description or "") + (b"\x18" + _varint(code) if code else b"")
+        )
+    else:
+        status_field = _UNSET_STATUS  # always present, as the SDK sends it (an unset status is empty)
     parts = [
-        _field(1, context.trace_id.to_bytes(16, "big")),
-        _field(2, context.span_id.to_bytes(8, "big")),
-        _text(3, context.trace_state.to_header() if context.trace_state else ""),
-        _field(4, parent.span_id.to_bytes(8, "big")) if parent is not None else b"",
+        _TRACE_ID + context.trace_id.to_bytes(16, "big"),
+        _SPAN_ID + context.span_id.to_bytes(8, "big"),
+        _text(3, context.trace_state.to_header()) if context.trace_state else b"",
+        _PARENT_ID + parent.span_id.to_bytes(8, "big") if parent is not None else b"",
         _text(5, span.name),
-        _varint(6 << 3) + _varint(span.kind.value + 1),  # OTLP counts from UNSPECIFIED = 0
-        _varint(7 << 3 | 1) + struct.pack("<Q", span.start_time or 0),
-        _varint(8 << 3 | 1) + struct.pack("<Q", span.end_time or 0),
+        _KIND + _varint(span.kind.value + 1),  # OTLP counts from UNSPECIFIED = 0
+        _START + _FIXED64(span.start_time or 0),
+        _END + _FIXED64(span.end_time or 0),
         _attributes(9, span.attributes),
         _varint(10 << 3) + _varint(span.dropped_attributes) if span.dropped_attributes else b"",
         b"".join(_field(11, _event(event.timestamp, event.name, event.attributes)) for event in span.events),
-        _field(15, status_payload),  # always present, as the SDK sends it (an unset status is empty)
-        _varint(16 << 3 | 5) + struct.pack("<I", flags),
+        status_field,
+        _FLAGS + _FIXED32(flags),
     ]
     return b"".join(parts)
 

@@ -60,6 +60,7 @@ from opentelemetry.util.types import Attributes
 
 from colonnade import __version__
 from colonnade.config import TelemetrySettings
+from colonnade.observability.call_spans import CallTracerProvider
 
 __all__ = [
     "TRACER_NAME",
@@ -112,12 +113,14 @@ def build_tracer_provider(
 ) -> TracerProvider:
     """A provider for one gateway; spans are recorded only when there is an exporter to send them to.
 
+    Its tracers make `call_spans.CallSpan`s, the gateway's own light span records.
+
     `batch=True` exports in the background (for network exporters); the default exports each span
     as it ends, which suits the console and in-memory exporters. A `processor` (the bounded OTLP
     export) is used as given.
     """
     exporting = exporter is not None or processor is not None
-    provider = TracerProvider(
+    provider = CallTracerProvider(
         sampler=(sampler or ALWAYS_ON) if exporting else ALWAYS_OFF,
         resource=resource or resource_for(TelemetrySettings()),
         id_generator=_CallTraceIds(),
