@@ -20,8 +20,10 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.subscriptions import Subscription
+from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated, ServerEvent
 
+from colonnade.surfaces.mcp.proxy.aggregate import SERVER_META_KEY
 from tests.federation.conftest import Federation, run_gateway
 from tests.support.loopback import stop_process
 from tests.support.mcp_servers import EVERYTHING, fault_http, fault_stdio, node_stdio
@@ -159,3 +161,90 @@ async def test_a_handshake_era_session_that_ends_without_unsubscribing_leaves_no
         await client.subscribe_resource("test://left-open-2")
         assert await settles(before + 2) == before + 2
     assert await settles(before) == before  # the client ended its session without unsubscribing
+
+
+async def _tool_named(client: Client, suffix: str) -> str:
+    """The wire name of a downstream tool on `/mcp` (namespaced by tenant and server)."""
+    names = [tool.name for tool in (await client.list_tools()).tools]
+    return next(name for name in names if name.endswith(suffix))
+
+
+async def _serving(client: Client, uri: str) -> str:
+    """The server `/mcp` names for a listed resource (two fault servers list the same URI)."""
+    listed = (await client.list_resources()).resources
+    resource = next(item for item in listed if str(item.uri) == uri)
+    return str((resource.meta or {})[SERVER_META_KEY])
+
+
+async def test_a_2026_caller_of_the_aggregated_endpoint_hears_a_downstream_resource(
+    federation: Federation,
+) -> None:
+    watched = "test://watched"  # listed by `local` and by `fault`: one of them serves it on /mcp
+    async with Client(federation.mcp) as client:
+        assert client.protocol_version == "2026-07-28"
+        touch = await _tool_named(client, f"{await _serving(client, watched)}__touch")
+        async with client.listen(resource_subscriptions=[watched]) as subscription:
+
+            async def poke() -> None:
+                await client.call_tool(touch, {"name": "test://not-watched"})
+                await client.call_tool(touch, {"name": watched})
+
+            event = await first_event(subscription, poke)
+    assert event == ResourceUpdated(uri=watched)
+
+
+async def _listening(federation: Federation, server: str) -> int:
+    async with Client(federation.server(server)) as probe:
+        result = await probe.call_tool("listening", {})
+    return int((result.structured_content or {})["listening"])
+
+
+async def _settles(federation: Federation, server: str, expected: int) -> int:
+    seen = -1
+    for _ in range(100):  # a watch's end reaches the server within moments
+        if (seen := await _listening(federation, server)) == expected:
+            break
+        await anyio.sleep(0.2)
+    return seen
+
+
+async def test_a_handshake_era_caller_of_the_aggregated_endpoint_subscribes_to_a_downstream_resource(
+    federation: Federation,
+) -> None:
+    watched = "test://watched"
+    updated: list[str] = []
+
+    async def notified(message: object) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updated.append(str(message.params.uri))
+
+    async with Client(federation.mcp, mode="legacy", message_handler=notified) as client:
+        server = await _serving(client, watched)
+        touch = await _tool_named(client, f"{server}__touch")
+        before = await _listening(federation, server)
+        await client.subscribe_resource(watched)
+        assert await _settles(federation, server, before + 1) == before + 1  # the server is told once
+        for _ in range(40):
+            await client.call_tool(touch, {"name": "test://not-watched"})
+            await client.call_tool(touch, {"name": watched})
+            await anyio.sleep(0.5)
+            if updated:
+                break
+        assert updated and set(updated) == {watched}
+        await client.unsubscribe_resource(watched)
+        assert await _settles(federation, server, before) == before
+        updated.clear()
+        await client.call_tool(touch, {"name": watched})
+        await anyio.sleep(1.0)
+        assert updated == []  # unsubscribed: no more notifications
+        await client.subscribe_resource(watched)
+        assert await _settles(federation, server, before + 1) == before + 1
+    assert await _settles(federation, server, before) == before  # the session ended without unsubscribing
+
+
+async def test_an_unknown_downstream_resource_cannot_be_subscribed_on_the_aggregated_endpoint(
+    federation: Federation,
+) -> None:
+    async with Client(federation.mcp, mode="legacy") as client:
+        with pytest.raises(MCPError, match="no resource test://nobody-lists-this"):
+            await client.subscribe_resource("test://nobody-lists-this")

@@ -508,11 +508,13 @@ class Gateway:
         """The downstream servers' resources and prompts on `/mcp`, when the gateway has servers."""
         if not self.settings.servers and not self.settings.server.admin_api:
             return None
-        return AggregateResources(
+        served = AggregateResources(
             lambda: [entry["name"] for entry in self.servers.status()],
             lambda name: self.endpoints.endpoint(name),  # built after the surface
             self.settings.wire_profile,
         )
+        self.servers.listeners.append(served.server_event)  # watched resources' updates, on /mcp
+        return served
 
     @classmethod
     async def open(cls, settings: Settings, *, engine: AsyncEngine | None = None) -> Gateway:

@@ -123,7 +123,7 @@ def build_http_app(
     session_manager = BoundedSessionManager(
         surfaces.mcp.server,
         sessions if sessions is not None else SessionLedger(),
-        on_end=surfaces.mcp.announcer.forget,
+        on_end=surfaces.mcp.session_ended,
         on_restore=surfaces.mcp.restore_session,
         json_response=True,
         session_streams=session_streams,

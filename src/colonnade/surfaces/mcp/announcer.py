@@ -60,6 +60,10 @@ class Announcer:
         """Handshake-era connections this announcer would notify."""
         return len(self._legacy)
 
+    def connection(self, session_id: str) -> object | None:
+        """The handshake-era connection behind an HTTP session id, while it is remembered."""
+        return self._by_session_id.get(session_id)
+
     def forget(self, session_id: str) -> frozenset[str]:
         """An HTTP session ended: stop holding its connection; the resources it had subscribed to."""
         connection = self._by_session_id.pop(session_id, None)

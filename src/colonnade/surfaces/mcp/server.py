@@ -129,6 +129,7 @@ class McpSurface:
             if platform is not None
             else None
         )
+        resources = self.resources = ResourceHandlers(self.platform, servers, self.announcer)
         self._levels: weakref.WeakKeyDictionary[object, types.LoggingLevel] = weakref.WeakKeyDictionary()
         # `logging/setLevel` is the handshake era's opt-in to log messages (deprecated in 2026-07-28, where
         # `_meta` carries the level); the SDK warns about the handler each time a server is built.
@@ -144,9 +145,9 @@ class McpSurface:
                 # The runner serialises any mapping a handler returns (`HandlerResult`); the typed hook
                 # names only the models.
                 on_call_tool=cast(Any, self._call_tool),
-                on_subscriptions_listen=ListenHandler(self.bus),
+                on_subscriptions_listen=resources.listen(ListenHandler(self.bus)),
                 on_set_logging_level=self._set_level,
-                **ResourceHandlers(self.platform, servers).handlers(),
+                **resources.handlers(),
             )
         drop_idle_sdk_spans(self.server, sdk_spans=sdk_spans)
         self.server.middleware.append(self.announcer.remember)
@@ -267,6 +268,10 @@ class McpSurface:
         connection only; the gateway writes none of its own)."""
         self._levels[connection_of(ctx.session)] = params.level
         return types.EmptyResult()
+
+    def session_ended(self, session_id: str) -> None:
+        """A handshake-era session is gone: what it subscribed to is dropped, downstream watches too."""
+        self.resources.session_ended(session_id)
 
     def restore_session(self, connection: Connection, record: SessionRecord) -> None:
         """A handshake-era session opened on another replica is served here from now on: its

@@ -7,18 +7,23 @@ answers. Prompts are namespaced like tools (the wire name of `{tenant}:{server}:
 resource keeps its URI, since tool results link to it, and carries its server in `_meta` (with its
 name namespaced). A read goes to the server that listed the URI (or whose template's fixed part
 begins it); when two servers list the same URI, the first server in configuration order serves it.
-Subscribing to a downstream resource stays on the server's own endpoint.
+A subscription (handshake era) or a listen stream naming a downstream URI (2026-07-28) is a watch
+held on that server's endpoint (`UpstreamEndpoint.watch_for`, which tells the server once however
+many watch); the server's updates of a URI it serves come back through `server_event` and are
+announced on `/mcp` (`on_update`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourceUpdated, ServerEvent
 from mcp_types.methods import is_input_required
 from pydantic import BaseModel
 
@@ -54,6 +59,10 @@ class AggregateResources:
         """(the fixed start of a URI template, its server)."""
         self._prompts: dict[str, tuple[str, str]] = {}
         """Prompt name on `/mcp` -> (server, the server's own prompt name)."""
+        self.on_update: Callable[[ServerEvent], Awaitable[None]] | None = None
+        """Where a watched resource's update is announced on `/mcp` (the surface's announcer)."""
+        self._watched: dict[str, dict[str, int]] = {}
+        """URI -> server -> watches held through `/mcp`."""
 
     async def _each(self, ctx: Ctx, method: str, key: str) -> list[tuple[UpstreamEndpoint, dict[str, Any]]]:
         """Every item of one list of every server the caller may reach there, with its endpoint."""
@@ -140,6 +149,63 @@ class AggregateResources:
                 await self.resources(ctx)
                 await self.templates(ctx)
         return []
+
+    async def watch(self, ctx: Ctx, uri: str) -> str:
+        """Watch a downstream resource for a `/mcp` caller; the server that serves it."""
+        for name in await self._servers_of(ctx, uri):
+            endpoint = await self.endpoint_of(name)
+            if endpoint is None:
+                continue
+            try:
+                await endpoint.watch_for(ctx, uri)
+            except MCPError as exc:
+                if exc.error.code == types.METHOD_NOT_FOUND:
+                    break  # not for this caller: as unknown as a URI nobody lists
+                raise
+            by_server = self._watched.setdefault(uri, {})
+            by_server[name] = by_server.get(name, 0) + 1
+            return name
+        raise MCPError(
+            types.INVALID_PARAMS, f"no resource {uri} (resources/list and resources/templates/list)"
+        )
+
+    async def unwatch(self, uri: str, server: str) -> None:
+        by_server = self._watched.get(uri, {})
+        if by_server.get(server, 0) == 0:
+            return
+        by_server[server] -= 1
+        if by_server[server] == 0:
+            del by_server[server]
+            if not by_server:
+                self._watched.pop(uri, None)
+        endpoint = await self.endpoint_of(server)
+        if endpoint is not None:
+            await endpoint.unwatch(uri)
+
+    @contextlib.asynccontextmanager
+    async def watching(self, ctx: Ctx, uris: Sequence[str]) -> AsyncIterator[None]:
+        """For one 2026-07-28 listen stream on `/mcp`: its downstream URIs watched while it lasts; a
+        URI this caller may not read is left out (it hears of no update), as on the server's endpoint."""
+        held: list[tuple[str, str]] = []
+        try:
+            for uri in dict.fromkeys(uris):
+                try:
+                    held.append((uri, await self.watch(ctx, uri)))
+                except MCPError:
+                    continue
+            yield
+        finally:
+            for uri, server in held:
+                with contextlib.suppress(Exception):
+                    await self.unwatch(uri, server)
+
+    async def server_event(self, server: str, event: ServerEvent) -> None:
+        """A server's event (`servers.listeners`): the update of a resource watched through `/mcp` from
+        that server is announced there."""
+        if not isinstance(event, ResourceUpdated) or self.on_update is None:
+            return
+        if server in self._watched.get(event.uri, {}):
+            await self.on_update(event)
 
     async def get_prompt(
         self, ctx: Ctx, params: types.GetPromptRequestParams

@@ -437,6 +437,16 @@ class UpstreamEndpoint:
     async def prompt_for(self, ctx: Ctx, params: types.GetPromptRequestParams) -> dict[str, Any]:
         return await self._get_prompt(ctx, params)
 
+    async def watch_for(self, ctx: Ctx, uri: str) -> None:
+        """The aggregated `/mcp` watches one of the server's resources for one of its callers: the
+        server is told once however many watch (`Method not found` for a caller it is not for)."""
+        self._admit(ctx)
+        await self.watch.hold(uri)
+
+    async def unwatch(self, uri: str) -> None:
+        """One `/mcp` watcher of `uri` fewer (the last one tells the server)."""
+        await self.watch.release(uri)
+
     # -- everything else goes to the server --------------------------------------------------------
 
     async def _list_prompts(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> dict[str, Any]:
