@@ -128,7 +128,7 @@ def test_exchange_mode_without_a_token_exchange_section_is_a_clear_settings_erro
     with pytest.raises(ValidationError, match="needs a `token_exchange:` section"):
         Settings(servers=[server])
     server["auth"] = {"mode": "exchnge", "audience": MCP_AUDIENCE}
-    with pytest.raises(ValidationError, match=r"auth\.mode must be static, forward or exchange"):
+    with pytest.raises(ValidationError, match=r"auth\.mode must be static, forward, exchange or user_oauth"):
         Settings(servers=[server])
 
 
