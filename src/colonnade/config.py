@@ -677,8 +677,9 @@ class ForwardCredential(_Section):
 class ExchangeCredential(_Section):
     """Trade the caller's token (RFC 8693) for one issued to the upstream alone, at `token_exchange`.
 
-    The subject is the caller, the actor the gateway (the client that asks), the audience this
-    upstream and the scopes at most these; the token is cached until shortly before it expires.
+    The subject is the caller, the actor the gateway (the client that asks) or, with `actor: agent`
+    and an agent calling, the agent (its token sent as the actor token), the audience this upstream
+    and the scopes at most these; the token is cached until shortly before it expires.
     """
 
     mode: Literal["exchange"] = Field(description="exchange: RFC 8693 token exchange for each caller.")
