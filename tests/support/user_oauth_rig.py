@@ -32,7 +32,15 @@ from tests.support.loopback import free_port, serve_in_thread, start_process, st
 from tests.support.mcp_servers import ROOT
 from tests.surfaces.rest_harness import RunningGateway, serve_gateway
 
-__all__ = ["AUDIENCE", "PROVIDER", "UserOAuthRig", "user_oauth_rig"]
+__all__ = [
+    "AUDIENCE",
+    "CLIENT_ID",
+    "CLIENT_SECRET",
+    "PROVIDER",
+    "UserOAuthRig",
+    "provider_process",
+    "user_oauth_rig",
+]
 
 CLIENT_ID, CLIENT_SECRET = "colonnade-crm", "crm-client-secret"
 SECRET_NAME = "CRM_OAUTH_CLIENT"
@@ -89,7 +97,7 @@ def _backend(keys: KeySet, hits: list[dict[str, Any]]) -> Starlette:
 
 
 @contextlib.contextmanager
-def _provider(log: Path, redirect: str) -> Iterator[str]:
+def provider_process(log: Path, redirect: str) -> Iterator[str]:
     port = free_port()
     script = ROOT / "tests" / "support" / "user_oauth_server.py"
     command = [
@@ -119,7 +127,7 @@ def user_oauth_rig(tmp: Path, monkeypatch: Any) -> Iterator[UserOAuthRig]:
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
     hits: list[dict[str, Any]] = []
-    with _provider(tmp / "provider.log", f"{base_url}/ui/connections/callback") as provider_url:
+    with provider_process(tmp / "provider.log", f"{base_url}/ui/connections/callback") as provider_url:
         keys = KeySet.import_key_set(httpx2.get(f"{provider_url}/jwks").json())
         with serve_in_thread(_backend(keys, hits)) as backend_url:
             contracts = tmp / "contracts"
