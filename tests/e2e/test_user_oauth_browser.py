@@ -19,7 +19,8 @@ from playwright.sync_api import Browser, Page
 
 from colonnade.store.audit_repo import AuditFilter
 from tests.support.browser import chromium
-from tests.support.user_oauth_rig import PROVIDER, UserOAuthRig, user_oauth_rig
+from tests.support.exchange_rig import verify
+from tests.support.user_oauth_rig import AUDIENCE, PROVIDER, UserOAuthRig, user_oauth_rig
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
@@ -88,6 +89,10 @@ def test_a_connected_user_calls_as_themselves_upstream_and_the_grant_ends_with_t
     assert answer["output"]["sub"] == "alice@crm"
     assert rig.hits[-1]["claims"]["client_id"] == "colonnade-crm"
     assert rig.stats()["refreshes"] == 0  # the access token of the code exchange, kept in memory
+    mcp = rig.call(call_key, "acme:faults:authorization")  # a server of the same provider
+    assert mcp["status"] == "success", mcp
+    scheme, _, sent = mcp["output"]["value"].partition(" ")
+    assert scheme == "Bearer" and verify(sent, rig.keys, AUDIENCE)["sub"] == "alice@crm"
 
     # The refresh token is sealed at rest: none of its bytes are in the database files.
     issued = rig.stats()["issued_refresh_tokens"]

@@ -1,9 +1,11 @@
-"""A gateway whose backend acts with each user's own upstream account (mode user_oauth).
+"""A gateway whose backend and MCP server act with each user's own upstream account (mode user_oauth).
 
 The provider (`user_oauth_server.py`, Authlib) runs as its own process; the gateway is its
 confidential client with redirect `<gateway>/ui/connections/callback`. The HTTP backend verifies
 every bearer token against the provider's JWKS for its own audience and answers with its `sub`, so
-a test sees which upstream account a call reached it as. People log in with API keys (revocable).
+a test sees which upstream account a call reached it as; the MCP server (the fault server over
+Streamable HTTP, same provider) answers its `authorization` tool with the header it received.
+People log in with API keys (revocable).
 """
 
 from __future__ import annotations
@@ -24,12 +26,20 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from colonnade.config import AuthSettings, ServerSettings, Settings, UserOAuthProvider
+from colonnade.config import (
+    AuthSettings,
+    GuardrailRuleSettings,
+    GuardrailSettings,
+    McpServerSettings,
+    ServerSettings,
+    Settings,
+    UserOAuthProvider,
+)
 from colonnade.governance.key_admin import KeyRequest
 from colonnade.governance.principal import Principal
 from tests.support.exchange_rig import contract, verify
 from tests.support.loopback import free_port, serve_in_thread, start_process, stop_process, wait_http
-from tests.support.mcp_servers import ROOT
+from tests.support.mcp_servers import ROOT, fault_http
 from tests.surfaces.rest_harness import RunningGateway, serve_gateway
 
 __all__ = [
@@ -53,6 +63,7 @@ class UserOAuthRig:
     running: RunningGateway
     provider_url: str
     base_url: str
+    keys: KeySet
     hits: list[dict[str, Any]] = field(default_factory=list)
 
     def key(self, owner: str) -> tuple[str, str]:
@@ -68,9 +79,9 @@ class UserOAuthRig:
         assert admin is not None
         self.running.run(admin.revoke(Principal.system("test"), key_id))
 
-    def call(self, key: str) -> dict[str, Any]:
+    def call(self, key: str, tool: str = "acme:crm:whoami") -> dict[str, Any]:
         answer = self.running.client.post(
-            "/v1/calls", json={"tool_id": "acme:crm:whoami", "input": {}}, headers={"X-API-Key": key}
+            "/v1/calls", json={"tool_id": tool, "input": {}}, headers={"X-API-Key": key}
         )
         return dict(answer.json())
 
@@ -129,7 +140,10 @@ def user_oauth_rig(tmp: Path, monkeypatch: Any) -> Iterator[UserOAuthRig]:
     hits: list[dict[str, Any]] = []
     with provider_process(tmp / "provider.log", f"{base_url}/ui/connections/callback") as provider_url:
         keys = KeySet.import_key_set(httpx2.get(f"{provider_url}/jwks").json())
-        with serve_in_thread(_backend(keys, hits)) as backend_url:
+        mcp_process, mcp_url = fault_http(tmp / "mcp.log")
+        with contextlib.ExitStack() as stack:
+            stack.callback(stop_process, mcp_process)
+            backend_url = stack.enter_context(serve_in_thread(_backend(keys, hits)))
             contracts = tmp / "contracts"
             contracts.mkdir()
             document = contract("crm", backend_url, {"mode": "user_oauth", "provider": PROVIDER})
@@ -143,6 +157,15 @@ def user_oauth_rig(tmp: Path, monkeypatch: Any) -> Iterator[UserOAuthRig]:
                 client_secret=SECRET_NAME,
                 scopes=["crm.read"],
             )
+            server = McpServerSettings.model_validate(
+                {
+                    "name": "faults",
+                    "tenant": "acme",
+                    "transport": "http",
+                    "url": mcp_url,
+                    "auth": {"mode": "user_oauth", "provider": PROVIDER},
+                }
+            )
             settings = Settings(
                 data_dir=tmp / "data",
                 contracts=sorted(contracts.glob("*.yaml")),
@@ -150,6 +173,14 @@ def user_oauth_rig(tmp: Path, monkeypatch: Any) -> Iterator[UserOAuthRig]:
                 server=ServerSettings(host="127.0.0.1", port=port),
                 auth=AuthSettings(enabled=True, resource=f"{base_url}/mcp"),
                 upstream_oauth={PROVIDER: provider},
+                servers=[server],
+                # The fault server's `authorization` tool answers with the header it was sent, which the
+                # default guardrails would redact as a secret: the test verifies it.
+                guardrails=GuardrailSettings(
+                    rules=[
+                        GuardrailRuleSettings(tools="acme:faults:authorization", results={"secret": "audit"})
+                    ]
+                ),
             )
             with serve_gateway(settings) as running:
-                yield UserOAuthRig(running, provider_url, base_url, hits)
+                yield UserOAuthRig(running, provider_url, base_url, keys, hits)
