@@ -20,6 +20,7 @@ from playwright.sync_api import Browser, Page
 from colonnade.store.audit_repo import AuditFilter
 from tests.support.browser import chromium
 from tests.support.exchange_rig import verify
+from tests.support.page_login import csrf_token, log_in, page_client
 from tests.support.user_oauth_rig import AUDIENCE, PROVIDER, UserOAuthRig, user_oauth_rig
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
@@ -161,3 +162,37 @@ def test_a_callback_without_the_browser_binding_is_refused(page: Page, rig: User
     assert "did not start the connection" in page.inner_text("#error")
     page.goto(f"{rig.base_url}/ui/connections")
     assert "not connected" in page.inner_text(f"#account-{PROVIDER}")
+
+
+def test_denying_at_the_provider_connects_nothing(page: Page, rig: UserOAuthRig) -> None:
+    _, key = rig.key("dora")
+    page.goto(f"{rig.base_url}/ui/connections")
+    page.fill("#credential", key)
+    page.click("#login")
+    page.click(f"#connect-{PROVIDER} button")
+    page.click("#deny")
+    assert page.url.startswith(f"{rig.base_url}/ui/connections/callback?error=access_denied")
+    assert "did not grant access: access_denied" in page.inner_text("#error")
+    assert rig.call(key)["error"]["code"] == "A-AUTH-UPSTREAM-CONNECT"
+
+
+def test_the_connect_form_is_csrf_checked_and_its_cookie_kept_to_the_callback(rig: UserOAuthRig) -> None:
+    _, key = rig.key("erin")
+    with page_client(rig.base_url) as client:
+        assert log_in(client, key, "/ui/connections").status_code == 303
+        listing = client.get("/ui/connections")
+        assert listing.status_code == 200
+        policy = listing.headers["content-security-policy"]
+        assert f"form-action 'self' {rig.provider_url};" in policy
+        forged = client.post(f"/ui/connections/{PROVIDER}/connect", data={"csrf_token": "forged"})
+        assert forged.status_code == 403 and "A-AUTH-CSRF" in forged.text
+        unknown = client.post("/ui/connections/wiki/connect", data={"csrf_token": csrf_token(listing.text)})
+        assert unknown.status_code == 404 and "I-REQ-UNKNOWN-PROVIDER" in unknown.text
+        started = client.post(
+            f"/ui/connections/{PROVIDER}/connect", data={"csrf_token": csrf_token(listing.text)}
+        )
+        assert started.status_code == 303
+        assert started.headers["location"].startswith(f"{rig.provider_url}/authorize?")
+        cookie = started.headers["set-cookie"]
+        assert cookie.startswith("colonnade_connect=v1.")
+        assert all(part in cookie for part in ("HttpOnly", "SameSite=lax", "Path=/ui/connections/callback"))

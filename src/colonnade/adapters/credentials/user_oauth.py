@@ -51,6 +51,7 @@ _REFUSED = "A-AUTH-UPSTREAM-OAUTH"
 _MISCONFIGURED = "S-TOOL-CONFIG"
 _BINDING = "user_oauth.connect"
 _CONNECT_WINDOW_S = 600.0
+_CACHE_MAX = 10_000
 _Key = tuple[str, str]
 
 
@@ -288,8 +289,15 @@ class UserOAuth:
 
     def _keep(self, key: _Key, answer: TokenAnswer, subject: str) -> _Cached:
         margin = self.providers[key[1]].expiry_margin_s
-        cached = _Cached(answer.access_token, subject, time.time() + answer.expires_in - margin)
+        now = time.time()
+        cached = _Cached(answer.access_token, subject, now + answer.expires_in - margin)
+        self._cache.pop(key, None)
         self._cache[key] = cached
+        if len(self._cache) > _CACHE_MAX:
+            for stale in [k for k, held in self._cache.items() if held.reuse_until <= now]:
+                del self._cache[stale]
+            while len(self._cache) > _CACHE_MAX:  # the least recently refreshed go first
+                del self._cache[next(iter(self._cache))]
         return cached
 
     def _not_connected(self, provider: str, why: str) -> CredentialRefused:
