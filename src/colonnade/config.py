@@ -45,6 +45,8 @@ __all__ = [
     "TokenExchangeSettings",
     "ToolOverride",
     "UpstreamAuth",
+    "UserOAuthCredential",
+    "UserOAuthProvider",
     "credential_mode",
     "load_settings",
     "server_definition_problems",
@@ -675,8 +677,9 @@ class ForwardCredential(_Section):
 class ExchangeCredential(_Section):
     """Trade the caller's token (RFC 8693) for one issued to the upstream alone, at `token_exchange`.
 
-    The subject is the caller, the actor the gateway (the client that asks), the audience this
-    upstream and the scopes at most these; the token is cached until shortly before it expires.
+    The subject is the caller, the actor the gateway (the client that asks) or, with `actor: agent`
+    and an agent calling, the agent (its token sent as the actor token), the audience this upstream
+    and the scopes at most these; the token is cached until shortly before it expires.
     """
 
     mode: Literal["exchange"] = Field(description="exchange: RFC 8693 token exchange for each caller.")
@@ -684,7 +687,25 @@ class ExchangeCredential(_Section):
     scopes: list[Annotated[str, Field(pattern=r"^[\x21\x23-\x5b\x5d-\x7e]+$")]] = Field(
         default_factory=list, description="Scopes asked for (the exchanged token has at most these)."
     )
-    actor: Literal["gateway"] = Field(default="gateway", description="Who acts for the caller: the gateway.")
+    actor: Literal["gateway", "agent"] = Field(
+        default="gateway",
+        description="Who the exchange names as actor: the gateway (its client), or agent: when an agent"
+        " calls, an actor token naming the agent (`act.sub` agent:<id>); a user calling alone has none.",
+    )
+
+
+class UserOAuthCredential(_Section):
+    """Each user's own grant at the upstream, made once on the "Connected accounts" page.
+
+    The user authorizes the gateway at `provider` (authorization code with PKCE); the refresh token
+    is kept sealed, access tokens in memory until they expire. A caller who has not connected is
+    refused with the page's address.
+    """
+
+    mode: Literal["user_oauth"] = Field(description="user_oauth: the caller's own grant at the upstream.")
+    provider: str = Field(
+        pattern=r"^[a-z][a-z0-9_-]{0,62}$", description="The `upstream_oauth:` entry that grants it."
+    )
 
 
 def credential_mode(value: object) -> str:
@@ -696,11 +717,12 @@ def credential_mode(value: object) -> str:
 McpServerCredential = Annotated[
     Annotated[UpstreamAuth, Tag("static")]
     | Annotated[ForwardCredential, Tag("forward")]
-    | Annotated[ExchangeCredential, Tag("exchange")],
+    | Annotated[ExchangeCredential, Tag("exchange")]
+    | Annotated[UserOAuthCredential, Tag("user_oauth")],
     Discriminator(
         credential_mode,
         custom_error_type="credential_mode",
-        custom_error_message="auth.mode must be static, forward or exchange",
+        custom_error_message="auth.mode must be static, forward, exchange or user_oauth",
     ),
 ]
 
@@ -726,6 +748,36 @@ class TokenExchangeSettings(_Section):
     )
     cache_size: int = Field(
         default=10_000, ge=1, description="Exchanged tokens kept (least recently used go)."
+    )
+
+
+class UserOAuthProvider(_Section):
+    """An upstream's OAuth authorization server where each user grants the gateway access (RFC 6749).
+
+    The gateway is a confidential client there (client_secret_basic, secret named, never written);
+    its redirect URI is `<gateway>/ui/connections/callback`, registered at the provider.
+    """
+
+    display_name: str | None = Field(default=None, description="Name shown on the page (default: the key).")
+    authorization_endpoint: str = Field(
+        pattern=r"^https?://[^\s/]+", description="Where the user's browser is sent to authorize."
+    )
+    token_endpoint: str = Field(pattern=r"^https?://[^\s/]+", description="Code and refresh exchanges.")
+    revocation_endpoint: str | None = Field(
+        default=None,
+        pattern=r"^https?://[^\s/]+",
+        description="RFC 7009 revocation, called when a user disconnects or is revoked.",
+    )
+    client_id: str = Field(min_length=1, description="The gateway's client id at the provider.")
+    client_secret: str = Field(
+        pattern=_SECRET_NAME, description="Name of the secret holding the client secret."
+    )
+    scopes: list[Annotated[str, Field(pattern=r"^[\x21\x23-\x5b\x5d-\x7e]+$")]] = Field(
+        default_factory=list, description="Scopes asked for when a user connects."
+    )
+    timeout_s: float = Field(default=5.0, gt=0, le=60, description="Longest wait for the provider.")
+    expiry_margin_s: float = Field(
+        default=30.0, ge=0, le=600, description="An access token is refreshed this long before it expires."
     )
 
 
@@ -1024,6 +1076,28 @@ class Settings(_Section):
     token_exchange: TokenExchangeSettings | None = Field(
         default=None, description="The authorization server for upstream credentials of mode exchange."
     )
+
+    upstream_oauth: dict[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]{0,62}$")], UserOAuthProvider] = (
+        Field(
+            default_factory=dict,
+            description="Authorization servers where each user connects an upstream account (mode"
+            " user_oauth), by the name credentials give as `provider`.",
+        )
+    )
+
+    @model_validator(mode="after")
+    def _user_oauth_has_a_provider(self) -> Settings:
+        for server in self.servers:
+            if (
+                isinstance(server.auth, UserOAuthCredential)
+                and server.auth.provider not in self.upstream_oauth
+            ):
+                known = ", ".join(sorted(self.upstream_oauth)) or "none configured"
+                raise ValueError(
+                    f"server {server.name} uses auth mode user_oauth with provider "
+                    f"{server.auth.provider!r}, which `upstream_oauth:` does not define ({known})"
+                )
+        return self
 
     @model_validator(mode="after")
     def _exchange_has_a_server(self) -> Settings:

@@ -19,6 +19,7 @@ from colonnade.calls.approvals.desk import principal_from, snapshot_of
 from colonnade.config import Settings
 from colonnade.contracts.findings import Severity
 from colonnade.contracts.validate import validate_data
+from colonnade.governance.agent_admin import AgentRequest
 from colonnade.governance.principal import CallerToken, Principal, PrincipalKind
 from colonnade.store.audit_repo import AuditFilter, StoredAudit
 from tests.support.exchange_rig import (
@@ -61,6 +62,23 @@ def test_an_http_backend_sees_the_user_acting_through_the_gateway(rig: Rig) -> N
     assert record.details["upstream"] == {"mode": "exchange", "subject": "alice"}
     stored = repr(record)
     assert token not in stored and "eyJ" not in stored
+
+
+def test_with_actor_agent_the_exchange_names_the_calling_agent_as_actor(rig: Rig) -> None:
+    admin = rig.running.gateway.governance.agent_admin
+    assert admin is not None
+    request = AgentRequest(allowed_tools=("acme:*",), agent_id="invoice-bot", tenant="acme")
+    rig.running.run(admin.register(Principal.system("test"), request))
+    token = rig.agent_token("alice", "invoice-bot")
+    by_agent = rig.call(token, "acme:crmagent:whoami")
+    assert by_agent["status"] == "success", by_agent
+    act = {"sub": "agent:invoice-bot", "act": {"sub": CLIENT_ID}}
+    assert by_agent["output"] == {"sub": "alice", "act": act, "aud": BACKEND_AUDIENCE}
+    # the same agent on an upstream whose actor is the gateway: the gateway alone acts
+    by_gateway = rig.call(token, "acme:crm:whoami")
+    assert by_gateway["output"]["act"] == {"sub": CLIENT_ID}
+    # a user calling alone has no agent to name: the gateway acts, as with actor: gateway
+    assert rig.call(rig.token("alice"), "acme:crmagent:whoami")["output"]["act"] == {"sub": CLIENT_ID}
 
 
 def test_an_exchanged_token_is_reused_until_it_expires(rig: Rig) -> None:
@@ -128,7 +146,7 @@ def test_exchange_mode_without_a_token_exchange_section_is_a_clear_settings_erro
     with pytest.raises(ValidationError, match="needs a `token_exchange:` section"):
         Settings(servers=[server])
     server["auth"] = {"mode": "exchnge", "audience": MCP_AUDIENCE}
-    with pytest.raises(ValidationError, match=r"auth\.mode must be static, forward or exchange"):
+    with pytest.raises(ValidationError, match=r"auth\.mode must be static, forward, exchange or user_oauth"):
         Settings(servers=[server])
 
 

@@ -139,6 +139,18 @@ class Rig:
         answer = httpx2.post(f"{self.as_url}/mint", json={"claims": claims, "ttl_s": ttl_s})
         return str(answer.json()["token"])
 
+    def agent_token(self, sub: str, agent_id: str) -> str:
+        """An agent's token acting for user `sub` (its registration must exist at the gateway)."""
+        claims = {
+            "sub": sub,
+            "aud": [self.resource],
+            "agent_id": agent_id,
+            "persona": Persona.AGENT.value,
+            "tenant": "acme",
+        }
+        answer = httpx2.post(f"{self.as_url}/mint", json={"claims": claims, "ttl_s": 300})
+        return str(answer.json()["token"])
+
     def exchanges(self) -> int:
         return int(httpx2.get(f"{self.as_url}/stats").json()["exchanges"])
 
@@ -164,7 +176,8 @@ def exchange_rig(tmp: Path, monkeypatch: Any) -> Iterator[Rig]:
                 contracts.mkdir()
                 exchange = {"mode": "exchange", "audience": BACKEND_AUDIENCE, "scopes": ["crm.read"]}
                 forward = {"mode": "forward", "audience": BACKEND_AUDIENCE}
-                for name, auth in (("crm", exchange), ("crmfwd", forward)):
+                as_agent = {**exchange, "actor": "agent"}
+                for name, auth in (("crm", exchange), ("crmfwd", forward), ("crmagent", as_agent)):
                     document = contract(name, backend_url, auth)
                     (contracts / f"{name}.yaml").write_text(yaml.safe_dump(document))
                 port = free_port()

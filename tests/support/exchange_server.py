@@ -3,7 +3,8 @@
 Run as its own process: `python tests/support/exchange_server.py --port N --client ID:SECRET`.
 It issues the users' access tokens (`POST /mint`, the test's stand-in for a login), publishes
 its keys at `/jwks`, and at `/token` exchanges a subject token it issued for one narrowed to the
-requested audience: `sub` the user, `act.sub` the authenticated client, `scope` at most the
+requested audience: `sub` the user, `act.sub` the authenticated client (or, given an actor
+token, the agent it names, the client nested as the prior actor), `scope` at most the
 subject's, expiring no later than the subject token. `/stats` counts the exchanges granted.
 """
 
@@ -71,6 +72,21 @@ class TokenExchangeGrant(BaseGrant, TokenEndpointMixin):  # type: ignore[misc]
         except (JoseError, ValueError) as exc:
             raise InvalidGrantError(f"the subject token is not valid: {type(exc).__name__}") from None
         self.subject = subject
+        self.actor = None
+        if data.get("actor_token"):
+            if data.get("actor_token_type") != ACCESS_TOKEN:
+                raise InvalidRequestError("actor_token_type must be access_token")
+            try:
+                self.actor = jwt.decode(data["actor_token"], KEY, algorithms=["RS256"]).claims
+            except (JoseError, ValueError) as exc:
+                raise InvalidGrantError(f"the actor token is not valid: {type(exc).__name__}") from None
+
+    def _act(self) -> dict[str, Any]:
+        """The authenticated client acts; with an actor token, its agent (`agent_id`) acts through it."""
+        client = {"sub": self.request.client.client_id}
+        if self.actor is None:
+            return client
+        return {"sub": f"agent:{self.actor.get('agent_id', self.actor['sub'])}", "act": client}
 
     def create_token_response(self) -> tuple[int, dict[str, Any], list[tuple[str, str]]]:
         data = self.request.payload.data
@@ -82,7 +98,7 @@ class TokenExchangeGrant(BaseGrant, TokenEndpointMixin):  # type: ignore[misc]
             "iss": ISSUER[0],
             "sub": self.subject["sub"],
             "aud": data["audience"],
-            "act": {"sub": self.request.client.client_id},
+            "act": self._act(),
             "scope": " ".join(sorted(asked & held)),
             "iat": now,
             "exp": expires,

@@ -165,6 +165,26 @@ _SPECS = (
         "Retry with backoff; if it persists an operator must check token_exchange.token_endpoint.",
     ),
     ErrorSpec(
+        "A-AUTH-UPSTREAM-CONNECT",
+        _TERMINAL,
+        "This upstream acts with each user's own account there, and the caller has not connected one",
+        "Open the gateway's Connected accounts page (/ui/connections, details.connect_url), press "
+        "Connect for the provider the message names, approve at the provider, then call again.",
+    ),
+    ErrorSpec(
+        "A-AUTH-UPSTREAM-OAUTH",
+        _TERMINAL,
+        "The upstream's OAuth provider refused to refresh the caller's grant",
+        "Disconnect and connect the account again on /ui/connections; if it persists, the provider's "
+        "error (in the message) says what it refuses.",
+    ),
+    ErrorSpec(
+        "R-UPSTREAM-OAUTH",
+        _RETRY,
+        "The upstream's OAuth provider could not be reached to refresh the caller's grant",
+        "Retry with backoff; if it persists an operator must check upstream_oauth's token_endpoint.",
+    ),
+    ErrorSpec(
         "A-AUTH-NOT-YET-VALID",
         _TERMINAL,
         "The token is not valid yet (nbf or iat lies in the future)",

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
-from colonnade.config import ExchangeCredential, ForwardCredential, credential_mode
+from colonnade.config import ExchangeCredential, ForwardCredential, UserOAuthCredential, credential_mode
 
 __all__ = [
     "HTTP_METHODS",
@@ -239,11 +239,12 @@ class BackendAuth(_Strict):
 BackendCredential = Annotated[
     Annotated[BackendAuth, Tag("static")]
     | Annotated[ForwardCredential, Tag("forward")]
-    | Annotated[ExchangeCredential, Tag("exchange")],
+    | Annotated[ExchangeCredential, Tag("exchange")]
+    | Annotated[UserOAuthCredential, Tag("user_oauth")],
     Discriminator(
         credential_mode,
         custom_error_type="credential_mode",
-        custom_error_message="backend.auth.mode must be static, forward or exchange",
+        custom_error_message="backend.auth.mode must be static, forward, exchange or user_oauth",
     ),
 ]
 """What a contract says about its backend's credential; the modes other than static are the
@@ -255,7 +256,8 @@ class Backend(_Strict):
     auth: BackendCredential | None = Field(
         default=None,
         description="The backend credential by mode: static (a secret's name, the default), forward "
-        "(the caller's token, when issued for `audience`) or exchange (RFC 8693, for `audience`).",
+        "(the caller's token, when issued for `audience`), exchange (RFC 8693, for `audience`) or "
+        "user_oauth (each user's own grant at `provider`, an `upstream_oauth:` entry).",
     )
     timeout_ms: int | None = Field(default=None, ge=1, le=600_000, description="Default per-call timeout.")
     health_path: str | None = Field(

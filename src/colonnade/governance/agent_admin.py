@@ -61,6 +61,8 @@ class AgentAdmin:
         self.store = store
         self.audit = audit
         self.on_change = on_change
+        self.on_revoke: Callable[[AgentRecord], Awaitable[None]] | None = None
+        """Told each agent revoked, once stored (the runtime deletes its upstream grants)."""
 
     async def register(self, actor: Principal, request: AgentRequest) -> AgentRecord:
         require(actor, Scope.SECURITY_WRITE, "registering an agent")
@@ -102,6 +104,8 @@ class AgentAdmin:
         if await self.store.revoke(agent_id, now):
             record = replace(record, revoked_at=now)
             await self._changed(actor, EventKind.AGENT_REVOKE, record)
+            if self.on_revoke is not None:
+                await self.on_revoke(record)
         return record
 
     async def _changed(self, actor: Principal, kind: EventKind, record: AgentRecord) -> None:

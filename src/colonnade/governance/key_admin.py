@@ -67,6 +67,9 @@ class KeyAdmin:
         self.on_change = on_change
         """Told the id of a key revoked or rotated, once the change is stored (a cache forgets it, the
         other replicas are told); it may be a coroutine function."""
+        self.on_revoke: Callable[[ApiKeyRecord], Awaitable[None]] | None = None
+        """Told each key revoked, once stored: what was granted to its owner ends with it (the
+        runtime deletes the owner's upstream grants)."""
 
     async def create(self, actor: Principal, request: KeyRequest) -> IssuedKey:
         require(actor, Scope.SECURITY_WRITE, "creating an API key")
@@ -145,6 +148,8 @@ class KeyAdmin:
             record = replace(record, revoked_at=now)
             await self._changed(key_id)
             await self._audit(actor, EventKind.KEY_REVOKE, record)
+            if self.on_revoke is not None:
+                await self.on_revoke(record)
         return record
 
     async def _changed(self, key_id: str) -> None:

@@ -90,6 +90,7 @@ from colonnade.runtime.servers import Servers
 from colonnade.runtime.sources import expand_contract_paths, load_for_publishing
 from colonnade.runtime.sync import CatalogSync
 from colonnade.runtime.tool_admission import APPROVALS_NEEDED, ToolAdmission
+from colonnade.runtime.upstream_accounts import UpstreamAccounts, user_oauth_service
 from colonnade.shared_state import SharedState
 from colonnade.shared_state.topics import CATALOG_CHANGED
 from colonnade.store.alerts_repo import AlertStore
@@ -120,6 +121,7 @@ from colonnade.surfaces.pages.access_view import AccessView
 from colonnade.surfaces.pages.admissions_view import AdmissionsView
 from colonnade.surfaces.pages.approvals_view import ApprovalsView
 from colonnade.surfaces.pages.audit_view import AuditView
+from colonnade.surfaces.pages.connections_view import ConnectionsView
 from colonnade.surfaces.pages.contracts_view import ContractsView
 from colonnade.surfaces.pages.login import Login
 from colonnade.surfaces.pages.policies_view import PoliciesView
@@ -278,7 +280,8 @@ class Gateway:
             organ_sources.host, tenant=settings.organs.tenant, corpus=self.tool_index.corpus
         )
         self.executive.add_pathways(organ_sources.pathways)
-        self.upstream_credentials = upstream_credentials(settings)
+        self.upstream_credentials = upstream_credentials(settings, engine)
+        self.upstream_accounts = upstream_accounts(self.upstream_credentials, self.governance, self.shared)
         self.adapters = AdapterRegistry(
             {
                 "http": HttpTools(self.http, self.upstream_credentials),
@@ -657,6 +660,7 @@ class Gateway:
             *self.endpoints.routes(),
             metrics_route(self.metrics),
             *pages,
+            *(ConnectionsView(self.upstream_accounts).routes() if self.upstream_accounts is not None else ()),
         ]
         open_paths, authenticate = OPEN_PATHS, None
         if edge_auth is not None and login is not None and governance.resource is not None:
@@ -797,7 +801,26 @@ def _every_record(_: Principal) -> AuditReach:
     return AuditReach(None)
 
 
-def upstream_credentials(settings: Settings) -> UpstreamCredentials:
-    """The per-caller upstream credentials (forward, and exchange when `token_exchange` is set)."""
+def upstream_credentials(settings: Settings, engine: AsyncEngine | None = None) -> UpstreamCredentials:
+    """The per-caller upstream credentials (forward; exchange when `token_exchange` is set; user_oauth
+    when `upstream_oauth` names providers)."""
     exchange = settings.token_exchange
-    return UpstreamCredentials(TokenExchange(exchange, EnvSecretResolver()) if exchange is not None else None)
+    secrets = EnvSecretResolver()
+    return UpstreamCredentials(
+        TokenExchange(exchange, secrets) if exchange is not None else None,
+        user_oauth_service(settings, engine, secrets),
+    )
+
+
+def upstream_accounts(
+    credentials: UpstreamCredentials, governance: Governance, shared: SharedState
+) -> UpstreamAccounts | None:
+    """The per-user grants' end with their user: a revoked key or agent deletes its grants."""
+    if credentials.user_oauth is None:
+        return None
+    accounts = UpstreamAccounts(credentials.user_oauth, shared.fanout)
+    if governance.key_admin is not None:
+        governance.key_admin.on_revoke = accounts.key_revoked
+    if governance.agent_admin is not None:
+        governance.agent_admin.on_revoke = accounts.agent_revoked
+    return accounts

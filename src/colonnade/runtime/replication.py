@@ -28,6 +28,8 @@ def share_changes(gateway: Gateway) -> None:
     gateway.servers.follow(changes)
     if gateway.sync is not None:
         gateway.sync.follow(changes)
+    if gateway.upstream_accounts is not None:
+        gateway.upstream_accounts.follow(changes)
 
     circuits = gateway.circuits
     circuits.on_open = lambda backend, open_ms: changes.publish_soon(

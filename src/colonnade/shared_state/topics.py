@@ -18,6 +18,7 @@ __all__ = [
     "SERVER_CHANGED",
     "SUBSCRIPTION_CHANGED",
     "TOPICS",
+    "UPSTREAM_GRANTS_REMOVED",
 ]
 
 KEY_CHANGED = "key.changed"
@@ -38,6 +39,8 @@ HEALTH_CHANGED = "health.changed"
 """A backend's readiness changed: `{"url", "healthy"}`."""
 ROUTING_LEARNED = "routing.learned"
 """A replica saved learned tool co-occurrence: `{}`; receivers load the totals."""
+UPSTREAM_GRANTS_REMOVED = "upstream_grants.removed"
+"""A person's upstream OAuth grants were deleted: `{"principal"}`; receivers drop its access tokens."""
 
 TOPICS = (
     KEY_CHANGED,
@@ -49,4 +52,5 @@ TOPICS = (
     CIRCUIT_OPENED,
     HEALTH_CHANGED,
     ROUTING_LEARNED,
+    UPSTREAM_GRANTS_REMOVED,
 )

@@ -45,6 +45,7 @@ __all__ = [
     "SubscriptionRow",
     "ToolPairRow",
     "ToolUseRow",
+    "UpstreamGrantRow",
     "metadata",
 ]
 
@@ -374,3 +375,22 @@ class MetricsRollupRow(Base):
     calls: Mapped[int] = mapped_column(BigInteger)
     errors: Mapped[int] = mapped_column(BigInteger)
     histogram: Mapped[list[int]] = mapped_column(JSON_DOCUMENT)
+
+
+class UpstreamGrantRow(Base):
+    """One person's grant at an upstream OAuth provider (mode user_oauth): the refresh token, sealed.
+
+    `refresh_token` is a `Sealer` value whose context names the provider and the principal, so a
+    row copied to another principal does not open; `subject` is whom the upstream sees (no secret).
+    """
+
+    __tablename__ = "upstream_grants"
+
+    principal: Mapped[str] = mapped_column(String(300), primary_key=True)
+    provider: Mapped[str] = mapped_column(String(64), primary_key=True)
+    tenant: Mapped[str | None] = mapped_column(Text, nullable=True)
+    subject: Mapped[str] = mapped_column(Text)
+    scopes: Mapped[list[str]] = mapped_column(JSON_DOCUMENT)
+    refresh_token: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

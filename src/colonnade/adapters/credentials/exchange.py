@@ -24,14 +24,14 @@ from colonnade.adapters.secrets import SecretResolver
 from colonnade.config import ExchangeCredential, TokenExchangeSettings
 from colonnade.governance.principal import CallerToken
 
-__all__ = ["GRANT_TYPE", "REFUSED", "TOKEN_TYPE_ACCESS", "UNREACHABLE", "TokenExchange"]
+__all__ = ["GRANT_TYPE", "REFUSED", "TOKEN_TYPE_ACCESS", "UNREACHABLE", "TokenExchange", "token_subject"]
 
 GRANT_TYPE = "urn:ietf:params:oauth:grant-type:token-exchange"
 TOKEN_TYPE_ACCESS = "urn:ietf:params:oauth:token-type:access_token"
 REFUSED = "A-AUTH-UPSTREAM-EXCHANGE"
 UNREACHABLE = "R-UPSTREAM-EXCHANGE"
 _MISCONFIGURED = "S-TOOL-CONFIG"
-_Key = tuple[str, str, tuple[str, ...]]
+_Key = tuple[str, str, tuple[str, ...], bool]
 
 
 class TokenExchange:
@@ -46,10 +46,15 @@ class TokenExchange:
         self._in_flight: dict[_Key, asyncio.Future[tuple[UpstreamGrant, float]]] = {}
         self._session: aiohttp.ClientSession | None = None
 
-    async def grant(self, caller: CallerToken | None, spec: ExchangeCredential) -> UpstreamGrant:
+    async def grant(
+        self, caller: CallerToken | None, spec: ExchangeCredential, *, agent: str | None = None
+    ) -> UpstreamGrant:
+        """The exchanged token; `agent` is the calling agent's id when an agent calls (with `actor:
+        agent` its token goes as the actor token too, so the AS names the agent in `act`)."""
         token = live_token(caller, "exchange")
         scopes = tuple(sorted(set(spec.scopes)))
-        key = (hashlib.sha256(token.token.encode()).hexdigest(), spec.audience, scopes)
+        as_agent = spec.actor == "agent" and agent is not None
+        key = (hashlib.sha256(token.token.encode()).hexdigest(), spec.audience, scopes, as_agent)
         cached = self._cache.get(key)
         if cached is not None:
             if time.time() < cached[1]:
@@ -62,7 +67,7 @@ class TokenExchange:
         future: asyncio.Future[tuple[UpstreamGrant, float]] = asyncio.get_running_loop().create_future()
         self._in_flight[key] = future
         try:
-            outcome = await self._exchange(token, spec.audience, scopes)
+            outcome = await self._exchange(token, spec.audience, scopes, as_agent=as_agent)
         except BaseException as exc:
             future.set_exception(exc)
             future.exception()  # retrieved: a failure nobody else waited for is not "never retrieved"
@@ -76,7 +81,7 @@ class TokenExchange:
         return outcome[0]
 
     async def _exchange(
-        self, caller: CallerToken, audience: str, scopes: tuple[str, ...]
+        self, caller: CallerToken, audience: str, scopes: tuple[str, ...], *, as_agent: bool
     ) -> tuple[UpstreamGrant, float]:
         form = {
             "grant_type": GRANT_TYPE,
@@ -87,6 +92,10 @@ class TokenExchange:
         }
         if scopes:
             form["scope"] = " ".join(scopes)
+        if as_agent:
+            # The agent's own token, which names it (RFC 8693 section 2.1): the AS puts it in `act`.
+            form["actor_token"] = caller.token
+            form["actor_token_type"] = TOKEN_TYPE_ACCESS
         auth = {
             "authorization": aiohttp.encode_basic_auth(self.settings.client_id, await self._client_secret())
         }
@@ -114,8 +123,7 @@ class TokenExchange:
             raise CredentialRefused(
                 REFUSED, "the authorization server's exchange answer lacks access_token or expires_in"
             )
-        subject = _claims(access).get("sub")
-        grant = UpstreamGrant("exchange", subject if isinstance(subject, str) else caller.subject, access)
+        grant = UpstreamGrant("exchange", token_subject(access) or caller.subject, access)
         reuse_until = min(started + float(lifetime), caller.expires_at) - self.settings.expiry_margin_s
         return grant, reuse_until
 
@@ -146,6 +154,12 @@ def _json(body: bytes) -> dict[str, Any]:
     except ValueError:
         return {}
     return document if isinstance(document, dict) else {}
+
+
+def token_subject(token: str) -> str | None:
+    """The `sub` of a JWT access token (unverified: for the audit record); None for an opaque one."""
+    subject = _claims(token).get("sub")
+    return subject if isinstance(subject, str) and subject else None
 
 
 def _claims(token: str) -> dict[str, Any]:

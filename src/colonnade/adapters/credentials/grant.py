@@ -32,13 +32,26 @@ class UpstreamGrant:
 class CredentialRefused(Exception):
     """The call cannot get an upstream credential; nothing was sent upstream. `code` is registered."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        details: dict[str, Any] | None = None,
+        credential: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.details = details
+        """Facts for the caller (e.g. `connect_url`, the page where a user connects an account)."""
+        self.credential = credential
+        """What the audit record may say of the credential that was missing (mode, provider)."""
 
 
 def refused(exc: CredentialRefused) -> AdapterOutcome:
     """The outcome of a call refused its upstream credential: nothing was sent."""
     kind = OutcomeKind.RETRYABLE_ERROR if exc.code.startswith("R-") else OutcomeKind.TERMINAL_ERROR
-    return AdapterOutcome(kind, error_code=exc.code, message=exc.message)
+    return AdapterOutcome(
+        kind, error_code=exc.code, message=exc.message, details=exc.details, credential=exc.credential
+    )
