@@ -79,6 +79,7 @@ from colonnade.platform import CORE_TOOLS, PlatformAccess, PlatformServices, cor
 from colonnade.platform.alerts import AlertRules
 from colonnade.platform.changes import ResourceChanges
 from colonnade.platform.resources import catalog_uris
+from colonnade.platform.usage import CallFigures
 from colonnade.routing.catalog_index import CatalogIndex
 from colonnade.routing.learning import CallFeedback, CoOccurrence
 from colonnade.routing.router import Router, RoutingDecision
@@ -636,6 +637,13 @@ class Gateway:
             policies=PoliciesView(governance.policy, governance.reload_policy),
             contracts=ContractsView(self.calls, served=bool(self.platform_tools)),
             servers=ServersView(self.servers, admin_api=server.admin_api),
+            figures=CallFigures(
+                self.catalog,
+                self.authorizer,
+                self.history_store,
+                governance.audit,
+                governance.subscription_admin,
+            ),
         )
         servers = ServersApi(
             self.servers, self.status, admin_api=server.admin_api, max_body_bytes=server.max_request_bytes
