@@ -64,6 +64,7 @@ from colonnade.governance.principal import Principal
 from colonnade.governance.tool_lookup import CatalogReach
 from colonnade.observability.metrics import GatewayMetrics
 from colonnade.observability.metrics_history import HistoryFlusher, MetricsRollup
+from colonnade.observability.routing_turns import RoutingTurns, TurnsFlusher
 from colonnade.observability.telemetry import Telemetry
 from colonnade.observability.trace_event_log import TraceEventLog, build_event_log
 from colonnade.observability.trace_events import (
@@ -102,6 +103,7 @@ from colonnade.store.idempotency_repo import IdempotencyStore
 from colonnade.store.metrics_history_repo import MetricsHistoryStore
 from colonnade.store.migrator import migrate_engine
 from colonnade.store.parked_calls_repo import ParkedCallStore
+from colonnade.store.routing_turns_repo import RoutingTurnStore
 from colonnade.surfaces.app import HttpSurfaces, build_http_app
 from colonnade.surfaces.edge import OPEN_PATHS, OriginPolicy
 from colonnade.surfaces.edge_auth import edge_authenticator
@@ -253,6 +255,14 @@ class Gateway:
             settings.routing, self.tool_index.corpus, learning=self.feedback.learned
         )
         routing_metrics = self.metrics.track_routing()
+        # Routed listings and the calls after them (the routing page, precision/recall, usage export).
+        self.routing_turns = RoutingTurns(routing_metrics)
+        self.turn_store = RoutingTurnStore(engine) if engine is not None else None
+        self.turns_flusher = (
+            TurnsFlusher(self.routing_turns, self.turn_store, interval_s=settings.telemetry.history_flush_s)
+            if self.turn_store is not None
+            else None
+        )
 
         def observe_decision(decision: RoutingDecision, seconds: float) -> None:
             routing_metrics.record(
@@ -388,6 +398,8 @@ class Gateway:
                 scope=caller_scope(self.authorizer, self.local_principal),
                 values=self.shared.values if self.shared.link is not None else None,
                 caller=lambda ctx: principal_of(ctx, self.local_principal).key,
+                turns=self.routing_turns,
+                principal=lambda ctx: principal_of(ctx, self.local_principal),
             )
             if settings.routing.enabled
             else None
@@ -718,6 +730,8 @@ class Gateway:
             tasks.append(asyncio.create_task(self._load_learned(), name="colonnade-co-occurrence-load"))
         if self.history is not None:
             tasks.append(asyncio.create_task(self.history.run(), name="colonnade-metrics-history"))
+        if self.turns_flusher is not None:
+            tasks.append(asyncio.create_task(self.turns_flusher.run(), name="colonnade-routing-turns"))
         if self.alert_rules is not None:
             every = self.settings.platform.alert_interval_s
             tasks.append(asyncio.create_task(self.alert_rules.run(every), name="colonnade-alert-rules"))
@@ -778,6 +792,11 @@ class Gateway:
                 await self.history.flush()  # calls made without the background loop (tests, CLI)
             except Exception:
                 logger.warning("the metrics history's last round was not written at close")
+        if self.turns_flusher is not None:
+            try:
+                await self.turns_flusher.flush()
+            except Exception:
+                logger.warning("the last routing turns were not written at close")
         if self.snapshots is not None:
             await self.snapshots.drain()
         await self.servers.aclose()
