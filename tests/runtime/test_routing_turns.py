@@ -19,7 +19,7 @@ from colonnade.store.routing_turns_repo import RoutingTurnStore
 from colonnade.surfaces.mcp.routing import ROUTING_META_KEY
 from examples.demo_backend import create_app
 from tests.support.loopback import serve_in_thread
-from tests.surfaces.rest_harness import demo_contract_file, gateway_settings
+from tests.surfaces.rest_harness import demo_contract_file, gateway_settings, serve_gateway
 
 SECRET = "sk_live_" + "Q" * 24
 """A planted credential in what the agent asked: it must not be kept."""
@@ -86,3 +86,10 @@ async def test_a_routed_listing_and_its_calls_are_kept_scrubbed_and_counted(
     assert (turn.calls[0].tool, turn.calls[0].outcome) == ("acme:billing:list_invoices", "success")
     assert len(turn.calls) == 2 and turn.calls[1].tool not in turn.shown
     assert "s-1" not in turn.session  # the session key is kept as a digest
+
+    with serve_gateway(settings) as running:  # the routing page, after the restart
+        page = running.client.get("/ui/routing")
+    assert page.status_code == 200, page.text
+    assert f'data-turn="{turn.id}"' in page.text and SECRET not in page.text
+    assert 'data-shown="yes"' in page.text and 'data-shown="no"' in page.text
+    assert 'id="routing-recall">50%<' in page.text

@@ -30,8 +30,10 @@ from colonnade.observability.metrics_history import (
     RollupCell,
     api_of,
 )
+from colonnade.observability.routing_turns import RoutingTurn
 from colonnade.routing.router import CallerAllowed
 from colonnade.store.metrics_history_repo import MetricsHistoryStore
+from colonnade.store.routing_turns_repo import RoutingTurnStore
 from colonnade.store.subscriptions_repo import SubscriptionRecord
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "ConsumerCall",
     "ConsumerUsage",
     "HistoryFigures",
+    "RoutingView",
     "SubjectTotal",
     "percentile",
     "window_grid",
@@ -130,6 +133,27 @@ class ConsumerUsage:
     per_tool: tuple[SubjectTotal, ...] = field(default=())
 
 
+@dataclass(frozen=True, slots=True)
+class RoutingView:
+    """Routing turns as a page shows them (newest first), with their selection precision and recall."""
+
+    everyone: bool
+    turns: tuple[RoutingTurn, ...]
+
+    @property
+    def recall(self) -> float | None:
+        """The share of calls whose tool the turn's listing showed."""
+        calls = [(call.tool, turn.shown) for turn in self.turns for call in turn.calls]
+        return sum(tool in shown for tool, shown in calls) / len(calls) if calls else None
+
+    @property
+    def precision(self) -> float | None:
+        """The share of shown tools then called (each once per turn), as the Prometheus counters count."""
+        used = [turn for turn in self.turns if turn.shown]
+        shown = sum(len(turn.shown) for turn in used)
+        return sum(turn.called_shown for turn in used) / shown if shown else None
+
+
 class CallFigures:
     """The pages' reader of call figures, over the gateway's history, audit log and subscriptions."""
 
@@ -140,12 +164,19 @@ class CallFigures:
         history: MetricsHistoryStore | None,
         audit: AuditLog | None,
         subscriptions: SubscriptionAdmin | None = None,
+        turns: RoutingTurnStore | None = None,
+        *,
+        unauthenticated: bool = False,
     ) -> None:
+        """`unauthenticated`: the gateway checks no credentials (loopback only), so whoever opens a
+        page is its one local user and sees everything, as on the audit page."""
         self.catalog = catalog
         self.authorizer = authorizer
         self.history = history
         self.audit = audit
         self.subscriptions = subscriptions
+        self.turns = turns
+        self.unauthenticated = unauthenticated
 
     async def history_figures(
         self, principal: Principal, window: str, subject: str | None = None
@@ -195,7 +226,7 @@ class CallFigures:
         """
         if self.audit is None:
             return None
-        reach = audit_reach(principal)
+        reach = self._reach(principal)
         everyone = reach is not None
         whose = (consumer or None) if everyone else principal.key
         if reach is None:
@@ -227,6 +258,25 @@ class CallFigures:
             truncated=len(records) >= CONSUMER_SCAN,
             per_tool=_tool_totals(calls),
         )
+
+    async def routing_turns(self, principal: Principal, limit: int = 100) -> RoutingView | None:
+        """The newest routing turns the visitor may see; None without a store.
+
+        A visitor who may read the audit log sees its reach's turns (every tenant for an operator);
+        anyone else sees the turns of their own sessions.
+        """
+        if self.turns is None:
+            return None
+        reach = self._reach(principal)
+        if reach is None:
+            turns = await self.turns.recent(tenant=principal.tenant, consumer=principal.key, limit=limit)
+        else:
+            turns = await self.turns.recent(tenant=reach.tenant, limit=limit)
+        return RoutingView(everyone=reach is not None, turns=tuple(turns))
+
+    def _reach(self, principal: Principal) -> AuditReach | None:
+        """How far the visitor sees past its own calls: its audit reach (None: only its own)."""
+        return AuditReach(None) if self.unauthenticated else audit_reach(principal)
 
     async def _subscriptions(
         self, principal: Principal, whose: str | None

@@ -655,6 +655,8 @@ class Gateway:
                 self.history_store,
                 governance.audit,
                 governance.subscription_admin,
+                self.turn_store,
+                unauthenticated=login is None,
             ),
         )
         servers = ServersApi(

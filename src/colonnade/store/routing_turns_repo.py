@@ -51,12 +51,19 @@ class RoutingTurnStore:
                     row.calls = calls
 
     async def recent(
-        self, *, tenant: str | None = None, since: datetime | None = None, limit: int = 100
+        self,
+        *,
+        tenant: str | None = None,
+        consumer: str | None = None,
+        since: datetime | None = None,
+        limit: int = 100,
     ) -> list[RoutingTurn]:
-        """The newest turns (newest first), of one tenant when `tenant` is given."""
+        """The newest turns (newest first), of one tenant and one consumer when they are given."""
         query = select(RoutingTurnRow)
         if tenant is not None:
             query = query.where(RoutingTurnRow.tenant == tenant)
+        if consumer is not None:
+            query = query.where(RoutingTurnRow.consumer == consumer)
         if since is not None:
             query = query.where(RoutingTurnRow.at >= since)
         query = query.order_by(RoutingTurnRow.at.desc(), RoutingTurnRow.id).limit(limit)

@@ -41,6 +41,7 @@ from colonnade.surfaces.pages.layout import (
     EVENTS_PATH,
     LOGIN_PATH,
     METRICS_PATH,
+    ROUTING_PATH,
     TOOLS_PATH,
     USAGE_PATH,
     page_response,
@@ -48,6 +49,7 @@ from colonnade.surfaces.pages.layout import (
 from colonnade.surfaces.pages.login import Login
 from colonnade.surfaces.pages.metrics_page import metrics_page, metrics_problem_page
 from colonnade.surfaces.pages.policies_view import PoliciesView
+from colonnade.surfaces.pages.routing_page import routing_page, routing_problem_page
 from colonnade.surfaces.pages.servers_view import ServersView
 from colonnade.surfaces.pages.tool_page import tool_page, unknown_tool_page
 from colonnade.surfaces.pages.try_tool import TryTool, try_part
@@ -106,6 +108,7 @@ class Pages:
             Route(METRICS_PATH, self.metrics_view, methods=["GET"]),
             Route(EVENTS_PATH, self.events_view, methods=["GET"]),
             Route(USAGE_PATH, self.usage_view, methods=["GET"]),
+            Route(ROUTING_PATH, self.routing_view, methods=["GET"]),
             # Without authentication nobody logs in: the login page leads to the catalog.
             *(self.login.routes() if self.login is not None else [Route(LOGIN_PATH, self.home)]),
             *([Route(AUDIT_PATH, self.audit.page, methods=["GET"])] if self.audit is not None else []),
@@ -186,6 +189,17 @@ class Pages:
         page: Html = await run_in_threadpool(usage_page, usage, visitor)
         return page_response(page)
 
+    async def routing_view(self, request: Request) -> Response:
+        visitor = visitor_of(request)
+        view = None
+        if self.figures is not None:
+            view = await self.figures.routing_turns(principal_of_scope(request.scope), _TURNS_SHOWN)
+        if view is None:
+            message = "This gateway keeps no routing turns (it runs without a database)."
+            return page_response(routing_problem_page(message, visitor), 404)
+        page: Html = await run_in_threadpool(routing_page, view, visitor)
+        return page_response(page)
+
     async def events_view(self, request: Request) -> Response:
         visitor = visitor_of(request)
         if not may_read_trace_events(principal_of_scope(request.scope)):
@@ -209,6 +223,7 @@ class Pages:
 
 
 _EVENTS_SHOWN = 200
+_TURNS_SHOWN = 100
 
 
 def _everything(tool: Tool) -> bool:
