@@ -3,6 +3,8 @@ scrubbed, and counted as selection precision and recall in the Prometheus exposi
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -11,7 +13,9 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from prometheus_client import generate_latest
+from typer.testing import CliRunner
 
+from colonnade.cli import app
 from colonnade.config import RoutingSettings
 from colonnade.runtime.gateway import Gateway
 from colonnade.store import create_store_engine
@@ -65,13 +69,17 @@ async def test_a_routed_listing_and_its_calls_are_kept_scrubbed_and_counted(
             hidden = next(
                 t for t in ("acme__crm__get_customer", "acme__billing__get_invoice") if t not in shown
             )
+            planted = await client.call_tool(  # a secret as an argument: never in the export
+                "acme__billing__list_invoices", {"customer_id": SECRET}, meta=routing(session="s-1")
+            )
+            assert planted.is_error or planted.structured_content is not None
             await client.call_tool(
                 hidden, {"customer_id": "C-1001", "invoice_id": "INV-2001"}, meta=routing(session="s-1")
             )
         routed = [name for name in shown if name.count("__") == 2]  # the meta tools come on top
         assert exposed(gateway, "colonnade_routing_shown_total") == len(routed)
         assert exposed(gateway, "colonnade_routing_shown_called_total") == 1
-        assert exposed(gateway, 'colonnade_routing_calls_total{shown="true"}') == 1
+        assert exposed(gateway, 'colonnade_routing_calls_total{shown="true"}') == 2
         assert exposed(gateway, 'colonnade_routing_calls_total{shown="false"}') == 1
     finally:
         await gateway.aclose()  # writes the open turn
@@ -84,7 +92,7 @@ async def test_a_routed_listing_and_its_calls_are_kept_scrubbed_and_counted(
     assert SECRET not in turn.query and "[redacted]" in turn.query and "C-1001" in turn.query
     assert "acme:billing:list_invoices" in turn.shown
     assert (turn.calls[0].tool, turn.calls[0].outcome) == ("acme:billing:list_invoices", "success")
-    assert len(turn.calls) == 2 and turn.calls[1].tool not in turn.shown
+    assert len(turn.calls) == 3 and turn.calls[2].tool not in turn.shown
     assert "s-1" not in turn.session  # the session key is kept as a digest
 
     with serve_gateway(settings) as running:  # the routing page, after the restart
@@ -92,4 +100,30 @@ async def test_a_routed_listing_and_its_calls_are_kept_scrubbed_and_counted(
     assert page.status_code == 200, page.text
     assert f'data-turn="{turn.id}"' in page.text and SECRET not in page.text
     assert 'data-shown="yes"' in page.text and 'data-shown="no"' in page.text
-    assert 'id="routing-recall">50%<' in page.text
+    assert 'id="routing-recall">67%<' in page.text
+
+    out = tmp_path / "export" / "usage.jsonl"
+    out.parent.mkdir()
+    env = {"COLONNADE_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "200"}
+    args = ["usage", "export", "--out", str(out)]
+    exported = await asyncio.to_thread(CliRunner().invoke, app, args, env=env)  # the CLI runs its own loop
+    assert exported.exit_code == 0, exported.output
+    assert "wrote 1 routing turns and 3 calls" in exported.output
+    text = out.read_text(encoding="utf-8")
+    assert SECRET not in text  # neither what was asked nor the argument
+    lines = [json.loads(line) for line in text.splitlines()]
+    (routed,) = [line for line in lines if line["type"] == "routing"]
+    assert routed["request"] == turn.query and "acme:billing:list_invoices" in routed["tools_shown"]
+    first = routed["tools_called"][0]
+    assert (first["tool"], first["shown"], first["outcome"]) == (
+        "acme:billing:list_invoices",
+        True,
+        "success",
+    )
+    calls = [line for line in lines if line["type"] == "call"]
+    assert {call["outcome"] for call in calls} >= {"success", "invalid_request"}
+    assert all(call["args_hash"] for call in calls)
+    assert not (out.parent / "usage.jsonl.part").exists()
+
+    other = await asyncio.to_thread(CliRunner().invoke, app, [*args, "--tenant", "globex"], env=env)
+    assert "wrote 0 routing turns and 0 calls" in other.output, other.output

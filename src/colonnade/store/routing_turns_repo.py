@@ -56,9 +56,11 @@ class RoutingTurnStore:
         tenant: str | None = None,
         consumer: str | None = None,
         since: datetime | None = None,
+        until: datetime | None = None,
         limit: int = 100,
     ) -> list[RoutingTurn]:
-        """The newest turns (newest first), of one tenant and one consumer when they are given."""
+        """The newest turns (newest first) from `since` on and before `until`, of one tenant and one
+        consumer when they are given."""
         query = select(RoutingTurnRow)
         if tenant is not None:
             query = query.where(RoutingTurnRow.tenant == tenant)
@@ -66,6 +68,8 @@ class RoutingTurnStore:
             query = query.where(RoutingTurnRow.consumer == consumer)
         if since is not None:
             query = query.where(RoutingTurnRow.at >= since)
+        if until is not None:
+            query = query.where(RoutingTurnRow.at < until)
         query = query.order_by(RoutingTurnRow.at.desc(), RoutingTurnRow.id).limit(limit)
         async with self._sessions() as session:
             return [_turn(row) for row in await session.scalars(query)]
