@@ -324,6 +324,8 @@ class Gateway:
             self.builtins.add(SKIP_TOOL, listed=bool(self.platform_tools))
             builtin.register(SKIP_TOOL.operation, SkipHandler(self.governance.audit))
         desk = self.governance.approvals
+        if desk is not None:
+            desk.observer = self.metrics.track_approvals().record
         self.approvals = (
             ApprovalCoordinator(
                 desk,
