@@ -52,7 +52,7 @@ __all__ = [
 WINDOWS = {"hour": 60, "day": 300}
 """A window's name -> the width (s) of its buckets: minutes for the last hour, five minutes for a day."""
 
-CONSUMER_SCAN = 10_000
+CONSUMER_SCAN = 5_000
 """Call records read for one usage view at the most (the newest of the window)."""
 
 _OK_OUTCOMES = frozenset({"success", "success_prep", "pending"})
