@@ -20,15 +20,26 @@ import secrets
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from colonnade.observability.redaction import scrub
 from colonnade.observability.routing_metrics import RoutingMetrics
 
-__all__ = ["RoutingTurn", "RoutingTurns", "TurnCall", "TurnSink", "TurnsFlusher", "session_digest"]
+__all__ = [
+    "TURN_RETENTION",
+    "RoutingTurn",
+    "RoutingTurns",
+    "TurnCall",
+    "TurnSink",
+    "TurnsFlusher",
+    "session_digest",
+]
 
 logger = logging.getLogger(__name__)
+
+TURN_RETENTION = timedelta(days=7)
+"""How long turns are kept: a week of real use to evaluate or export (`colonnade usage export`)."""
 
 _MAX_QUERY = 500
 _MAX_CALLS = 50
@@ -147,6 +158,8 @@ class RoutingTurns:
 class TurnSink(Protocol):
     async def save(self, turns: list[RoutingTurn]) -> None: ...
 
+    async def purge_before(self, cutoff: datetime) -> int: ...
+
 
 class TurnsFlusher:
     """Every `interval_s`, writes the turns that changed; a failed write keeps them for the next round."""
@@ -167,12 +180,20 @@ class TurnsFlusher:
             raise
         return len(turns)
 
+    async def purge(self, now: datetime | None = None) -> int:
+        """Drop turns older than `TURN_RETENTION`; returns how many went."""
+        return await self.sink.purge_before((now or datetime.now(UTC)) - TURN_RETENTION)
+
     async def run(self) -> None:
+        rounds = 0
         try:
             while True:
                 await asyncio.sleep(self.interval_s)
                 try:
                     await self.flush()
+                    rounds += 1
+                    if rounds % 30 == 1:
+                        await self.purge()
                 except Exception:
                     logger.exception("writing the routing turns failed; they are kept for the next round")
         finally:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from colonnade.observability.routing_turns import RoutingTurn, TurnCall
@@ -73,6 +73,12 @@ class RoutingTurnStore:
         query = query.order_by(RoutingTurnRow.at.desc(), RoutingTurnRow.id).limit(limit)
         async with self._sessions() as session:
             return [_turn(row) for row in await session.scalars(query)]
+
+    async def purge_before(self, cutoff: datetime) -> int:
+        """Drop turns that began before `cutoff`; returns how many went."""
+        async with self._write(), self._sessions.begin() as session:
+            done = await session.execute(delete(RoutingTurnRow).where(RoutingTurnRow.at < cutoff))
+        return int(getattr(done, "rowcount", 0) or 0)
 
 
 def _turn(row: RoutingTurnRow) -> RoutingTurn:
