@@ -18,6 +18,7 @@ COMMANDS = [
     ["audit", "list"],
     ["audit", "verify"],
     ["contract", "list"],
+    ["usage", "export", "--out", "usage.jsonl"],
 ]
 
 

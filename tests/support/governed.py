@@ -10,7 +10,7 @@ not reach it. `two_phase=True` adds `acme:holds` (`tests/support/hold_contract.p
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from colonnade.config import (
     RoutingSettings,
     ServerSettings,
     Settings,
+    TelemetrySettings,
 )
 from colonnade.governance.personas import PERSONA_SCOPES, Persona
 from colonnade.smoke.connect import connect
@@ -63,6 +64,13 @@ class Governed:
     resource: str
     data_dir: Path
     tokens: dict[str, str] = field(default_factory=dict)
+    restarter: Callable[[], None] | None = field(default=None, repr=False)
+
+    def restart(self) -> None:
+        """Stop the gateway (it writes what it holds, as at any shutdown) and start it again on the
+        same settings and database; the issuer and the backend keep running."""
+        assert self.restarter is not None, "this gateway cannot be restarted"
+        self.restarter()
 
     @property
     def base_url(self) -> str:
@@ -144,10 +152,12 @@ def governed_gateway(
     server: dict[str, Any] | None = None,
     two_phase: bool = False,
     servers: list[dict[str, Any]] | None = None,
+    telemetry: dict[str, Any] | None = None,
     **auth: Any,
 ) -> Iterator[Governed]:
     """Issuer, backend and gateway, all on loopback; `server` and `auth` override ServerSettings and
-    AuthSettings fields; `servers` are downstream MCP server entries, as in colonnade.yaml."""
+    AuthSettings fields, `telemetry` TelemetrySettings fields; `servers` are downstream MCP server
+    entries, as in colonnade.yaml."""
     backend, hits = FaultBackend(), []
     with running_issuer() as issuer, serve_in_thread(_Hits(create_app(backend), hits)) as backend_url:
         port = free_port()
@@ -165,6 +175,15 @@ def governed_gateway(
             auth=AuthSettings(**{"issuers": [issuer_settings], "resource": resource, **auth}),
             policy=policy or PolicySettings(),
             servers=servers or [],
+            telemetry=TelemetrySettings(**(telemetry or {})),
         )
-        with serve_gateway(settings) as running:
-            yield Governed(running, issuer, backend, hits, resource, tmp / "data")
+        with contextlib.ExitStack() as serving:
+            running = serving.enter_context(serve_gateway(settings))
+            governed = Governed(running, issuer, backend, hits, resource, tmp / "data")
+
+            def restart() -> None:
+                serving.close()
+                governed.running = serving.enter_context(serve_gateway(settings))
+
+            governed.restarter = restart
+            yield governed

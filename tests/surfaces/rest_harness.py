@@ -75,6 +75,7 @@ def serve_gateway(settings: Settings) -> Iterator[RunningGateway]:
     """Open the gateway and serve its HTTP app on its configured host and port (a free one for port 0)."""
     host = settings.server.host
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart binds its port again at once
     sock.bind((host, settings.server.port))
     port = sock.getsockname()[1]
     state: dict[str, Any] = {}

@@ -96,6 +96,15 @@ COMMANDS: dict[str, Member | Group] = {
     "servers": Member(_CLI + "servers", "The downstream MCP servers of a running gateway."),
     "subscriptions": Member(_CLI + "subscriptions", "Subscriptions of consumers to APIs."),
     "token": Member(_CLI + "token", "Development tokens (the dev issuer under data_dir)."),
+    "usage": Group(
+        "Export what agents asked, were shown and called (routing turns and calls).",
+        {
+            "export": Member(
+                _CLI + "usage",
+                "Write routing turns and calls as JSONL (request, tools shown and called, outcome) redacted.",
+            ),
+        },
+    ),
     "tools": Group(
         "Find and inspect the tools the gateway serves.",
         {

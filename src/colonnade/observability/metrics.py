@@ -17,6 +17,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
+from colonnade.observability.approval_metrics import ApprovalMetrics
 from colonnade.observability.consumer_metrics import ConsumerLabel, ConsumerMetrics
 from colonnade.observability.routing_metrics import RoutingMetrics
 
@@ -138,6 +139,7 @@ class GatewayMetrics:
         self.slo = _SloSeries(self.registry)
         self.consumers: ConsumerMetrics | None = None
         self.routing: RoutingMetrics | None = None
+        self.approvals: ApprovalMetrics | None = None
         self._tools: dict[str, ToolMetrics] = {}
 
     def track_consumers(self, labels: Sequence[ConsumerLabel], *, max_values: int = 100) -> ConsumerMetrics:
@@ -160,6 +162,12 @@ class GatewayMetrics:
         if self.routing is None:
             self.routing = RoutingMetrics(self.registry)
         return self.routing
+
+    def track_approvals(self) -> ApprovalMetrics:
+        """The approvals' series (`ApprovalMetrics`), created once per registry."""
+        if self.approvals is None:
+            self.approvals = ApprovalMetrics(self.registry)
+        return self.approvals
 
     def track_catalog(self, catalog: Sized) -> None:
         """Report the catalog's size at every scrape (no bookkeeping on catalog changes)."""

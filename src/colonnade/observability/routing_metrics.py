@@ -1,7 +1,11 @@
 """The router's figures a dashboard needs: decisions, how many fell back, how confident, how long.
 
 Fallback rate is `colonnade_routing_decisions_total{outcome="fallback"}` over all decisions; the
-confidence histogram shows how close the router runs to `routing.confidence_threshold`.
+confidence histogram shows how close the router runs to `routing.confidence_threshold`. Selection
+recall is `colonnade_routing_calls_total{shown="true"}` over all routed calls (the share of calls
+whose tool the session's listing showed); selection precision is
+`colonnade_routing_shown_called_total` over `colonnade_routing_shown_total` (the share of shown tools
+then called, each once per listing), from real use (`routing_turns.py`).
 """
 
 from __future__ import annotations
@@ -37,6 +41,23 @@ class RoutingMetrics:
             buckets=(1, 2, 4, 8, 16, 32, 64),
             registry=registry,
         )
+        routed_calls = Counter(
+            "colonnade_routing_calls",
+            "Calls of routed sessions, by whether their tool was in the session's last listing.",
+            ["shown"],
+            registry=registry,
+        )
+        self._shown_call, self._unshown_call = routed_calls.labels("true"), routed_calls.labels("false")
+        self.shown = Counter(
+            "colonnade_routing_shown",
+            "Tools shown by routed listings (the denominator of selection precision).",
+            registry=registry,
+        )
+        self.shown_called = Counter(
+            "colonnade_routing_shown_called",
+            "Shown tools then called in the same listing, each counted once (precision's numerator).",
+            registry=registry,
+        )
         self.seconds = Histogram(
             "colonnade_routing_duration_seconds",
             "Time to make one routing decision.",
@@ -49,3 +70,13 @@ class RoutingMetrics:
         self.confidence.observe(confidence)
         self.tools.observe(tools)
         self.seconds.observe(seconds)
+
+    def record_shown(self, tools: int) -> None:
+        """A routed listing showed `tools` tools."""
+        self.shown.inc(tools)
+
+    def record_called(self, *, shown: bool, first_of_shown: bool) -> None:
+        """A routed session called a tool; `first_of_shown`: a shown tool's first call in its listing."""
+        (self._shown_call if shown else self._unshown_call).inc()
+        if first_of_shown:
+            self.shown_called.inc()

@@ -64,6 +64,7 @@ from colonnade.governance.principal import Principal
 from colonnade.governance.tool_lookup import CatalogReach
 from colonnade.observability.metrics import GatewayMetrics
 from colonnade.observability.metrics_history import HistoryFlusher, MetricsRollup
+from colonnade.observability.routing_turns import RoutingTurns, TurnsFlusher
 from colonnade.observability.telemetry import Telemetry
 from colonnade.observability.trace_event_log import TraceEventLog, build_event_log
 from colonnade.observability.trace_events import (
@@ -79,6 +80,7 @@ from colonnade.platform import CORE_TOOLS, PlatformAccess, PlatformServices, cor
 from colonnade.platform.alerts import AlertRules
 from colonnade.platform.changes import ResourceChanges
 from colonnade.platform.resources import catalog_uris
+from colonnade.platform.usage import CallFigures
 from colonnade.routing.catalog_index import CatalogIndex
 from colonnade.routing.learning import CallFeedback, CoOccurrence
 from colonnade.routing.router import Router, RoutingDecision
@@ -102,6 +104,7 @@ from colonnade.store.idempotency_repo import IdempotencyStore
 from colonnade.store.metrics_history_repo import MetricsHistoryStore
 from colonnade.store.migrator import migrate_engine
 from colonnade.store.parked_calls_repo import ParkedCallStore
+from colonnade.store.routing_turns_repo import RoutingTurnStore
 from colonnade.surfaces.app import HttpSurfaces, build_http_app
 from colonnade.surfaces.edge import OPEN_PATHS, OriginPolicy
 from colonnade.surfaces.edge_auth import edge_authenticator
@@ -254,6 +257,14 @@ class Gateway:
             settings.routing, self.tool_index.corpus, learning=self.feedback.learned
         )
         routing_metrics = self.metrics.track_routing()
+        # Routed listings and the calls after them (the routing page, precision/recall, usage export).
+        self.routing_turns = RoutingTurns(routing_metrics)
+        self.turn_store = RoutingTurnStore(engine) if engine is not None else None
+        self.turns_flusher = (
+            TurnsFlusher(self.routing_turns, self.turn_store, interval_s=settings.telemetry.history_flush_s)
+            if self.turn_store is not None
+            else None
+        )
 
         def observe_decision(decision: RoutingDecision, seconds: float) -> None:
             routing_metrics.record(
@@ -316,6 +327,8 @@ class Gateway:
             self.builtins.add(SKIP_TOOL, listed=bool(self.platform_tools))
             builtin.register(SKIP_TOOL.operation, SkipHandler(self.governance.audit))
         desk = self.governance.approvals
+        if desk is not None:
+            desk.observer = self.metrics.track_approvals().record
         self.approvals = (
             ApprovalCoordinator(
                 desk,
@@ -390,6 +403,8 @@ class Gateway:
                 scope=caller_scope(self.authorizer, self.local_principal),
                 values=self.shared.values if self.shared.link is not None else None,
                 caller=lambda ctx: principal_of(ctx, self.local_principal).key,
+                turns=self.routing_turns,
+                principal=lambda ctx: principal_of(ctx, self.local_principal),
             )
             if settings.routing.enabled
             else None
@@ -641,6 +656,15 @@ class Gateway:
             policies=PoliciesView(governance.policy, governance.reload_policy),
             contracts=ContractsView(self.calls, served=bool(self.platform_tools)),
             servers=ServersView(self.servers, admin_api=server.admin_api),
+            figures=CallFigures(
+                self.catalog,
+                self.authorizer,
+                self.history_store,
+                governance.audit,
+                governance.subscription_admin,
+                self.turn_store,
+                unauthenticated=login is None,
+            ),
         )
         servers = ServersApi(
             self.servers, self.status, admin_api=server.admin_api, max_body_bytes=server.max_request_bytes
@@ -716,6 +740,8 @@ class Gateway:
             tasks.append(asyncio.create_task(self._load_learned(), name="colonnade-co-occurrence-load"))
         if self.history is not None:
             tasks.append(asyncio.create_task(self.history.run(), name="colonnade-metrics-history"))
+        if self.turns_flusher is not None:
+            tasks.append(asyncio.create_task(self.turns_flusher.run(), name="colonnade-routing-turns"))
         if self.alert_rules is not None:
             every = self.settings.platform.alert_interval_s
             tasks.append(asyncio.create_task(self.alert_rules.run(every), name="colonnade-alert-rules"))
@@ -776,6 +802,11 @@ class Gateway:
                 await self.history.flush()  # calls made without the background loop (tests, CLI)
             except Exception:
                 logger.warning("the metrics history's last round was not written at close")
+        if self.turns_flusher is not None:
+            try:
+                await self.turns_flusher.flush()
+            except Exception:
+                logger.warning("the last routing turns were not written at close")
         if self.snapshots is not None:
             await self.snapshots.drain()
         await self.servers.aclose()

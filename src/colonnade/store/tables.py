@@ -394,3 +394,21 @@ class UpstreamGrantRow(Base):
     refresh_token: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class RoutingTurnRow(Base):
+    """One routing turn (`observability/routing_turns.py`): what a routed session asked, the tools
+    its listing showed, and the calls it then made (rewritten while the turn is open)."""
+
+    __tablename__ = "routing_turns"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    session: Mapped[str] = mapped_column(String(64))
+    consumer: Mapped[str | None] = mapped_column(Text, nullable=True)
+    tenant: Mapped[str | None] = mapped_column(Text, nullable=True, index=True)
+    query: Mapped[str] = mapped_column(Text)
+    shown: Mapped[list[str]] = mapped_column(JSON_DOCUMENT)
+    calls: Mapped[list[dict[str, Any]]] = mapped_column(JSON_DOCUMENT)
+    confidence: Mapped[float] = mapped_column(Float)
+    fallback: Mapped[bool] = mapped_column(Boolean)

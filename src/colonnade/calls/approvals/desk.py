@@ -151,6 +151,9 @@ class ApprovalDesk:
         self.settings = settings if settings is not None else ApprovalSettings()
         self.audit = audit
         self.clock = clock
+        self.observer: Callable[[str, float | None], None] | None = None
+        """Told of each approval requested, approved, denied or expired, with the wait until its end
+        (the gateway's `ApprovalMetrics.record`)."""
 
     def _now(self) -> datetime:
         return datetime.fromtimestamp(self.clock(), UTC)
@@ -445,6 +448,13 @@ class ApprovalDesk:
         call: CallFacts | None = None,
         **extra: Any,
     ) -> None:
+        event_name = _OBSERVED.get(kind)
+        if self.observer is not None and event_name is not None:
+            ended = record.decided_at if record.decided_at is not None else self._now()
+            waited = (
+                None if kind is EventKind.APPROVAL_REQUEST else (ended - record.created_at).total_seconds()
+            )
+            self.observer(event_name, waited)
         if self.audit is None:
             return
         details = {
@@ -467,6 +477,14 @@ class ApprovalDesk:
             details=details,
         )
         await self.audit.append(event)
+
+
+_OBSERVED = {
+    EventKind.APPROVAL_REQUEST: "requested",
+    EventKind.APPROVAL_APPROVE: "approved",
+    EventKind.APPROVAL_DENY: "denied",
+    EventKind.APPROVAL_EXPIRE: "expired",
+}
 
 
 def _iso(seconds: int) -> str:

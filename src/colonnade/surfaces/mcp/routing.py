@@ -36,6 +36,8 @@ from colonnade.catalog.tool import Tool
 from colonnade.config import RoutingSettings
 from colonnade.errors import ColonnadeError
 from colonnade.governance.authorization import permits
+from colonnade.governance.principal import Principal
+from colonnade.observability.routing_turns import RoutingTurns
 from colonnade.routing.context import Message, RoutingContext
 from colonnade.routing.learning import CallFeedback
 from colonnade.routing.router import Router, RoutingDecision
@@ -110,6 +112,8 @@ class DynamicToolList:
         scope: CallerScope = everything,
         values: SharedValues | None = None,
         caller: Callable[[ServerRequestContext[Any, Any]], str] | None = None,
+        turns: RoutingTurns | None = None,
+        principal: Callable[[ServerRequestContext[Any, Any]], Principal] | None = None,
     ) -> None:
         self.catalog = catalog
         self.router = router
@@ -121,6 +125,9 @@ class DynamicToolList:
         self.caller = caller
         """Who calls (a principal key): a `session` id names a session of its caller only, so one
         caller cannot read or steer another's context by sending the same id."""
+        self.turns = turns
+        """Where each routed listing and the calls after it are recorded (the routing page, export)."""
+        self.principal = principal
         self._states: OrderedDict[str, _SessionState] = OrderedDict()
         self._connections: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
@@ -136,7 +143,19 @@ class DynamicToolList:
         decision = self._route(ctx, key, state)
         state.listed = frozenset(decision.selected)
         await self._keep(key, state)
-        return self._tools(ctx, decision)
+        tools = self._tools(ctx, decision)
+        if self.turns is not None and key is not None:
+            who = self.principal(ctx) if self.principal is not None else None
+            self.turns.listed(
+                key,
+                consumer=who.key if who is not None else None,
+                tenant=who.tenant if who is not None else None,
+                query=decision.query_used,
+                shown=tuple(tool.canonical_name for tool in tools),
+                confidence=decision.confidence,
+                fallback=decision.fallback_used,
+            )
+        return tools
 
     async def after_call(
         self, ctx: ServerRequestContext[Any, Any], request: RoutingRequest | None, tool: Tool | None, ok: bool
@@ -146,6 +165,8 @@ class DynamicToolList:
         kept = await self._state(key, plain_call=request is None)
         if ok and tool is not None and self.feedback is not None:
             self.feedback.after_success(key, tool.canonical_name)
+        if tool is not None and key is not None and self.turns is not None:
+            self.turns.called(key, tool.canonical_name, ok)
         state = _updated(kept, request)
         if state is None or key is None:
             return False

@@ -27,9 +27,11 @@ __all__ = [
     "LOGOUT_PATH",
     "METRICS_PATH",
     "POLICIES_PATH",
+    "ROUTING_PATH",
     "SECURITY_HEADERS",
     "SERVERS_PATH",
     "TOOLS_PATH",
+    "USAGE_PATH",
     "Visitor",
     "csrf_input",
     "document",
@@ -47,6 +49,8 @@ POLICIES_PATH = "/ui/policies"
 CONTRACTS_PATH = "/ui/contracts"
 SERVERS_PATH = "/ui/servers"
 EVENTS_PATH = "/ui/events"
+USAGE_PATH = "/ui/usage"
+ROUTING_PATH = "/ui/routing"
 LOGIN_PATH = "/ui/login"
 LOGOUT_PATH = "/ui/logout"
 CSRF_FIELD = "csrf_token"
@@ -114,6 +118,8 @@ _NAV = (
     ("Policies", POLICIES_PATH),
     ("Audit", AUDIT_PATH),
     ("Metrics", METRICS_PATH),
+    ("Usage", USAGE_PATH),
+    ("Routing", ROUTING_PATH),
     ("Events", EVENTS_PATH),
 )
 

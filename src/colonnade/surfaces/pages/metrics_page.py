@@ -9,7 +9,7 @@ from colonnade.surfaces.pages.html import Html, separated, tag
 from colonnade.surfaces.pages.layout import Visitor, document
 from colonnade.surfaces.pages.links import tool_link
 
-__all__ = ["format_estimate", "metrics_page"]
+__all__ = ["format_estimate", "metrics_page", "metrics_problem_page"]
 
 _LATENCY_NOTE = (
     "Latency percentiles are estimates from the histogram buckets of colonnade_call_duration_seconds "
@@ -17,7 +17,8 @@ _LATENCY_NOTE = (
 )
 
 
-def metrics_page(stats: CallStats, visitor: Visitor | None = None) -> Html:
+def metrics_page(stats: CallStats, visitor: Visitor | None = None, history: Html | None = None) -> Html:
+    """`history`: the charts of the store's history (`history_charts`), above this process' figures."""
     intro = tag(
         "p",
         f"Since this gateway process started. The catalog serves {stats.catalog_tools} tools. "
@@ -34,10 +35,14 @@ def metrics_page(stats: CallStats, visitor: Visitor | None = None) -> Html:
             class_="note",
             id="no-calls",
         )
-        return document("Metrics", tag("h1", "Metrics"), intro, empty, section="Metrics", visitor=visitor)
+        return document(
+            "Metrics", tag("h1", "Metrics"), history, intro, empty, section="Metrics", visitor=visitor
+        )
     return document(
         "Metrics",
         tag("h1", "Metrics"),
+        history,
+        tag("h2", "This process"),
         intro,
         _overview(stats),
         tag("h2", "Calls per tool"),
@@ -143,3 +148,14 @@ def _duration(seconds: float) -> str:
     if seconds >= 0.001:
         return f"{seconds * 1000:.1f} ms"
     return f"{seconds * 1_000_000:.0f} µs"
+
+
+def metrics_problem_page(message: str, visitor: Visitor | None = None) -> Html:
+    """A query the metrics page cannot answer (an unknown window): what is wrong and how to ask."""
+    return document(
+        "Metrics",
+        tag("h1", "Metrics"),
+        tag("p", message, class_="error", id="error"),
+        section="Metrics",
+        visitor=visitor,
+    )

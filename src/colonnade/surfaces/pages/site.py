@@ -22,6 +22,7 @@ from colonnade.observability.metrics import GatewayMetrics
 from colonnade.observability.trace_event_log import TraceEventLog
 from colonnade.observability.trace_events import EVENT_KINDS
 from colonnade.platform.metric_values import read_stats
+from colonnade.platform.usage import WINDOWS, CallFigures
 from colonnade.routing.router import Router
 from colonnade.surfaces.edge import principal_of_scope
 from colonnade.surfaces.pages.access_view import AccessView
@@ -32,6 +33,7 @@ from colonnade.surfaces.pages.catalog_page import Visible, catalog_page
 from colonnade.surfaces.pages.contracts_view import ContractsView
 from colonnade.surfaces.pages.events_page import events_page, events_problem_page
 from colonnade.surfaces.pages.forms import visitor_of
+from colonnade.surfaces.pages.history_charts import history_charts
 from colonnade.surfaces.pages.html import Html
 from colonnade.surfaces.pages.layout import (
     AUDIT_PATH,
@@ -39,15 +41,19 @@ from colonnade.surfaces.pages.layout import (
     EVENTS_PATH,
     LOGIN_PATH,
     METRICS_PATH,
+    ROUTING_PATH,
     TOOLS_PATH,
+    USAGE_PATH,
     page_response,
 )
 from colonnade.surfaces.pages.login import Login
-from colonnade.surfaces.pages.metrics_page import metrics_page
+from colonnade.surfaces.pages.metrics_page import metrics_page, metrics_problem_page
 from colonnade.surfaces.pages.policies_view import PoliciesView
+from colonnade.surfaces.pages.routing_page import routing_page, routing_problem_page
 from colonnade.surfaces.pages.servers_view import ServersView
 from colonnade.surfaces.pages.tool_page import tool_page, unknown_tool_page
 from colonnade.surfaces.pages.try_tool import TryTool, try_part
+from colonnade.surfaces.pages.usage_page import usage_page, usage_problem_page
 
 __all__ = ["Pages", "routes"]
 
@@ -73,6 +79,7 @@ class Pages:
         policies: PoliciesView | None = None,
         contracts: ContractsView | None = None,
         servers: ServersView | None = None,
+        figures: CallFigures | None = None,
     ) -> None:
         self.catalog = catalog
         self.router = router
@@ -89,6 +96,7 @@ class Pages:
         self.policies = policies
         self.contracts = contracts
         self.servers = servers
+        self.figures = figures
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -99,6 +107,8 @@ class Pages:
             Route(TOOLS_PATH + "/{name:path}", self.tool_view, methods=["GET"]),
             Route(METRICS_PATH, self.metrics_view, methods=["GET"]),
             Route(EVENTS_PATH, self.events_view, methods=["GET"]),
+            Route(USAGE_PATH, self.usage_view, methods=["GET"]),
+            Route(ROUTING_PATH, self.routing_view, methods=["GET"]),
             # Without authentication nobody logs in: the login page leads to the catalog.
             *(self.login.routes() if self.login is not None else [Route(LOGIN_PATH, self.home)]),
             *([Route(AUDIT_PATH, self.audit.page, methods=["GET"])] if self.audit is not None else []),
@@ -148,7 +158,46 @@ class Pages:
 
     async def metrics_view(self, request: Request) -> Response:
         visitor = visitor_of(request)
-        page: Html = await run_in_threadpool(lambda: metrics_page(read_stats(self.metrics), visitor))
+        window = request.query_params.get("window", "hour")
+        if window not in WINDOWS:
+            message = f"Unknown window {window!r}: one of {', '.join(WINDOWS)} (for example ?window=day)."
+            return page_response(metrics_problem_page(message, visitor), 400)
+        subject = request.query_params.get("subject", "").strip() or None
+        history: Html | None = None
+        if self.figures is not None:
+            principal = principal_of_scope(request.scope)
+            figures = await self.figures.history_figures(principal, window, subject)
+            history = await run_in_threadpool(history_charts, figures)
+        page: Html = await run_in_threadpool(lambda: metrics_page(read_stats(self.metrics), visitor, history))
+        return page_response(page)
+
+    async def usage_view(self, request: Request) -> Response:
+        visitor = visitor_of(request)
+        window = request.query_params.get("window", "hour")
+        if window not in WINDOWS:
+            message = f"Unknown window {window!r}: one of {', '.join(WINDOWS)} (for example ?window=day)."
+            return page_response(usage_problem_page(message, visitor), 400)
+        usage = None
+        if self.figures is not None:
+            consumer = request.query_params.get("consumer", "").strip() or None
+            usage = await self.figures.consumer(principal_of_scope(request.scope), window, consumer)
+        if usage is None:
+            message = (
+                "This gateway keeps no audit log (it runs without a database), so it has no usage to show."
+            )
+            return page_response(usage_problem_page(message, visitor), 404)
+        page: Html = await run_in_threadpool(usage_page, usage, visitor)
+        return page_response(page)
+
+    async def routing_view(self, request: Request) -> Response:
+        visitor = visitor_of(request)
+        view = None
+        if self.figures is not None:
+            view = await self.figures.routing_turns(principal_of_scope(request.scope), _TURNS_SHOWN)
+        if view is None:
+            message = "This gateway keeps no routing turns (it runs without a database)."
+            return page_response(routing_problem_page(message, visitor), 404)
+        page: Html = await run_in_threadpool(routing_page, view, visitor)
         return page_response(page)
 
     async def events_view(self, request: Request) -> Response:
@@ -174,6 +223,7 @@ class Pages:
 
 
 _EVENTS_SHOWN = 200
+_TURNS_SHOWN = 100
 
 
 def _everything(tool: Tool) -> bool:
@@ -197,6 +247,7 @@ def routes(
     policies: PoliciesView | None = None,
     contracts: ContractsView | None = None,
     servers: ServersView | None = None,
+    figures: CallFigures | None = None,
 ) -> list[BaseRoute]:
     """`/`, `/ui/catalog`, `/ui/tools/{name}`, `/ui/metrics`, `/ui/events`, `/ui/audit`, `/ui/login`,
     `/ui/approvals`, `/ui/admissions`, `/ui/access`, `/ui/policies`, `/ui/contracts`, `/ui/servers` and
@@ -217,5 +268,6 @@ def routes(
         policies=policies,
         contracts=contracts,
         servers=servers,
+        figures=figures,
     )
     return pages.routes()
