@@ -20,6 +20,7 @@ from colonnade.governance.identity.api_keys import ApiKeys, is_api_key, parse_ke
 from colonnade.governance.identity.certificate_binding import certificate_mismatch
 from colonnade.governance.identity.claim_mapping import ClaimMapping
 from colonnade.governance.identity.confirmation import confirmation
+from colonnade.governance.identity.delegated_tokens import DelegatedTokens
 from colonnade.governance.identity.dpop import DpopVerifier
 from colonnade.governance.identity.failures import AuthFailure, insufficient_scope, invalid
 from colonnade.governance.identity.tokens import TokenVerifier, VerifiedToken, looks_like_jwt
@@ -56,8 +57,10 @@ class Authenticator:
         dpop: DpopVerifier | None = None,
         route_scopes: RouteScopes = (),
         audit: AuditLog | None = None,
+        delegated: DelegatedTokens | None = None,
     ) -> None:
         self.claims = claims
+        self.delegated = delegated
         self.tokens = tokens
         self.api_keys = api_keys
         self.dpop = dpop
@@ -107,10 +110,16 @@ class Authenticator:
                 return refused
         elif scheme == "dpop":
             return invalid("A-AUTH-DPOP-INVALID", "the token is not bound to a key (no cnf.jkt)")
-        principal = self.claims.principal(verified.claims, f"jwt:{verified.issuer}")
+        principal = self._principal(verified)
         if isinstance(principal, AuthFailure):
             return principal
         return replace(principal, caller_token=caller_token(credential, verified))
+
+    def _principal(self, verified: VerifiedToken) -> Principal | AuthFailure:
+        credential = f"jwt:{verified.issuer}"
+        if self.delegated is not None and verified.issuer == self.delegated.issuer:
+            return self.delegated.principal(verified.claims, credential)
+        return self.claims.principal(verified.claims, credential)
 
     def _route_allows(self, principal: Principal, path: str) -> Principal | AuthFailure:
         for prefix, scope in self.route_scopes:
