@@ -5,7 +5,8 @@ issuer), `DPoP <JWT>` with a `DPoP` proof header (a token bound to a key), or `B
 (an API key; `X-API-Key: col_...` is accepted too). A request without one is refused. A token
 bound to a client certificate (`cnf.x5t#S256`, RFC 8705) is accepted only on a TLS connection
 presenting that certificate (`RequestFacts.client_cert`, its thumbprint). After the
-caller is known, the route's scope (e.g. `colonnade:metrics:read` for /metrics) is checked.
+caller is known, the route's scope (e.g. `colonnade:metrics:read` for /metrics) is checked. A token
+of the gateway's own delegation issuer is read as a delegation chain (`delegated_tokens.py`).
 Every refusal is an audit record (`auth.failure`) before it is answered.
 """
 
