@@ -153,6 +153,9 @@ def test_a_delegated_token_is_useless_without_the_sub_agents_key_or_once_expired
     expired = signer.sign({**claims, "iat": claims["iat"] - 700, "exp": int(time.time()) - 120})
     answer = call(governed, expired, "researcher", "acme:items:read_item")
     assert answer["http"] == 401 and code(answer) == "A-AUTH-EXPIRED"
+    unbound = signer.sign({name: value for name, value in claims.items() if name != "cnf"})
+    plain = httpx2.post(url, json=body, headers={"Authorization": f"Bearer {unbound}"}, timeout=30.0)
+    assert plain.status_code == 401 and plain.json()["error"]["code"] == "A-AUTH-DELEGATION"
     long_lived = signer.sign({**claims, "exp": claims["iat"] + 3600})
     answer = call(governed, long_lived, "researcher", "acme:items:read_item")
     assert answer["http"] == 401 and code(answer) == "A-AUTH-DELEGATION"
