@@ -3,12 +3,14 @@ with the allow-list semantics (a glob reaches only tools safe for agents, an exa
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from fnmatch import fnmatchcase
 
 import pytest
 
 from colonnade.governance.identity.delegated_tokens import actors_of, nested_act
 from colonnade.governance.identity.delegation_narrowing import covered, narrow_scopes, narrow_tools
+from colonnade.governance.identity.dpop import ProofsSeen
 from colonnade.governance.policy.input_document import delegation_document
 from colonnade.governance.principal import Principal, PrincipalKind
 
@@ -92,3 +94,13 @@ def test_the_policy_input_says_how_far_the_call_is_from_its_person() -> None:
         "hops_from_person": 0,
     }
     assert delegation_document(Principal(PrincipalKind.AGENT, "bot"))["hops_from_person"] is None
+
+
+async def test_the_in_memory_replay_cache_sweeps_rarely_and_still_refuses_replays() -> None:
+    seen = ProofsSeen()
+    later = datetime.now(UTC) + timedelta(minutes=5)
+    for n in range(25_000):
+        assert await seen(f"p{n}", later)
+    assert not await seen("p1", later) and not await seen("p24999", later)
+    gone = datetime.now(UTC) - timedelta(seconds=1)
+    assert await seen("old", gone) and await seen("old", later)  # an expired entry no longer counts
