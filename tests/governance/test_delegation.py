@@ -16,12 +16,15 @@ import httpx2
 import pytest
 from joserfc import jwt
 from joserfc.jwk import ECKey
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from colonnade.config import DelegationSettings
 from tests.support.delegation import (
     ACCESS,
     EXCHANGE,
     KEYS,
+    DpopAuth,
     actor_token,
     call,
     chain_token,
@@ -184,3 +187,27 @@ def test_a_chain_never_does_what_its_person_may_not(governed: Governed) -> None:
     refused = call(governed, answer.json()["access_token"], "planner", "acme:items:write_item")
     assert code(refused) == "A-AUTH-FORBIDDEN" and "user:alice" in refused["error"]["message"]
     assert len(governed.backend_hits()) == hits
+
+
+async def test_an_mcp_client_calls_with_a_depth_two_token_and_sees_only_the_narrowed_tools(
+    governed: Governed,
+) -> None:
+    status, _ = governed.call(person_token(governed), "acme:items:write_item", item_id="I-3", value="v")
+    assert status == 200
+    token = chain_token(governed, "planner", "researcher", tools="acme:items:read_item")
+    hits = len(governed.backend_hits())
+    auth = DpopAuth(token, KEYS["researcher"])
+    async with (
+        httpx2.AsyncClient(auth=auth, timeout=30.0) as http,
+        Client(streamable_http_client(governed.mcp_url, http_client=http)) as client,
+    ):
+        listed = {tool.name for tool in (await client.list_tools()).tools}
+        read = await client.call_tool("acme__items__read_item", {"item_id": "I-3"})
+        write = await client.call_tool("acme__items__write_item", {"item_id": "I-3", "value": "v"})
+    assert "acme__items__read_item" in listed and "acme__items__write_item" not in listed
+    assert not read.is_error, read
+    assert write.is_error and "I-REQ-UNKNOWN-TOOL" in str(write.content[0])
+    assert len(governed.backend_hits()) == hits + 1
+    chain = ["user:alice", "agent:planner", "agent:researcher"]
+    reads = records(governed, kind="call", tool="acme:items:read_item", actor="agent:researcher")
+    assert any(r.outcome == "success" and r.details.get("actor_chain") == chain for r in reads)

@@ -21,6 +21,7 @@ __all__ = [
     "EXCHANGE",
     "JWT_TYPE",
     "KEYS",
+    "DpopAuth",
     "actor_token",
     "call",
     "chain_token",
@@ -44,6 +45,20 @@ ALLOWED = {
     "writer": ["acme:items:read_item", "acme:items:write_item", "acme:items:drop_item"],
     "fourth": ["acme:items:read_item"],
 }
+
+
+class DpopAuth(httpx2.Auth):
+    """Sends a bound token as `DPoP <token>` with a fresh proof of `key` on every request (as the MCP
+    SDK's client needs: it makes several requests per session)."""
+
+    def __init__(self, token: str, key: ECKey) -> None:
+        self.token, self.key = token, key
+
+    def auth_flow(self, request: httpx2.Request) -> Any:
+        url = str(request.url.copy_with(query=None, fragment=None))
+        request.headers["Authorization"] = f"DPoP {self.token}"
+        request.headers["DPoP"] = proof(self.key, request.method, url, self.token)
+        yield request
 
 
 def register_agents(governed: Governed) -> None:
