@@ -133,6 +133,8 @@ def test_the_actor_must_prove_itself_and_the_parent_its_key(governed: Governed) 
     assert (
         "used before" in exchange(governed, person, "planner", signed_actor=used).json()["error_description"]
     )
+    needless = exchange(governed, person, "planner", parent_key=KEYS["planner"])  # RFC 9449's habit
+    assert needless.status_code == 400 and "not bound" in needless.json()["error_description"]
     planner = chain_token(governed, "planner")
     unproven = exchange(governed, planner, "researcher")  # a bound subject token without its proof
     assert unproven.status_code == 400 and unproven.json()["code"] == "A-AUTH-DPOP-REQUIRED"

@@ -14,6 +14,7 @@ Every grant and every refusal is an audit record carrying the chain.
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -21,9 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from joserfc import jws
+from joserfc.errors import JoseError
+
 from colonnade.config import DelegationSettings
 from colonnade.governance.audit import AuditEvent, AuditLog, AuditUnavailable, EventKind
 from colonnade.governance.identity.authenticator import Authenticator, RequestFacts
+from colonnade.governance.identity.confirmation import confirmation
 from colonnade.governance.identity.delegated_tokens import ORIGIN_CLAIM, TOOLS_CLAIM, nested_act
 from colonnade.governance.identity.delegation_actor import ActorProblem, ActorTokens
 from colonnade.governance.identity.delegation_narrowing import SafeForAgents, narrow_scopes, narrow_tools
@@ -137,6 +142,12 @@ class TokenExchange:
         if malformed is not None:
             return malformed
         assert asked.subject_token is not None and asked.actor_token is not None
+        if dpop and not _bound(asked.subject_token):
+            return ExchangeRefusal(
+                "invalid_request",
+                "the DPoP header proves the subject token's key, and this subject token is not bound: "
+                "send it without a DPoP header (the new token is bound to the actor's registered key)",
+            )
         scheme = "DPoP" if dpop else "Bearer"
         facts = RequestFacts(method, url, path, authorization=f"{scheme} {asked.subject_token}", dpop=dpop)
         parent = await self.authenticator.authenticate(facts)
@@ -286,6 +297,15 @@ def _malformed(asked: ExchangeRequest) -> ExchangeRefusal | None:
     if asked.requested_token_type not in (None, ACCESS_TOKEN_TYPE):
         return ExchangeRefusal("invalid_request", f"requested_token_type must be {ACCESS_TOKEN_TYPE}")
     return None
+
+
+def _bound(token: str) -> bool:
+    """Whether a token says it is bound to a key (read unverified: only to word a refusal)."""
+    try:
+        claims = json.loads(jws.extract_compact(token.encode("ascii")).payload or b"")
+    except (JoseError, ValueError, UnicodeError, TypeError):
+        return True  # let the authenticator say what is wrong with it
+    return not isinstance(claims, dict) or confirmation(claims).key is not None
 
 
 def _words(text: str | None) -> tuple[str, ...] | None:
