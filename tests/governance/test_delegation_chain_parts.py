@@ -7,16 +7,23 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+import pytest
+from joserfc.jwk import ECKey
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from colonnade.calls.approvals.desk import principal_from, snapshot_of
+from colonnade.catalog.catalog import Catalog
+from colonnade.config import AuthSettings, DelegationSettings, IssuerSettings, Settings
 from colonnade.governance.audit import AuditEvent, AuditLog, EventKind, verify_chain
 from colonnade.governance.identity.agent_book import AgentBook
 from colonnade.governance.identity.delegated_tokens import DelegatedTokens, nested_act
+from colonnade.governance.identity.exposure import AuthConfigError
 from colonnade.governance.identity.failures import AuthFailure
 from colonnade.governance.principal import Principal, PrincipalKind
+from colonnade.runtime.governance import Governance
 from colonnade.store.agents_repo import AgentRecord
 from colonnade.store.audit_repo import AuditFilter, AuditStore
 
@@ -150,3 +157,22 @@ def test_a_parked_calls_snapshot_keeps_the_chain_and_the_person() -> None:
     snapshot = snapshot_of(principal)
     assert snapshot["on_behalf_of"]["scopes"] == ["s"]  # JSON, as the approvals table stores it
     assert principal_from(snapshot) == principal
+
+
+def test_delegation_needs_a_token_source_and_its_own_issuer_name(tmp_path: Path) -> None:
+    alone = AuthSettings(enabled=True, delegation=DelegationSettings(enabled=True))
+    with pytest.raises(AuthConfigError, match=r"configure auth\.issuers or auth\.dev_issuer"):
+        Governance(Settings(data_dir=tmp_path, auth=alone), Catalog())
+    public = dict(ECKey.generate_key("P-256", auto_kid=True).as_dict(private=False))
+    clash = IssuerSettings(issuer="http://127.0.0.1:8765", keys=[public])
+    named = AuthSettings(issuers=[clash], delegation=DelegationSettings(enabled=True))
+    with pytest.raises(AuthConfigError, match="the gateway's own delegation issuer"):
+        Governance(Settings(data_dir=tmp_path, auth=named), Catalog())
+    fine = Governance(
+        Settings(
+            data_dir=tmp_path, auth=AuthSettings(dev_issuer=True, delegation=DelegationSettings(enabled=True))
+        ),
+        Catalog(),
+    )
+    assert fine.token_exchange is not None and fine.token_exchange.issuer == "http://127.0.0.1:8765"
+    assert (tmp_path / "delegation-signing.jwk").stat().st_mode & 0o077 == 0  # owner-only
