@@ -213,3 +213,27 @@ async def test_an_mcp_client_calls_with_a_depth_two_token_and_sees_only_the_narr
     chain = ["user:alice", "agent:planner", "agent:researcher"]
     reads = records(governed, kind="call", tool="acme:items:read_item", actor="agent:researcher")
     assert any(r.outcome == "success" and r.details.get("actor_chain") == chain for r in reads)
+
+
+def test_malformed_token_requests_get_a_clear_oauth_error(governed: Governed) -> None:
+    url = token_url(governed)
+    as_json = httpx2.post(url, json={"grant_type": EXCHANGE}, timeout=30.0)
+    assert as_json.status_code == 400 and "x-www-form-urlencoded" in as_json.json()["error_description"]
+    twice = httpx2.post(
+        url,
+        content=f"grant_type={EXCHANGE}&scope=a&scope=b",
+        timeout=30.0,
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
+    assert twice.status_code == 400 and "'scope' is given more than once" in twice.json()["error_description"]
+    other = httpx2.post(url, data={"grant_type": "client_credentials"}, timeout=30.0)
+    assert other.json()["error"] == "unsupported_grant_type"
+    bare = httpx2.post(url, data={"grant_type": EXCHANGE}, timeout=30.0)
+    assert bare.json()["error"] == "invalid_request" and "subject_token" in bare.json()["error_description"]
+    no_actor = httpx2.post(
+        url,
+        data={"grant_type": EXCHANGE, "subject_token": person_token(governed), "subject_token_type": ACCESS},
+        timeout=30.0,
+    )
+    assert "actor_token" in no_actor.json()["error_description"]
+    assert no_actor.headers["cache-control"] == "no-store"
