@@ -8,10 +8,12 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2
 import pytest
 
 from colonnade.config import DelegationSettings, PolicySettings
-from tests.support.delegation import call, chain_token, code, records, register_agents
+from tests.support.delegation import KEYS, call, chain_token, code, records, register_agents
+from tests.support.dpop import proof
 from tests.support.governed import Governed, governed_gateway
 
 # The gateway compiles its policy set in a child process first (crash-safe).
@@ -57,3 +59,23 @@ def test_a_read_two_hops_from_the_person_is_allowed(governed: Governed) -> None:
         governed, chain_token(governed, "planner", "researcher"), "researcher", "acme:items:read_item"
     )
     assert code(answer) == "ok", answer
+
+
+def test_an_approved_call_resumed_by_the_delegated_agent_runs_once_with_its_chain(governed: Governed) -> None:
+    token, key = chain_token(governed, "planner"), KEYS["planner"]
+    asked = call(governed, token, "planner", DROP, item_id="D-1")
+    assert asked["status"] == "pending", asked
+    approval = asked["pending"]["token"]
+    bob = governed.token("admin", sub="bob")
+    with governed.rest(bob) as client:
+        decided = client.post(f"/v1/approvals/{approval}/approve", json={"comment": "fine"})
+    assert decided.status_code == 200, decided.text
+    shown_url = f"{governed.base_url}/v1/approvals/{approval}"
+    headers = {"Authorization": f"DPoP {token}", "DPoP": proof(key, "GET", shown_url, token)}
+    shown = httpx2.get(shown_url, headers=headers, timeout=30.0)
+    assert shown.status_code == 200, shown.text
+    ran = call(governed, token, "planner", DROP, item_id="D-1", approval=shown.json()["approval"]["token"])
+    assert code(ran) == "ok", ran
+    assert sum(1 for e in governed.effects() if e["kind"] == "drop" and e["item_id"] == "D-1") == 1
+    (record,) = [r for r in records(governed, kind="call") if r.call_id == ran["call_id"]]
+    assert record.details["actor_chain"] == ["user:alice", "agent:planner"]

@@ -129,12 +129,24 @@ def chain_token(governed: Governed, *agents: str, **fields: str) -> str:
 
 
 def call(
-    governed: Governed, token: str, agent: str, tool: str, *, key: ECKey | None = None
+    governed: Governed,
+    token: str,
+    agent: str,
+    tool: str,
+    *,
+    key: ECKey | None = None,
+    item_id: str = "I-1",
+    approval: str | None = None,
 ) -> dict[str, Any]:
+    """POST /v1/calls with a delegated token and a fresh proof of `agent`'s key (or `key`)."""
     url = f"{governed.base_url}/v1/calls"
     signer = key or KEYS[agent]
     headers = {"Authorization": f"DPoP {token}", "DPoP": proof(signer, "POST", url, token)}
-    arguments = {"item_id": "I-1", "value": "v"} if tool.endswith("write_item") else {"item_id": "I-1"}
+    if approval is not None:
+        headers["Colonnade-Approval-Token"] = approval
+    arguments: dict[str, Any] = {"item_id": item_id}
+    if tool.endswith("write_item"):
+        arguments["value"] = "v"
     response = httpx2.post(url, json={"tool_id": tool, "input": arguments}, headers=headers, timeout=30.0)
     return {"http": response.status_code, **response.json()}
 
