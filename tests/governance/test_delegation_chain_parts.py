@@ -11,17 +11,33 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from joserfc import jwt
 from joserfc.jwk import ECKey
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from colonnade.calls.approvals.desk import principal_from, snapshot_of
 from colonnade.catalog.catalog import Catalog
-from colonnade.config import AuthSettings, DelegationSettings, IssuerSettings, Settings
+from colonnade.config import AuthSettings, ClaimNames, DelegationSettings, IssuerSettings, Settings
 from colonnade.governance.audit import AuditEvent, AuditLog, EventKind, verify_chain
+from colonnade.governance.identity import Authenticator
 from colonnade.governance.identity.agent_book import AgentBook
+from colonnade.governance.identity.claim_mapping import ClaimMapping
 from colonnade.governance.identity.delegated_tokens import DelegatedTokens, nested_act
+from colonnade.governance.identity.delegation import (
+    ACCESS_TOKEN_TYPE,
+    JWT_TOKEN_TYPE,
+    TOKEN_EXCHANGE,
+    ExchangeRefusal,
+    ExchangeRequest,
+    TokenExchange,
+)
+from colonnade.governance.identity.delegation_actor import ActorTokens
+from colonnade.governance.identity.delegation_signing import DelegationSigner
+from colonnade.governance.identity.dpop import ProofsSeen
 from colonnade.governance.identity.exposure import AuthConfigError
 from colonnade.governance.identity.failures import AuthFailure
+from colonnade.governance.identity.issuer_keys import IssuerKeys
+from colonnade.governance.identity.tokens import TokenVerifier, TrustedIssuer
 from colonnade.governance.principal import Principal, PrincipalKind
 from colonnade.runtime.governance import Governance
 from colonnade.store.agents_repo import AgentRecord
@@ -176,3 +192,35 @@ def test_delegation_needs_a_token_source_and_its_own_issuer_name(tmp_path: Path)
     )
     assert fine.token_exchange is not None and fine.token_exchange.issuer == "http://127.0.0.1:8765"
     assert (tmp_path / "delegation-signing.jwk").stat().st_mode & 0o077 == 0  # owner-only
+
+
+async def test_an_exchange_while_the_subjects_issuer_is_unreachable_says_try_again(tmp_path: Path) -> None:
+    async def unreachable(url: str) -> Any:
+        raise OSError("connection refused")
+
+    issuer = "https://idp.example"
+    keys = IssuerKeys(jwks_url=f"{issuer}/jwks", fetch=unreachable)
+    authenticator = Authenticator(
+        ClaimMapping(ClaimNames(), AgentBook()),
+        tokens=TokenVerifier([TrustedIssuer(issuer, keys, frozenset({"ES256"}), "http://127.0.0.1:9/mcp")]),
+    )
+    exchange = TokenExchange(
+        DelegationSettings(enabled=True),
+        issuer=ISSUER,
+        audience=f"{ISSUER}/mcp",
+        signer=DelegationSigner.load_or_create(tmp_path / "key.jwk"),
+        authenticator=authenticator,
+        actors=ActorTokens(AgentBook(), ProofsSeen()),
+    )
+    signer = ECKey.generate_key("P-256", auto_kid=True)
+    subject = jwt.encode({"alg": "ES256", "kid": signer.kid}, {"iss": issuer, "sub": "alice"}, signer)
+    asked = ExchangeRequest(TOKEN_EXCHANGE, subject, ACCESS_TOKEN_TYPE, "a.b.c", JWT_TOKEN_TYPE)
+    refused = await exchange.exchange(
+        asked, method="POST", url=f"{ISSUER}/oauth/token", path="/oauth/token", dpop=None
+    )
+    assert isinstance(refused, ExchangeRefusal)
+    assert (refused.error, refused.status, refused.code) == (
+        "temporarily_unavailable",
+        503,
+        "A-AUTH-JWKS-UNAVAILABLE",
+    )

@@ -152,6 +152,8 @@ class TokenExchange:
         facts = RequestFacts(method, url, path, authorization=f"{scheme} {asked.subject_token}", dpop=dpop)
         parent = await self.authenticator.authenticate(facts)
         if isinstance(parent, AuthFailure):
+            if parent.status >= 500:  # e.g. the issuer's keys cannot be fetched: try again later
+                return ExchangeRefusal("temporarily_unavailable", parent.message, parent.code, parent.status)
             return ExchangeRefusal("invalid_grant", f"subject_token: {parent.message}", parent.code)
         outcome = await self._grant(parent, asked, url)
         if isinstance(outcome, ExchangeRefusal):
