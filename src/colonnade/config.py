@@ -26,6 +26,7 @@ __all__ = [
     "AuthSettings",
     "ClaimNames",
     "ConfigError",
+    "DelegationSettings",
     "ExchangeCredential",
     "ForwardCredential",
     "IssuerSettings",
@@ -408,6 +409,31 @@ class ClaimNames(_Section):
     agent: str = Field(default="agent_id", description="Names the registered agent an agent token is for.")
 
 
+class DelegationSettings(_Section):
+    """The gateway as the authorization server of its own principals: RFC 8693 token exchange that
+    narrows (docs/governance.md, Delegation)."""
+
+    enabled: bool = Field(
+        default=False,
+        description="Serve POST /oauth/token: a principal's token is exchanged for a narrower, "
+        "DPoP-bound token of a registered sub-agent.",
+    )
+    max_depth: int = Field(
+        default=3, ge=1, le=10, description="Longest actor chain (nested act claims) a delegated token holds."
+    )
+    max_ttl_s: int = Field(
+        default=600,
+        ge=10,
+        le=600,
+        description="Longest lifetime of a delegated token (never beyond its parent's expiry).",
+    )
+    key_file: Path | None = Field(
+        default=None,
+        description="The delegation signing key (ES256 JWK); default data_dir/delegation-signing.jwk, "
+        "made on first use. Give every replica the same file.",
+    )
+
+
 class AuthSettings(_Section):
     """Who may call: credentials on every HTTP route (except /healthz and /readyz) once configured."""
 
@@ -455,6 +481,7 @@ class AuthSettings(_Section):
         default_factory=list,
         description="APIs ('tenant:api', globs) whose subscriptions need their product owner's approval.",
     )
+    delegation: DelegationSettings = Field(default_factory=DelegationSettings)
 
     @property
     def configured(self) -> bool:

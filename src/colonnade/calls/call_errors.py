@@ -256,6 +256,13 @@ _SPECS = (
         "bound to its registered key.",
     ),
     ErrorSpec(
+        "A-AUTH-DELEGATION",
+        _TERMINAL,
+        "The delegated token or the token exchange cannot be accepted (chain, narrowing, binding)",
+        "Ask the gateway's token endpoint for a new delegated token no wider than its parent, for a "
+        "registered agent of the same tenant, within auth.delegation.max_depth.",
+    ),
+    ErrorSpec(
         "A-AUTH-AGENT-TOKEN-LIFETIME",
         _TERMINAL,
         "An agent token may live at most 10 minutes",

@@ -59,9 +59,21 @@ class Principal:
     credential: str | None = None
     caller_token: CallerToken | None = field(default=None, repr=False, compare=False)
     """The caller's verified JWT when it authenticated with one (upstream credentials use it)."""
+    actor_chain: tuple[str, ...] = ()
+    """For a delegated token (RFC 8693 `act`): the principal keys the call acts through, from the
+    origin (usually the person, `user:alice`) to this principal (the acting agent, last); empty
+    when nobody delegated."""
+    on_behalf_of: Principal | None = None
+    """For a delegated token whose origin is a person: that person, with the delegated scopes.
+    Authorization asks both, so a chain never does what its person may not."""
 
     def has(self, scope: str) -> bool:
         return scope in self.scopes
+
+    @property
+    def delegation_depth(self) -> int:
+        """How many delegations (hops) separate this principal from the chain's origin; 0: none."""
+        return max(len(self.actor_chain) - 1, 0)
 
     @property
     def key(self) -> str:

@@ -80,6 +80,22 @@ class ToolAccess:
         return callable_now
 
     def decide(self, principal: Principal, tool: Tool) -> Decision:
+        """A delegated chain's call must be allowed to its acting agent and to its person both."""
+        decision = self._decide_alone(principal, tool)
+        person = principal.on_behalf_of
+        if person is None or not decision.allowed:
+            return decision
+        theirs = self._decide_alone(person, tool)
+        if not theirs.allowed:
+            why = "; ".join(theirs.reasons)
+            return Decision.refuse(
+                theirs.code or "A-AUTH-FORBIDDEN", f"{person.key}, for whom the chain acts, may not: {why}"
+            )
+        return Decision(
+            True, True, (*decision.reasons, *theirs.reasons), approval=(*decision.approval, *theirs.approval)
+        )
+
+    def _decide_alone(self, principal: Principal, tool: Tool) -> Decision:
         if principal.kind is PrincipalKind.SYSTEM:
             return Decision.allow("the gateway itself")
         hidden = self._hidden_because(principal, tool)
@@ -125,4 +141,8 @@ class ToolAccess:
             return "another team's API"
         if persona is Persona.AGENT and not allow_listed(principal.allowed_tools or (), tool):
             return "not on the agent's allow-list"
+        if principal.on_behalf_of is not None:
+            hidden = self._hidden_because(principal.on_behalf_of, tool)
+            if hidden is not None:
+                return f"hidden from {principal.on_behalf_of.key}, for whom the chain acts: {hidden}"
         return None  # admins, consumers and security officers see their whole tenant

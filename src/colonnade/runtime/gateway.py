@@ -140,6 +140,7 @@ from colonnade.surfaces.rest.routes import RestSurface
 from colonnade.surfaces.rest.servers import ServersApi
 from colonnade.surfaces.rest.tool_search import ToolSearch
 from colonnade.surfaces.rest.trace_event_routes import TraceEventRoutes
+from colonnade.surfaces.token_routes import TOKEN_PATHS, token_routes
 
 __all__ = ["Gateway", "PublishedFile"]
 
@@ -690,6 +691,8 @@ class Gateway:
         if edge_auth is not None and login is not None and governance.resource is not None:
             resource = governance.resource
             issuers = [issuer.issuer for issuer in self.settings.auth.issuers]
+            if governance.token_exchange is not None:
+                issuers.append(governance.token_exchange.issuer)
             routes += oauth_routes(
                 resource,
                 issuers,
@@ -698,6 +701,10 @@ class Gateway:
                 certificate_bound=server.tls.client_cert != "none",
             )
             open_paths = OPEN_PATHS | metadata_paths(resource)
+            exchange, signer = governance.token_exchange, governance.delegation_signer
+            if exchange is not None and signer is not None:
+                routes += token_routes(exchange, signer.public_jwks())
+                open_paths |= TOKEN_PATHS
             authenticate = with_page_sessions(edge_auth, login.sessions)
         surfaces = HttpSurfaces(
             self.mcp,

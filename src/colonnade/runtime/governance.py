@@ -34,6 +34,11 @@ from colonnade.governance.identity import Authenticator, RouteScopes
 from colonnade.governance.identity.agent_book import AgentBook
 from colonnade.governance.identity.api_keys import ApiKeys
 from colonnade.governance.identity.claim_mapping import ClaimMapping
+from colonnade.governance.identity.delegated_tokens import DelegatedTokens
+from colonnade.governance.identity.delegation import TokenExchange, delegation_issuer
+from colonnade.governance.identity.delegation_actor import ActorTokens
+from colonnade.governance.identity.delegation_signing import DELEGATION_ALGORITHM, DelegationSigner
+from colonnade.governance.identity.delegation_signing import KEY_FILE as DELEGATION_KEY_FILE
 from colonnade.governance.identity.dev_issuer import DEV_ALGORITHM, DEV_ISSUER, DevIssuer
 from colonnade.governance.identity.dpop import DpopVerifier, FirstUse, ProofsSeen
 from colonnade.governance.identity.exposure import AuthConfigError, resource_url
@@ -126,7 +131,7 @@ class Governance:
             )
             self.agent_store = AgentStore(engine)
             self.agent_admin = AgentAdmin(self.agent_store, self.audit, on_change=self._agents_changed)
-            self.standing = Standing(keys, self.agent_store)
+            self.standing = Standing(keys, self.agent_store, safe_for_agents=self._safe_for_agents)
             self.subscription_admin = SubscriptionAdmin(
                 SubscriptionStore(engine),
                 catalog,
@@ -153,7 +158,24 @@ class Governance:
         self.attestation = AttestationVerifier(
             self.agents, self.proofs_seen, window_s=settings.policy.attestation_window_s
         )
+        self.delegation_signer: DelegationSigner | None = None
+        self.token_exchange: TokenExchange | None = None
+        if auth.configured and auth.delegation.enabled:
+            key_file = auth.delegation.key_file or settings.data_dir / DELEGATION_KEY_FILE
+            self.delegation_signer = DelegationSigner.load_or_create(key_file)
         self.authenticator = self._authenticator() if auth.configured else None
+        if self.authenticator is not None and self.delegation_signer is not None:
+            assert self.resource is not None
+            self.token_exchange = TokenExchange(
+                auth.delegation,
+                issuer=delegation_issuer(self.resource),
+                audience=self.resource,
+                signer=self.delegation_signer,
+                authenticator=self.authenticator,
+                actors=ActorTokens(self.agents, self.proofs_seen, leeway_s=auth.leeway_s),
+                audit=self.audit,
+                safe_for_agents=self._safe_for_agents,
+            )
 
     def _authenticator(self) -> Authenticator:
         auth = self.settings.auth
@@ -163,6 +185,7 @@ class Governance:
             dev = DevIssuer.load_or_create(self.settings.data_dir)
             keys = IssuerKeys(keys=dev.public_jwks())
             issuers.append(TrustedIssuer(DEV_ISSUER, keys, frozenset({DEV_ALGORITHM}), self.resource))
+        delegated = self._delegated(issuers)
         return Authenticator(
             ClaimMapping(auth.claims, self.agents, agent_token_max_s=auth.agent_token_max_s),
             tokens=TokenVerifier(issuers, leeway_s=auth.leeway_s) if issuers else None,
@@ -170,7 +193,33 @@ class Governance:
             dpop=DpopVerifier(self.proofs_seen, window_s=auth.dpop_window_s),
             route_scopes=ROUTE_SCOPES,
             audit=self.audit,
+            delegated=delegated,
         )
+
+    def _delegated(self, issuers: list[TrustedIssuer]) -> DelegatedTokens | None:
+        """The gateway's own delegation issuer, trusted beside the others (its tokens read as chains)."""
+        signer, auth = self.delegation_signer, self.settings.auth
+        if signer is None:
+            return None
+        assert self.resource is not None
+        if not (auth.issuers or auth.dev_issuer):
+            raise AuthConfigError(
+                "auth.delegation.enabled exchanges tokens the gateway accepts: configure auth.issuers "
+                "or auth.dev_issuer too"
+            )
+        issuer = delegation_issuer(self.resource)
+        if any(trusted.issuer == issuer for trusted in issuers):
+            raise AuthConfigError(f"auth.issuers names {issuer!r}, the gateway's own delegation issuer")
+        keys = IssuerKeys(keys=signer.public_jwks())
+        issuers.append(TrustedIssuer(issuer, keys, frozenset({DELEGATION_ALGORITHM}), self.resource))
+        delegation = auth.delegation
+        return DelegatedTokens(
+            issuer, self.agents, delegation.max_depth, delegation.max_ttl_s, self._safe_for_agents
+        )
+
+    def _safe_for_agents(self, name: str) -> bool:
+        tool = self.catalog.get(name)
+        return tool is not None and tool.safe_for_agents
 
     def _issuer(self, issuer: IssuerSettings) -> TrustedIssuer:
         assert self.resource is not None

@@ -78,6 +78,9 @@ def snapshot_of(principal: Principal) -> dict[str, Any]:
     shown["kind"] = principal.kind.value
     shown["scopes"] = sorted(principal.scopes)
     shown["allowed_tools"] = list(principal.allowed_tools) if principal.allowed_tools is not None else None
+    shown["actor_chain"] = list(principal.actor_chain)
+    person = principal.on_behalf_of
+    shown["on_behalf_of"] = snapshot_of(person) if person is not None else None
     return shown
 
 
@@ -92,6 +95,10 @@ def principal_from(snapshot: dict[str, Any]) -> Principal:
         allowed_tools=tuple(allowed) if allowed is not None else None,
         team=snapshot.get("team"),
         credential=snapshot.get("credential"),
+        actor_chain=tuple(snapshot.get("actor_chain") or ()),
+        on_behalf_of=principal_from(person)
+        if isinstance(person := snapshot.get("on_behalf_of"), dict)
+        else None,
     )
 
 

@@ -49,6 +49,10 @@ class EventKind(StrEnum):
     """One person's approval of a parked downstream tool (the second admits it)."""
     SERVER_TOOL_REFUSE = "server.tool_refuse"
     """An approval of a parked downstream tool that was refused (self-approval, blocked)."""
+    DELEGATION_GRANT = "delegation.grant"
+    """A delegated token issued by the token exchange (its whole new chain in `actor_chain`)."""
+    DELEGATION_REFUSE = "delegation.refuse"
+    """A token exchange refused: wider than its parent, too deep, an actor not fit to act."""
 
 
 def parse_kind(text: str) -> EventKind:
@@ -84,6 +88,9 @@ class AuditEvent:
     call_id: str | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
     at: datetime = field(default_factory=_now)
+    actor_chain: tuple[str, ...] = ()
+    """The delegation chain the actor acts through (origin first, the actor last); the log stores
+    it in `details.actor_chain`, each key pseudonymised like `actor`."""
 
     @classmethod
     def by(cls, principal: Principal, kind: EventKind, **fields: Any) -> AuditEvent:
@@ -94,4 +101,5 @@ class AuditEvent:
             # How the actor authenticated (`api_key:<key id>`, `local`, an issuer), never a secret; a key
             # named `credential` would be redacted by the log's secret rule and tell the reader nothing.
             details.setdefault("authenticated_by", principal.credential)
+        fields.setdefault("actor_chain", principal.actor_chain)
         return cls(kind, actor=principal.key, actor_kind=principal.kind.value, details=details, **fields)

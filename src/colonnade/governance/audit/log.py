@@ -123,8 +123,14 @@ class AuditLog:
             "code": event.code,
             "trace_id": _text(event.trace_id),
             "call_id": _text(event.call_id),
-            "details": _plain(scrub(dict(event.details))),
+            "details": self._details(event),
         }
+
+    def _details(self, event: AuditEvent) -> Any:
+        details = _plain(scrub(dict(event.details)))
+        if event.actor_chain:
+            details["actor_chain"] = [self.stored_actor(key) for key in event.actor_chain]
+        return details
 
     async def aclose(self) -> None:
         """Write what is pending."""

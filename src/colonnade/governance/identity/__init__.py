@@ -1,4 +1,5 @@
-"""Identity: who calls. OAuth access tokens (JWT, JWKS), API keys, agents, DPoP, the dev issuer.
+"""Identity: who calls. OAuth access tokens (JWT, JWKS), API keys, agents, DPoP, the dev issuer, and
+delegation (the gateway's own RFC 8693 token exchange, `delegation.py`).
 
 The HTTP edge hands each request's credential to `Authenticator`, which answers with a
 `Principal` or an `AuthFailure` carrying an `A-AUTH-*` code; stdio runs as the configured local

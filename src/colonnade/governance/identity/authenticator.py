@@ -5,7 +5,8 @@ issuer), `DPoP <JWT>` with a `DPoP` proof header (a token bound to a key), or `B
 (an API key; `X-API-Key: col_...` is accepted too). A request without one is refused. A token
 bound to a client certificate (`cnf.x5t#S256`, RFC 8705) is accepted only on a TLS connection
 presenting that certificate (`RequestFacts.client_cert`, its thumbprint). After the
-caller is known, the route's scope (e.g. `colonnade:metrics:read` for /metrics) is checked.
+caller is known, the route's scope (e.g. `colonnade:metrics:read` for /metrics) is checked. A token
+of the gateway's own delegation issuer is read as a delegation chain (`delegated_tokens.py`).
 Every refusal is an audit record (`auth.failure`) before it is answered.
 """
 
@@ -20,6 +21,7 @@ from colonnade.governance.identity.api_keys import ApiKeys, is_api_key, parse_ke
 from colonnade.governance.identity.certificate_binding import certificate_mismatch
 from colonnade.governance.identity.claim_mapping import ClaimMapping
 from colonnade.governance.identity.confirmation import confirmation
+from colonnade.governance.identity.delegated_tokens import DelegatedTokens
 from colonnade.governance.identity.dpop import DpopVerifier
 from colonnade.governance.identity.failures import AuthFailure, insufficient_scope, invalid
 from colonnade.governance.identity.tokens import TokenVerifier, VerifiedToken, looks_like_jwt
@@ -56,8 +58,10 @@ class Authenticator:
         dpop: DpopVerifier | None = None,
         route_scopes: RouteScopes = (),
         audit: AuditLog | None = None,
+        delegated: DelegatedTokens | None = None,
     ) -> None:
         self.claims = claims
+        self.delegated = delegated
         self.tokens = tokens
         self.api_keys = api_keys
         self.dpop = dpop
@@ -107,10 +111,16 @@ class Authenticator:
                 return refused
         elif scheme == "dpop":
             return invalid("A-AUTH-DPOP-INVALID", "the token is not bound to a key (no cnf.jkt)")
-        principal = self.claims.principal(verified.claims, f"jwt:{verified.issuer}")
+        principal = self._principal(verified)
         if isinstance(principal, AuthFailure):
             return principal
         return replace(principal, caller_token=caller_token(credential, verified))
+
+    def _principal(self, verified: VerifiedToken) -> Principal | AuthFailure:
+        credential = f"jwt:{verified.issuer}"
+        if self.delegated is not None and verified.issuer == self.delegated.issuer:
+            return self.delegated.principal(verified.claims, credential)
+        return self.claims.principal(verified.claims, credential)
 
     def _route_allows(self, principal: Principal, path: str) -> Principal | AuthFailure:
         for prefix, scope in self.route_scopes:

@@ -31,6 +31,7 @@ DPOP_ALGORITHMS = ("ES256", "ES384", "RS256", "PS256", "Ed25519")
 FirstUse = Callable[[str, datetime], Awaitable[bool]]
 """(proof id, remember until) -> True when the proof had not been seen before."""
 _KEY_TYPES: tuple[type[Key], ...] = (ECKey, RSAKey, OKPKey)
+_SWEEP_AT_LEAST = 10_000
 
 
 def access_token_hash(token: str) -> str:
@@ -113,15 +114,21 @@ def _verified(proof: str) -> tuple[Key, dict[str, Any]] | AuthFailure:
 
 
 class ProofsSeen:
-    """A replay cache in memory, for a gateway without a database (one process, so nothing to share)."""
+    """A replay cache in memory, for a gateway without a database (one process, so nothing to share).
+
+    Expired entries are swept when the cache has doubled since the last sweep (at least 10,000), so
+    a window holding many live proofs costs each new proof O(1) on average, not a sweep per proof.
+    """
 
     def __init__(self) -> None:
         self._seen: dict[str, datetime] = {}
+        self._sweep_at = _SWEEP_AT_LEAST
 
     async def __call__(self, proof: str, keep_until: datetime) -> bool:
         now = datetime.now(UTC)
-        if len(self._seen) > 10_000:
+        if len(self._seen) > self._sweep_at:
             self._seen = {seen: until for seen, until in self._seen.items() if until > now}
+            self._sweep_at = max(_SWEEP_AT_LEAST, 2 * len(self._seen))
         if proof in self._seen and self._seen[proof] > now:
             return False
         self._seen[proof] = keep_until

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 
+from colonnade.governance.identity.delegation_narrowing import SafeForAgents, narrow_tools
 from colonnade.governance.identity.failures import AuthFailure, invalid
 from colonnade.governance.personas import effective_scopes, persona_of
 from colonnade.governance.principal import Principal, PrincipalKind
@@ -28,9 +29,16 @@ API_KEY_CREDENTIAL = "api_key:"
 
 
 class Standing:
-    def __init__(self, api_keys: ApiKeyStore | None, agents: AgentStore | None) -> None:
+    def __init__(
+        self,
+        api_keys: ApiKeyStore | None,
+        agents: AgentStore | None,
+        *,
+        safe_for_agents: SafeForAgents | None = None,
+    ) -> None:
         self.api_keys = api_keys
         self.agents = agents
+        self.safe_for_agents = safe_for_agents
 
     async def recheck(self, principal: Principal) -> Principal | AuthFailure:
         """The principal as its credential stands now, or why it no longer may act."""
@@ -63,4 +71,28 @@ class Standing:
             return invalid("A-AUTH-AGENT", f"the agent {principal.id} is no longer registered")
         if agent.revoked_at is not None:
             return invalid("A-AUTH-REVOKED", f"the agent {principal.id} has been revoked")
+        if principal.actor_chain:
+            return await self._chain(principal)
         return replace(principal, allowed_tools=agent.allowed_tools)
+
+    async def _chain(self, principal: Principal) -> Principal | AuthFailure:
+        """A delegated principal keeps its narrowed tools while every agent of its chain still covers them."""
+        assert self.agents is not None
+        for key in principal.actor_chain:
+            kind, _, agent_id = key.partition(":")
+            if kind != PrincipalKind.AGENT.value:
+                continue
+            agent = await self.agents.get(agent_id)
+            if agent is None or agent.tenant != principal.tenant or agent.revoked_at is not None:
+                return invalid("A-AUTH-DELEGATION", f"the chain's agent {agent_id} may no longer act")
+            bounds = [agent.allowed_tools]
+            wider = narrow_tools(principal.allowed_tools or (), bounds, self.safe_for_agents or _unsafe).wider
+            if wider:
+                return invalid(
+                    "A-AUTH-DELEGATION", f"{agent_id}'s allow-list no longer covers {', '.join(wider)}"
+                )
+        return principal
+
+
+def _unsafe(name: str) -> bool:
+    return False

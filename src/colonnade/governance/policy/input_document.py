@@ -15,7 +15,14 @@ from zoneinfo import ZoneInfo
 from colonnade.catalog.tool import Tool
 from colonnade.governance.principal import Principal, PrincipalKind
 
-__all__ = ["context_document", "policy_input", "principal_document", "time_document", "tool_document"]
+__all__ = [
+    "context_document",
+    "delegation_document",
+    "policy_input",
+    "principal_document",
+    "time_document",
+    "tool_document",
+]
 
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 """English whatever the process's locale (`strftime("%A")` follows LC_TIME), and cheaper: the
@@ -62,6 +69,20 @@ def principal_document(principal: Principal) -> dict[str, Any]:
         "team": principal.team,
         "scopes": sorted(principal.scopes),
         "agent": principal.id if principal.kind is PrincipalKind.AGENT else None,
+        "actor_chain": list(principal.actor_chain),
+        "delegation": delegation_document(principal),
+    }
+
+
+def delegation_document(principal: Principal) -> dict[str, Any]:
+    """How far the call is from its origin: `depth` (0 undelegated), `origin` (the chain's first
+    principal key, or the caller's own), `hops_from_person` (null when no person began the chain)."""
+    chain = principal.actor_chain or (principal.key,)
+    from_person = chain[0].startswith(f"{PrincipalKind.USER.value}:")
+    return {
+        "depth": principal.delegation_depth,
+        "origin": chain[0],
+        "hops_from_person": principal.delegation_depth if from_person else None,
     }
 
 
