@@ -2,7 +2,8 @@
 
 Every answer of `/v1/calls` is a CallResult, whatever its HTTP status (docs/rest-api.md); an answer
 that is not (a 401 before the pipeline, a proxy's error page) becomes a `terminal_error` result with
-the gateway's code when its body carries one, so an agent reads one shape.
+the gateway's code when its body carries one, so an agent reads one shape. Every request asks for
+envelope version 2 (header `Colonnade-Envelope-Version: 2`), the shape `CallResult` models.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 import httpx2
 from pydantic import ValidationError
 
-from colonnade.calls.envelope import CallError, CallRequest, CallResult, CallStatus
+from colonnade.calls.envelope import ENVELOPE_VERSION_HEADER, CallError, CallRequest, CallResult, CallStatus
 from colonnade.client.client_errors import ClientError
 
 __all__ = ["RestTransport"]
@@ -29,7 +30,10 @@ class RestTransport:
         client: httpx2.AsyncClient | None = None,
         timeout_s: float = 60.0,
     ) -> None:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        # The agent SDK reads the full envelope (success_prep, pending): it asks for version 2.
+        headers = {ENVELOPE_VERSION_HEADER: "2"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
         self._own = client is None
         self._client = client if client is not None else httpx2.AsyncClient(timeout=timeout_s)
         self._base = base_url.rstrip("/")

@@ -1,0 +1,159 @@
+"""Envelope version 1: the four outcomes only, projected from the gateway's (version 2) CallResult.
+
+A client written against the tool-call contract's first schemas knows four statuses
+(`success | retryable_error | terminal_error | invalid_request`) and nothing else, so version 1
+carries no `pending` object and no `success_prep` status. The projection is total and loses no
+instruction a caller needs:
+
+- `success_prep` (phase 1 of a two-phase call) is a `success` whose `commit_token` is set and whose
+  warnings say to commit; the output is the prepared output, unchanged.
+- `pending` (a call parked for an approval or the user's input) is a `terminal_error`
+  `P-PRECOND-APPROVAL-PENDING` (or `P-PRECOND-INPUT-PENDING`) whose details carry the approval id,
+  the token, the expiry and what to do next: nothing ran, calling again as told resumes it.
+- `duration_ms` is an integer (rounded), `side_effects` a list of the contract's kinds, and
+  `provenance` is always an object: a call that never resolved a tool names what it asked for,
+  with `tool_version` and `digest` null.
+
+Every field is required (nullable where it may be empty); the models forbid extra fields, so the
+published `call-result-v1.schema.json` is strict, and building a `CallResultV1` validates the answer.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from colonnade.calls.call_errors import spec_for
+from colonnade.calls.envelope import CallError, CallResult, CallStatus, EnvelopeVersion, Pending
+from colonnade.contracts.model import SideEffects
+
+__all__ = [
+    "APPROVAL_PENDING",
+    "ERROR_CODE_PATTERN",
+    "INPUT_PENDING",
+    "CallErrorV1",
+    "CallMetricsV1",
+    "CallResultV1",
+    "OutcomeV1",
+    "ProvenanceV1",
+    "project_v1",
+    "rendered",
+]
+
+APPROVAL_PENDING = "P-PRECOND-APPROVAL-PENDING"
+INPUT_PENDING = "P-PRECOND-INPUT-PENDING"
+ERROR_CODE_PATTERN = (
+    r"^(I-REQ|A-AUTH|P-PRECOND|R-TIMEOUT|R-UPSTREAM|R-CAP|S-TOOL|C-CONTRACT|D-DATA)(-[A-Z0-9]+)*$"
+)
+"""Every registered code: its class prefix, then upper-case words (docs/errors.md lists them)."""
+
+
+class OutcomeV1(StrEnum):
+    SUCCESS = "success"
+    RETRYABLE_ERROR = "retryable_error"
+    TERMINAL_ERROR = "terminal_error"
+    INVALID_REQUEST = "invalid_request"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CallErrorV1(_Strict):
+    code: str = Field(pattern=ERROR_CODE_PATTERN, description="A stable code of docs/errors.md.")
+    message: str
+    details: dict[str, Any]
+    fix: str = Field(description="What the caller can do about it, in plain words.")
+
+
+class CallMetricsV1(_Strict):
+    duration_ms: int = Field(
+        ge=0, description="Wall time from resolution to outcome, rounded to a millisecond."
+    )
+    cpu_ms: float | None = Field(ge=0, description="CPU time of the tool, when its adapter measures it.")
+    memory_peak_mb: float | None = Field(
+        ge=0, description="Peak memory of the tool, when its adapter measures it."
+    )
+
+
+class ProvenanceV1(_Strict):
+    tool_id: str = Field(description="The tool's canonical name, or the name asked for when none resolved.")
+    tool_version: str | None = Field(description="The version that ran; null when no tool resolved.")
+    digest: str | None = Field(description="The tool definition's digest; null when no tool resolved.")
+
+
+class CallResultV1(_Strict):
+    envelope_version: Literal[1]
+    call_id: str
+    status: OutcomeV1
+    output: Any
+    error: CallErrorV1 | None
+    side_effects: list[SideEffects]
+    metrics: CallMetricsV1
+    provenance: ProvenanceV1
+    warnings: list[str]
+    commit_token: str | None
+
+
+_STATUS: dict[CallStatus, OutcomeV1] = {
+    CallStatus.SUCCESS: OutcomeV1.SUCCESS,
+    CallStatus.SUCCESS_PREP: OutcomeV1.SUCCESS,
+    CallStatus.PENDING: OutcomeV1.TERMINAL_ERROR,
+    CallStatus.RETRYABLE_ERROR: OutcomeV1.RETRYABLE_ERROR,
+    CallStatus.TERMINAL_ERROR: OutcomeV1.TERMINAL_ERROR,
+    CallStatus.INVALID_REQUEST: OutcomeV1.INVALID_REQUEST,
+}
+
+
+def project_v1(result: CallResult, *, tool_id: str = "") -> CallResultV1:
+    """The version 1 answer of `result`; `tool_id` is what the caller asked for (provenance of a
+    call that never resolved a tool)."""
+    error = _pending_error(result.pending) if result.pending is not None else result.error
+    return CallResultV1(
+        envelope_version=1,
+        call_id=result.call_id,
+        status=_STATUS[result.status],
+        output=result.output,
+        error=None if error is None else CallErrorV1(**error.model_dump()),
+        side_effects=[SideEffects(kind) for kind in result.side_effects],
+        metrics=CallMetricsV1(
+            duration_ms=max(0, round(result.metrics.duration_ms)),
+            cpu_ms=result.metrics.cpu_ms,
+            memory_peak_mb=result.metrics.memory_peak_mb,
+        ),
+        provenance=_provenance(result, tool_id),
+        warnings=list(result.warnings),
+        commit_token=result.commit_token,
+    )
+
+
+def rendered(result: CallResult, version: EnvelopeVersion, *, tool_id: str = "") -> dict[str, Any]:
+    """`result` as JSON-ready data in the envelope version the caller chose."""
+    if version == 1:
+        return project_v1(result, tool_id=tool_id).model_dump(mode="json")
+    return result.model_dump(mode="json")
+
+
+def _pending_error(pending: Pending) -> CallError:
+    awaiting_approval = pending.reason == "awaiting_approval"
+    spec = spec_for(APPROVAL_PENDING if awaiting_approval else INPUT_PENDING)
+    waits_for = "an approver's decision" if awaiting_approval else "the user's answer"
+    details: dict[str, Any] = {
+        "reason": pending.reason,
+        "token": pending.token,
+        "expires_at": pending.expires_at.isoformat(),
+        "next_action": pending.next_action,
+    }
+    if awaiting_approval:
+        details = {"approval_id": pending.token, **details}  # an approval is named by its token
+    message = f"the call is parked until {waits_for}; nothing ran yet. {pending.next_action}"
+    return CallError(code=spec.code, message=message, details=details, fix=spec.fix)
+
+
+def _provenance(result: CallResult, tool_id: str) -> ProvenanceV1:
+    known = result.provenance
+    if known is None:
+        return ProvenanceV1(tool_id=tool_id, tool_version=None, digest=None)
+    return ProvenanceV1(tool_id=known.tool_id, tool_version=known.tool_version, digest=known.digest)
