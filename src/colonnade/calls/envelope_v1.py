@@ -15,7 +15,10 @@ instruction a caller needs:
   with `tool_version` and `digest` null.
 
 Every field is required (nullable where it may be empty); the models forbid extra fields, so the
-published `call-result-v1.schema.json` is strict, and building a `CallResultV1` validates the answer.
+published `call-result-v1.schema.json` is strict. Answers are rendered from `v1_document`, a plain
+dict built by construction to fit that schema (validating each one would triple the cost of a REST
+answer: bench/envelope_versions.py); `project_v1` validates it into the typed model, and the tests
+check every answer they see against the published schema.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import to_jsonable_python
 
 from colonnade.calls.call_errors import spec_for
 from colonnade.calls.envelope import CallError, CallResult, CallStatus, EnvelopeVersion, Pending
@@ -40,6 +44,7 @@ __all__ = [
     "ProvenanceV1",
     "project_v1",
     "rendered",
+    "v1_document",
 ]
 
 APPROVAL_PENDING = "P-PRECOND-APPROVAL-PENDING"
@@ -107,36 +112,49 @@ _STATUS: dict[CallStatus, OutcomeV1] = {
 }
 
 
+def v1_document(result: CallResult, *, tool_id: str = "") -> dict[str, Any]:
+    """The version 1 answer of `result` as a dict (values as the result holds them); `tool_id` is
+    what the caller asked for (the provenance of a call that never resolved a tool)."""
+    if result.pending is not None:
+        error: dict[str, Any] | None = _pending_error(result.pending)
+    else:
+        error = None if result.error is None else _error(result.error)
+    metrics = result.metrics
+    return {
+        "envelope_version": 1,
+        "call_id": result.call_id,
+        "status": _STATUS[result.status].value,
+        "output": result.output,
+        "error": error,
+        "side_effects": [SideEffects(kind).value for kind in result.side_effects],
+        "metrics": {
+            "duration_ms": max(0, round(metrics.duration_ms)),
+            "cpu_ms": metrics.cpu_ms,
+            "memory_peak_mb": metrics.memory_peak_mb,
+        },
+        "provenance": _provenance(result, tool_id),
+        "warnings": list(result.warnings),
+        "commit_token": result.commit_token,
+    }
+
+
 def project_v1(result: CallResult, *, tool_id: str = "") -> CallResultV1:
-    """The version 1 answer of `result`; `tool_id` is what the caller asked for (provenance of a
-    call that never resolved a tool)."""
-    error = _pending_error(result.pending) if result.pending is not None else result.error
-    return CallResultV1(
-        envelope_version=1,
-        call_id=result.call_id,
-        status=_STATUS[result.status],
-        output=result.output,
-        error=None if error is None else CallErrorV1(**error.model_dump()),
-        side_effects=[SideEffects(kind) for kind in result.side_effects],
-        metrics=CallMetricsV1(
-            duration_ms=max(0, round(result.metrics.duration_ms)),
-            cpu_ms=result.metrics.cpu_ms,
-            memory_peak_mb=result.metrics.memory_peak_mb,
-        ),
-        provenance=_provenance(result, tool_id),
-        warnings=list(result.warnings),
-        commit_token=result.commit_token,
-    )
+    """The version 1 answer of `result`, validated into the typed model."""
+    return CallResultV1.model_validate(v1_document(result, tool_id=tool_id))
 
 
 def rendered(result: CallResult, version: EnvelopeVersion, *, tool_id: str = "") -> dict[str, Any]:
     """`result` as JSON-ready data in the envelope version the caller chose."""
     if version == 1:
-        return project_v1(result, tool_id=tool_id).model_dump(mode="json")
+        return to_jsonable_python(v1_document(result, tool_id=tool_id))  # type: ignore[no-any-return]
     return result.model_dump(mode="json")
 
 
-def _pending_error(pending: Pending) -> CallError:
+def _error(error: CallError) -> dict[str, Any]:
+    return {"code": error.code, "message": error.message, "details": error.details, "fix": error.fix}
+
+
+def _pending_error(pending: Pending) -> dict[str, Any]:
     awaiting_approval = pending.reason == "awaiting_approval"
     spec = spec_for(APPROVAL_PENDING if awaiting_approval else INPUT_PENDING)
     waits_for = "an approver's decision" if awaiting_approval else "the user's answer"
@@ -149,11 +167,11 @@ def _pending_error(pending: Pending) -> CallError:
     if awaiting_approval:
         details = {"approval_id": pending.token, **details}  # an approval is named by its token
     message = f"the call is parked until {waits_for}; nothing ran yet. {pending.next_action}"
-    return CallError(code=spec.code, message=message, details=details, fix=spec.fix)
+    return {"code": spec.code, "message": message, "details": details, "fix": spec.fix}
 
 
-def _provenance(result: CallResult, tool_id: str) -> ProvenanceV1:
+def _provenance(result: CallResult, tool_id: str) -> dict[str, str | None]:
     known = result.provenance
     if known is None:
-        return ProvenanceV1(tool_id=tool_id, tool_version=None, digest=None)
-    return ProvenanceV1(tool_id=known.tool_id, tool_version=known.tool_version, digest=known.digest)
+        return {"tool_id": tool_id, "tool_version": None, "digest": None}
+    return {"tool_id": known.tool_id, "tool_version": known.tool_version, "digest": known.digest}

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from colonnade.calls.call_errors import TOOL_ERROR
 from colonnade.calls.envelope import RESULT_META_KEY, CallResult, EnvelopeVersion
-from colonnade.calls.envelope_v1 import project_v1
+from colonnade.calls.envelope_v1 import rendered
 from colonnade.contracts.output_shape import wrap_result
 
 __all__ = [
@@ -48,7 +48,7 @@ MCP_ENVELOPE_VERSION: EnvelopeVersion = 2
 def envelope_meta(result: CallResult, version: EnvelopeVersion = MCP_ENVELOPE_VERSION) -> dict[str, Any]:
     """The envelope `_meta["colonnade/result"]` carries, in the version the call asked for."""
     if version == 1:
-        return project_v1(result).model_dump(mode="json")
+        return rendered(result, 1)
     return result.model_dump(mode="json", exclude={"output"}, exclude_none=True)
 
 

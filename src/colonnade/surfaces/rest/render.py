@@ -16,8 +16,7 @@ import json
 import math
 from typing import Any
 
-from pydantic import BaseModel
-from pydantic_core import PydanticSerializationError
+from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 from starlette.datastructures import Headers
 from starlette.responses import Response
 
@@ -29,7 +28,7 @@ from colonnade.calls.envelope import (
     CallResult,
     EnvelopeVersion,
 )
-from colonnade.calls.envelope_v1 import project_v1
+from colonnade.calls.envelope_v1 import v1_document
 from colonnade.governance.limits import LimitUsage
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection
 
@@ -72,12 +71,23 @@ def result_response(
 ) -> Response:
     """The CallResult in full (null fields included) in envelope `version`, so every response of a
     version has the same shape; `tool_id` is the name asked for (version 1's provenance)."""
-    shown: BaseModel = result if version == 2 else project_v1(result, tool_id=tool_id)
-    try:
-        body = shown.model_dump_json().encode("utf-8")
-    except PydanticSerializationError:
-        body = _encode(shown.model_dump(mode="json"))
+    body = _v2_body(result) if version == 2 else _v1_body(result, tool_id)
     return Response(body, status_code=status_code, media_type=JSON_MEDIA_TYPE, headers=_headers(result))
+
+
+def _v2_body(result: CallResult) -> bytes:
+    try:
+        return result.model_dump_json().encode("utf-8")
+    except PydanticSerializationError:
+        return _encode(result.model_dump(mode="json"))
+
+
+def _v1_body(result: CallResult, tool_id: str) -> bytes:
+    document = v1_document(result, tool_id=tool_id)
+    try:
+        return to_json(document)
+    except PydanticSerializationError:
+        return _encode(to_jsonable_python(document))
 
 
 def _headers(result: CallResult) -> dict[str, str] | None:
