@@ -65,6 +65,8 @@ async def _write(settings: Settings, out: Path, version: int) -> int:
     async with open_gateway(settings) as gateway:
         allowed = gateway.authorizer.visible(gateway.local_principal)
         tools = [tool for tool in gateway.catalog.tools() if permits(allowed, tool.canonical_name)]
+    if not tools:
+        return 0
     columns = (
         TextColumn("writing schemas"),
         BarColumn(),
