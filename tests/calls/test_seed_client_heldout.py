@@ -8,7 +8,8 @@ reservations, the demo billing API for approvals): backend faults, short timeout
 deadlines, approval-gated calls, duplicates with idempotency keys (replayed, and reused with other
 input), prepared calls it commits twice, malformed envelopes and unknown tools. Each answer must be
 valid and carry one of the four outcomes; each kind of call must read the way the seed's client
-would act on it.
+would act on it. A last test follows a parked approval through with nothing but what its v1 answer
+says (a second person approves `details.approval_id`, the requester calls again with its token).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from jsonschema import Draft202012Validator
 from examples.demo_backend import create_app as demo_backend_app
 from tests.support.fault_backend import create_app as fault_backend_app
 from tests.support.fault_contract import fault_contract
+from tests.support.governed import governed_gateway
 from tests.support.loopback import serve_in_thread
 from tests.support.repo import ROOT
 from tests.surfaces.rest_harness import demo_contract_file, gateway_settings, serve_gateway
@@ -299,3 +301,37 @@ def test_the_seed_client_reads_every_answer_the_schema_allows_and_nothing_more()
     }
     assert not CHECK.is_valid(version_2)
     assert {error.validator for error in CHECK.iter_errors(version_2)} >= {"const", "additionalProperties"}
+
+
+def test_a_seed_client_acts_on_a_parked_approval_with_what_its_details_say(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The fix of P-PRECOND-APPROVAL-PENDING is enough: a second person approves details.approval_id,
+    the requester reads the approval's token and calls again; the call runs once, every answer v1."""
+    with governed_gateway(tmp_path_factory.mktemp("seed-approval")) as governed:
+        alice, bob = governed.token("admin", sub="alice"), governed.token("admin", sub="bob")
+        call = {"tool_id": "acme:items:drop_item", "input": {"item_id": "S-1"}}
+
+        def post(token: str, path: str, body: dict[str, Any], **headers: str) -> dict[str, Any]:
+            auth = {"Authorization": f"Bearer {token}", **headers}
+            answer = httpx2.post(governed.base_url + path, json=body, headers=auth, timeout=30).json()
+            return dict(answer)
+
+        parked = post(alice, "/v1/calls", call)
+        assert [e.message for e in CHECK.iter_errors(parked)] == []
+        assert outcome(parked) == ("terminal_error", "P-PRECOND-APPROVAL-PENDING")
+        approval_id = parked["error"]["details"]["approval_id"]
+        assert f"/v1/approvals/{approval_id}/approve" in parked["error"]["details"]["next_action"]
+        decided = post(bob, f"/v1/approvals/{approval_id}/approve", {"comment": "fine"})
+        assert decided["approval"]["state"] == "approved", decided
+        shown = httpx2.get(
+            f"{governed.base_url}/v1/approvals/{approval_id}", headers={"Authorization": f"Bearer {alice}"}
+        ).json()
+        ran = post(alice, "/v1/calls", {**call, "approval_token": shown["approval"]["token"]})
+        assert [e.message for e in CHECK.iter_errors(ran)] == []
+        assert outcome(ran) == ("success", None) and ran["side_effects"] == ["destructive"], ran
+        again = post(alice, "/v1/calls", {**call, "approval_token": shown["approval"]["token"]})
+        assert [e.message for e in CHECK.iter_errors(again)] == [] and again["status"] in SEED_OUTCOMES
+        assert again["status"] != "success", "an approval runs its call once"
+        drops = [e for e in governed.effects() if e["kind"] == "drop" and e["item_id"] == "S-1"]
+        assert len(drops) == 1
