@@ -16,8 +16,8 @@ instruction a caller needs:
 
 Every field is required (nullable where it may be empty); the models forbid extra fields, so the
 published `call-result-v1.schema.json` is strict. Answers are rendered from `v1_document`, a plain
-dict built by construction to fit that schema (validating each one would triple the cost of a REST
-answer: bench/envelope_versions.py); `project_v1` validates it into the typed model, and the tests
+dict built by construction to fit that schema (validating each one made a REST answer two to four
+times as costly: bench/envelope_versions.py); `project_v1` validates it into the typed model, and the tests
 check every answer they see against the published schema.
 """
 
