@@ -18,7 +18,9 @@ from colonnade.calls.envelope_v1 import (
     APPROVAL_PENDING,
     ERROR_CODE_PATTERN,
     INPUT_PENDING,
+    CallResultV1,
     OutcomeV1,
+    from_v1,
     project_v1,
     rendered,
 )
@@ -170,3 +172,30 @@ def test_the_side_effect_enum_is_the_contract_kinds() -> None:
 
 def test_the_published_file_is_this_schema() -> None:
     assert json.loads(CALL_RESULT_V1.path.read_text(encoding="utf-8")) == CALL_RESULT_V1.schema()
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        parked("awaiting_approval"),
+        parked("awaiting_input"),
+        CallResult(
+            call_id="c",
+            status=CallStatus.SUCCESS_PREP,
+            output={"reservation_id": "r1"},
+            commit_token="ct_abc",
+            side_effects=["write"],
+            provenance=PROVENANCE,
+            metrics=CallMetrics(duration_ms=7.0),
+        ),
+        CallResult(call_id="c", status=CallStatus.SUCCESS, output=[1], provenance=PROVENANCE),
+        CallResult(call_id="c", status=error("R-UPSTREAM-CONNECT")[0], error=error("R-UPSTREAM-CONNECT")[1]),
+    ],
+    ids=lambda r: r.status.value + (f"-{r.pending.reason}" if r.pending else ""),
+)
+def test_a_version_1_answer_reads_back_as_the_result_it_came_from(result: CallResult) -> None:
+    """What a version 2 client (the Python SDK) does with a v1 answer: nothing a caller acts on is lost."""
+    back = from_v1(CallResultV1.model_validate(v1(result)))
+    assert back == result.model_copy(
+        update={"metrics": CallMetrics(duration_ms=round(result.metrics.duration_ms))}
+    )

@@ -30,7 +30,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
 from colonnade.calls.call_errors import spec_for
-from colonnade.calls.envelope import CallError, CallResult, CallStatus, EnvelopeVersion, Pending
+from colonnade.calls.envelope import (
+    CallError,
+    CallMetrics,
+    CallResult,
+    CallStatus,
+    EnvelopeVersion,
+    Pending,
+    Provenance,
+)
 from colonnade.contracts.model import SideEffects
 
 __all__ = [
@@ -42,6 +50,7 @@ __all__ = [
     "CallResultV1",
     "OutcomeV1",
     "ProvenanceV1",
+    "from_v1",
     "project_v1",
     "rendered",
     "v1_document",
@@ -148,6 +157,42 @@ def rendered(result: CallResult, version: EnvelopeVersion, *, tool_id: str = "")
     if version == 1:
         return to_jsonable_python(v1_document(result, tool_id=tool_id))  # type: ignore[no-any-return]
     return result.model_dump(mode="json")
+
+
+def from_v1(answer: CallResultV1) -> CallResult:
+    """A version 1 answer read back as version 2, for clients that model version 2 only: a parked
+    call's code becomes `pending` again, a success with a commit token `success_prep`."""
+    error = answer.error
+    if error is not None and error.code in (APPROVAL_PENDING, INPUT_PENDING):
+        details = error.details
+        pending = Pending(
+            reason="awaiting_approval" if error.code == APPROVAL_PENDING else "awaiting_input",
+            token=details["token"],
+            expires_at=details["expires_at"],
+            next_action=details["next_action"],
+        )
+        status, kept, parked = CallStatus.PENDING, None, pending
+    else:
+        status, kept, parked = CallStatus(answer.status.value), error, None
+        if status is CallStatus.SUCCESS and answer.commit_token is not None:
+            status = CallStatus.SUCCESS_PREP
+    known = answer.provenance
+    return CallResult(
+        call_id=answer.call_id,
+        status=status,
+        output=answer.output,
+        error=None if kept is None else CallError(**kept.model_dump()),
+        side_effects=[kind.value for kind in answer.side_effects],
+        metrics=CallMetrics(**answer.metrics.model_dump()),
+        provenance=(
+            None
+            if known.tool_version is None or known.digest is None
+            else Provenance(tool_id=known.tool_id, tool_version=known.tool_version, digest=known.digest)
+        ),
+        warnings=list(answer.warnings),
+        commit_token=answer.commit_token,
+        pending=parked,
+    )
 
 
 def _error(error: CallError) -> dict[str, Any]:
