@@ -19,7 +19,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "src" / "colonnade" / "schemas"
-ENVELOPES = {"call-request.schema.json": "CallRequest", "call-result.schema.json": "CallResult"}
+ENVELOPES = {
+    "call-request.schema.json": "CallRequest",
+    "call-result.schema.json": "CallResult",
+    "call-result-v1.schema.json": "CallResultV1",
+}
 _KEYWORDS = {"type", "ref", "fn", "match", "move", "self", "struct", "enum", "impl", "use", "mod", "crate"}
 
 

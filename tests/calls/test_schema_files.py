@@ -131,9 +131,10 @@ def test_generation_is_stable_and_returns_copies() -> None:
 
 def test_write_and_drift_detection(tmp_path: Path) -> None:
     target = tmp_path / "out"
-    assert {p.name for p in drifted_files(target)} == {"call-request.schema.json", "call-result.schema.json"}
+    names = ["call-request.schema.json", "call-result.schema.json", "call-result-v1.schema.json"]
+    assert {p.name for p in drifted_files(target)} == set(names)
     written = write_schemas(target)
-    assert [p.name for p in written] == ["call-request.schema.json", "call-result.schema.json"]
+    assert [p.name for p in written] == names
     assert drifted_files(target) == []
     (target / "call-result.schema.json").write_text("{}\n", encoding="utf-8")
     assert [p.name for p in drifted_files(target)] == ["call-result.schema.json"]

@@ -111,6 +111,25 @@ async def test_return_mode_hands_back_the_pending_call(governed: Governed) -> No
     assert result.pending.reason == "awaiting_approval"
 
 
+async def test_behind_a_proxy_that_drops_the_version_header_the_sdk_still_reads_pending(
+    governed: Governed,
+) -> None:
+    """The gateway then answers envelope version 1; the transport reads it back as version 2."""
+
+    async def drop_version_header(request: httpx2.Request) -> None:
+        del request.headers["colonnade-envelope-version"]
+
+    async with httpx2.AsyncClient(timeout=30, event_hooks={"request": [drop_version_header]}) as http:
+        token = governed.token("admin", sub="alice")
+        agent = AsyncColonnade(RestTransport(governed.base_url, token=token, client=http), backoff=FAST)
+        result = await agent.call(DROP, {"item_id": "V1-1"}, CallOptions(approval="return"))
+        read = await agent.call("acme:items:read_item", {"item_id": "I-1"})
+    assert result.status is CallStatus.PENDING and result.pending is not None, result
+    assert result.pending.reason == "awaiting_approval" and result.pending.token.startswith("ap_")
+    assert result.error is None
+    assert read.status is CallStatus.SUCCESS and read.output == {"id": "I-1", "value": "one"}
+
+
 async def test_a_discarded_two_phase_call_is_compensated_and_never_confirmed(governed: Governed) -> None:
     item = f"H-{uuid.uuid4().hex[:6]}"
     async with _agent(governed, governed.token("admin", sub="holder")) as agent:

@@ -42,7 +42,8 @@ class Demo:
         return (self.data_dir / name).read_text().strip()
 
     def rest(self, name: str) -> httpx2.Client:
-        headers = {"Authorization": f"Bearer {self.token(name)}"}
+        """A REST client that reads envelope version 2 (a parked call is `pending`)."""
+        headers = {"Authorization": f"Bearer {self.token(name)}", "Colonnade-Envelope-Version": "2"}
         return httpx2.Client(base_url=self.url, headers=headers, timeout=30.0)
 
     def invoice_status(self, invoice: str) -> str:

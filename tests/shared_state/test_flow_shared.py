@@ -27,7 +27,11 @@ async def test_untrusted_input_on_one_replica_parks_egress_on_another(
         with replicas(settings) as (a, b):
             key = admin_key(a)
             trace = f"00-{uuid.uuid4().hex}-{uuid.uuid4().hex[:16]}-01"
-            headers = {"authorization": f"Bearer {key}", "traceparent": trace}
+            headers = {
+                "authorization": f"Bearer {key}",
+                "traceparent": trace,
+                "colonnade-envelope-version": "2",
+            }
 
             def call(replica: object, tool: str, **arguments: str) -> dict[str, object]:
                 response = replica.client.post(  # type: ignore[attr-defined]

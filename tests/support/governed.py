@@ -20,6 +20,7 @@ import yaml
 from mcp import Client
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from colonnade.calls.envelope import ENVELOPE_VERSION_HEADER
 from colonnade.config import (
     AuthSettings,
     IssuerSettings,
@@ -106,7 +107,10 @@ class Governed:
         return self.issuer.mint(body, audience=self.resource)
 
     def rest(self, token: str | None) -> httpx2.Client:
-        headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+        """A REST client that reads the full envelope (version 2: `pending`, `success_prep`)."""
+        headers = {ENVELOPE_VERSION_HEADER: "2"}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
         return httpx2.Client(base_url=self.base_url, headers=headers, timeout=30.0)
 
     def call(self, token: str | None, tool: str, **arguments: Any) -> tuple[int, dict[str, Any]]:

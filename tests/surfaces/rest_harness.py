@@ -8,7 +8,6 @@ Hypothesis tests need no event loop of their own.
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 import threading
 import time
@@ -26,7 +25,7 @@ from jsonschema import Draft202012Validator
 
 from colonnade.calls.call_errors import REGISTRY
 from colonnade.calls.envelope import CallStatus
-from colonnade.calls.envelope_schemas import CALL_RESULT
+from colonnade.calls.envelope_schemas import CALL_RESULT, CALL_RESULT_V1
 from colonnade.config import RoutingSettings, ServerSettings, Settings
 from colonnade.runtime.gateway import Gateway
 from tests.support.repo import ROOT
@@ -34,7 +33,11 @@ from tests.support.repo import ROOT
 __all__ = ["RunningGateway", "assert_typed_result", "demo_contract_file", "gateway_settings", "serve_gateway"]
 
 T = TypeVar("T")
-_RESULT_SCHEMA = Draft202012Validator(json.loads(CALL_RESULT.path.read_text(encoding="utf-8")))
+_FORMATS = Draft202012Validator.FORMAT_CHECKER
+_RESULT_SCHEMAS = {
+    version: Draft202012Validator(envelope.schema(), format_checker=_FORMATS)
+    for version, envelope in ((1, CALL_RESULT_V1), (2, CALL_RESULT))
+}
 
 
 @dataclass(frozen=True)
@@ -113,11 +116,13 @@ def serve_gateway(settings: Settings) -> Iterator[RunningGateway]:
 
 
 def assert_typed_result(response: httpx2.Response) -> dict[str, Any]:
-    """Never a 5xx; always a JSON CallResult valid against the published schema, with a registered code."""
+    """Never a 5xx; always a JSON CallResult valid against the published schema of its envelope
+    version, with a registered code."""
     assert response.status_code < 500, response.text
     assert response.headers["content-type"].startswith("application/json")
     result = response.json()
-    problems = [f"{list(e.absolute_path)}: {e.message}" for e in _RESULT_SCHEMA.iter_errors(result)]
+    schema = _RESULT_SCHEMAS[result.get("envelope_version")]
+    problems = [f"{list(e.absolute_path)}: {e.message}" for e in schema.iter_errors(result)]
     assert not problems, problems
     status = CallStatus(result["status"])
     if result["error"] is not None:

@@ -25,6 +25,7 @@ from starlette.types import Receive, Scope, Send
 
 from colonnade.calls.call_errors import error
 from colonnade.calls.envelope import CallResult, CallStatus
+from colonnade.calls.envelope_v1 import CallResultV1, OutcomeV1
 from colonnade.calls.load import IN_FLIGHT_LIMIT, LoadMonitor, current_arrival
 from colonnade.cli._http_protocol import ConnectionLimits, guarded_protocol
 from colonnade.surfaces.admission import AdmissionControl
@@ -89,8 +90,8 @@ def test_past_the_bound_a_rest_call_gets_503_retry_after_and_a_call_result(
         assert held.result().status_code == 200
     assert refused.status_code == 503
     assert int(refused.headers["retry-after"]) >= 1
-    result = CallResult.model_validate(refused.json())
-    assert result.status is CallStatus.RETRYABLE_ERROR
+    result = CallResultV1.model_validate(refused.json())  # envelope version 1: the caller did not ask
+    assert result.status is OutcomeV1.RETRYABLE_ERROR
     assert result.error is not None and result.error.code == "R-CAP-OVERLOAD"
     assert result.error.details["reason"] == IN_FLIGHT_LIMIT
     assert result.error.details["retry_after_ms"] >= 50

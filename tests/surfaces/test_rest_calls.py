@@ -95,10 +95,58 @@ def test_destructive_tool_waits_for_approval_and_never_reaches_the_backend(
     client: httpx2.Client, backend_url: str
 ) -> None:
     void = {"invoice_id": "INV-2001", "reason": "In error"}
-    result = call(client, {"tool_id": "acme:billing:void_invoice", "input": void})
+    result = call(client, {"tool_id": "acme:billing:void_invoice", "input": void, "envelope_version": 2})
     assert (result["status"], result["error"]) == ("pending", None)
     assert result["pending"]["reason"] == "awaiting_approval" and result["pending"]["token"].startswith("ap_")
     assert httpx2.get(f"{backend_url}/invoices/INV-2001").json()["status"] == "open"
+
+
+def test_a_parked_call_reads_as_a_terminal_precondition_in_version_1(
+    client: httpx2.Client, backend_url: str
+) -> None:
+    """Without asking, a REST caller gets envelope version 1: the approval's id and what to do, in details."""
+    void = {"invoice_id": "INV-2001", "reason": "In error"}
+    result = call(client, {"tool_id": "acme:billing:void_invoice", "input": void})
+    assert result["envelope_version"] == 1 and "pending" not in result
+    assert (result["status"], result["error"]["code"]) == ("terminal_error", "P-PRECOND-APPROVAL-PENDING")
+    details = result["error"]["details"]
+    assert details["approval_id"] == details["token"] and details["token"].startswith("ap_")
+    assert f"/v1/approvals/{details['approval_id']}" in details["next_action"]
+    assert httpx2.get(f"{backend_url}/invoices/INV-2001").json()["status"] == "open"
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "version"),
+    [
+        ({}, {}, 1),
+        ({"Colonnade-Envelope-Version": "2"}, {}, 2),
+        ({}, {"envelope_version": 2}, 2),
+        ({"Colonnade-Envelope-Version": "1"}, {"envelope_version": 2}, 2),  # the body's field wins
+    ],
+)
+def test_the_caller_chooses_the_envelope_version(
+    client: httpx2.Client, headers: dict[str, str], body: dict[str, Any], version: int
+) -> None:
+    request = {"tool_id": "acme:crm:get_customer", "input": {"customer_id": "C-1001"}, **body}
+    result = assert_typed_result(client.post("/v1/calls", json=request, headers=headers))
+    assert (result["envelope_version"], result["status"]) == (version, "success")
+    assert isinstance(result["metrics"]["duration_ms"], int) == (version == 1)
+
+
+@pytest.mark.parametrize("value", ["3", "v2", "", "2.0"])
+def test_an_unknown_envelope_version_header_is_a_typed_refusal(client: httpx2.Client, value: str) -> None:
+    request = {"tool_id": "acme:crm:get_customer", "input": {"customer_id": "C-1001"}}
+    response = client.post("/v1/calls", json=request, headers={"Colonnade-Envelope-Version": value})
+    assert response.status_code == 400
+    result = assert_typed_result(response)
+    assert (result["envelope_version"], result["error"]["code"]) == (1, "I-REQ-ENVELOPE")
+    assert result["error"]["details"]["header"] == "Colonnade-Envelope-Version"
+    assert "must be 1 or 2" in result["error"]["message"]
+
+
+def test_an_envelope_version_field_outside_the_range_lists_the_field(client: httpx2.Client) -> None:
+    result = call(client, {"tool_id": "acme:crm:get_customer", "envelope_version": 3}, 400)
+    assert "/envelope_version" in violations(result)
 
 
 def test_backend_not_found_carries_the_backends_message(client: httpx2.Client) -> None:

@@ -45,7 +45,7 @@ def commit(setup: Setup, body: dict[str, Any], expected_http: int = 200) -> dict
 
 
 def test_prepare_then_commit_once(setup: Setup) -> None:
-    prepared = assert_typed_result(setup.client.post("/v1/calls", json=RESERVE))
+    prepared = assert_typed_result(setup.client.post("/v1/calls", json={**RESERVE, "envelope_version": 2}))
     assert prepared["status"] == "success_prep", prepared
     token = prepared["commit_token"]
     reservation = prepared["output"]["reservation_id"]
@@ -58,6 +58,18 @@ def test_prepare_then_commit_once(setup: Setup) -> None:
     again = commit(setup, {"commit_token": token})
     assert (again["status"], again["error"]["code"]) == ("terminal_error", "P-PRECOND-COMMIT-TOKEN")
     assert again["error"]["details"]["state"] == "committed"
+
+
+def test_a_prepared_call_is_a_success_with_its_commit_token_in_version_1(setup: Setup) -> None:
+    prepared = assert_typed_result(setup.client.post("/v1/calls", json=RESERVE))
+    assert (prepared["envelope_version"], prepared["status"]) == (1, "success")
+    assert prepared["commit_token"] and any("POST /v1/calls/commit" in w for w in prepared["warnings"])
+    reservation = prepared["output"]["reservation_id"]
+    assert setup.reservations()[reservation] == "held"
+    body = {"commit_token": prepared["commit_token"], "envelope_version": 2}
+    committed = commit(setup, body)
+    assert (committed["envelope_version"], committed["status"]) == (2, "success")
+    assert setup.reservations()[reservation] == "confirmed"
 
 
 def test_unknown_tokens_are_refused(setup: Setup) -> None:

@@ -2,7 +2,9 @@
 
 Each case posts one request to the real gateway (demo backend and fault-injecting backend on
 loopback) and compares the normalised CallResult (call_id, metrics, digests, tokens, ports and
-timestamps replaced) with `golden/<case>.json`. After an intended change, regenerate with
+timestamps replaced) with `golden/<case>.json` (envelope version 2, asked for with the
+`Colonnade-Envelope-Version` header) and `golden/v1/<case>.json` (version 1, what a REST caller gets
+without asking). After an intended change, regenerate with
 `CLN_TEST_UPDATE_GOLDEN=1 pytest tests/surfaces/test_rest_golden.py` and review the diff.
 """
 
@@ -21,6 +23,7 @@ import pytest
 import yaml
 
 from colonnade.adapters.secrets import EnvSecretResolver
+from colonnade.calls.envelope import ENVELOPE_VERSION_HEADER
 from colonnade.calls.errors_doc import ERROR_CLASSES, class_of
 from colonnade.surfaces.envelope_parsing import DEFAULT_MAX_BODY_BYTES
 from tests.support.fault_backend import create_app as fault_backend_app
@@ -56,6 +59,18 @@ class Case:
     headers: dict[str, str] = field(default_factory=dict)
     before: tuple[dict[str, Any], ...] = ()
     masked: tuple[str, ...] = ()  # JSON pointers whose values differ from run to run
+    masked_v1: tuple[str, ...] | None = None  # the same in envelope version 1, when they differ
+
+    def expected(self, version: int) -> tuple[str, str | None]:
+        """The status and code of this case in envelope `version` (version 1: four outcomes)."""
+        if version == 2:
+            return self.status, self.code
+        if self.status == "pending":
+            return "terminal_error", "P-PRECOND-APPROVAL-PENDING"
+        return ("success" if self.status == "success_prep" else self.status), self.code
+
+    def varying(self, version: int) -> tuple[str, ...]:
+        return self.masked if version == 2 or self.masked_v1 is None else self.masked_v1
 
 
 def _get_customer(customer_id: str, api: str = "crm", **envelope: Any) -> dict[str, Any]:
@@ -149,6 +164,8 @@ CASES = (
         "pending-awaiting-approval",
         {"tool_id": "acme:billing:void_invoice", "input": _VOID},
         200, "pending", None, masked=("/pending/token", "/pending/next_action"),
+        masked_v1=("/error/message", "/error/details/approval_id", "/error/details/token",
+                   "/error/details/next_action"),
     ),
     Case(
         "p-precond-conflict", {"tool_id": "acme:crm:create_customer", "input": _ADA_AGAIN},
@@ -262,21 +279,27 @@ def backends(backend_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
             yield Backends(running.client, replacements)
 
 
-def send(client: httpx2.Client, case: Case, body: dict[str, Any] | bytes) -> httpx2.Response:
+def send(client: httpx2.Client, case: Case, body: dict[str, Any] | bytes, version: int) -> httpx2.Response:
+    headers = _headers(case, version)
     if isinstance(body, bytes):
-        headers = {"content-type": "application/json", **case.headers}
-        return client.post(case.path, content=body, headers=headers)
-    return client.post(case.path, json=body, headers=case.headers)
+        return client.post(case.path, content=body, headers={"content-type": "application/json", **headers})
+    return client.post(case.path, json=body, headers=headers)
 
 
-def normalised(result: dict[str, Any], case: Case, replacements: dict[str, str]) -> dict[str, Any]:
+def _headers(case: Case, version: int) -> dict[str, str]:
+    return {**case.headers, ENVELOPE_VERSION_HEADER: "2"} if version == 2 else dict(case.headers)
+
+
+def normalised(
+    result: dict[str, Any], case: Case, replacements: dict[str, str], version: int
+) -> dict[str, Any]:
     """The parts of a result that must not change between runs."""
     kept = {k: v for k, v in result.items() if k not in ("call_id", "metrics")}
     if kept.get("provenance"):
         kept["provenance"]["digest"] = "<digest>"
     if kept.get("commit_token"):
         kept["commit_token"] = "<commit-token>"
-    for pointer in case.masked:
+    for pointer in case.varying(version):
         *parents, leaf = pointer.strip("/").split("/")
         node = kept
         for part in parents:
@@ -297,10 +320,10 @@ def _scrubbed(value: Any, replacements: dict[str, str]) -> Any:
     return value
 
 
-def _request_record(case: Case) -> dict[str, Any]:
+def _request_record(case: Case, version: int) -> dict[str, Any]:
     record: dict[str, Any] = {"method": "POST", "path": case.path}
-    if case.headers:
-        record["headers"] = case.headers
+    if headers := _headers(case, version):
+        record["headers"] = headers
     if isinstance(case.body, bytes):
         shown = case.body.decode("latin-1") if len(case.body) <= 200 else f"<{len(case.body)} bytes>"
         record["raw_body"] = shown
@@ -321,26 +344,29 @@ def test_every_outcome_class_has_a_golden_case() -> None:
     assert len({c.name for c in CASES}) == len(CASES)
 
 
+@pytest.mark.parametrize("version", [1, 2], ids=lambda v: f"v{v}")
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_golden(backends: Backends, case: Case) -> None:
+def test_golden(backends: Backends, case: Case, version: int) -> None:
     for earlier in case.before:
         assert assert_typed_result(backends.client.post(case.path, json=earlier))["status"] == "success"
-    response = send(backends.client, case, case.body)
+    response = send(backends.client, case, case.body, version)
     assert response.status_code == case.http_status, response.text
     result = assert_typed_result(response)
-    assert result["status"] == case.status, result
+    status, code = case.expected(version)
+    assert (result["envelope_version"], result["status"]) == (version, status), result
     message = (result["error"] or {}).get("message", "")
     addresses = [*backends.replacements, OFFLINE_URL.removeprefix("http://")]
     assert not [a for a in addresses if a in message], f"a client message names a backend: {message}"
-    assert (result["error"] or {}).get("code") == case.code, result["error"]
+    assert (result["error"] or {}).get("code") == code, result["error"]
     actual = {
-        "request": _request_record(case),
+        "request": _request_record(case, version),
         "http_status": response.status_code,
-        "result": normalised(result, case, backends.replacements),
+        "result": normalised(result, case, backends.replacements, version),
     }
-    path = GOLDEN / f"{case.name}.json"
+    folder = GOLDEN / "v1" if version == 1 else GOLDEN
+    path = folder / f"{case.name}.json"
     if UPDATE:
-        GOLDEN.mkdir(exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(actual, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     assert path.is_file(), f"{path} is missing: run {UPDATE_GOLDEN_VAR}=1 pytest {Path(__file__).name}"
     expected = json.loads(path.read_text(encoding="utf-8"))

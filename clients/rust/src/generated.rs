@@ -51,6 +51,16 @@ pub struct CallError {
     pub fix: String,
 }
 
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallErrorV1 {
+    /// A stable code of docs/errors.md.
+    pub code: String,
+    pub message: String,
+    pub details: serde_json::Map<String, serde_json::Value>,
+    /// What the caller can do about it, in plain words.
+    pub fix: String,
+}
+
 /// Always present; a value the gateway cannot measure for the tool's adapter is null, never made up.
 ///
 /// An HTTP backend's CPU and memory are the backend's own; in-process adapters (organs) report them.
@@ -63,6 +73,16 @@ pub struct CallMetrics {
     pub cpu_ms: Option<f64>,
     /// Peak memory of the tool, when the adapter measures it.
     #[serde(default)]
+    pub memory_peak_mb: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallMetricsV1 {
+    /// Wall time from resolution to outcome, rounded to a millisecond.
+    pub duration_ms: i64,
+    /// CPU time of the tool, when its adapter measures it.
+    pub cpu_ms: Option<f64>,
+    /// Peak memory of the tool, when its adapter measures it.
     pub memory_peak_mb: Option<f64>,
 }
 
@@ -92,9 +112,12 @@ pub struct CallRequest {
     /// A compact JWS by the calling agent's key over this call, for tools a policy marks sensitive (docs/policy.md).
     #[serde(default)]
     pub attestation: Option<String>,
+    /// The envelope version of the answer: 1 (four outcomes, what REST answers by default) or 2 (adds success_prep and pending, what MCP answers by default).
+    #[serde(default)]
+    pub envelope_version: Option<i64>,
 }
 
-/// The outcome of one call (envelope_version 2). status is definitive: success and success_prep carry no error; pending carries no error but a pending object (the call is parked: what to do next, the token that resumes it, its expiry); retryable_error, terminal_error and invalid_request carry an error with a stable code (see docs/errors.md) and a fix hint.
+/// The outcome of one call in envelope version 2, what MCP answers by default and REST when the request asks for it (envelope_version 2 or header Colonnade-Envelope-Version: 2). status is definitive: success and success_prep carry no error; pending carries no error but a pending object (the call is parked: what to do next, the token that resumes it, its expiry); retryable_error, terminal_error and invalid_request carry an error with a stable code (see docs/errors.md) and a fix hint.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallResult {
     pub envelope_version: i64,
@@ -115,6 +138,21 @@ pub struct CallResult {
     pub pending: Option<Pending>,
 }
 
+/// The outcome of one call in envelope version 1, what POST /v1/calls answers unless the request asks for version 2. status is one of four outcomes and definitive: success carries no error, every other status carries an error with a stable code (docs/errors.md) and a fix hint. A prepared two-phase call is a success with a commit_token; a call parked for an approval is a terminal_error P-PRECOND-APPROVAL-PENDING whose details carry approval_id, token, expires_at and next_action. Every field is required; provenance is always an object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallResultV1 {
+    pub envelope_version: i64,
+    pub call_id: String,
+    pub status: OutcomeV1,
+    pub output: Option<serde_json::Value>,
+    pub error: Option<CallErrorV1>,
+    pub side_effects: Vec<SideEffects>,
+    pub metrics: CallMetricsV1,
+    pub provenance: ProvenanceV1,
+    pub warnings: Vec<String>,
+    pub commit_token: Option<String>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CallStatus {
     #[serde(rename = "success")]
@@ -123,6 +161,18 @@ pub enum CallStatus {
     SuccessPrep,
     #[serde(rename = "pending")]
     Pending,
+    #[serde(rename = "retryable_error")]
+    RetryableError,
+    #[serde(rename = "terminal_error")]
+    TerminalError,
+    #[serde(rename = "invalid_request")]
+    InvalidRequest,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OutcomeV1 {
+    #[serde(rename = "success")]
+    Success,
     #[serde(rename = "retryable_error")]
     RetryableError,
     #[serde(rename = "terminal_error")]
@@ -157,6 +207,16 @@ pub struct Provenance {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProvenanceV1 {
+    /// The tool's canonical name, or the name asked for when none resolved.
+    pub tool_id: String,
+    /// The version that ran; null when no tool resolved.
+    pub tool_version: Option<String>,
+    /// The tool definition's digest; null when no tool resolved.
+    pub digest: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RetryPolicy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_attempts: Option<i64>,
@@ -174,4 +234,17 @@ pub enum RetryPolicyJitter {
     None,
     #[serde(rename = "full")]
     Full,
+}
+
+/// What calling an operation does to the world; drives annotations, gating and retries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SideEffects {
+    #[serde(rename = "none")]
+    None,
+    #[serde(rename = "read")]
+    Read,
+    #[serde(rename = "write")]
+    Write,
+    #[serde(rename = "destructive")]
+    Destructive,
 }

@@ -23,7 +23,8 @@ impl From<std::io::Error> for CallFailure {
 }
 
 /// POST `request` to `http://{host_port}/v1/calls` (with a bearer `token` if given): the
-/// envelope the gateway answered, whatever its HTTP status (refusals are envelopes too).
+/// envelope the gateway answered, whatever its HTTP status (refusals are envelopes too). It asks for
+/// envelope version 2 (`Colonnade-Envelope-Version: 2`), the shape `CallResult` describes.
 pub fn call(host_port: &str, token: Option<&str>, request: &CallRequest) -> Result<CallResult, CallFailure> {
     let body = serde_json::to_vec(request).map_err(|e| CallFailure::Answer(e.to_string()))?;
     let mut stream = TcpStream::connect(host_port)?;
@@ -31,7 +32,7 @@ pub fn call(host_port: &str, token: Option<&str>, request: &CallRequest) -> Resu
     let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
     let head = format!(
         "POST /v1/calls HTTP/1.1\r\nHost: {host_port}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\n{auth}Connection: close\r\n\r\n",
+         Colonnade-Envelope-Version: 2\r\nContent-Length: {}\r\n{auth}Connection: close\r\n\r\n",
         body.len()
     );
     stream.write_all(head.as_bytes())?;

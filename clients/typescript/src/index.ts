@@ -7,10 +7,13 @@
  */
 import type { ColonnadeCallRequest } from "./generated/call-request.js";
 import type { CallError, CallStatus, ColonnadeCallResult, Pending } from "./generated/call-result.js";
+import type { ColonnadeCallResultEnvelopeVersion1 } from "./generated/call-result-v1.js";
 
 export type { CallError, CallStatus, Pending };
 export type CallRequest = ColonnadeCallRequest;
 export type CallResult = ColonnadeCallResult;
+/** Envelope version 1 (four outcomes), what REST answers a client that does not ask for version 2. */
+export type CallResultV1 = ColonnadeCallResultEnvelopeVersion1;
 
 export interface ClientOptions {
   /** A bearer token or API key, when the gateway asks for one. */
@@ -41,7 +44,11 @@ export class ColonnadeClient {
     extra: Partial<Omit<CallRequest, "tool_id" | "input">> = {},
   ): Promise<CallResult> {
     const body: CallRequest = { ...extra, tool_id: toolId, input } as CallRequest;
-    const headers: Record<string, string> = { "content-type": "application/json" };
+    // Envelope version 2 (success_prep, pending), the shape CallResult describes.
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      "colonnade-envelope-version": "2",
+    };
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
     const response = await this.fetcher(new URL("/v1/calls", this.baseUrl), {
       method: "POST",

@@ -412,6 +412,23 @@ _SPECS = (
         "`pending` with an approval id for an approver (docs/approvals.md).",
     ),
     ErrorSpec(
+        "P-PRECOND-APPROVAL-PENDING",
+        _TERMINAL,
+        "The call is parked until a human approves it; nothing ran yet (envelope version 1's "
+        "rendering of a pending call)",
+        "Have an approver approve details.approval_id, then call again with the approval's token, or "
+        "resume it (POST /v1/approvals/{approval_id}/resume) before details.expires_at; "
+        "details.next_action says how.",
+    ),
+    ErrorSpec(
+        "P-PRECOND-INPUT-PENDING",
+        _TERMINAL,
+        "The call is parked until the user answers a question; nothing ran yet (envelope version 1's "
+        "rendering of a pending call)",
+        "Answer as details.next_action says before details.expires_at, or ask for envelope version 2 "
+        "to receive the pending object itself.",
+    ),
+    ErrorSpec(
         "P-PRECOND-APPROVAL-STATE",
         _TERMINAL,
         "The approval is not in a state that allows this (already decided, used or expired)",

@@ -4,7 +4,10 @@ Every surface (MCP, REST, CLI) translates its protocol into a CallRequest and re
 CallResult back; the status of a result is definitive (never partial success with an error).
 `pending` means nothing ran yet: the call is parked (awaiting an approval or the user's input)
 and `pending` says what the caller must do next. Results carry `envelope_version`, so a client
-can tell this shape (version 2, which added `pending`) from the first one.
+can tell this shape (version 2, which added `success_prep` and `pending`) from version 1, the four
+outcomes only, which `calls/envelope_v1.py` projects this one into. A caller picks the version of its
+answers with the request's `envelope_version`, the `Colonnade-Envelope-Version` header (REST) or
+`_meta["colonnade/envelope_version"]` (MCP).
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ __all__ = [
     "APPROVAL_TOKEN_META_KEY",
     "DRY_RUN_META_KEY",
     "ENVELOPE_VERSION",
+    "ENVELOPE_VERSIONS",
+    "ENVELOPE_VERSION_HEADER",
+    "ENVELOPE_VERSION_META_KEY",
     "REQUEST_META_KEY",
     "RESULT_META_KEY",
     "CallConstraints",
@@ -31,6 +37,7 @@ __all__ = [
     "CallRequest",
     "CallResult",
     "CallStatus",
+    "EnvelopeVersion",
     "Pending",
     "Provenance",
     "RetryPolicy",
@@ -45,6 +52,14 @@ REQUEST_META_KEY = "colonnade/request"
 RESULT_META_KEY = "colonnade/result"
 """Where an MCP tool result carries the call's whole CallResult envelope."""
 ENVELOPE_VERSION: Final = 2
+"""The version of the CallResult model below; version 1 is its projection (`calls/envelope_v1.py`)."""
+ENVELOPE_VERSIONS: Final = (1, 2)
+ENVELOPE_VERSION_HEADER = "Colonnade-Envelope-Version"
+"""A REST request may choose its answer's envelope version in this header instead of the body's field."""
+ENVELOPE_VERSION_META_KEY = "colonnade/envelope_version"
+"""An MCP tools/call may choose the envelope version of `_meta["colonnade/result"]` here."""
+
+EnvelopeVersion = Literal[1, 2]
 
 
 class CallStatus(StrEnum):
@@ -113,6 +128,11 @@ class CallRequest(_Model):
         max_length=16_384,
         description="A compact JWS by the calling agent's key over this call, for tools a policy "
         "marks sensitive (docs/policy.md).",
+    )
+    envelope_version: EnvelopeVersion | None = Field(
+        default=None,
+        description="The envelope version of the answer: 1 (four outcomes, what REST answers by "
+        "default) or 2 (adds success_prep and pending, what MCP answers by default).",
     )
 
 

@@ -26,10 +26,12 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 from pydantic_core import core_schema
 
 from colonnade.calls.envelope import CallRequest, CallResult, CallStatus
+from colonnade.calls.envelope_v1 import CallResultV1, OutcomeV1
 
 __all__ = [
     "CALL_REQUEST",
     "CALL_RESULT",
+    "CALL_RESULT_V1",
     "DIALECT",
     "ENVELOPE_SCHEMAS",
     "SCHEMA_DIR",
@@ -110,13 +112,29 @@ CALL_RESULT = EnvelopeSchema(
     mode="serialization",
     title="Colonnade CallResult",
     description=(
-        "The outcome of one call (envelope_version 2). status is definitive: success and success_prep "
-        "carry no error; pending carries no error but a pending object (the call is parked: what to "
-        "do next, the token that resumes it, its expiry); retryable_error, terminal_error and "
-        "invalid_request carry an error with a stable code (see docs/errors.md) and a fix hint."
+        "The outcome of one call in envelope version 2, what MCP answers by default and REST when the "
+        "request asks for it (envelope_version 2 or header Colonnade-Envelope-Version: 2). status is "
+        "definitive: success and success_prep carry no error; pending carries no error but a pending "
+        "object (the call is parked: what to do next, the token that resumes it, its expiry); "
+        "retryable_error, terminal_error and invalid_request carry an error with a stable code (see "
+        "docs/errors.md) and a fix hint."
     ),
 )
-ENVELOPE_SCHEMAS: tuple[EnvelopeSchema, ...] = (CALL_REQUEST, CALL_RESULT)
+CALL_RESULT_V1 = EnvelopeSchema(
+    name="call-result-v1",
+    model=CallResultV1,
+    mode="serialization",
+    title="Colonnade CallResult, envelope version 1",
+    description=(
+        "The outcome of one call in envelope version 1, what POST /v1/calls answers unless the request "
+        "asks for version 2. status is one of four outcomes and definitive: success carries no error, "
+        "every other status carries an error with a stable code (docs/errors.md) and a fix hint. A "
+        "prepared two-phase call is a success with a commit_token; a call parked for an approval is a "
+        "terminal_error P-PRECOND-APPROVAL-PENDING whose details carry approval_id, token, expires_at "
+        "and next_action. Every field is required; provenance is always an object."
+    ),
+)
+ENVELOPE_SCHEMAS: tuple[EnvelopeSchema, ...] = (CALL_REQUEST, CALL_RESULT, CALL_RESULT_V1)
 
 
 @cache
@@ -132,22 +150,31 @@ def _generate(envelope: EnvelopeSchema) -> dict[str, Any]:
     generated["description"] = envelope.description
     if envelope.model is CallResult:
         generated["allOf"] = _status_invariants()
+    if envelope.model is CallResultV1:
+        generated["allOf"] = _error_invariants([OutcomeV1.SUCCESS.value])
     return _ordered(generated)
 
 
-def _status_invariants() -> list[dict[str, Any]]:
+def _error_invariants(without_error: list[str]) -> list[dict[str, Any]]:
     """Status is definitive: never a success with an error, never a failure without one."""
-    no_error: dict[str, Any] = {"properties": {"status": {"enum": _NO_ERROR}}, "required": ["status"]}
-    pending: dict[str, Any] = {
-        "properties": {"status": {"const": CallStatus.PENDING.value}},
-        "required": ["status"],
-    }
+    no_error: dict[str, Any] = {"properties": {"status": {"enum": without_error}}, "required": ["status"]}
     return [
         {"if": no_error, "then": {"properties": {"error": {"type": "null"}}}},
         {
             "if": {"not": no_error},
             "then": {"properties": {"error": {"type": "object"}}, "required": ["error"]},
         },
+    ]
+
+
+def _status_invariants() -> list[dict[str, Any]]:
+    """Version 2: the error invariants, and a pending object exactly when the call is parked."""
+    pending: dict[str, Any] = {
+        "properties": {"status": {"const": CallStatus.PENDING.value}},
+        "required": ["status"],
+    }
+    return [
+        *_error_invariants(_NO_ERROR),
         {
             "if": pending,
             "then": {"properties": {"pending": {"type": "object"}}, "required": ["pending"]},

@@ -92,12 +92,15 @@ ERROR_CLASSES: tuple[ErrorClass, ...] = (
 STATUS_MEANINGS: Mapping[CallStatus, tuple[str, str]] = {
     CallStatus.SUCCESS: ("The call ran and `output` holds its result.", "Nothing to retry."),
     CallStatus.SUCCESS_PREP: (
-        "Phase 1 of a two-phase commit succeeded; `commit_token` finalizes it.",
+        "Phase 1 of a two-phase commit succeeded; `commit_token` finalizes it (envelope version 2; "
+        "version 1 reads it as `success` with the `commit_token`).",
         "Do not repeat the call: commit the token (`POST /v1/calls/commit`) before it expires, or give "
         "the call up at once (`POST /v1/calls/discard`).",
     ),
     CallStatus.PENDING: (
-        "Nothing ran yet: the call is parked, awaiting a human's approval or the user's input.",
+        "Nothing ran yet: the call is parked, awaiting a human's approval or the user's input (envelope "
+        "version 2; version 1 reads it as `terminal_error` `P-PRECOND-APPROVAL-PENDING` or "
+        "`P-PRECOND-INPUT-PENDING`, the same facts in `error.details`).",
         "Do what `pending.next_action` says before `pending.expires_at`: for an approval, wait for an "
         "approver, then send the same call again with the approval's token (or resume it by its id, "
         "`pending.token`); without a token, sending it again only asks for another approval.",

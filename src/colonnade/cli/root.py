@@ -120,6 +120,10 @@ COMMANDS: dict[str, Member | Group] = {
                 _CLI + "tools_describe",
                 "Show the tool NAME as the gateway serves it: names, version, side effects, schemas.",
             ),
+            "schemas": Member(
+                _CLI + "tools_schemas",
+                "Write each tool's request and response JSON Schemas (draft 2020-12) into a folder.",
+            ),
         },
     ),
 }

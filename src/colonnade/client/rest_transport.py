@@ -2,7 +2,9 @@
 
 Every answer of `/v1/calls` is a CallResult, whatever its HTTP status (docs/rest-api.md); an answer
 that is not (a 401 before the pipeline, a proxy's error page) becomes a `terminal_error` result with
-the gateway's code when its body carries one, so an agent reads one shape.
+the gateway's code when its body carries one, so an agent reads one shape. Every request asks for
+envelope version 2 (header `Colonnade-Envelope-Version: 2`), the shape `CallResult` models; a
+version 1 answer is read back into it (`calls/envelope_v1.from_v1`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from typing import Any
 import httpx2
 from pydantic import ValidationError
 
-from colonnade.calls.envelope import CallError, CallRequest, CallResult, CallStatus
+from colonnade.calls.envelope import ENVELOPE_VERSION_HEADER, CallError, CallRequest, CallResult, CallStatus
+from colonnade.calls.envelope_v1 import CallResultV1, from_v1
 from colonnade.client.client_errors import ClientError
 
 __all__ = ["RestTransport"]
@@ -29,7 +32,10 @@ class RestTransport:
         client: httpx2.AsyncClient | None = None,
         timeout_s: float = 60.0,
     ) -> None:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        # The agent SDK reads the full envelope (success_prep, pending): it asks for version 2.
+        headers = {ENVELOPE_VERSION_HEADER: "2"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
         self._own = client is None
         self._client = client if client is not None else httpx2.AsyncClient(timeout=timeout_s)
         self._base = base_url.rstrip("/")
@@ -106,7 +112,11 @@ def _token_body(commit_token: str, call_id: str | None) -> dict[str, Any]:
 
 
 def _parse(payload: Any) -> CallResult:
+    """A CallResult of either envelope version (one in version 1 when something on the way dropped
+    the header that asks for version 2)."""
     try:
+        if isinstance(payload, dict) and payload.get("envelope_version") == 1:
+            return from_v1(CallResultV1.model_validate(payload))
         return CallResult.model_validate(payload)
     except ValidationError as exc:
         raise ClientError(f"the gateway's answer is not a CallResult: {exc.errors()[:3]}") from exc

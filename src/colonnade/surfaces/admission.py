@@ -22,11 +22,13 @@ import uuid
 from collections.abc import Collection
 from typing import Any
 
+from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from colonnade.calls.call_errors import error
-from colonnade.calls.envelope import CallResult
+from colonnade.calls.envelope import ENVELOPE_VERSION_HEADER, CallResult, EnvelopeVersion
+from colonnade.calls.envelope_v1 import rendered
 from colonnade.calls.load import ARRIVAL, IN_FLIGHT_LIMIT, READ_MARK, RECEIVED_AT, LoadMonitor
 
 __all__ = ["CALL_PATHS", "AdmissionControl", "retry_after_header"]
@@ -57,7 +59,7 @@ class AdmissionControl:
         if load.over_bound():
             load.edge_left(arrival, served=False)
             load.record_shed(IN_FLIGHT_LIMIT)
-            await _refuse(scope["path"], load, send)
+            await _refuse(scope, load, send)
             return
         rest = scope["path"].startswith(_REST_PREFIX)
         token = ARRIVAL.set(arrival)
@@ -121,7 +123,13 @@ def retry_after_header(wait_ms: float) -> bytes:
     return str(max(1, math.ceil(wait_ms / 1000))).encode()
 
 
-async def _refuse(path: str, load: LoadMonitor, send: Send) -> None:
+def _asked_version(scope: Scope) -> EnvelopeVersion:
+    """The envelope version a REST caller asked for (version 1 unless it asked for 2, as `/v1/calls`)."""
+    return 2 if Headers(scope=scope).get(ENVELOPE_VERSION_HEADER, "").strip() == "2" else 1
+
+
+async def _refuse(scope: Scope, load: LoadMonitor, send: Send) -> None:
+    path = scope["path"]
     wait_ms = load.retry_after_ms()
     status, err = error(
         "R-CAP-OVERLOAD",
@@ -133,7 +141,8 @@ async def _refuse(path: str, load: LoadMonitor, send: Send) -> None:
     )
     body: Any
     if path.startswith(_REST_PREFIX):
-        body = CallResult(call_id=str(uuid.uuid4()), status=status, error=err).model_dump(mode="json")
+        refused = CallResult(call_id=str(uuid.uuid4()), status=status, error=err)
+        body = rendered(refused, _asked_version(scope))
     else:  # JSON-RPC: the request's id is unknown, its body unread
         rpc_error = {"code": -32000, "message": err.message, "data": err.model_dump()}
         body = {"jsonrpc": "2.0", "id": None, "error": rpc_error}

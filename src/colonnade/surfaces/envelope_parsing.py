@@ -21,7 +21,7 @@ from pydantic_core import ErrorDetails
 from starlette.requests import Request
 
 from colonnade.calls.call_errors import error
-from colonnade.calls.envelope import CallMetrics, CallResult
+from colonnade.calls.envelope import CallMetrics, CallResult, EnvelopeVersion
 from colonnade.calls.schema_validation import Violation
 
 __all__ = [
@@ -48,6 +48,7 @@ class CommitRequest(BaseModel):
 
     commit_token: str = Field(min_length=1, max_length=4096)
     call_id: str | None = None
+    envelope_version: EnvelopeVersion | None = None
 
 
 @dataclass(frozen=True, slots=True)

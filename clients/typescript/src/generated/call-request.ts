@@ -41,6 +41,10 @@ export type ApprovalToken = string | null;
  * A compact JWS by the calling agent's key over this call, for tools a policy marks sensitive (docs/policy.md).
  */
 export type Attestation = string | null;
+/**
+ * The envelope version of the answer: 1 (four outcomes, what REST answers by default) or 2 (adds success_prep and pending, what MCP answers by default).
+ */
+export type EnvelopeVersion = (1 | 2) | null;
 
 /**
  * One call of one tool, as sent to POST /v1/calls. tool_id is a canonical name (tenant:api:tool), a wire name, or a bare tool name (llm.tool_name) that only one tool the caller may call bears; every other field is optional.
@@ -57,6 +61,7 @@ export interface ColonnadeCallRequest {
   dry_run?: DryRun;
   approval_token?: ApprovalToken;
   attestation?: Attestation;
+  envelope_version?: EnvelopeVersion;
 }
 export interface Input {
   [k: string]: unknown;

@@ -10,6 +10,7 @@ from typing import Any
 from colonnade.calls.envelope import (
     APPROVAL_TOKEN_META_KEY,
     DRY_RUN_META_KEY,
+    ENVELOPE_VERSION_META_KEY,
     REQUEST_META_KEY,
     CallContext,
     CallRequest,
@@ -26,16 +27,18 @@ def call_request(
     """MCP's tool name and arguments, plus any envelope fields the client sent in `_meta`.
 
     `_meta["colonnade/request"]` may carry `call_id`, `tool_version`, `context`, `constraints`
-    (timeout, deadline, idempotency key, retry policy, allow-list), `provenance`, `dry_run` and
-    `approval_token`; without it the call gets the defaults (fresh call_id and trace_id, the tool's
-    timeout). `_meta["colonnade/approval_token"]` carries an approval's token on its own. A W3C
-    `traceparent` (and `tracestate`) in `_meta` makes the call continue the caller's trace, unless the
-    envelope's `context` names a parent span itself.
+    (timeout, deadline, idempotency key, retry policy, allow-list), `provenance`, `dry_run`,
+    `approval_token` and `envelope_version`; without it the call gets the defaults (fresh call_id
+    and trace_id, the tool's timeout). `_meta["colonnade/approval_token"]` carries an approval's
+    token on its own, `_meta["colonnade/envelope_version"]` the envelope version of the answer's
+    `_meta` (1 or 2). A W3C `traceparent` (and `tracestate`) in `_meta` makes the call continue the
+    caller's trace, unless the envelope's `context` names a parent span itself.
     """
     traced = caller_trace_fields(meta.get("traceparent"), meta.get("tracestate"))
     envelope = meta.get(REQUEST_META_KEY)
     token = meta.get(APPROVAL_TOKEN_META_KEY)
-    if envelope is None and (token is None or isinstance(token, str)):
+    version = meta.get(ENVELOPE_VERSION_META_KEY)
+    if envelope is None and version is None and (token is None or isinstance(token, str)):
         return CallRequest(
             tool_id=name,
             input=arguments,
@@ -53,4 +56,6 @@ def call_request(
         fields["context"] = {**context, **traced}
     if token is not None:
         fields["approval_token"] = token
+    if version is not None:
+        fields["envelope_version"] = version
     return validate_envelope(fields, CallRequest, prefix="/_meta/colonnade~1request")

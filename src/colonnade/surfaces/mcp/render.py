@@ -3,6 +3,10 @@
 A call that a downstream MCP server answered is rendered from that answer instead (its content
 blocks, structured content and `_meta`), with the gateway's envelope added to `_meta`, when the
 gateway let the answer stand (a success, or the tool's own error).
+
+`_meta["colonnade/result"]` is envelope version 2 without its output (which the content carries)
+unless the call asked for version 1 (`_meta["colonnade/envelope_version"]: 1`): then it is the
+whole version 1 envelope, output included, valid against `call-result-v1.schema.json`.
 """
 
 from __future__ import annotations
@@ -14,13 +18,16 @@ import mcp_types as types
 from pydantic import ValidationError
 
 from colonnade.calls.call_errors import TOOL_ERROR
-from colonnade.calls.envelope import RESULT_META_KEY, CallResult
+from colonnade.calls.envelope import RESULT_META_KEY, CallResult, EnvelopeVersion
+from colonnade.calls.envelope_v1 import rendered
 from colonnade.contracts.output_shape import wrap_result
 
 __all__ = [
     "DRY_RUN_TEXT",
+    "MCP_ENVELOPE_VERSION",
     "RESULT_META_KEY",
     "as_served",
+    "envelope_meta",
     "model_defaults",
     "render_answer",
     "render_result",
@@ -34,12 +41,32 @@ DRY_RUN_TEXT = (
 )
 
 
-def render_result(result: CallResult, *, legacy: bool, dry_run: bool = False) -> types.CallToolResult:
+MCP_ENVELOPE_VERSION: EnvelopeVersion = 2
+"""What an MCP caller that does not ask gets: its text rendering of a parked call reads `pending`."""
+
+
+def envelope_meta(result: CallResult, version: EnvelopeVersion = MCP_ENVELOPE_VERSION) -> dict[str, Any]:
+    """The envelope `_meta["colonnade/result"]` carries, in the version the call asked for."""
+    if version == 1:
+        return rendered(result, 1)
+    return result.model_dump(mode="json", exclude={"output"}, exclude_none=True)
+
+
+def render_result(
+    result: CallResult,
+    *,
+    legacy: bool,
+    dry_run: bool = False,
+    version: EnvelopeVersion = MCP_ENVELOPE_VERSION,
+) -> types.CallToolResult:
     """`result_body` as the SDK's typed model, for callers that hold on to it."""
-    return types.CallToolResult.model_validate(result_body(result, dry_run=dry_run), by_name=False)
+    body = result_body(result, dry_run=dry_run, version=version)
+    return types.CallToolResult.model_validate(body, by_name=False)
 
 
-def result_body(result: CallResult, *, dry_run: bool = False) -> dict[str, Any]:
+def result_body(
+    result: CallResult, *, dry_run: bool = False, version: EnvelopeVersion = MCP_ENVELOPE_VERSION
+) -> dict[str, Any]:
     """The CallToolResult of a call in its wire form: success carries the output; any other status
     is `isError` with code, message and fix.
 
@@ -57,8 +84,7 @@ def result_body(result: CallResult, *, dry_run: bool = False) -> dict[str, Any]:
     flagged `isError`, without structured content, whose text says that the call passed;
     `_meta["colonnade/result"]` carries `status: success`.
     """
-    envelope = result.model_dump(mode="json", exclude={"output"}, exclude_none=True)
-    meta = {RESULT_META_KEY: envelope}
+    meta = {RESULT_META_KEY: envelope_meta(result, version)}
     if result.ok and dry_run:
         return _body(DRY_RUN_TEXT, meta, is_error=True)
     if result.ok:
@@ -91,7 +117,9 @@ def _body(
     return body
 
 
-def proxied_replay(result: CallResult) -> dict[str, Any] | None:
+def proxied_replay(
+    result: CallResult, version: EnvelopeVersion = MCP_ENVELOPE_VERSION
+) -> dict[str, Any] | None:
     """A proxied tool's recorded success answered again (an idempotency replay: no server answered
     this time) with the content blocks the server first sent, when they are all its output holds
     (a server's answer without structured content); None otherwise (`result_body` renders it)."""
@@ -102,25 +130,28 @@ def proxied_replay(result: CallResult) -> dict[str, Any] | None:
         blocks = types.CallToolResult.model_validate({"content": output["content"]}, by_name=False)
     except ValidationError:
         return None  # not content blocks after all: structured content that looks like them
-    envelope = result.model_dump(mode="json", exclude={"output"}, exclude_none=True)
     served = blocks.model_dump(mode="json", by_alias=True, exclude_none=True)["content"]
     return {
         "resultType": "complete",
         "content": served,
         "isError": False,
-        "_meta": {RESULT_META_KEY: envelope},
+        "_meta": {RESULT_META_KEY: envelope_meta(result, version)},
     }
 
 
 def render_answer(
-    result: CallResult, answer: dict[str, Any] | None, *, legacy: bool
+    result: CallResult,
+    answer: dict[str, Any] | None,
+    *,
+    legacy: bool,
+    version: EnvelopeVersion = MCP_ENVELOPE_VERSION,
 ) -> types.CallToolResult | dict[str, Any]:
     """The downstream server's own answer, as served, when it stands; else `render_result`."""
     code = result.error.code if result.error is not None else None
     if answer is None or not (result.ok or code == TOOL_ERROR):
-        return render_result(result, legacy=legacy)
+        return render_result(result, legacy=legacy, version=version)
     served = as_served(answer)
-    envelope = result.model_dump(mode="json", exclude={"output"}, exclude_none=True)
+    envelope = envelope_meta(result, version)
     return {**served, "_meta": {**(served.get("_meta") or {}), RESULT_META_KEY: envelope}}
 
 

@@ -56,7 +56,13 @@ from colonnade.surfaces.mcp.confirmation import (
 )
 from colonnade.surfaces.mcp.platform_resources import PlatformResources
 from colonnade.surfaces.mcp.proxy.aggregate import AggregateResources
-from colonnade.surfaces.mcp.render import model_defaults, proxied_replay, render_answer, result_body
+from colonnade.surfaces.mcp.render import (
+    MCP_ENVELOPE_VERSION,
+    model_defaults,
+    proxied_replay,
+    render_answer,
+    result_body,
+)
 from colonnade.surfaces.mcp.resource_handlers import ResourceHandlers
 from colonnade.surfaces.mcp.routing import DynamicToolList, RoutingMetaError, RoutingRequest
 from colonnade.surfaces.mcp.sdk_spans import drop_idle_sdk_spans
@@ -223,7 +229,7 @@ class McpSurface:
             called = self.catalog.get(params.name)
             canonical = called.canonical_name if called is not None else None
             answered = await self.confirmation.answered(params, request, principal, canonical)
-            return result_body(answered)
+            return result_body(answered, version=request.envelope_version or MCP_ENVELOPE_VERSION)
         # The caller's channel, a relay built only if a downstream server is called (or an approval
         # gate asks which round this request answers).
         channel = None if builtin else Channel(functools.partial(self._caller_relay, ctx, params))
@@ -233,11 +239,12 @@ class McpSurface:
         )
         with spanned:
             result = await self.calls.call(request, principal, channel=channel, session_id=session_id)
+        version = request.envelope_version or MCP_ENVELOPE_VERSION
         if self.confirmation is not None and wants_confirmation(result):
             confirmed = await self.confirmation.ask(ctx, result, principal)
             if isinstance(confirmed, types.InputRequiredResult):
                 return confirmed
-            return result_body(confirmed)
+            return result_body(confirmed, version=version)
         if (
             self.routing is not None
             and not builtin
@@ -245,15 +252,17 @@ class McpSurface:
         ):
             await self._announce_to(ctx)
         if request.dry_run:
-            return result_body(result, dry_run=True)
+            return result_body(result, dry_run=True, version=version)
         raw = answer_of(result.handover.answer).result  # a downstream MCP server's own, when one answered
         if raw is None:
-            replayed = proxied_replay(result) if _proxied(result) else None
-            return self._stamped(ctx, replayed if replayed is not None else result_body(result))
+            replayed = proxied_replay(result, version) if _proxied(result) else None
+            return self._stamped(
+                ctx, replayed if replayed is not None else result_body(result, version=version)
+            )
         if channel is not None and (asked := _caller(channel).input_round(result)) is not None:
             return asked
         legacy = ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
-        rendered = render_answer(result, raw, legacy=legacy)
+        rendered = render_answer(result, raw, legacy=legacy, version=version)
         if isinstance(rendered, types.CallToolResult):
             return rendered
         # The server's answer as a dict: the adapter checked it (`outcomes.py`), and the SDK's

@@ -3,7 +3,8 @@
 The approval desk decides who may see and decide what (four-eyes, approver personas, tenant); the
 routes parse and render. `POST /v1/approvals/{id}/approve` with `"run": true` also runs the
 approved call at once (as its requester) and answers its result beside the approval;
-`POST /v1/approvals/{id}/resume` lets the requester run it later.
+`POST /v1/approvals/{id}/resume` lets the requester run it later. A result is in the envelope
+version the `Colonnade-Envelope-Version` header asks for, version 1 without it (as `/v1/calls`).
 """
 
 from __future__ import annotations
@@ -16,10 +17,17 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from colonnade.calls.approvals import ApprovalCoordinator, approval_view
+from colonnade.calls.envelope import CallResult
+from colonnade.calls.envelope_v1 import rendered
 from colonnade.governance.refusals import GovernanceRefusal, InvalidRequest
 from colonnade.surfaces.edge import principal_of_scope
 from colonnade.surfaces.envelope_parsing import EnvelopeRejection, parse_envelope, read_body
-from colonnade.surfaces.rest.render import error_response, json_response
+from colonnade.surfaces.rest.render import (
+    DEFAULT_ENVELOPE_VERSION,
+    error_response,
+    header_version,
+    json_response,
+)
 
 __all__ = ["ApprovalRoutes"]
 
@@ -97,7 +105,7 @@ class ApprovalRoutes:
             answer["approval"] = approval_view(record, actor)
             if approve and body.run:
                 result = await self.approvals.resume_as(actor, approval_id)
-                answer["result"] = result.model_dump(mode="json")
+                answer["result"] = _shown(result, request)
         except GovernanceRefusal as refused:
             return error_response(refused.code, refused.message, refused.http_status)
         return json_response(answer)
@@ -111,7 +119,7 @@ class ApprovalRoutes:
             result = await self.approvals.resume_as(actor, approval_id, call_id=body.call_id)
         except GovernanceRefusal as refused:
             return error_response(refused.code, refused.message, refused.http_status)
-        return json_response({"result": result.model_dump(mode="json")})
+        return json_response({"result": _shown(result, request)})
 
 
 async def _body(request: Request, model: type[M]) -> M | EnvelopeRejection:
@@ -120,6 +128,13 @@ async def _body(request: Request, model: type[M]) -> M | EnvelopeRejection:
     if isinstance(raw, EnvelopeRejection):
         return raw
     return parse_envelope(raw if raw.strip() else b"{}", model)
+
+
+def _shown(result: CallResult, request: Request) -> dict[str, Any]:
+    """The result in the envelope version the request's header chose (an invalid one: version 1)."""
+    asked = header_version(request.headers)
+    version = asked if isinstance(asked, int) else DEFAULT_ENVELOPE_VERSION
+    return rendered(result, version)
 
 
 def _rejected(rejection: EnvelopeRejection) -> Response:

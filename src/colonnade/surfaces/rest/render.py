@@ -5,6 +5,9 @@ A backend may hand the gateway strings JSON text cannot carry as UTF-8 (lone sur
 A CallResult that counted under rate limits carries them in the IETF draft's fields
 (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy` (each limit's quota `q`, window `w`)
 and `RateLimit` (remaining `r`, seconds to reset `t`); one that asks to wait, `Retry-After`.
+
+A CallResult is rendered in the envelope version the caller chose (`envelope_version` in the body,
+else the `Colonnade-Envelope-Version` header), version 1 when it chose none.
 """
 
 from __future__ import annotations
@@ -13,25 +16,78 @@ import json
 import math
 from typing import Any
 
-from pydantic_core import PydanticSerializationError
+from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
+from starlette.datastructures import Headers
 from starlette.responses import Response
 
 from colonnade.calls.call_errors import spec_for
-from colonnade.calls.envelope import CallError, CallResult
+from colonnade.calls.envelope import (
+    ENVELOPE_VERSION_HEADER,
+    ENVELOPE_VERSIONS,
+    CallError,
+    CallResult,
+    EnvelopeVersion,
+)
+from colonnade.calls.envelope_v1 import v1_document
 from colonnade.governance.limits import LimitUsage
+from colonnade.surfaces.envelope_parsing import EnvelopeRejection
 
-__all__ = ["JSON_MEDIA_TYPE", "error_body", "error_response", "json_response", "result_response"]
+__all__ = [
+    "DEFAULT_ENVELOPE_VERSION",
+    "JSON_MEDIA_TYPE",
+    "error_body",
+    "error_response",
+    "header_version",
+    "json_response",
+    "result_response",
+]
 
 JSON_MEDIA_TYPE = "application/json"
+DEFAULT_ENVELOPE_VERSION: EnvelopeVersion = 1
+"""What a REST caller that does not ask gets: the four outcomes of the first envelope."""
 
 
-def result_response(result: CallResult, status_code: int = 200) -> Response:
-    """The CallResult in full (null fields included), so every response has the same shape."""
-    try:
-        body = result.model_dump_json().encode("utf-8")
-    except PydanticSerializationError:
-        body = _encode(result.model_dump(mode="json"))
+def header_version(headers: Headers) -> EnvelopeVersion | EnvelopeRejection | None:
+    """The version the `Colonnade-Envelope-Version` header asks for, None without one, or why it is wrong."""
+    raw = headers.get(ENVELOPE_VERSION_HEADER)
+    if raw is None:
+        return None
+    value = raw.strip()
+    if value == "1":
+        return 1
+    if value == "2":
+        return 2
+    allowed = " or ".join(str(v) for v in ENVELOPE_VERSIONS)
+    return EnvelopeRejection(
+        code="I-REQ-ENVELOPE",
+        message=f"header {ENVELOPE_VERSION_HEADER} must be {allowed} (got {value[:40]!r})",
+        http_status=400,
+        details={"header": ENVELOPE_VERSION_HEADER, "allowed": list(ENVELOPE_VERSIONS)},
+    )
+
+
+def result_response(
+    result: CallResult, status_code: int = 200, *, version: EnvelopeVersion, tool_id: str = ""
+) -> Response:
+    """The CallResult in full (null fields included) in envelope `version`, so every response of a
+    version has the same shape; `tool_id` is the name asked for (version 1's provenance)."""
+    body = _v2_body(result) if version == 2 else _v1_body(result, tool_id)
     return Response(body, status_code=status_code, media_type=JSON_MEDIA_TYPE, headers=_headers(result))
+
+
+def _v2_body(result: CallResult) -> bytes:
+    try:
+        return result.model_dump_json().encode("utf-8")
+    except PydanticSerializationError:
+        return _encode(result.model_dump(mode="json"))
+
+
+def _v1_body(result: CallResult, tool_id: str) -> bytes:
+    document = v1_document(result, tool_id=tool_id)
+    try:
+        return to_json(document)
+    except PydanticSerializationError:
+        return _encode(to_jsonable_python(document))
 
 
 def _headers(result: CallResult) -> dict[str, str] | None:

@@ -9,6 +9,9 @@ Origin (421/403) before a route runs, and its refusals render here (`render_refu
 same typed results. Who calls is the principal the edge stored in the request's scope; the
 catalog reads show only the tools the gateway's authorizer lets that caller see (a hidden tool
 is answered like a missing one).
+
+Answers are in the envelope version the caller chose (body field `envelope_version`, else header
+`Colonnade-Envelope-Version`), version 1 when it chose none (docs/rest-api.md).
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from colonnade.calls.call_errors import error
-from colonnade.calls.envelope import CallMetrics, CallRequest, CallResult
-from colonnade.calls.envelope_schemas import CALL_REQUEST, CALL_RESULT, EnvelopeSchema
+from colonnade.calls.envelope import CallMetrics, CallRequest, CallResult, EnvelopeVersion
+from colonnade.calls.envelope_schemas import CALL_REQUEST, CALL_RESULT, CALL_RESULT_V1, EnvelopeSchema
 from colonnade.calls.service import CallService
 from colonnade.catalog.catalog import Catalog
 from colonnade.catalog.catalog_errors import InvalidCursor
@@ -46,7 +49,13 @@ from colonnade.surfaces.envelope_parsing import (
     parse_envelope,
     read_body,
 )
-from colonnade.surfaces.rest.render import error_response, json_response, result_response
+from colonnade.surfaces.rest.render import (
+    DEFAULT_ENVELOPE_VERSION,
+    error_response,
+    header_version,
+    json_response,
+    result_response,
+)
 from colonnade.surfaces.rest.views import TOOLS_PATH, tool_detail, tool_summary
 
 __all__ = [
@@ -109,7 +118,7 @@ class RestSurface:
             Route(TOOLS_PATH, self.list_tools, methods=["GET"]),
             # `path`: names of tools from other sources may hold `/`
             Route(TOOLS_PATH + "/{name:path}", self.get_tool, methods=["GET"]),
-            *(_schema_route(envelope) for envelope in (CALL_REQUEST, CALL_RESULT)),
+            *(_schema_route(envelope) for envelope in (CALL_REQUEST, CALL_RESULT, CALL_RESULT_V1)),
         ]
 
     # -- calls ---------------------------------------------------------------------------------
@@ -126,20 +135,25 @@ class RestSurface:
         surface's limit; otherwise (or without the edge) it is read here, with the same checks.
         """
         started = time.perf_counter()
+        headers = Headers(scope=scope)
+        asked = header_version(headers)
+        if isinstance(asked, EnvelopeRejection):
+            return _rejected(asked, started, DEFAULT_ENVELOPE_VERSION)
         body = request_body(scope)
         if body is None or len(body) > self.max_body_bytes:
             envelope = await self._envelope(Request(scope, receive), CallRequest)
         else:
             envelope = parse_envelope(body, CallRequest)
         if isinstance(envelope, EnvelopeRejection):
-            return result_response(envelope.result(_ms_since(started)), envelope.http_status)
-        headers = Headers(scope=scope)
+            return _rejected(envelope, started, asked or DEFAULT_ENVELOPE_VERSION)
+        version = envelope.envelope_version or asked or DEFAULT_ENVELOPE_VERSION
         header_token = headers.get(APPROVAL_TOKEN_HEADER)
         if header_token and envelope.approval_token is None:
             envelope = envelope.model_copy(update={"approval_token": header_token})
         envelope = _continuing_trace(envelope, headers)
         principal = principal_of_scope(scope)
-        return await _settled(self.calls.call(envelope, principal), envelope.call_id, started)
+        outcome = self.calls.call(envelope, principal)
+        return await _settled(outcome, envelope.call_id, started, version, envelope.tool_id)
 
     async def post_commit(self, request: Request) -> Response:
         """`POST /v1/calls/commit`: phase 2 of a two-phase call, `{commit_token, call_id?}` in."""
@@ -152,12 +166,16 @@ class RestSurface:
     async def _resume_prepared(self, request: Request, resume: _PreparedResume) -> Response:
         """Commit and discard read the same envelope and answer the same way; only the resume differs."""
         started = time.perf_counter()
+        asked = header_version(request.headers)
+        if isinstance(asked, EnvelopeRejection):
+            return _rejected(asked, started, DEFAULT_ENVELOPE_VERSION)
         envelope = await self._envelope(request, CommitRequest)
         if isinstance(envelope, EnvelopeRejection):
-            return result_response(envelope.result(_ms_since(started)), envelope.http_status)
+            return _rejected(envelope, started, asked or DEFAULT_ENVELOPE_VERSION)
+        version = envelope.envelope_version or asked or DEFAULT_ENVELOPE_VERSION
         principal = principal_of_scope(request.scope)
         resumed = resume(envelope.commit_token, call_id=envelope.call_id, principal=principal)
-        return await _settled(resumed, envelope.call_id or str(uuid.uuid4()), started)
+        return await _settled(resumed, envelope.call_id or str(uuid.uuid4()), started, version)
 
     async def _envelope(self, request: Request, model: type[M]) -> M | EnvelopeRejection:
         """Size, JSON, model: the first check that fails ends the request (the HTTP edge has checked
@@ -225,7 +243,14 @@ def render_refusal(refusal: EdgeRefusal, scope: Scope) -> Response:
     rejection = EnvelopeRejection(
         code=refusal.code, message=refusal.message, http_status=refusal.http_status, details=refusal.details
     )
-    return result_response(rejection.result(), refusal.http_status)
+    asked = header_version(Headers(scope=scope))
+    version = asked if isinstance(asked, int) else DEFAULT_ENVELOPE_VERSION
+    return result_response(rejection.result(), refusal.http_status, version=version)
+
+
+def _rejected(rejection: EnvelopeRejection, started: float, version: EnvelopeVersion) -> Response:
+    """A request that never reached the pipeline, as a typed result in the version it asked for."""
+    return result_response(rejection.result(_ms_since(started)), rejection.http_status, version=version)
 
 
 def _schema_route(envelope: EnvelopeSchema) -> Route:
@@ -238,14 +263,16 @@ def _schema_route(envelope: EnvelopeSchema) -> Route:
     return Route(f"/v1/schemas/{envelope.name}.json", schema, methods=["GET"])
 
 
-async def _settled(outcome: Awaitable[CallResult], call_id: str, started: float) -> Response:
+async def _settled(
+    outcome: Awaitable[CallResult], call_id: str, started: float, version: EnvelopeVersion, tool_id: str = ""
+) -> Response:
     """The service promises never to raise; should it break that promise, the caller still gets a type."""
     try:
         result = await outcome
     except Exception:
         logger.exception("call %s failed inside the gateway", call_id)
-        return result_response(_internal_fault(call_id, started), 500)
-    return result_response(result)
+        return result_response(_internal_fault(call_id, started), 500, version=version, tool_id=tool_id)
+    return result_response(result, version=version, tool_id=tool_id)
 
 
 def _page_limit(raw: str | None, default: int) -> int | None:
