@@ -25,6 +25,7 @@ __all__ = [
     "AuditSettings",
     "AuthSettings",
     "ClaimNames",
+    "CommandPin",
     "ConfigError",
     "ExchangeCredential",
     "ForwardCredential",
@@ -788,6 +789,22 @@ class SandboxSettings(_Section):
     )
 
 
+class CommandPin(_Section):
+    """A stdio server's command pinned by its files' sha256: a changed file waits for re-admission."""
+
+    sha256: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-f]{64}$",
+        description="Expected sha256 (hex) of the command's executable file, as resolved on PATH; unset:"
+        " the files are pinned at the first start (trust on first use).",
+    )
+    files: list[Path] = Field(
+        default_factory=list,
+        description="More files pinned with it (an interpreter's scripts: the server's .py or .js files);"
+        " relative paths are taken from the server's cwd.",
+    )
+
+
 class McpServerSettings(_Section):
     """One downstream MCP server whose tools the gateway serves as `{tenant}:{name}:{tool}`."""
 
@@ -803,6 +820,11 @@ class McpServerSettings(_Section):
     cwd: Path | None = Field(default=None, description="stdio: working directory.")
     sandbox: SandboxSettings = Field(
         default_factory=SandboxSettings, description="stdio: how the process is confined (docs/servers.md)."
+    )
+    pin_command: CommandPin | None = Field(
+        default=None,
+        description="stdio: pin the command's file digests; a changed file is refused until re-admitted"
+        " (`colonnade servers admit NAME @command`, docs/servers.md).",
     )
     url: str | None = Field(default=None, pattern=r"^https?://[^\s/]+", description="http: endpoint URL.")
     headers: dict[str, str] = Field(default_factory=dict, description="http: extra headers (no secrets).")
@@ -853,8 +875,10 @@ class McpServerSettings(_Section):
         else:
             if not self.url:
                 raise ValueError("an http server needs `url` (its Streamable HTTP endpoint)")
-            if self.command or self.args or self.env or self.secret_env or self.cwd:
-                raise ValueError("`command`, `args`, `env`, `secret_env` and `cwd` are for stdio servers")
+            if self.command or self.args or self.env or self.secret_env or self.cwd or self.pin_command:
+                raise ValueError(
+                    "`command`, `args`, `env`, `secret_env`, `cwd` and `pin_command` are for stdio servers"
+                )
         return self
 
 
