@@ -771,13 +771,15 @@ class SandboxSettings(_Section):
     pids_max: int | None = Field(
         default=64, gt=0, description="Most processes at once (cgroup, else RLIMIT_NPROC)."
     )
-    network: Literal["none", "loopback", "host"] = Field(
+    network: Literal["none", "loopback", "allow", "host"] = Field(
         default="none",
-        description="none: no network at all; loopback: its own loopback only; host: the gateway's network.",
+        description="none: no network at all; loopback: its own loopback only; allow: its own loopback plus"
+        " the host's loopback ports in net_allowlist (forwarded); host: the gateway's network.",
     )
     net_allowlist: list[str] = Field(
         default_factory=list,
-        description="host:port it may reach; not enforceable here (refused under strict, use none/loopback).",
+        description="network allow: the host's loopback ports it may reach, as 127.0.0.1:PORT or"
+        " localhost:PORT (other hosts cannot be enforced: refused under strict).",
     )
     fs_read: list[Path] = Field(
         default_factory=list, description="Paths it may read although hidden (under the gateway's home)."

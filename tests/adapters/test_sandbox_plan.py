@@ -97,3 +97,25 @@ def test_servers_check_reports_each_server_and_exits_1_on_a_refusal(
     assert str((tmp_path / "d").resolve()) in answer["servers"]["boxed"]["applied"]["hidden"]
     text = CliRunner().invoke(app, ["servers", "check"])
     assert "refused:" in text.output and "net_allowlist" in text.output and "Traceback" not in text.output
+
+
+def test_network_allow_forwards_only_loopback_ports_and_refuses_the_rest() -> None:
+    allowed = plan(
+        server(network="allow", net_allowlist=["127.0.0.1:8080", "localhost:5432"]), host=ROOT_HOST
+    )
+    assert allowed.missing == [] and allowed.spec["allow"] == [5432, 8080]
+    assert "network" in allowed.applied["namespaces"]
+    assert (
+        allowed.applied["network"]
+        == "its own loopback; forwarded to the host: 127.0.0.1:5432, 127.0.0.1:8080"
+    )
+    remote = plan(
+        server(network="allow", net_allowlist=["api.example.com:443", "127.0.0.1:1"]), host=ROOT_HOST
+    )
+    assert remote.spec["allow"] == [1]
+    refusal = remote.refusal()
+    assert refusal is not None and "'api.example.com:443' cannot be enforced" in refusal
+    assert "127.0.0.1:PORT or localhost:PORT" in refusal
+    assert plan(server(network="allow"), host=ROOT_HOST).refusal() is not None  # allows nothing: said
+    elsewhere = plan(server(network="loopback", net_allowlist=["127.0.0.1:80"]), host=ROOT_HOST).refusal()
+    assert elsewhere is not None and "applies only with `network: allow`" in elsewhere
