@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -27,6 +29,7 @@ from typing import Any
 
 from colonnade.adapters.command_digest import command_digests
 from colonnade.adapters.mcp.upstream import CommandGate, Upstream, UpstreamState
+from colonnade.adapters.sandbox.confinement import launcher_prefix, plan, resolved_path
 from colonnade.config import McpServerSettings
 from colonnade.mcp_relay.relay import Relay
 from colonnade.runtime.tool_admission import ToolAdmission
@@ -139,6 +142,50 @@ async def _connections(network: str, echo: _Echo, starts: int, calls: int) -> tu
     return statistics.median(start_ms), statistics.median(call_ms)
 
 
+_CLIENT = """
+import socket, statistics, sys, time
+port, count = int(sys.argv[1]), int(sys.argv[2])
+times = []
+for _ in range(count):
+    began = time.perf_counter()
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
+        connection.sendall(b"x" * 512)
+        connection.shutdown(socket.SHUT_WR)
+        while connection.recv(65536):
+            pass
+    times.append((time.perf_counter() - began) * 1000)
+print(statistics.median(times))
+"""
+
+
+def _inside_ms(network: str, echo: _Echo, count: int) -> float:
+    """Median connect + 512 B echo timed by a client inside the sandbox (no MCP call around it)."""
+    extra = {"network": network, "net_allowlist": [f"127.0.0.1:{echo.port}"] if network == "allow" else []}
+    settings = _settings(True, sandbox=extra)
+    confinement = plan(settings)
+    spec = {
+        **confinement.spec,
+        "command": sys.executable,
+        "path": resolved_path(settings),
+        "cgroups": [],
+        "memory_events": None,
+        "memory_failcnt": None,
+        "pids_events": None,
+    }
+    argv = [
+        *launcher_prefix(),
+        json.dumps(spec),
+        "--",
+        sys.executable,
+        "-c",
+        _CLIENT,
+        str(echo.port),
+        str(count),
+    ]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=True)
+    return float(done.stdout.strip())
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--starts", type=int, default=5)
@@ -168,6 +215,11 @@ async def main() -> None:
     print(
         f"connect + 512 B echo from the sandbox, median of {args.calls}: network host {host[1]:.3f} ms,"
         f" network allow (forwarder) {allow[1]:.3f} ms, added {allow[1] - host[1]:.3f} ms per connection"
+    )
+    direct = [_inside_ms("host", echo, args.calls), _inside_ms("allow", echo, args.calls)]
+    print(
+        f"the same timed inside the sandbox, median of {args.calls}: network host {direct[0]:.3f} ms,"
+        f" network allow {direct[1]:.3f} ms, added {direct[1] - direct[0]:.3f} ms per connection"
     )
     print(
         f"sandboxed start-up to ready, median of {args.starts}: network host {host[0]:.1f} ms,"
