@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from colonnade.adapters.command_digest import file_sha256
-from colonnade.catalog.tool_pins import AdmissionRefused
+from colonnade.cli import app
 from colonnade.runtime.tool_admission import COMMAND_KEY
 from tests.support.machine_load import patient
 from tests.support.mcp_servers import ROOT
@@ -63,7 +64,16 @@ def echo(running: RunningGateway, name: str = "pinned") -> dict[str, Any]:
 
 def gateway(tmp_path: Path, *servers: dict[str, Any]) -> Any:
     entries = [{"transport": "stdio", "restart_backoff_s": 0.1, **server} for server in servers]
-    return serve_gateway(gateway_settings(tmp_path / "data", [], servers=entries))
+    settings = gateway_settings(tmp_path / "data", [], servers=entries)
+    settings = settings.model_copy(update={"server": settings.server.model_copy(update={"admin_api": True})})
+    return serve_gateway(settings)
+
+
+def cli(running: RunningGateway, tmp_path: Path, *args: str) -> Any:
+    """`colonnade servers ...` against the running gateway (over REST)."""
+    base = str(running.client.base_url).rstrip("/")
+    env = {"COLUMNS": "250", "COLONNADE_DATA_DIR": str(tmp_path / "cli")}
+    return CliRunner().invoke(app, ["servers", *args, "--url", base], env=env)
 
 
 def test_a_changed_command_is_refused_until_two_people_admit_it(tmp_path: Path) -> None:
@@ -98,19 +108,21 @@ def test_a_changed_command_is_refused_until_two_people_admit_it(tmp_path: Path) 
         time.sleep(1.0)  # ten backoffs: nothing is spawned while it waits
         assert len(spawned(spawns)) == 1 and state(running)["state"] == "unadmitted"
 
-        servers = running.gateway.servers
-        assert running.run(servers.admit("pinned", COMMAND_KEY, "user:alice")).admitted is False
-        with pytest.raises(AdmissionRefused):
-            running.run(servers.admit("pinned", COMMAND_KEY, "user:alice"))
+        shown = cli(running, tmp_path, "diff", "pinned", COMMAND_KEY)
+        assert shown.exit_code == 0 and f"+executable: {command} sha256:" in shown.stdout, shown.output
+        assert cli(running, tmp_path, "admit", "pinned", COMMAND_KEY, "--as", "alice").exit_code == 0
+        twice = cli(running, tmp_path, "admit", "pinned", COMMAND_KEY, "--as", "alice")
+        assert twice.exit_code == 1 and "A-AUTH-ADMISSION-SELF" in twice.output
         assert state(running)["state"] == "unadmitted"
-        assert running.run(servers.admit("pinned", COMMAND_KEY, "user:bob")).admitted is True
+        done = cli(running, tmp_path, "admit", "pinned", COMMAND_KEY, "--as", "bob")
+        assert done.exit_code == 0 and f"admitted pinned:{COMMAND_KEY}" in done.stdout, done.output
         until(lambda: state(running)["state"] == "ready", "started after the admission", running)
         assert len(spawned(spawns)) == 2
         assert echo(running)["status"] == "success"
         pinned = running.gateway.servers.admission_of("pinned")["pinned"][COMMAND_KEY]
-        assert pinned["admitted_by"] == ["user:alice", "user:bob"]
+        assert pinned["admitted_by"] == ["anonymous:alice", "anonymous:bob"]
 
-        running.run(servers.admission.flushed())
+        running.run(running.gateway.servers.admission.flushed())
         audit = running.gateway.governance.audit
         assert audit is not None
         records = [r for r in running.run(audit.store.scan()) if r.tool == f"default:pinned:{COMMAND_KEY}"]
