@@ -131,3 +131,25 @@ async def test_a_server_that_exits_at_start_is_transient_and_keeps_its_backoff(t
         assert not isinstance(down.value, UpstreamHeld)
     finally:
         await upstream.stop()
+
+
+async def test_a_sandbox_that_cannot_be_set_up_holds_the_server_misconfigured(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the sandbox's separate user needs a root gateway")
+    command, spawns = tmp_path / "server.sh", tmp_path / "spawns"
+    counting_script(command, spawns)
+    work = tmp_path / "work"  # exists here, but the sandbox's /tmp is its own: not visible inside
+    work.mkdir()
+    upstream = Upstream(server(command, cwd=os.fspath(work), sandbox={"enabled": True, "enforce": "warn"}))
+    upstream.start()
+    try:
+        await until("misconfigured", lambda: upstream.state is UpstreamState.MISCONFIGURED)
+        error = upstream.last_error or ""
+        assert error.startswith("sandbox: ") and "working directory" in error and "not visible" in error, (
+            error
+        )
+        assert upstream.violations == {"setup": 1}
+        await asyncio.sleep(1.0)
+        assert upstream.status().restarts == 0 and spawned(spawns) == []  # the command itself never ran
+    finally:
+        await upstream.stop()

@@ -448,8 +448,9 @@ class Upstream:
                 self._session, self._direct = None, None
             if connected:
                 self._tell_connection(up=False, reason=reason)
-            elif self._sandbox_setup_failed():
-                await self._hold(UpstreamMisconfigured(f"sandbox: {self._sandbox_violation_message()}"))
+            elif self._sandbox_setup_failed():  # its stderr is drained by now: the launcher's word is in
+                self._explain_exit(said_before)  # counted as a `setup` violation, said in last_error
+                await self._hold(UpstreamMisconfigured(self.last_error or "sandbox: setup failed"))
                 continue
             if reason == "idle":
                 _event("mcp.server.disconnected", self.name, reason="idle")
@@ -497,10 +498,6 @@ class Upstream:
         a setting the kernel refuses): the same settings would fail again."""
         violation = self.stderr.violation if self.stderr is not None else None
         return violation is not None and violation.get("violation") == "setup"
-
-    def _sandbox_violation_message(self) -> str:
-        violation = self.stderr.violation if self.stderr is not None else None
-        return str(violation.get("message")) if violation is not None else ""
 
     def _explain_exit(self, said_before: str | None) -> None:
         """A stdio server's process ended: say so, with its last words on stderr (often the why)."""
