@@ -230,53 +230,47 @@ class ToolAdmission:
         change is parked as `@command`), or None. The first start pins the files, unless the
         configured `sha256` is not the executable's; a new configured `sha256` pins afresh."""
         ledger = self._ledger(settings)
-        configured = settings.pin_command.sha256 if settings.pin_command is not None else None
-        definition = {"name": COMMAND_KEY, "files": digests, "configured_sha256": configured}
-        digest = definition_digest({"files": digests})
-        pin = ledger.pins.get(COMMAND_KEY)
-        if pin is not None and pin.definition.get("configured_sha256") == configured:
-            if pin.digest == digest:
-                if ledger.parked.pop(COMMAND_KEY, None) is not None:  # the admitted file is back
-                    self._save(settings, ledger)
-                return None
-            admitted: dict[str, str] = pin.definition["files"]
-            admitted_digest: str | None = pin.digest
-        elif configured is None or digests[EXECUTABLE].endswith(f"sha256:{configured}"):
-            by = "colonnade.yaml" if configured is not None else "first-start"
-            ledger.pins[COMMAND_KEY] = _pin(definition, digest, [by], [])
+        verdict = _command_verdict(settings, ledger.pins.get(COMMAND_KEY), digests)
+        if verdict.outcome == "admitted":
+            if ledger.parked.pop(COMMAND_KEY, None) is not None:  # the admitted file is back
+                self._save(settings, ledger)
+            return None
+        if verdict.outcome == "pin":
+            ledger.pins[COMMAND_KEY] = _pin(verdict.definition, verdict.digest, [verdict.by], [])
             ledger.parked.pop(COMMAND_KEY, None)
             self._save(settings, ledger)
-            self._emit(_event(settings, COMMAND_KEY, "admitted", new=digest))
+            self._emit(_event(settings, COMMAND_KEY, "admitted", new=verdict.digest))
             return None
-        else:
-            where = digests[EXECUTABLE].rsplit(" sha256:", 1)[0]
-            admitted, admitted_digest = {EXECUTABLE: f"{where} sha256:{configured}"}, None
         earlier = ledger.parked.get(COMMAND_KEY)
-        if earlier is None or earlier.digest != digest:
+        if earlier is None or earlier.digest != verdict.digest:
             ledger.parked[COMMAND_KEY] = Parked(
                 tool=COMMAND_KEY,
                 kind="command",
-                definition=definition,
-                digest=digest,
-                admitted_digest=admitted_digest,
-                diff=_files_diff(admitted, digests),
+                definition=verdict.definition,
+                digest=verdict.digest,
+                admitted_digest=verdict.admitted_digest,
+                diff=_files_diff(verdict.admitted, digests),
                 findings=[],
                 blocked=False,
                 since=_now(),
             )
             self._save(settings, ledger)
             logger.warning("server %s: its command changed since it was admitted; not started", settings.name)
-            self._emit(_event(settings, COMMAND_KEY, "parked-command", old=admitted_digest, new=digest))
-        changed = sorted(
-            name if name != EXECUTABLE else digests[name].rsplit(" sha256:", 1)[0]
-            for name in {*admitted, *digests}
-            if admitted.get(name) != digests.get(name)
-        )
-        return (
-            f"the command of stdio server {settings.name!r} is not the admitted one ({', '.join(changed)}"
-            " changed): it does not start until two people admit the change (`colonnade servers admit "
-            f"{settings.name} {COMMAND_KEY}`, or the admissions page) or the admitted file is restored"
-        )
+            self._emit(
+                _event(
+                    settings, COMMAND_KEY, "parked-command", old=verdict.admitted_digest, new=verdict.digest
+                )
+            )
+        return verdict.refusal(settings)
+
+    def command_standing(self, settings: McpServerSettings, digests: dict[str, str]) -> tuple[bool, str]:
+        """(would start, why) for the command's files as they are now, changing nothing (preflight)."""
+        verdict = _command_verdict(settings, self._ledger(settings).pins.get(COMMAND_KEY), digests)
+        if verdict.outcome == "admitted":
+            return True, f"pinned, unchanged ({verdict.digest[:12]})"
+        if verdict.outcome == "pin":
+            return True, f"not pinned yet: pinned at its next start (admitted by {verdict.by})"
+        return False, verdict.refusal(settings)
 
     # -- deciding ---------------------------------------------------------------------------
 
@@ -435,6 +429,48 @@ def _now() -> str:
 
 def _pin(definition: dict[str, Any], digest: str, by: list[str], findings: list[Finding]) -> Pin:
     return Pin(definition, digest, _now(), by, [f.to_dict() for f in findings])
+
+
+@dataclass(frozen=True, slots=True)
+class _CommandVerdict:
+    """What the command's files are against its pin: admitted, to be pinned now, or changed."""
+
+    outcome: Literal["admitted", "pin", "changed"]
+    digests: dict[str, str]
+    definition: dict[str, Any]
+    digest: str
+    admitted: dict[str, str]
+    admitted_digest: str | None
+    by: str
+
+    def refusal(self, settings: McpServerSettings) -> str:
+        changed = sorted(
+            name if name != EXECUTABLE else self.digests[name].rsplit(" sha256:", 1)[0]
+            for name in {*self.admitted, *self.digests}
+            if self.admitted.get(name) != self.digests.get(name)
+        )
+        return (
+            f"the command of stdio server {settings.name!r} is not the admitted one ({', '.join(changed)}"
+            " changed): it does not start until two people admit the change (`colonnade servers admit "
+            f"{settings.name} {COMMAND_KEY}`, or the admissions page) or the admitted file is restored"
+        )
+
+
+def _command_verdict(
+    settings: McpServerSettings, pin: Pin | None, digests: dict[str, str]
+) -> _CommandVerdict:
+    configured = settings.pin_command.sha256 if settings.pin_command is not None else None
+    definition = {"name": COMMAND_KEY, "files": digests, "configured_sha256": configured}
+    digest = definition_digest({"files": digests})
+    by = "colonnade.yaml" if configured is not None else "first-start"
+    if pin is not None and pin.definition.get("configured_sha256") == configured:
+        outcome: Literal["admitted", "pin", "changed"] = "admitted" if pin.digest == digest else "changed"
+        return _CommandVerdict(outcome, digests, definition, digest, pin.definition["files"], pin.digest, by)
+    if configured is None or digests[EXECUTABLE].endswith(f"sha256:{configured}"):
+        return _CommandVerdict("pin", digests, definition, digest, {}, None, by)
+    where = digests[EXECUTABLE].rsplit(" sha256:", 1)[0]
+    admitted = {EXECUTABLE: f"{where} sha256:{configured}"}
+    return _CommandVerdict("changed", digests, definition, digest, admitted, None, by)
 
 
 def _files_diff(admitted: dict[str, str], listed: dict[str, str]) -> str:
