@@ -181,6 +181,32 @@ def add(
     console.print(f"added [bold]{answer['name']}[/bold] ({answer['transport']}): {answer['state']}")
 
 
+@servers_app.command("update")
+def update(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The server's name (kept).")],
+    definition: Annotated[
+        str,
+        typer.Option(
+            "--definition",
+            help="Its whole new definition as JSON or YAML (as under servers: in colonnade.yaml).",
+            show_default=False,
+        ),
+    ],
+    url: UrlOption = None,
+    token: TokenOption = None,
+) -> None:
+    """Replace a server's definition on the running gateway (a fixed command, say); it starts anew.
+
+    Lasts until the gateway stops, like `servers add`: fix colonnade.yaml too. Needs server.admin_api.
+
+    Example: colonnade servers update time --definition '{"transport": "stdio", "command": "mcp-server-time"}'
+    """
+    body = {"name": name, **_definition(definition)}
+    answer = _request(ctx, url, token, "PUT", f"/v1/servers/{name}", body)
+    console.print(f"updated [bold]{answer['name']}[/bold] ({answer['transport']}): {answer['state']}")
+
+
 @servers_app.command("remove")
 def remove(
     ctx: typer.Context,

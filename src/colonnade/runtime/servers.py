@@ -89,6 +89,18 @@ class Servers:
     def settings(self) -> list[McpServerSettings]:
         return [self.pool[name].settings for name in self.pool.names()]
 
+    async def replace(self, settings: McpServerSettings) -> None:
+        """A new definition for a configured server (a fixed command, say): stopped, then started anew.
+        Its tools are listed again by the new process; their admission pins stay."""
+        await self._replace(settings)
+        definition = settings.model_dump(mode="json", exclude_none=True)
+        await self._tell({"name": settings.name, "action": "replace", "definition": definition})
+
+    async def _replace(self, settings: McpServerSettings) -> None:
+        if self.pool.get(settings.name) is not None:
+            await self.pool.remove(settings.name)
+        self.configure(settings)
+
     async def remove(self, name: str) -> None:
         """Stop the server and stop serving its tools (its endpoint answers 404 from now on)."""
         await self._remove(name)
@@ -112,7 +124,16 @@ class Servers:
         if not isinstance(name, str):
             return
         upstream = self.pool.get(name)
-        if action == "add" and upstream is None:
+        if action == "replace" and upstream is not None:
+            try:
+                replacement = McpServerSettings.model_validate(change.payload.get("definition"))
+            except ValidationError as exc:
+                logger.warning(
+                    "server %s replaced on another replica: its definition is refused here: %s", name, exc
+                )
+                return
+            await self._replace(replacement)
+        elif action == "add" and upstream is None:
             try:
                 settings = McpServerSettings.model_validate(change.payload.get("definition"))
             except ValidationError as exc:
