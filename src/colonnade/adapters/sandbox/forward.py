@@ -9,7 +9,9 @@ allowed has no listener in the namespace: connecting to it is refused, as on any
 
 The forwarder drops to the sandbox's user with no new privileges once it holds the sockets, keeps
 none of the server's pipes, and dies with the launcher (parent-death signal, and the channel's end
-of file). Standard library only: the launcher loads it by path.
+of file). It is outside the server's cgroups, so it bounds itself: at most `MAX_CONNECTIONS`
+relayed at once (a connection beyond is reset), on small thread stacks. Standard library only: the
+launcher loads it by path.
 """
 
 from __future__ import annotations
@@ -25,12 +27,16 @@ import struct
 import threading
 from typing import Any
 
-__all__ = ["hand_over", "start"]
+__all__ = ["MAX_CONNECTIONS", "hand_over", "start"]
+
+MAX_CONNECTIONS = 64
+"""Connections relayed at once; one more is reset (the forwarder is not in the server's cgroups)."""
 
 _PR_SET_PDEATHSIG, _PR_SET_NO_NEW_PRIVS = 1, 38
 _CHUNK = 65536
 _CONNECT_TIMEOUT_S = 10.0
 _BACKLOG = 64
+_STACK_BYTES = 256 * 1024
 
 
 def start(spec: dict[str, Any]) -> socket.socket:
@@ -80,17 +86,35 @@ def _serve(spec: dict[str, Any], channel: socket.socket) -> None:
         os.setgid(spec["gid"])
         os.setuid(spec["uid"])
     libc.prctl(_PR_SET_NO_NEW_PRIVS, ctypes.c_ulong(1), 0, 0, 0)
+    threading.stack_size(_STACK_BYTES)
+    slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
     for fd, port in zip(fds, ports, strict=True):
         listener = socket.socket(fileno=fd)
-        threading.Thread(target=_accept, args=(listener, int(port)), daemon=True).start()
+        threading.Thread(target=_accept, args=(listener, int(port), slots), daemon=True).start()
     while channel.recv(1):  # the launcher's end closes when it exits
         pass
 
 
-def _accept(listener: socket.socket, port: int) -> None:
+def _accept(listener: socket.socket, port: int, slots: threading.BoundedSemaphore) -> None:
     while True:
         inner, _ = listener.accept()
-        threading.Thread(target=_relay, args=(inner, port), daemon=True).start()
+        if not slots.acquire(blocking=False):
+            _reset(inner)  # too many at once
+            continue
+        threading.Thread(target=_relay_in_slot, args=(inner, port, slots), daemon=True).start()
+
+
+def _relay_in_slot(inner: socket.socket, port: int, slots: threading.BoundedSemaphore) -> None:
+    try:
+        _relay(inner, port)
+    finally:
+        slots.release()
+
+
+def _reset(connection: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    connection.close()
 
 
 def _relay(inner: socket.socket, port: int) -> None:
@@ -98,10 +122,9 @@ def _relay(inner: socket.socket, port: int) -> None:
     outer.settimeout(_CONNECT_TIMEOUT_S)
     try:
         outer.connect(("127.0.0.1", port))
-    except OSError:
-        outer.close()  # nothing listens on the host's port: reset, as a refused connection would be
-        inner.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        inner.close()
+    except OSError:  # nothing listens on the host's port: reset, as a refused connection would be
+        outer.close()
+        _reset(inner)
         return
     outer.settimeout(None)
     for end in (inner, outer):
