@@ -25,6 +25,7 @@ __all__ = [
     "AuditSettings",
     "AuthSettings",
     "ClaimNames",
+    "CommandPin",
     "ConfigError",
     "DelegationSettings",
     "ExchangeCredential",
@@ -849,13 +850,15 @@ class SandboxSettings(_Section):
     pids_max: int | None = Field(
         default=64, gt=0, description="Most processes at once (cgroup, else RLIMIT_NPROC)."
     )
-    network: Literal["none", "loopback", "host"] = Field(
+    network: Literal["none", "loopback", "allow", "host"] = Field(
         default="none",
-        description="none: no network at all; loopback: its own loopback only; host: the gateway's network.",
+        description="none: no network at all; loopback: its own loopback only; allow: its own loopback plus"
+        " the host's loopback ports in net_allowlist (forwarded); host: the gateway's network.",
     )
     net_allowlist: list[str] = Field(
         default_factory=list,
-        description="host:port it may reach; not enforceable here (refused under strict, use none/loopback).",
+        description="network allow: the host's loopback ports it may reach, as 127.0.0.1:PORT or"
+        " localhost:PORT (other hosts cannot be enforced: refused under strict).",
     )
     fs_read: list[Path] = Field(
         default_factory=list, description="Paths it may read although hidden (under the gateway's home)."
@@ -864,6 +867,22 @@ class SandboxSettings(_Section):
     hide: list[Path] = Field(
         default_factory=list,
         description="More paths it never sees (the data directory and the gateway's HOME always are hidden).",
+    )
+
+
+class CommandPin(_Section):
+    """A stdio server's command pinned by its files' sha256: a changed file waits for re-admission."""
+
+    sha256: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-f]{64}$",
+        description="Expected sha256 (hex) of the command's executable file, as resolved on PATH; unset:"
+        " the files are pinned at the first start (trust on first use).",
+    )
+    files: list[Path] = Field(
+        default_factory=list,
+        description="More files pinned with it (an interpreter's scripts: the server's .py or .js files);"
+        " relative paths are taken from the server's cwd.",
     )
 
 
@@ -882,6 +901,11 @@ class McpServerSettings(_Section):
     cwd: Path | None = Field(default=None, description="stdio: working directory.")
     sandbox: SandboxSettings = Field(
         default_factory=SandboxSettings, description="stdio: how the process is confined (docs/servers.md)."
+    )
+    pin_command: CommandPin | None = Field(
+        default=None,
+        description="stdio: pin the command's file digests; a changed file is refused until re-admitted"
+        " (`colonnade servers admit NAME @command`, docs/servers.md).",
     )
     url: str | None = Field(default=None, pattern=r"^https?://[^\s/]+", description="http: endpoint URL.")
     headers: dict[str, str] = Field(default_factory=dict, description="http: extra headers (no secrets).")
@@ -932,8 +956,10 @@ class McpServerSettings(_Section):
         else:
             if not self.url:
                 raise ValueError("an http server needs `url` (its Streamable HTTP endpoint)")
-            if self.command or self.args or self.env or self.secret_env or self.cwd:
-                raise ValueError("`command`, `args`, `env`, `secret_env` and `cwd` are for stdio servers")
+            if self.command or self.args or self.env or self.secret_env or self.cwd or self.pin_command:
+                raise ValueError(
+                    "`command`, `args`, `env`, `secret_env`, `cwd` and `pin_command` are for stdio servers"
+                )
         return self
 
 

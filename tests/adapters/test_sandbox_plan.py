@@ -97,3 +97,62 @@ def test_servers_check_reports_each_server_and_exits_1_on_a_refusal(
     assert str((tmp_path / "d").resolve()) in answer["servers"]["boxed"]["applied"]["hidden"]
     text = CliRunner().invoke(app, ["servers", "check"])
     assert "refused:" in text.output and "net_allowlist" in text.output and "Traceback" not in text.output
+
+
+def test_network_allow_forwards_only_loopback_ports_and_refuses_the_rest() -> None:
+    allowed = plan(
+        server(network="allow", net_allowlist=["127.0.0.1:8080", "localhost:5432"]), host=ROOT_HOST
+    )
+    assert allowed.missing == [] and allowed.spec["allow"] == [5432, 8080]
+    assert "network" in allowed.applied["namespaces"]
+    assert (
+        allowed.applied["network"]
+        == "its own loopback; forwarded to the host: 127.0.0.1:5432, 127.0.0.1:8080"
+    )
+    remote = plan(
+        server(network="allow", net_allowlist=["api.example.com:443", "127.0.0.1:1"]), host=ROOT_HOST
+    )
+    assert remote.spec["allow"] == [1]
+    refusal = remote.refusal()
+    assert refusal is not None and "'api.example.com:443' cannot be enforced" in refusal
+    assert "127.0.0.1:PORT or localhost:PORT" in refusal
+    assert plan(server(network="allow"), host=ROOT_HOST).refusal() is not None  # allows nothing: said
+    elsewhere = plan(server(network="loopback", net_allowlist=["127.0.0.1:80"]), host=ROOT_HOST).refusal()
+    assert elsewhere is not None and "applies only with `network: allow`" in elsewhere
+
+
+def test_servers_check_says_whether_each_command_would_start_and_its_pin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = tmp_path / "server.py"
+    script.write_text("print('a server')\n")
+    servers = [
+        {"name": "plain", "transport": "stdio", "command": sys.executable},
+        {"name": "misspelt", "transport": "stdio", "command": "no-such-server-x"},
+        {
+            "name": "pinned",
+            "transport": "stdio",
+            "command": sys.executable,
+            "pin_command": {"files": [str(script)]},
+        },
+        {
+            "name": "wrong",
+            "transport": "stdio",
+            "command": sys.executable,
+            "pin_command": {"sha256": "0" * 64},
+        },
+    ]
+    (tmp_path / "colonnade.yaml").write_text(
+        yaml.safe_dump({"data_dir": str(tmp_path / "d"), "servers": servers})
+    )
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["servers", "check", "--json"])
+    assert result.exit_code == 1, result.output
+    answer = json.loads(result.output)
+    commands = {name: entry["command"] for name, entry in answer["servers"].items()}
+    assert commands["plain"] == "found (not pinned)"
+    assert commands["misspelt"].startswith("would be held misconfigured: the command 'no-such-server-x'")
+    assert commands["pinned"] == "found, not pinned yet: pinned at its next start (admitted by first-start)"
+    assert commands["wrong"].startswith("would be held unadmitted: the command of stdio server 'wrong'")
+    assert set(answer["refused"]) == {"misspelt", "wrong"}
+    assert not (tmp_path / "d" / "admission").exists()  # a preflight pins nothing

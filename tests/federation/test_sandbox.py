@@ -3,7 +3,9 @@
 A hostile server (tests/support/hostile_server.py) tries to allocate 2 GB, fork without end, spin
 the CPU, read the gateway's data directory and /etc/shadow, reach a loopback port and show its
 environment: each is refused or killed, each call gets a typed outcome within its deadline, and
-`mcp-server-time`, confined as well, keeps answering in both protocol eras.
+`mcp-server-time`, confined as well, keeps answering in both protocol eras. With `network: allow` the
+same server reaches the one loopback port of the host it is allowed (through the gateway's forwarder)
+and no other.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import socket
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +29,7 @@ from mcp import Client
 from colonnade.adapters.sandbox.confinement import host_abilities
 from colonnade.surfaces.mcp.render import RESULT_META_KEY
 from tests.federation.conftest import Federation, run_gateway
+from tests.support.loopback import free_port
 from tests.support.mcp_servers import ROOT, venv_stdio
 
 pytestmark = pytest.mark.e2e
@@ -69,14 +74,47 @@ def data_dir() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
+class Shouter:
+    """A TCP service on the host's loopback: answers each connection its bytes in capitals."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.served = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            with connection:
+                data = b""
+                while chunk := connection.recv(65536):
+                    data += chunk
+                connection.sendall(data.upper())
+                self.served += 1
+
+
 @pytest.fixture(scope="module")
-def federation(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator[Federation]:
+def shouter() -> Iterator[Shouter]:
+    service = Shouter()
+    yield service
+    service.listener.close()
+
+
+@pytest.fixture(scope="module")
+def federation(
+    tmp_path_factory: pytest.TempPathFactory, data_dir: Path, shouter: Shouter
+) -> Iterator[Federation]:
     reason = _confinable()
     if reason is not None:
         pytest.skip(reason)
     sandbox = {"enabled": True}
     servers = [
         hostile(network="loopback"),
+        {**hostile(network="allow", net_allowlist=[f"127.0.0.1:{shouter.port}"]), "name": "allowed"},
         venv_stdio("time", "mcp-server-time", sandbox=sandbox),
         venv_stdio("timelegacy", "mcp-server-time", protocol="legacy", sandbox=sandbox),
         venv_stdio(  # the organ sidecar, in the same sandbox as any stdio server (issue 33 item 4)
@@ -88,12 +126,12 @@ def federation(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iter
         venv_stdio(
             "unenforceable",
             "mcp-server-time",
-            sandbox={"enabled": True, "network": "host", "net_allowlist": ["example.com:443"]},
+            sandbox={"enabled": True, "network": "allow", "net_allowlist": ["example.com:443"]},
         ),
     ]
     secrets_env = {"COLONNADE_SECRET_DECLARED": DECLARED, "PLANTED_API_KEY": PLANTED}
     tmp = tmp_path_factory.mktemp("sandbox")
-    ready = ["hostile", "time", "timelegacy", "vault"]
+    ready = ["hostile", "allowed", "time", "timelegacy", "vault"]
     with run_gateway(
         tmp / "gateway", servers, env=secrets_env, data_dir=str(data_dir), ready=ready
     ) as gateway:
@@ -156,6 +194,32 @@ async def test_a_loopback_port_of_the_host_is_out_of_reach(federation: Federatio
     assert "ConnectionRefusedError" in refused["error"]
 
 
+async def test_network_allow_reaches_the_allowed_host_port_and_no_other(
+    federation: Federation, shouter: Shouter
+) -> None:
+    async def connect(port: int, **send: Any) -> dict[str, Any]:
+        result = await call(federation, "default__allowed__connect", {"port": port, **send})
+        assert result.is_error is False, result
+        return dict(result.structured_content or {})
+
+    served = shouter.served
+    assert await connect(shouter.port, send="through the forwarder") == {
+        "connected": True,
+        "reply": "THROUGH THE FORWARDER",
+    }
+    assert shouter.served == served + 1  # the host's service answered, not something in the sandbox
+    gateway_port = int(federation.base.rsplit(":", 1)[1])
+    for port in (gateway_port, free_port()):
+        assert "ConnectionRefusedError" in (await connect(port))["error"]
+    status = federation.server_status("allowed")
+    assert (
+        status["sandbox"]["applied"]["network"]
+        == f"its own loopback; forwarded to the host: 127.0.0.1:{shouter.port}"
+    )
+    hostile = await call(federation, "default__hostile__connect", {"port": shouter.port})  # network loopback
+    assert "ConnectionRefusedError" in dict(hostile.structured_content or {})["error"]
+
+
 async def test_a_fork_loop_is_stopped_at_the_process_limit(federation: Federation) -> None:
     started = time.monotonic()
     forked = await answer(federation, "fork_loop", {"limit": 500})
@@ -183,8 +247,9 @@ async def test_allocating_2_gb_kills_it_with_a_typed_outcome_and_the_reason_show
 
 async def test_what_the_host_cannot_enforce_is_refused_with_the_fix(federation: Federation) -> None:
     status = federation.server_status("unenforceable")
-    assert status["state"] == "down" and status["tools"] == 0
-    assert "net_allowlist" in status["last_error"] and "sandbox.enforce: warn" in status["last_error"]
+    assert status["state"] == "misconfigured" and status["tools"] == 0 and status["restarts"] == 0
+    assert "'example.com:443' cannot be enforced" in status["last_error"]
+    assert "127.0.0.1:PORT" in status["last_error"] and "sandbox.enforce: warn" in status["last_error"]
     assert status["sandbox"]["missing"] and status["sandbox"]["applied"]["user"].startswith("nobody")
 
 

@@ -205,7 +205,13 @@ async def test_an_unknown_tool_on_a_servers_endpoint_is_named_as_called_with_tha
 
 
 def test_a_configured_command_that_is_not_there_is_named_with_the_fix(federation: Federation) -> None:
+    deadline = time.monotonic() + 30
+    while federation.server_status("misspelt")["state"] != "misconfigured":  # held after one attempt
+        assert time.monotonic() < deadline, federation.server_status("misspelt")
+        time.sleep(0.2)
     status = federation.server_status("misspelt")
-    assert status["state"] in ("down", "connecting") and status["healthy"] is False
+    assert status["healthy"] is False and status["restarts"] == 0, status
+    banner = "  default/misspelt: MCP server misconfigured, not started: the command 'mcp-server-tme'"
+    assert banner in federation.log.read_text()  # said at start, not after the banner's wait for servers
     said = "the command 'mcp-server-tme' of stdio server 'misspelt' is not on the gateway's PATH: install it"
     assert said in (status["last_error"] or ""), status

@@ -15,6 +15,7 @@ __all__ = [
     "ADAPTER_ERROR_CODES",
     "AUTH_REFUSED",
     "CHECKSUM",
+    "COMMAND_UNADMITTED",
     "CONFLICT",
     "INPUT_REQUIRED",
     "MALFORMED",
@@ -57,6 +58,7 @@ CHECKSUM = "D-DATA-CHECKSUM"
 TOOL_ERROR = "S-TOOL-UPSTREAM-ERROR"
 TOOL_DOWN = "S-TOOL-UNAVAILABLE"
 SANDBOX_KILLED = "S-TOOL-SANDBOX-KILLED"
+COMMAND_UNADMITTED = "S-TOOL-COMMAND-UNADMITTED"
 INPUT_REQUIRED = "P-PRECOND-INPUT-REQUIRED"
 
 ADAPTER_ERROR_CODES: dict[str, str] = {
@@ -72,7 +74,9 @@ ADAPTER_ERROR_CODES: dict[str, str] = {
     UNREACHABLE: "connection refused or reset, host name not resolvable, connection closed mid-answer",
     SERVER_FAULT: "backend answered 500 or another 5xx not listed above",
     SANDBOX_KILLED: "a stdio server's sandbox killed it during the call (memory, CPU time or process limit)",
-    MISCONFIGURED: "backend secret missing or unusable, invalid base URL, TLS failure, or a redirect",
+    MISCONFIGURED: "backend secret missing or unusable, invalid base URL, TLS failure, or a redirect; a "
+    "stdio server whose command, working directory or sandbox settings cannot work here (misconfigured)",
+    COMMAND_UNADMITTED: "a stdio server's pinned command changed on disk and waits for re-admission",
     CHECKSUM: "2xx body does not match the Content-Digest, Repr-Digest or Content-MD5 the backend sent",
     MALFORMED: "2xx body declared JSON but not parseable, undecodable content encoding, "
     "or a body over the adapter's size limit; an MCP server's answer that is not a valid result",

@@ -734,6 +734,13 @@ _SPECS = (
         "Retry later; an operator must check the tool's health.",
     ),
     ErrorSpec(
+        "S-TOOL-COMMAND-UNADMITTED",
+        _TERMINAL,
+        "The server's pinned command changed on disk since it was admitted",
+        "An operator must review the changed command and admit it (`colonnade servers admit SERVER @command`,"
+        " two people) or restore the admitted file; the server does not start meanwhile.",
+    ),
+    ErrorSpec(
         "S-TOOL-SANDBOX-KILLED",
         _TERMINAL,
         "The server behind this tool was killed by its sandbox (memory, CPU time or process limit)",

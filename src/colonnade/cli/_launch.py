@@ -265,6 +265,11 @@ async def _report_servers_when_ready(gateway: Gateway, timeout_s: float = 120.0)
         for name in list(waiting):
             upstream = gateway.servers.get(name)
             status = upstream.status() if upstream is not None else None
+            if status is not None and status.state in ("misconfigured", "unadmitted"):  # held: say why now
+                waiting.remove(name)
+                held = f"MCP server {status.state}, not started: {status.last_error}"
+                err_console.print(f"  {status.tenant}/{name}: {held}", markup=False, soft_wrap=True)
+                continue
             if status is None or status.state != "ready":
                 continue
             waiting.remove(name)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Annotated, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import httpx2
 import typer
@@ -26,6 +27,9 @@ from colonnade.cli.common import (
     gateway_base_url,
     settings_of,
 )
+
+if TYPE_CHECKING:
+    from colonnade.config import McpServerSettings
 
 __all__ = ["cli", "servers_app", "status"]
 
@@ -82,8 +86,9 @@ def server_status(
 
 @servers_app.command("check")
 def check(ctx: typer.Context, as_json: JsonOption = False) -> None:
-    """Preflight, on this host: the confinement each configured stdio server would get, and what cannot
-    be applied here (exit 1 when a server with `sandbox.enforce: strict` would be refused).
+    """Preflight, on this host: the confinement each configured stdio server would get, what cannot
+    be applied here, and whether its command can start (found, executable, its `pin_command` files
+    the admitted ones); exit 1 when a server would be refused or held.
 
     Example: colonnade servers check --json
     """
@@ -94,8 +99,13 @@ def check(ctx: typer.Context, as_json: JsonOption = False) -> None:
     hidden = (settings.data_dir.resolve(),)
     report = {server.name: plan(server, hidden=hidden, host=host) for server in settings.servers}
     refused = {name: c.refusal() for name, c in report.items() if c.refusal() is not None}
+    commands = {server.name: _command_check(settings.data_dir, server) for server in settings.servers}
+    refused |= {name: why for name, (starts, why) in commands.items() if not starts}
     if as_json:
-        answer = {"host": host.describe(), "servers": {n: c.to_json() for n, c in report.items()}}
+        answer = {
+            "host": host.describe(),
+            "servers": {n: c.to_json() | {"command": commands[n][1]} for n, c in report.items()},
+        }
         console.print_json(json.dumps(answer | {"refused": refused}))
     else:
         console.print(f"host: {host.describe()}", soft_wrap=True, markup=False)
@@ -106,10 +116,32 @@ def check(ctx: typer.Context, as_json: JsonOption = False) -> None:
                 console.print(f"  {key}: {shown}", soft_wrap=True, markup=False)
             for gap in confinement.missing if confinement.enabled else ():
                 console.print(f"  [yellow]not applied:[/yellow] {gap}", soft_wrap=True)
+            console.print(f"  command: {commands[name][1]}", soft_wrap=True, markup=False)
         for reason in refused.values():
             console.print(f"[red]refused:[/red] {reason}", soft_wrap=True)
     if refused:
         raise typer.Exit(EXIT_FINDINGS)
+
+
+def _command_check(data_dir: Path, server: McpServerSettings) -> tuple[bool, str]:
+    """(would start, what) for a stdio server's command: found, and its pinned files admitted."""
+    from colonnade.adapters.command_digest import CommandFilesMissing, command_digests
+    from colonnade.adapters.stdio_command import missing_command
+    from colonnade.runtime.tool_admission import ToolAdmission
+
+    if server.transport != "stdio":
+        return True, "not a stdio server"
+    missing = missing_command(server)
+    if missing is not None:
+        return False, f"would be held misconfigured: {missing}"
+    if server.pin_command is None:
+        return True, "found (not pinned)"
+    try:
+        digests = command_digests(server)
+    except CommandFilesMissing as exc:
+        return False, f"would be held misconfigured: {exc}"
+    starts, why = ToolAdmission(data_dir / "admission").command_standing(server, digests)
+    return starts, (f"found, {why}" if starts else f"would be held unadmitted: {why}")
 
 
 @servers_app.command("add")
@@ -147,6 +179,32 @@ def add(
     body = {"name": name, "tenant": tenant, **({"start": "lazy"} if lazy else {}), **body}
     answer = _request(ctx, url, token, "POST", "/v1/servers", body)
     console.print(f"added [bold]{answer['name']}[/bold] ({answer['transport']}): {answer['state']}")
+
+
+@servers_app.command("update")
+def update(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The server's name (kept).")],
+    definition: Annotated[
+        str,
+        typer.Option(
+            "--definition",
+            help="Its whole new definition as JSON or YAML (as under servers: in colonnade.yaml).",
+            show_default=False,
+        ),
+    ],
+    url: UrlOption = None,
+    token: TokenOption = None,
+) -> None:
+    """Replace a server's definition on the running gateway (a fixed command, say); it starts anew.
+
+    Lasts until the gateway stops, like `servers add`: fix colonnade.yaml too. Needs server.admin_api.
+
+    Example: colonnade servers update time --definition '{"transport": "stdio", "command": "mcp-server-time"}'
+    """
+    body = {"name": name, **_definition(definition)}
+    answer = _request(ctx, url, token, "PUT", f"/v1/servers/{name}", body)
+    console.print(f"updated [bold]{answer['name']}[/bold] ({answer['transport']}): {answer['state']}")
 
 
 @servers_app.command("remove")

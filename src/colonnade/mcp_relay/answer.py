@@ -12,11 +12,20 @@ from typing import Any
 
 from mcp.shared.exceptions import MCPError
 
-__all__ = ["UpstreamAnswer", "UpstreamDown", "answer_of"]
+__all__ = ["UpstreamAnswer", "UpstreamDown", "UpstreamHeld", "answer_of"]
 
 
 class UpstreamDown(Exception):
     """The server cannot take calls now; the message says why and since when."""
+
+
+class UpstreamHeld(UpstreamDown):
+    """The server is held down until someone acts (its definition is fixed, or its changed command is
+    re-admitted): no restart is tried meanwhile. `code` is the call's typed outcome."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass(slots=True)

@@ -15,6 +15,7 @@ stored anywhere to re-read, which is why lasting servers belong in colonnade.yam
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
@@ -25,8 +26,10 @@ from mcp.shared.subscriptions import ServerEvent
 from opentelemetry.trace import Tracer
 from pydantic import ValidationError
 
+from colonnade.adapters.command_digest import CommandFilesMissing, command_digests
 from colonnade.adapters.mcp.pool import McpPool
 from colonnade.adapters.mcp.upstream import Upstream
+from colonnade.adapters.mcp.wire import UpstreamMisconfigured
 from colonnade.adapters.secrets import SecretResolver
 from colonnade.adapters.stdio_command import missing_command
 from colonnade.catalog.catalog import Catalog
@@ -35,7 +38,7 @@ from colonnade.catalog.mcp_projection import project_server_tools, source_id
 from colonnade.catalog.naming import WireProfile
 from colonnade.config import McpServerSettings
 from colonnade.governance.principal import Principal
-from colonnade.runtime.tool_admission import Admitted, ToolAdmission
+from colonnade.runtime.tool_admission import COMMAND_KEY, Admitted, ToolAdmission
 from colonnade.shared_state import Change, Fanout
 from colonnade.shared_state.topics import SERVER_CHANGED
 
@@ -63,6 +66,7 @@ class Servers:
         self.admission = admission if admission is not None else ToolAdmission()
         self._listed: dict[str, tuple[types.Tool, ...]] = {}
         self.pool = McpPool(secrets=secrets, tracer=tracer, on_tools=self._on_tools, on_event=self._on_event)
+        self.pool.command_gate = self._command_gate
         self.listeners: list[ServerEventListener] = []
 
     def configure(self, settings: McpServerSettings) -> Upstream:
@@ -84,6 +88,18 @@ class Servers:
 
     def settings(self) -> list[McpServerSettings]:
         return [self.pool[name].settings for name in self.pool.names()]
+
+    async def replace(self, settings: McpServerSettings) -> None:
+        """A new definition for a configured server (a fixed command, say): stopped, then started anew.
+        Its tools are listed again by the new process; their admission pins stay."""
+        await self._replace(settings)
+        definition = settings.model_dump(mode="json", exclude_none=True)
+        await self._tell({"name": settings.name, "action": "replace", "definition": definition})
+
+    async def _replace(self, settings: McpServerSettings) -> None:
+        if self.pool.get(settings.name) is not None:
+            await self.pool.remove(settings.name)
+        self.configure(settings)
 
     async def remove(self, name: str) -> None:
         """Stop the server and stop serving its tools (its endpoint answers 404 from now on)."""
@@ -108,7 +124,16 @@ class Servers:
         if not isinstance(name, str):
             return
         upstream = self.pool.get(name)
-        if action == "add" and upstream is None:
+        if action == "replace" and upstream is not None:
+            try:
+                replacement = McpServerSettings.model_validate(change.payload.get("definition"))
+            except ValidationError as exc:
+                logger.warning(
+                    "server %s replaced on another replica: its definition is refused here: %s", name, exc
+                )
+                return
+            await self._replace(replacement)
+        elif action == "add" and upstream is None:
             try:
                 settings = McpServerSettings.model_validate(change.payload.get("definition"))
             except ValidationError as exc:
@@ -172,10 +197,23 @@ class Servers:
         if upstream is None:
             raise KeyError(name)
         outcome = await self.admission.approve(upstream.settings, tool, approver, principal)
+        if outcome.admitted and tool == COMMAND_KEY:
+            upstream.restart()  # held down until now: it starts with the admitted command
+            return outcome
         listed = self._listed.get(name)
         if outcome.admitted and listed is not None:
             self._on_tools(upstream, listed)
         return outcome
+
+    async def _command_gate(self, settings: McpServerSettings) -> str | None:
+        """Before each start of a stdio server with `pin_command`: its files against the admitted ones."""
+        if settings.pin_command is None:
+            return None
+        try:
+            digests = await asyncio.to_thread(command_digests, settings)
+        except CommandFilesMissing as exc:
+            raise UpstreamMisconfigured(str(exc)) from None
+        return self.admission.check_command(settings, digests)
 
     def admitted(self, name: str, tool: str) -> dict[str, Any] | None:
         """The admitted definition of a tool of server `name` (None while it waits, or no server)."""

@@ -7,12 +7,17 @@ Later listings are compared with the pins: a changed definition is quarantined (
 waits unless the server says `admit: auto`. A parked change is admitted by two different people
 (four-eyes); the same person approving twice is refused. Every change, approval and refusal is an
 audit record carrying both digests. Pins live in `data_dir/admission/`, one JSON file per server.
+
+A stdio server with `pin_command` has its command's files pinned the same way under the key
+`@command` (`check_command`): pinned at the first start (or to the configured sha256), and a
+changed file parks the change and holds the server down until two people admit it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import json
 import logging
 import os
@@ -24,6 +29,7 @@ from typing import Any, Literal
 
 import mcp_types as types
 
+from colonnade.adapters.command_digest import EXECUTABLE
 from colonnade.catalog.poisoning import check_definition
 from colonnade.catalog.tool_pins import AdmissionRefused, definition_diff, definition_digest, definition_of
 from colonnade.config import McpServerSettings
@@ -31,12 +37,23 @@ from colonnade.contracts.findings import Finding
 from colonnade.governance.audit import AuditEvent, EventKind
 from colonnade.governance.principal import Principal
 
-__all__ = ["APPROVALS_NEEDED", "AdmissionRefused", "Admitted", "Parked", "Pin", "ToolAdmission"]
+__all__ = [
+    "APPROVALS_NEEDED",
+    "COMMAND_KEY",
+    "AdmissionRefused",
+    "Admitted",
+    "Parked",
+    "Pin",
+    "ToolAdmission",
+]
 
 logger = logging.getLogger("colonnade.servers")
 
 APPROVALS_NEEDED = 2
 """Different people who must approve a parked tool before it is admitted (four-eyes)."""
+
+COMMAND_KEY = "@command"
+"""The ledger's name for a stdio server's pinned command (no MCP tool name has an `@`)."""
 
 Audit = Callable[[AuditEvent], Awaitable[object]]
 _GATEWAY = Principal.system("tool-admission")
@@ -58,7 +75,7 @@ class Parked:
     """A listed definition that waits for admission: a new tool, or a changed one."""
 
     tool: str
-    kind: Literal["new", "changed"]
+    kind: Literal["new", "changed", "command"]
     definition: dict[str, Any]
     digest: str
     admitted_digest: str | None
@@ -205,6 +222,55 @@ class ToolAdmission:
                 findings=findings,
             )
         )
+
+    # -- a stdio server's command -----------------------------------------------------------
+
+    def check_command(self, settings: McpServerSettings, digests: dict[str, str]) -> str | None:
+        """Why the server's command must not start (its files differ from the admitted ones: the
+        change is parked as `@command`), or None. The first start pins the files, unless the
+        configured `sha256` is not the executable's; a new configured `sha256` pins afresh."""
+        ledger = self._ledger(settings)
+        verdict = _command_verdict(settings, ledger.pins.get(COMMAND_KEY), digests)
+        if verdict.outcome == "admitted":
+            if ledger.parked.pop(COMMAND_KEY, None) is not None:  # the admitted file is back
+                self._save(settings, ledger)
+            return None
+        if verdict.outcome == "pin":
+            ledger.pins[COMMAND_KEY] = _pin(verdict.definition, verdict.digest, [verdict.by], [])
+            ledger.parked.pop(COMMAND_KEY, None)
+            self._save(settings, ledger)
+            self._emit(_event(settings, COMMAND_KEY, "admitted", new=verdict.digest))
+            return None
+        earlier = ledger.parked.get(COMMAND_KEY)
+        if earlier is None or earlier.digest != verdict.digest:
+            ledger.parked[COMMAND_KEY] = Parked(
+                tool=COMMAND_KEY,
+                kind="command",
+                definition=verdict.definition,
+                digest=verdict.digest,
+                admitted_digest=verdict.admitted_digest,
+                diff=_files_diff(verdict.admitted, digests),
+                findings=[],
+                blocked=False,
+                since=_now(),
+            )
+            self._save(settings, ledger)
+            logger.warning("server %s: its command changed since it was admitted; not started", settings.name)
+            self._emit(
+                _event(
+                    settings, COMMAND_KEY, "parked-command", old=verdict.admitted_digest, new=verdict.digest
+                )
+            )
+        return verdict.refusal(settings)
+
+    def command_standing(self, settings: McpServerSettings, digests: dict[str, str]) -> tuple[bool, str]:
+        """(would start, why) for the command's files as they are now, changing nothing (preflight)."""
+        verdict = _command_verdict(settings, self._ledger(settings).pins.get(COMMAND_KEY), digests)
+        if verdict.outcome == "admitted":
+            return True, f"pinned, unchanged ({verdict.digest[:12]})"
+        if verdict.outcome == "pin":
+            return True, f"not pinned yet: pinned at its next start (admitted by {verdict.by})"
+        return False, verdict.refusal(settings)
 
     # -- deciding ---------------------------------------------------------------------------
 
@@ -363,6 +429,58 @@ def _now() -> str:
 
 def _pin(definition: dict[str, Any], digest: str, by: list[str], findings: list[Finding]) -> Pin:
     return Pin(definition, digest, _now(), by, [f.to_dict() for f in findings])
+
+
+@dataclass(frozen=True, slots=True)
+class _CommandVerdict:
+    """What the command's files are against its pin: admitted, to be pinned now, or changed."""
+
+    outcome: Literal["admitted", "pin", "changed"]
+    digests: dict[str, str]
+    definition: dict[str, Any]
+    digest: str
+    admitted: dict[str, str]
+    admitted_digest: str | None
+    by: str
+
+    def refusal(self, settings: McpServerSettings) -> str:
+        changed = sorted(
+            name if name != EXECUTABLE else self.digests[name].rsplit(" sha256:", 1)[0]
+            for name in {*self.admitted, *self.digests}
+            if self.admitted.get(name) != self.digests.get(name)
+        )
+        return (
+            f"the command of stdio server {settings.name!r} is not the admitted one ({', '.join(changed)}"
+            " changed): it does not start until two people admit the change (`colonnade servers admit "
+            f"{settings.name} {COMMAND_KEY}`, or the admissions page) or the admitted file is restored"
+        )
+
+
+def _command_verdict(
+    settings: McpServerSettings, pin: Pin | None, digests: dict[str, str]
+) -> _CommandVerdict:
+    configured = settings.pin_command.sha256 if settings.pin_command is not None else None
+    definition = {"name": COMMAND_KEY, "files": digests, "configured_sha256": configured}
+    digest = definition_digest({"files": digests})
+    by = "colonnade.yaml" if configured is not None else "first-start"
+    if pin is not None and pin.definition.get("configured_sha256") == configured:
+        outcome: Literal["admitted", "pin", "changed"] = "admitted" if pin.digest == digest else "changed"
+        return _CommandVerdict(outcome, digests, definition, digest, pin.definition["files"], pin.digest, by)
+    if configured is None or digests[EXECUTABLE].endswith(f"sha256:{configured}"):
+        return _CommandVerdict("pin", digests, definition, digest, {}, None, by)
+    where = digests[EXECUTABLE].rsplit(" sha256:", 1)[0]
+    admitted = {EXECUTABLE: f"{where} sha256:{configured}"}
+    return _CommandVerdict("changed", digests, definition, digest, admitted, None, by)
+
+
+def _files_diff(admitted: dict[str, str], listed: dict[str, str]) -> str:
+    """The pinned files, one `name: digest` line each, admitted against found now."""
+
+    def lines(files: dict[str, str]) -> list[str]:
+        return [f"{name}: {value}" for name, value in sorted(files.items())]
+
+    diff = difflib.unified_diff(lines(admitted), lines(listed), "admitted", "on disk now", lineterm="", n=2)
+    return "\n".join(diff)
 
 
 def _codes(findings: list[Finding]) -> str:

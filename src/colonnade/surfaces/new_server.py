@@ -1,8 +1,9 @@
 """The checks a downstream server added over HTTP passes, for REST's `POST /v1/servers` and the pages.
 
 A definition is validated as a `servers:` entry of colonnade.yaml is (the problems worded the same
-way), must not reuse a configured name, and a stdio server's command must exist on this host; the
-first failing check is the answer, with its registry code and HTTP status.
+way), must not reuse a configured name (unless it `replaces` that server, whose name it must keep),
+and a stdio server's command must exist on this host; the first failing check is the answer, with
+its registry code and HTTP status.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class ServerRefused:
 
 
 def checked_server(
-    servers: ServerDefinitions, definition: bytes | Mapping[str, Any]
+    servers: ServerDefinitions, definition: bytes | Mapping[str, Any], *, replaces: str | None = None
 ) -> McpServerSettings | ServerRefused:
     try:
         if isinstance(definition, bytes):
@@ -43,7 +44,12 @@ def checked_server(
     except ValidationError as exc:
         problems = server_definition_problems(exc)
         return ServerRefused("I-REQ-SERVER-CONFIG", "; ".join(problems), 400, problems)
-    if any(status["name"] == settings.name for status in servers.status()):
+    if replaces is not None and settings.name != replaces:
+        problem = (
+            f"name: the definition names {settings.name!r}; it replaces {replaces!r}, whose name it keeps"
+        )
+        return ServerRefused("I-REQ-SERVER-CONFIG", problem, 400, [problem])
+    if replaces is None and any(status["name"] == settings.name for status in servers.status()):
         return ServerRefused(
             "I-REQ-SERVER-EXISTS", f"a server named {settings.name!r} is configured already", 409
         )

@@ -41,7 +41,7 @@ from colonnade.adapters.outcome import (
     OutcomeKind,
 )
 
-__all__ = ["down", "error_outcome", "malformed", "result_outcome", "sandbox_killed", "timed_out"]
+__all__ = ["down", "error_outcome", "held", "malformed", "result_outcome", "sandbox_killed", "timed_out"]
 
 _REJECTED_CODES = frozenset(
     {
@@ -109,6 +109,11 @@ def error_outcome(exc: MCPError, duration_ms: float) -> AdapterOutcome:
 
 def down(message: str) -> AdapterOutcome:
     return AdapterOutcome(OutcomeKind.TERMINAL_ERROR, error_code=TOOL_DOWN, message=message)
+
+
+def held(code: str, message: str) -> AdapterOutcome:
+    """The server is held down until someone acts (misconfigured, or its command not admitted)."""
+    return AdapterOutcome(OutcomeKind.TERMINAL_ERROR, error_code=code, message=message)
 
 
 def sandbox_killed(message: str, duration_ms: float) -> AdapterOutcome:

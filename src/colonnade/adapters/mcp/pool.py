@@ -19,6 +19,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry.trace import Tracer
 
 from colonnade.adapters.mcp.upstream import (
+    CommandGate,
     ConnectionListener,
     EventListener,
     ToolsListener,
@@ -48,6 +49,8 @@ class McpPool:
         """Given to every server's supervisor: told when its session comes up or goes away."""
         self.hidden: tuple[Path, ...] = ()
         """The gateway's own paths (its data directory) no stdio server's sandbox shows."""
+        self.command_gate: CommandGate | None = None
+        """Asked before each start of a stdio server whether its command is the admitted one."""
         self._upstreams: dict[str, Upstream] = {}
         self._twins: dict[str, Upstream] = {}
         self._running = False
@@ -102,6 +105,7 @@ class McpPool:
             on_event=self.on_event,
             on_connection=self.on_connection,
             hidden=self.hidden,
+            command_gate=self.command_gate,
         )
         self._upstreams[settings.name] = upstream
         if self._running:

@@ -26,6 +26,7 @@ from colonnade.adapters.credentials import CredentialRefused, UpstreamCredential
 from colonnade.adapters.mcp.outcomes import (
     down,
     error_outcome,
+    held,
     malformed,
     result_outcome,
     sandbox_killed,
@@ -37,7 +38,7 @@ from colonnade.adapters.outcome import MALFORMED, AdapterOutcome
 from colonnade.adapters.registry import Invocation
 from colonnade.catalog.bindings import McpBinding
 from colonnade.config import UpstreamAuth
-from colonnade.mcp_relay.answer import UpstreamAnswer, UpstreamDown
+from colonnade.mcp_relay.answer import UpstreamAnswer, UpstreamDown, UpstreamHeld
 from colonnade.mcp_relay.relay import Relay, relay_of
 from colonnade.observability.tracing import records_spans, start_call_span
 
@@ -95,6 +96,8 @@ class McpTools:
             )
         except CredentialRefused as exc:
             return refused(exc)
+        except UpstreamHeld as exc:
+            return held(exc.code, str(exc))
         except UpstreamDown as exc:
             return down(str(exc))
         except TimeoutError as exc:

@@ -40,16 +40,17 @@ from colonnade.adapters.mcp.discovery import event_of, list_tools, listen_for_ch
 from colonnade.adapters.mcp.exchange import Build, First, exchange
 from colonnade.adapters.mcp.in_flight import InFlight
 from colonnade.adapters.mcp.stdio_stderr import StderrTail
-from colonnade.adapters.mcp.wire import RelayDispatcher, negotiate, open_transport
+from colonnade.adapters.mcp.wire import RelayDispatcher, UpstreamMisconfigured, negotiate, open_transport
+from colonnade.adapters.outcome import COMMAND_UNADMITTED, MISCONFIGURED
 from colonnade.adapters.sandbox.confinement import plan
 from colonnade.adapters.secrets import EnvSecretResolver, SecretResolver
 from colonnade.catalog.mcp_projection import unmatched_settings
 from colonnade.config import McpServerSettings
-from colonnade.mcp_relay.answer import UpstreamDown
+from colonnade.mcp_relay.answer import UpstreamDown, UpstreamHeld
 from colonnade.mcp_relay.relay import Relay
 from colonnade.observability.tracing import trace_meta
 
-__all__ = ["Upstream", "UpstreamState", "UpstreamStatus"]
+__all__ = ["CommandGate", "CommandUnadmitted", "Upstream", "UpstreamState", "UpstreamStatus"]
 
 logger = logging.getLogger("colonnade.servers")
 
@@ -57,12 +58,19 @@ _CLIENT_INFO = types.Implementation(name="colonnade", version=__version__)
 _STOP_WAIT_S = 10.0
 """How long `stop` waits for the session's task to end after cancelling it."""
 _FOLLOW_AGAIN_S = 1.0
-_MISCONFIGURED = "S-TOOL-CONFIG"
 """How soon a resource subscription of the 2026-07-28 era is opened again after it ended."""
+_MISCONFIGURED = MISCONFIGURED
 ToolsListener = Callable[["Upstream", tuple[types.Tool, ...]], None]
 EventListener = Callable[["Upstream", ServerEvent], Awaitable[None]]
 ConnectionListener = Callable[[str, bool, dict[str, Any]], None]
 """(server name, up, details): `protocol_version` when up, `reason` (idle, restart, failed) when down."""
+CommandGate = Callable[[McpServerSettings], Awaitable[str | None]]
+"""Asked before each start of a stdio server: why its command must not start (it changed since it was
+admitted, `runtime/command_admission.py`), or None."""
+
+
+class CommandUnadmitted(Exception):
+    """The command's files differ from the admitted ones: the server waits for a re-admission."""
 
 
 class UpstreamState(StrEnum):
@@ -72,6 +80,10 @@ class UpstreamState(StrEnum):
     READY = "ready"
     DOWN = "down"
     """The connection ended or failed; a restart is scheduled."""
+    MISCONFIGURED = "misconfigured"
+    """Its definition cannot work here (command, working directory, sandbox): no restart until fixed."""
+    UNADMITTED = "unadmitted"
+    """Its command changed on disk since it was admitted: no start until the change is admitted."""
     STOPPED = "stopped"
 
 
@@ -117,8 +129,10 @@ class Upstream:
         on_demand: bool = False,
         on_connection: ConnectionListener | None = None,
         hidden: tuple[Path, ...] = (),
+        command_gate: CommandGate | None = None,
     ) -> None:
         self.settings = settings
+        self.command_gate = command_gate
         self.on_demand = on_demand
         """Connect only when a call needs it (no start-up listing): a handshake-era twin session."""
         self.name = settings.name
@@ -349,6 +363,8 @@ class Upstream:
         while True:
             if self.state is UpstreamState.READY and self._session is not None:
                 return self._session
+            if self.state in _HELD:
+                raise UpstreamHeld(_HELD[self.state], self._why_down())
             if self.state is UpstreamState.STOPPED or self.state is UpstreamState.DOWN or self._crashed:
                 raise UpstreamDown(self._why_down())
             if self.state is UpstreamState.IDLE:
@@ -375,6 +391,11 @@ class Upstream:
             return f"server {self.name!r} is not running"
         since = time.strftime("%H:%M:%S", time.localtime(self.since))
         reason = f": {self.last_error}" if self.last_error else ""
+        if self.state in _HELD:
+            return (
+                f"server {self.name!r} is {self.state.value} since {since}, not restarted until that is "
+                f"resolved{reason}"
+            )
         return f"server {self.name!r} is {self.state.value} since {since}, restarting{reason}"
 
     # -- the supervisor --------------------------------------------------------------------------
@@ -416,6 +437,10 @@ class Upstream:
                     reason = await self._serve(session)
             except asyncio.CancelledError:
                 raise
+            except (UpstreamMisconfigured, CommandUnadmitted) as exc:  # retrying cannot help: held
+                self._session, self._direct = None, None
+                await self._hold(exc)
+                continue
             except Exception as exc:  # a failed start or a broken connection: reported, then retried
                 self.last_error = _describe(exc)
                 reason = "failed"
@@ -423,6 +448,10 @@ class Upstream:
                 self._session, self._direct = None, None
             if connected:
                 self._tell_connection(up=False, reason=reason)
+            elif self._sandbox_setup_failed():  # its stderr is drained by now: the launcher's word is in
+                self._explain_exit(said_before)  # counted as a `setup` violation, said in last_error
+                await self._hold(UpstreamMisconfigured(self.last_error or "sandbox: setup failed"))
+                continue
             if reason == "idle":
                 _event("mcp.server.disconnected", self.name, reason="idle")
                 self._demand.clear()
@@ -450,6 +479,26 @@ class Upstream:
             self.restarts += 1
             _event("mcp.server.restarting", self.name, attempt=failures)
 
+    async def _hold(self, exc: Exception) -> None:
+        """Stay down, without restarts, until a restart is asked (the definition fixed, or re-admitted)."""
+        unadmitted = isinstance(exc, CommandUnadmitted)
+        state = UpstreamState.UNADMITTED if unadmitted else UpstreamState.MISCONFIGURED
+        self.last_error = str(exc)
+        self._crashed = True
+        self._set_state(state)
+        _event(f"mcp.server.{state.value}", self.name, level=logging.ERROR, error=self.last_error)
+        while not self._restart_requested:
+            self._wake.clear()
+            await self._wake.wait()
+        self.restarts += 1
+        _event("mcp.server.restarting", self.name, after=state.value)
+
+    def _sandbox_setup_failed(self) -> bool:
+        """The sandbox could not be set up for a process that never connected (a path it cannot show,
+        a setting the kernel refuses): the same settings would fail again."""
+        violation = self.stderr.violation if self.stderr is not None else None
+        return violation is not None and violation.get("violation") == "setup"
+
     def _explain_exit(self, said_before: str | None) -> None:
         """A stdio server's process ended: say so, with its last words on stderr (often the why)."""
         if self.stderr is None:
@@ -470,6 +519,10 @@ class Upstream:
     @contextlib.asynccontextmanager
     async def _connect(self, attempt: int) -> AsyncIterator[tuple[ClientSession, DirectCalls | None]]:
         """Open the transport and the session, negotiate the era and list the tools (one span)."""
+        if self.command_gate is not None and self.settings.transport == "stdio":
+            refusal = await self.command_gate(self.settings)
+            if refusal is not None:
+                raise CommandUnadmitted(refusal)
         closed = asyncio.Event()
         self._closed = closed
         span = self._span("mcp.server.connect", attempt=attempt)
@@ -638,6 +691,10 @@ class Upstream:
             self.since = time.time()
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
+
+
+_HELD = {UpstreamState.MISCONFIGURED: MISCONFIGURED, UpstreamState.UNADMITTED: COMMAND_UNADMITTED}
+"""The states a server is held in until someone acts, and the typed outcome its calls get meanwhile."""
 
 
 def _describe(exc: BaseException) -> str:

@@ -48,6 +48,7 @@ __all__ = [
     "Connection",
     "RelayDispatcher",
     "ResumeListener",
+    "UpstreamMisconfigured",
     "UpstreamUnconfigured",
     "negotiate",
     "open_transport",
@@ -75,6 +76,11 @@ class Connection:
 
 class UpstreamUnconfigured(Exception):
     """The server cannot start as configured (a secret or its command is missing); the message says which."""
+
+
+class UpstreamMisconfigured(UpstreamUnconfigured):
+    """Its definition cannot work on this host (command missing or not executable, working directory
+    absent, sandbox settings that cannot be enforced): restarting will not help until it is fixed."""
 
 
 class RelayDispatcher:
@@ -188,7 +194,7 @@ async def open_transport(
         assert server.command is not None
         missing = missing_command(server)  # said plainly, not as the spawn's bare FileNotFoundError
         if missing is not None:
-            raise UpstreamUnconfigured(missing)
+            raise UpstreamMisconfigured(missing)
         env = dict(server.env)
         for variable, secret in server.secret_env.items():
             env[variable] = await _secret(secrets, secret, f"{server.name}.secret_env.{variable}")
@@ -199,7 +205,7 @@ async def open_transport(
             try:
                 params, _ = await sandbox.enter_async_context(confined(server, plain, hidden=hidden))
             except SandboxRefused as exc:
-                raise UpstreamUnconfigured(str(exc)) from None
+                raise UpstreamMisconfigured(str(exc)) from None
             if stderr is None:
                 async with stdio_client(params) as (read, write):  # the server's stderr goes to the gateway's
                     yield Connection(read, write)

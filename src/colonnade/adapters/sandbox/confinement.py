@@ -109,14 +109,14 @@ def plan(
     applied["hidden"] = hide
     applied["read"] = [os.fspath(path) for path in box.fs_read]
     applied["write"] = ["/tmp", *(os.fspath(path) for path in box.fs_write)]
-    applied["network"] = {"none": "none", "loopback": "its own loopback only", "host": "the gateway's"}[
-        box.network
-    ]
-    if box.net_allowlist:
-        missing.append(
-            f"net_allowlist {box.net_allowlist} cannot be enforced (no per-host filter here): "
-            "use network none or loopback"
-        )
+    allowed = _allowed_ports(box, missing)
+    applied["network"] = {
+        "none": "none",
+        "loopback": "its own loopback only",
+        "allow": "its own loopback; forwarded to the host: "
+        + (", ".join(f"127.0.0.1:{port}" for port in allowed) or "nothing"),
+        "host": "the gateway's",
+    }[box.network]
     rlimits: dict[str, int] = {"core": 0}
     _limits(box, host, applied, missing, rlimits)
     spec = {
@@ -124,6 +124,7 @@ def plan(
         "gid": gid,
         "user_namespace": userns,
         "network": box.network,
+        "allow": allowed,
         "hide": hide,
         "fs_read": [os.path.abspath(path) for path in box.fs_read],
         "fs_write": [os.path.abspath(path) for path in box.fs_write],
@@ -155,6 +156,34 @@ def _user(
         return None, None, True
     missing.append("neither a separate user (needs root) nor a user namespace is available")
     return None, None, False
+
+
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost")
+
+
+def _allowed_ports(box: SandboxSettings, missing: list[str]) -> list[int]:
+    """The host's loopback ports `network: allow` forwards into the sandbox; what cannot be, in `missing`."""
+    if box.network != "allow":
+        if box.net_allowlist:
+            missing.append(
+                f"net_allowlist {box.net_allowlist} applies only with `network: allow` (this server has"
+                f" network {box.network}): set network: allow, or remove net_allowlist"
+            )
+        return []
+    ports: list[int] = []
+    for entry in box.net_allowlist:
+        host, _, port = entry.rpartition(":")
+        if host in _LOOPBACK_NAMES and port.isdigit() and 0 < int(port) < 65536:
+            ports.append(int(port))
+        else:
+            missing.append(
+                f"net_allowlist entry {entry!r} cannot be enforced: network allow forwards only the"
+                " gateway host's loopback ports (127.0.0.1:PORT or localhost:PORT) into the sandbox,"
+                " which has no route or name resolution to other hosts"
+            )
+    if not box.net_allowlist:
+        missing.append("network allow needs net_allowlist entries (127.0.0.1:PORT): it allows nothing")
+    return sorted(set(ports))
 
 
 def _hidden(box: SandboxSettings, hidden: tuple[Path, ...]) -> list[str]:

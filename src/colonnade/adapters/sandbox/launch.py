@@ -7,11 +7,13 @@ the standard library only and is run by path, so it starts fast and imports noth
 In order: join the cgroups the gateway made for this process, enter new mount, network, IPC and UTS
 namespaces (and a user namespace when the gateway is not root), give private `/tmp`, `/var/tmp` and
 `/dev/shm`, hide the data directory and the gateway's home behind empty read-only file systems (bringing
-back the interpreter and the paths the settings expose), bring up a loopback of its own if asked, then
-fork. The child sets its resource limits, drops to the unprivileged user with no new privileges, and
-executes the command. The launcher stays as the parent: when the child ends it writes one line
-`colonnade-sandbox: {json}` to stderr saying why (killed at the memory, CPU time or process limit, or a
-signal), which the gateway reads into `last_error`, the status and the call's outcome.
+back the interpreter and the paths the settings expose), bring up a loopback of its own if asked (with
+`network: allow`, the forwarder of `forward.py`, forked before the namespaces, relays the allowed ports
+of the host's loopback into it), then fork. The child sets its resource limits, drops to the
+unprivileged user with no new privileges, and executes the command. The launcher stays as the parent:
+when the child ends it writes one line `colonnade-sandbox: {json}` to stderr saying why (killed at the
+memory, CPU time or process limit, or a signal), which the gateway reads into `last_error`, the status
+and the call's outcome.
 """
 
 from __future__ import annotations
@@ -247,6 +249,18 @@ def _signal_group(group: int, sig: int) -> None:
         os.killpg(group, sig)
 
 
+def _forwarder() -> Any:
+    """`forward.py`, loaded by path: the launcher runs isolated (`-I`), without its folder on sys.path."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "forward.py")
+    spec = importlib.util.spec_from_file_location("colonnade_sandbox_forward", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _report(record: dict[str, Any]) -> None:
     sys.stderr.write(MARKER + json.dumps(record) + "\n")
     sys.stderr.flush()
@@ -259,11 +273,15 @@ def main(argv: list[str]) -> int:
     spec = json.loads(argv[1])
     command = argv[3:]
     try:
+        forward: Any = _forwarder() if spec["network"] == "allow" else None
+        channel = forward.start(spec) if forward is not None else None  # outside the server's cgroups
         _join_cgroups(spec["cgroups"])
         _enter_namespaces(spec)
         _shape_files(spec)
-        if spec["network"] == "loopback":
+        if spec["network"] in ("loopback", "allow"):
             _loopback_up()
+        if channel is not None:
+            forward.hand_over(channel, spec["allow"])
     except (OSError, SandboxError) as exc:
         _report({"violation": "setup", "message": f"the sandbox could not be set up: {exc}"})
         return 126

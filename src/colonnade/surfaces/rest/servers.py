@@ -1,6 +1,6 @@
 """REST for downstream MCP servers and the gateway's status: `/v1/servers...` and `GET /v1/status`.
 
-Reading is open like the rest of `/v1`. Adding, removing and restarting servers changes what runs
+Reading is open like the rest of `/v1`. Adding, replacing, removing and restarting servers changes what runs
 on the gateway's host (a stdio server is a process), so it needs `server.admin_api: true` and a
 caller allowed to administer: an `admin` persona, or the anonymous caller of a gateway without
 authentication (loopback only). Servers added here last until the gateway stops; the other
@@ -43,6 +43,8 @@ class ServerAdmin(Protocol):
 
     async def restart(self, name: str) -> None: ...
 
+    async def replace(self, settings: McpServerSettings) -> None: ...
+
 
 class ServersApi:
     def __init__(
@@ -65,6 +67,7 @@ class ServersApi:
             Route("/v1/servers", self.add, methods=["POST"]),
             Route("/v1/servers/{name}", self.get, methods=["GET"]),
             Route("/v1/servers/{name}", self.remove, methods=["DELETE"]),
+            Route("/v1/servers/{name}", self.replace, methods=["PUT"]),
             Route("/v1/servers/{name}/restart", self.restart, methods=["POST"]),
         ]
 
@@ -96,6 +99,24 @@ class ServersApi:
             return error_response(settings.code, settings.message, settings.http_status, **extra)
         await self.servers.add(settings)
         return json_response(self._status_of(settings.name), status_code=201)
+
+    async def replace(self, request: Request) -> Response:
+        """`PUT /v1/servers/{name}`: a new definition for a server (a fixed command, say); it restarts."""
+        refused = self._refused(request)
+        if refused is not None:
+            return refused
+        name = request.path_params["name"]
+        if self._status_of(name) is None:
+            return self._unknown(name)
+        body = await read_body(request, self.max_body_bytes)
+        if isinstance(body, EnvelopeRejection):
+            return error_response(body.code, body.message, body.http_status)
+        settings = checked_server(self.servers, body, replaces=name)
+        if isinstance(settings, ServerRefused):
+            extra = {"problems": settings.problems} if settings.problems else {}
+            return error_response(settings.code, settings.message, settings.http_status, **extra)
+        await self.servers.replace(settings)
+        return json_response(self._status_of(name))
 
     async def remove(self, request: Request) -> Response:
         refused = self._refused(request)
