@@ -38,7 +38,7 @@ from colonnade.adapters.mcp.tools import McpTools
 from colonnade.adapters.organ import OrganAdapter
 from colonnade.adapters.pathway import PathwayAdapter
 from colonnade.adapters.registry import AdapterRegistry
-from colonnade.adapters.secrets import EnvSecretResolver
+from colonnade.adapters.secrets import EnvSecretResolver, SecretResolver
 from colonnade.calls.approvals import ApprovalCoordinator
 from colonnade.calls.commit_tool import COMMIT_TOOL, DISCARD_TOOL, CommitHandler, DiscardHandler
 from colonnade.calls.default_pipeline import PipelineParts, build_pipeline
@@ -186,9 +186,9 @@ class Gateway:
             shared_available=lambda: self.shared.link is None or self.shared.link.available,
         )
         self.catalog = catalog if catalog is not None else Catalog(profile=settings.wire_profile)
-        self.http = http if http is not None else HttpAdapter()
-        self.health = health if health is not None else HealthMonitor(interval_s=settings.health_interval_s)
         self.governance = Governance(settings, self.catalog, engine, authorizer, changes=self.shared.fanout)
+        self.http = http if http is not None else HttpAdapter(secrets=self.governance.secrets)
+        self.health = health if health is not None else HealthMonitor(interval_s=settings.health_interval_s)
         # The platform's core tools by ADR-012's persona matrix, every other tool by governance's rules.
         self.platform_tools = settings.platform.served(settings.auth.configured)
         self.alert_rules: AlertRules | None = None
@@ -224,6 +224,7 @@ class Gateway:
         )
         self.servers = Servers(
             self.catalog,
+            secrets=self.governance.secrets,
             profile=settings.wire_profile,
             tracer=servers_tracer,
             changes=self.shared.fanout,
@@ -278,7 +279,7 @@ class Gateway:
             organ_sources.host, tenant=settings.organs.tenant, corpus=self.tool_index.corpus
         )
         self.executive.add_pathways(organ_sources.pathways)
-        self.upstream_credentials = upstream_credentials(settings)
+        self.upstream_credentials = upstream_credentials(settings, self.governance.secrets)
         self.adapters = AdapterRegistry(
             {
                 "http": HttpTools(self.http, self.upstream_credentials),
@@ -795,7 +796,8 @@ def _every_record(_: Principal) -> AuditReach:
     return AuditReach(None)
 
 
-def upstream_credentials(settings: Settings) -> UpstreamCredentials:
+def upstream_credentials(settings: Settings, secrets: SecretResolver | None = None) -> UpstreamCredentials:
     """The per-caller upstream credentials (forward, and exchange when `token_exchange` is set)."""
     exchange = settings.token_exchange
-    return UpstreamCredentials(TokenExchange(exchange, EnvSecretResolver()) if exchange is not None else None)
+    resolver = secrets if secrets is not None else EnvSecretResolver()
+    return UpstreamCredentials(TokenExchange(exchange, resolver) if exchange is not None else None)

@@ -43,6 +43,14 @@ from colonnade.governance.identity.tokens import TokenVerifier, TrustedIssuer
 from colonnade.governance.key_admin import KeyAdmin
 from colonnade.governance.personas import Scope
 from colonnade.governance.policy.gate import PolicyGate
+from colonnade.governance.secrets import (
+    EnvProvider,
+    FileProvider,
+    SecretAdmin,
+    Secrets,
+    SecretsProvider,
+    SecretVault,
+)
 from colonnade.governance.subscriptions import SubscriptionAdmin, SubscriptionBook
 from colonnade.governance.tool_access import ToolAccess
 from colonnade.shared_state import Change, Fanout
@@ -57,9 +65,11 @@ from colonnade.store.api_keys_repo import ApiKeyStore
 from colonnade.store.approvals_repo import ApprovalStore
 from colonnade.store.audit_repo import AuditStore
 from colonnade.store.dpop_replay_repo import DpopReplayStore
+from colonnade.store.sealing import Sealer, sealer_for
+from colonnade.store.secrets_repo import SecretVersionStore
 from colonnade.store.subscriptions_repo import SubscriptionStore
 
-__all__ = ["ROUTE_SCOPES", "Governance", "approval_signer", "audit_key"]
+__all__ = ["ROUTE_SCOPES", "Governance", "approval_signer", "audit_key", "sealer"]
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +93,13 @@ def audit_key(settings: Settings) -> bytes:
     """The audit log's secret key: the configured file, or data_dir/audit.key made on first use."""
     path = settings.audit.key_file or settings.data_dir / "audit.key"
     return _secret_file(path)
+
+
+def sealer(settings: Settings) -> Sealer:
+    """The key ring that seals what the gateway keeps at rest: `vault.key_ring_env`, `vault.key_ring_file`,
+    else data_dir/seal-keys.json (made on first use)."""
+    vault = settings.vault
+    return sealer_for(settings.data_dir, key_ring_file=vault.key_ring_file, key_ring_env=vault.key_ring_env)
 
 
 def approval_signer(settings: Settings) -> ApprovalSigner:
@@ -117,7 +134,11 @@ class Governance:
         self.replay: DpopReplayStore | None = None
         self.approvals: ApprovalDesk | None = None
         self.standing: Standing | None = None
+        self.vault: SecretVault | None = None
+        self.secret_admin: SecretAdmin | None = None
         if engine is not None:
+            secret_store = SecretVersionStore(engine)
+            self.vault = SecretVault(secret_store, sealer(settings), cache_s=settings.vault.cache_s)
             self.audit = AuditLog(AuditStore(engine), audit_key(settings))
             keys = ApiKeyStore(engine)
             self.api_keys = ApiKeys(keys, cache_s=auth.api_key_cache_s) if auth.api_keys else None
@@ -139,6 +160,15 @@ class Governance:
             self.approvals = ApprovalDesk(
                 ApprovalStore(engine), approval_signer(settings), settings.approvals, self.audit
             )
+        if self.vault is not None:
+            self.secret_admin = SecretAdmin(
+                secret_store, self.vault, self.audit, overlap_s=settings.vault.rotation_overlap_s
+            )
+        providers: dict[str, SecretsProvider] = {"env": EnvProvider(), "file": FileProvider()}
+        if self.vault is not None:
+            providers["store"] = self.vault
+        self.secrets = Secrets(providers)
+        """What adapters resolve secrets with (env, file, and the store when there is a database)."""
         if authorizer is not None:
             self.authorizer: Authorizer = authorizer
         elif auth.configured:
