@@ -69,7 +69,7 @@ from colonnade.store.sealing import Sealer, sealer_for
 from colonnade.store.secrets_repo import SecretVersionStore
 from colonnade.store.subscriptions_repo import SubscriptionStore
 
-__all__ = ["ROUTE_SCOPES", "Governance", "approval_signer", "audit_key", "sealer"]
+__all__ = ["ROUTE_SCOPES", "Governance", "approval_signer", "audit_key", "dev_issuer_keys", "sealer"]
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +104,20 @@ def sealer(settings: Settings) -> Sealer:
 
 def approval_signer(settings: Settings) -> ApprovalSigner:
     """The approval tokens' signing key: the configured file, or data_dir/approval-signing.jwk."""
-    return ApprovalSigner.load_or_create(settings.approvals.key_file or settings.data_dir / APPROVAL_KEY_FILE)
+    return ApprovalSigner.load_or_create(
+        settings.approvals.key_file or settings.data_dir / APPROVAL_KEY_FILE,
+        overlap_s=settings.vault.signing_overlap_s,
+    )
+
+
+def dev_issuer_keys(dev: DevIssuer) -> IssuerKeys:
+    """The development issuer's public keys, read from its ring as it rotates (no network)."""
+
+    async def ring_jwks(_: str) -> dict[str, object]:
+        return {"keys": dev.public_jwks()}
+
+    # The ring file is the key source; a token with a new kid re-reads it at most once a second.
+    return IssuerKeys(jwks_url=f"file:{dev.keys.path}", fetch=ring_jwks, cache_s=5.0, refetch_min_s=1.0)
 
 
 class Governance:
@@ -190,8 +203,10 @@ class Governance:
         assert self.resource is not None
         issuers = [self._issuer(issuer) for issuer in auth.issuers]
         if auth.dev_issuer:
-            dev = DevIssuer.load_or_create(self.settings.data_dir)
-            keys = IssuerKeys(keys=dev.public_jwks())
+            dev = DevIssuer.load_or_create(
+                self.settings.data_dir, overlap_s=self.settings.vault.signing_overlap_s
+            )
+            keys = dev_issuer_keys(dev)
             issuers.append(TrustedIssuer(DEV_ISSUER, keys, frozenset({DEV_ALGORITHM}), self.resource))
         return Authenticator(
             ClaimMapping(auth.claims, self.agents, agent_token_max_s=auth.agent_token_max_s),
