@@ -122,7 +122,7 @@ class SigningKeyFile:
         self.path = path
         self.overlap_s = overlap_s
         self.clock = clock
-        self._seen: tuple[int, int] | None = None
+        self._seen: tuple[int, int, int] | None = None
         self._ring = self._load()
 
     @property
@@ -131,7 +131,7 @@ class SigningKeyFile:
             status = self.path.stat()
         except FileNotFoundError:
             return self._ring  # removed under a running process: keep signing with what it had
-        if (status.st_mtime_ns, status.st_size) != self._seen:
+        if _signature(status) != self._seen:
             self._ring = self._load()
         return self._ring
 
@@ -150,7 +150,7 @@ class SigningKeyFile:
                 return made
         text = self.path.read_text(encoding="utf-8")
         status = self.path.stat()
-        self._seen = (status.st_mtime_ns, status.st_size)
+        self._seen = _signature(status)
         return SigningKeyRing.from_json(text, overlap_s=self.overlap_s, where=str(self.path))
 
     def _write(self, ring: SigningKeyRing, *, replace: bool) -> bool:
@@ -170,5 +170,10 @@ class SigningKeyFile:
             finally:
                 os.unlink(staging)
         status = self.path.stat()
-        self._seen = (status.st_mtime_ns, status.st_size)
+        self._seen = _signature(status)
         return True
+
+
+def _signature(status: os.stat_result) -> tuple[int, int, int]:
+    """What changes when the file is replaced (a rotation writes a new file: a new inode)."""
+    return status.st_ino, status.st_mtime_ns, status.st_size
