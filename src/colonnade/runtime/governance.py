@@ -58,6 +58,7 @@ from colonnade.shared_state.topics import (
     AGENT_CHANGED,
     KEY_CHANGED,
     POLICY_RELOADED,
+    SECRET_CHANGED,
     SUBSCRIPTION_CHANGED,
 )
 from colonnade.store.agents_repo import AgentStore
@@ -176,7 +177,11 @@ class Governance:
             )
         if self.vault is not None:
             self.secret_admin = SecretAdmin(
-                secret_store, self.vault, self.audit, overlap_s=settings.vault.rotation_overlap_s
+                secret_store,
+                self.vault,
+                self.audit,
+                overlap_s=settings.vault.rotation_overlap_s,
+                on_change=self._secret_changed,
             )
         providers: dict[str, SecretsProvider] = {"env": EnvProvider(), "file": FileProvider()}
         if self.vault is not None:
@@ -239,6 +244,9 @@ class Governance:
         await self.refresh_agents()
         await self._tell(AGENT_CHANGED, {})
 
+    async def _secret_changed(self, name: str) -> None:
+        await self._tell(SECRET_CHANGED, {"name": name})
+
     async def _subscription_changed(self, subscription_id: str) -> None:
         await self._tell(SUBSCRIPTION_CHANGED, {"subscription_id": subscription_id})
 
@@ -261,6 +269,7 @@ class Governance:
         changes.subscribe(AGENT_CHANGED, self._on_agents_changed)
         changes.subscribe(SUBSCRIPTION_CHANGED, self._on_subscriptions_changed)
         changes.subscribe(POLICY_RELOADED, self._on_policy_reloaded)
+        changes.subscribe(SECRET_CHANGED, self._on_secret_changed)
 
     async def _on_key_changed(self, change: Change) -> None:
         if self.api_keys is None:
@@ -270,6 +279,10 @@ class Governance:
             self.api_keys.forget_all()
         else:
             self.api_keys.forget(key_id)
+
+    async def _on_secret_changed(self, change: Change) -> None:
+        if self.vault is not None:
+            self.vault.forget()
 
     async def _on_agents_changed(self, change: Change) -> None:
         await self.refresh_agents()

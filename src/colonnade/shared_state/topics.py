@@ -15,6 +15,7 @@ __all__ = [
     "KEY_CHANGED",
     "POLICY_RELOADED",
     "ROUTING_LEARNED",
+    "SECRET_CHANGED",
     "SERVER_CHANGED",
     "SUBSCRIPTION_CHANGED",
     "TOPICS",
@@ -38,6 +39,9 @@ HEALTH_CHANGED = "health.changed"
 """A backend's readiness changed: `{"url", "healthy"}`."""
 ROUTING_LEARNED = "routing.learned"
 """A replica saved learned tool co-occurrence: `{}`; receivers load the totals."""
+SECRET_CHANGED = "secret.changed"
+"""A stored secret was set, rotated or deleted, or all were re-sealed: `{"name"}` (never a value);
+receivers forget the stored secrets they read."""
 
 TOPICS = (
     KEY_CHANGED,
@@ -49,4 +53,5 @@ TOPICS = (
     CIRCUIT_OPENED,
     HEALTH_CHANGED,
     ROUTING_LEARNED,
+    SECRET_CHANGED,
 )

@@ -9,7 +9,9 @@ version verifying for the overlap, while upstream calls send the new one.
 
 from __future__ import annotations
 
+import inspect
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -68,11 +70,14 @@ class SecretAdmin:
         audit: AuditLog | None = None,
         *,
         overlap_s: float = 86_400.0,
+        on_change: Callable[[str], Awaitable[None] | None] = lambda name: None,
     ) -> None:
         self.store = store
         self.vault = vault
         self.audit = audit
         self.overlap_s = overlap_s
+        self.on_change = on_change
+        """Told a changed secret's name once stored (`*`: all re-sealed); the other replicas are told."""
 
     @property
     def sealer(self) -> Sealer:
@@ -123,7 +128,7 @@ class SecretAdmin:
         removed = await self.store.delete(scope, name)
         if not removed:
             raise UnknownResource(f"no stored secret {name!r}{_in(scope)}")
-        self.vault.forget()
+        await self._changed(name)
         await self._append(
             actor,
             EventKind.SECRET_DELETE,
@@ -153,7 +158,7 @@ class SecretAdmin:
             if await self.store.reseal(record, sealer.seal(plain, context=context), sealer.current):
                 resealed += 1
         self.vault.sealer = sealer
-        self.vault.forget()
+        await self._changed("*")
         await self._append(
             actor, EventKind.SECRET_RESEAL, None, {"key_id": sealer.current, "resealed": resealed}
         )
@@ -197,8 +202,14 @@ class SecretAdmin:
             )
         except SecretVersionTaken:
             raise InvalidRequest(f"the secret {name!r} changed meanwhile; run the command again") from None
-        self.vault.forget()
+        await self._changed(name)
         return record
+
+    async def _changed(self, name: str) -> None:
+        self.vault.forget()
+        told = self.on_change(name)
+        if inspect.isawaitable(told):
+            await told
 
     async def _audit(self, actor: Principal, kind: EventKind, record: SecretVersion, **extra: Any) -> None:
         details = {"name": record.name, "version": record.version, "key_id": record.key_id, **extra}
