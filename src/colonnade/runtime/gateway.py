@@ -132,6 +132,7 @@ from colonnade.surfaces.rest.approval_routes import ApprovalRoutes
 from colonnade.surfaces.rest.governance_routes import GovernanceRoutes
 from colonnade.surfaces.rest.policy_routes import PolicyRoutes
 from colonnade.surfaces.rest.routes import RestSurface
+from colonnade.surfaces.rest.secret_routes import SecretRoutes
 from colonnade.surfaces.rest.servers import ServersApi
 from colonnade.surfaces.rest.tool_search import ToolSearch
 from colonnade.surfaces.rest.trace_event_routes import TraceEventRoutes
@@ -646,6 +647,7 @@ class Gateway:
             *rest.routes(),
             *ToolSearch(self.catalog, self.router, self.authorizer).routes(),
             *admin.routes(),
+            *(SecretRoutes(governance.secret_admin).routes() if governance.secret_admin is not None else ()),
             *(ApprovalRoutes(self.approvals).routes() if self.approvals is not None else ()),
             *PolicyRoutes(governance.policy, governance.reload_policy).routes(),
             *servers.routes(),

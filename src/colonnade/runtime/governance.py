@@ -81,6 +81,7 @@ ROUTE_SCOPES: RouteScopes = (
     ("/v1/tools", Scope.CATALOG_READ),
     ("/v1/keys", Scope.SECURITY_READ),
     ("/v1/agents", Scope.SECURITY_READ),
+    ("/v1/secrets", Scope.SECURITY_READ),
     ("/v1/subscriptions", Scope.SUBSCRIPTIONS_READ),
     ("/v1/approvals", Scope.CATALOG_READ),
     ("/v1/policy", Scope.SECURITY_READ),
