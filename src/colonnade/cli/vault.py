@@ -27,7 +27,7 @@ cli = typer.Typer()
 """What this module adds to its parent group; `colonnade.cli.root` lists it and loads it on first use."""
 
 secrets_app = typer.Typer(
-    help="Stored secrets (sealed in the database, per tenant) and their rotation.", no_args_is_help=True
+    help="Stored secrets (sealed, per tenant) and their rotation.", no_args_is_help=True
 )
 cli.add_typer(secrets_app, name="secrets")
 key_ring_app = typer.Typer(help="The key ring that seals stored secrets.", no_args_is_help=True)
