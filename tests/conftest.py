@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import regopy  # noqa: F401  (its first import runs `uname -p`: here, at collection, not in a fast test)
 from hypothesis import settings
 
 pytest_plugins = ["pytester", "tests.support.databases", "tests.support.redis_server", "tests.support.tiers"]

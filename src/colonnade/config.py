@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
@@ -16,11 +17,23 @@ from urllib.parse import unquote
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    WithJsonSchema,
+    model_validator,
+)
 
 from colonnade.errors import ColonnadeError, not_utf8_position
 
 __all__ = [
+    "SECRET_PROVIDERS",
     "ApprovalSettings",
     "AuditSettings",
     "AuthSettings",
@@ -39,6 +52,7 @@ __all__ = [
     "OrganSettings",
     "PolicySettings",
     "RoutingSettings",
+    "SecretReference",
     "ServerSettings",
     "Settings",
     "SharedStateSettings",
@@ -49,9 +63,12 @@ __all__ = [
     "UpstreamAuth",
     "UserOAuthCredential",
     "UserOAuthProvider",
+    "VaultSettings",
     "credential_mode",
     "load_settings",
+    "secret_variables",
     "server_definition_problems",
+    "split_secret_reference",
 ]
 
 ENV_PREFIX = "COLONNADE_"
@@ -670,6 +687,80 @@ class PolicySettings(_Section):
 
 
 _SECRET_NAME = r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$"
+_SECRET_NAME_RE = re.compile(_SECRET_NAME)
+SECRET_PROVIDERS = ("env", "file", "store")
+_NOT_ENV_CHARS = re.compile(r"[^A-Za-z0-9_]")
+
+
+def secret_variables(name: str) -> tuple[str, str]:
+    """The variables the env provider reads for `name`: `COLONNADE_SECRET_<NAME>`, then `<name>`."""
+    return ENV_PREFIX + _SECRET_PREFIX + _NOT_ENV_CHARS.sub("_", name).upper(), name
+
+
+def split_secret_reference(reference: str) -> tuple[str, str]:
+    """`store:crm-token` -> ("store", "crm-token"); a bare name is the environment's (today's form)."""
+    provider, colon, rest = reference.partition(":")
+    if colon and provider in SECRET_PROVIDERS:
+        return provider, rest
+    return "env", reference
+
+
+def _reference_from_mapping(value: object) -> object:
+    """`{provider: store, name: crm-token}` or `{provider: file, path: /run/secrets/crm}` as one string."""
+    if not isinstance(value, Mapping):
+        return value
+    unknown = sorted(set(value) - {"provider", "name", "path"})
+    if unknown:
+        raise ValueError(
+            f"a secret reference has `provider` and `name` (or `path`), not {', '.join(unknown)}"
+        )
+    provider = value.get("provider", "env")
+    if provider not in SECRET_PROVIDERS:
+        raise ValueError(f"secret provider {provider!r} is not one of {', '.join(SECRET_PROVIDERS)}")
+    key = "path" if provider == "file" else "name"
+    target = value.get(key)
+    if not isinstance(target, str) or not target:
+        raise ValueError(f"a secret of provider {provider} needs `{key}`")
+    return f"{provider}:{target}"
+
+
+def _checked_reference(reference: str) -> str:
+    provider, target = split_secret_reference(reference)
+    if provider == "file":
+        if not target or "\n" in target or "\x00" in target:
+            raise ValueError("a file secret needs the file's path: file:/run/secrets/crm-token")
+    elif not _SECRET_NAME_RE.match(target):
+        raise ValueError(
+            f"{reference!r} is not a secret reference: give a secret's name (letters, digits, _ . -; "
+            "e.g. CRM_TOKEN), env:NAME, store:NAME or file:/path, never the secret itself"
+        )
+    return reference
+
+
+SecretReference = Annotated[
+    str,
+    BeforeValidator(_reference_from_mapping),
+    AfterValidator(_checked_reference),
+    WithJsonSchema(
+        {
+            "description": "A secret's name (the environment's: COLONNADE_SECRET_<NAME>), or env:NAME, "
+            "store:NAME, file:/path, or {provider: env|store, name} / {provider: file, path}.",
+            "oneOf": [
+                {"type": "string", "minLength": 1},
+                {
+                    "type": "object",
+                    "properties": {
+                        "provider": {"enum": list(SECRET_PROVIDERS)},
+                        "name": {"type": "string", "minLength": 1},
+                        "path": {"type": "string", "minLength": 1},
+                    },
+                    "additionalProperties": False,
+                },
+            ],
+        }
+    ),
+]
+"""Where a secret comes from, held as one string (`provider:target`; bare: the environment)."""
 
 
 class UpstreamAuth(_Section):
@@ -677,7 +768,9 @@ class UpstreamAuth(_Section):
 
     mode: Literal["static"] = Field(default="static", description="static: the gateway's one secret.")
     type: Literal["bearer", "header"] = Field(default="bearer", description="bearer | header")
-    secret: str = Field(pattern=_SECRET_NAME, description="Name of the secret (COLONNADE_SECRET_<NAME>).")
+    secret: SecretReference = Field(
+        description="The secret: its name (COLONNADE_SECRET_<NAME>) or a reference."
+    )
     header: str | None = Field(default=None, description="Header name for `type: header`.")
 
     @model_validator(mode="after")
@@ -764,8 +857,8 @@ class TokenExchangeSettings(_Section):
 
     token_endpoint: str = Field(pattern=r"^https?://[^\s/]+", description="The AS's token endpoint URL.")
     client_id: str = Field(min_length=1, description="The gateway's client id at the AS (the actor).")
-    client_secret: str = Field(
-        pattern=_SECRET_NAME, description="Name of the secret holding the client secret."
+    client_secret: SecretReference = Field(
+        description="The secret holding the client secret (name or reference)."
     )
     timeout_s: float = Field(default=5.0, gt=0, le=60, description="Longest wait for one exchange.")
     expiry_margin_s: float = Field(
@@ -895,8 +988,9 @@ class McpServerSettings(_Section):
     command: str | None = Field(default=None, description="stdio: the executable to start.")
     args: list[str] = Field(default_factory=list, description="stdio: its arguments.")
     env: dict[str, str] = Field(default_factory=dict, description="stdio: extra environment (no secrets).")
-    secret_env: dict[str, Annotated[str, Field(pattern=_SECRET_NAME)]] = Field(
-        default_factory=dict, description="stdio: variable -> name of the secret whose value it gets."
+    secret_env: dict[str, SecretReference] = Field(
+        default_factory=dict,
+        description="stdio: variable -> the secret (name or reference) whose value it gets.",
     )
     cwd: Path | None = Field(default=None, description="stdio: working directory.")
     sandbox: SandboxSettings = Field(
@@ -1084,6 +1178,40 @@ class LimitsSettings(_Section):
         return self
 
 
+class VaultSettings(_Section):
+    """Stored secrets (`colonnade secrets`), the key ring that seals them, and key rotation overlaps."""
+
+    key_ring_file: Path | None = Field(
+        default=None,
+        description="The sealing key ring as a file (e.g. mounted by a KMS or secret manager); "
+        "default data_dir/seal-keys.json, made on first use. Give every replica the same ring.",
+    )
+    key_ring_env: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="Name of an environment variable holding the sealing key ring (JSON); wins "
+        "over key_ring_file.",
+    )
+    rotation_overlap_s: float = Field(
+        default=86_400.0,
+        ge=0,
+        le=90 * 86_400,
+        description="After `colonnade secrets rotate`, how long the previous value still verifies.",
+    )
+    signing_overlap_s: float = Field(
+        default=86_400.0,
+        ge=0,
+        le=90 * 86_400,
+        description="After `colonnade keys rotate-signing`, how long the previous signing key verifies.",
+    )
+    cache_s: float = Field(
+        default=5.0,
+        ge=0,
+        le=3600,
+        description="How long a replica reuses a stored secret it read (a rotation reaches it within this).",
+    )
+
+
 class Settings(_Section):
     """Everything that can be configured, with the embedded defaults."""
 
@@ -1126,6 +1254,7 @@ class Settings(_Section):
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
     shared_state: SharedStateSettings = Field(default_factory=SharedStateSettings)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
+    vault: VaultSettings = Field(default_factory=VaultSettings)
     token_exchange: TokenExchangeSettings | None = Field(
         default=None, description="The authorization server for upstream credentials of mode exchange."
     )

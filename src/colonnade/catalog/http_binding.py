@@ -29,6 +29,8 @@ class HttpBinding:
     body_media_type: str = BodyMediaType.JSON.value
     extra: dict[str, Any] = field(default_factory=dict)
     kind: Literal["http"] = "http"
+    tenant: str | None = None
+    """The contract's tenant: whose scope the backend's stored secret is read in."""
 
     def param(self, name: str) -> ParamSpec | None:
         for spec in self.params:
@@ -51,4 +53,5 @@ def binding_for(operation: Operation) -> HttpBinding:
         auth=backend.auth,
         timeout_ms=backend.timeout_ms,
         body_media_type=operation.endpoint.effective_body_media_type.value,
+        tenant=operation.contract.tenant,
     )

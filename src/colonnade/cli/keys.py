@@ -1,4 +1,5 @@
-"""`colonnade keys create | list | rotate | revoke`: API keys, on the configured database.
+"""`colonnade keys create | list | rotate | revoke | rotate-signing`: API keys, on the configured database,
+and the gateway's own signing keys.
 
 A new key is printed once; only its hash is stored. Rotation prints the successor and keeps the
 old key valid for `auth.api_key_rotation_overlap_s` (default one day), so clients can switch.
@@ -12,7 +13,7 @@ import typer
 from rich.table import Table
 
 from colonnade.cli._governance import OPERATOR, run_governance
-from colonnade.cli.common import console, demo_store_hint, err_console, settings_of
+from colonnade.cli.common import console, demo_store_hint, err_console, fail, settings_of
 
 if TYPE_CHECKING:
     from colonnade.governance.key_admin import IssuedKey
@@ -156,6 +157,51 @@ def revoke(
 
     record = run_governance(settings_of(ctx), work)
     console.print(f"revoked {record.id} (owner {record.owner})")
+
+
+@keys_app.command("rotate-signing")
+def rotate_signing(
+    ctx: typer.Context,
+    which: Annotated[
+        str, typer.Option(help="approvals (approval tokens), dev-issuer (development tokens) or all.")
+    ] = "all",
+) -> None:
+    """Rotate the gateway's signing keys: a new key id signs from now on, the previous key still
+    verifies for vault.signing_overlap_s, and both are in the published public keys (JWKS).
+
+    Example: colonnade keys rotate-signing --which approvals
+    """
+    from colonnade.governance.audit import AuditEvent, EventKind
+    from colonnade.governance.identity.dev_issuer import KEY_FILE as DEV_KEY_FILE
+    from colonnade.runtime.governance import approval_signer
+
+    if which not in {"approvals", "dev-issuer", "all"}:
+        fail(f"--which is approvals, dev-issuer or all, not {which!r}")
+    settings = settings_of(ctx)
+    overlap = settings.vault.signing_overlap_s
+    files = []
+    if which in {"approvals", "all"}:
+        files.append(("approvals", approval_signer(settings).keys_file))
+    if which in {"dev-issuer", "all"}:
+        from colonnade.governance.identity.signing_keys import SigningKeyFile
+
+        files.append(("dev-issuer", SigningKeyFile(settings.data_dir / DEV_KEY_FILE, overlap_s=overlap)))
+
+    async def work(governance: Governance) -> list[tuple[str, str, str]]:
+        rotated = []
+        for purpose, keys in files:
+            before, after = keys.rotate()
+            old, new = str(before.current.kid), str(after.current.kid)
+            rotated.append((purpose, old, new))
+            if governance.audit is not None:
+                details = {"purpose": purpose, "key_id": new, "previous_key_id": old, "overlap_s": overlap}
+                await governance.audit.append(
+                    AuditEvent.by(OPERATOR, EventKind.SIGNING_KEY_ROTATE, details=details)
+                )
+        return rotated
+
+    for purpose, old, new in run_governance(settings, work):
+        console.print(f"{purpose}: signs with key {new} now; {old} verifies for {overlap:g} s more")
 
 
 def _print_issued(issued: IssuedKey, verb: str) -> None:

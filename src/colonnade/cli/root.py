@@ -93,6 +93,7 @@ COMMANDS: dict[str, Member | Group] = {
     "organ": Member(_CLI + "organ", "Run an organ on its own (sidecar mode)."),
     "policy": Member(_CLI + "policy", "Test the Rego policies and explain their decisions."),
     "route": Member(_CLI + "route", "Ask the router which tools fit (benchmarks, offline)."),
+    "secrets": Member(_CLI + "vault", "Stored secrets (sealed, per tenant) and their rotation."),
     "servers": Member(_CLI + "servers", "The downstream MCP servers of a running gateway."),
     "subscriptions": Member(_CLI + "subscriptions", "Subscriptions of consumers to APIs."),
     "token": Member(_CLI + "token", "Development tokens (the dev issuer under data_dir)."),

@@ -15,7 +15,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
-from colonnade.config import ExchangeCredential, ForwardCredential, UserOAuthCredential, credential_mode
+from colonnade.config import (
+    ExchangeCredential,
+    ForwardCredential,
+    SecretReference,
+    UserOAuthCredential,
+    credential_mode,
+)
 
 __all__ = [
     "HTTP_METHODS",
@@ -232,7 +238,9 @@ class BackendAuth(_Strict):
 
     mode: Literal["static"] = Field(default="static", description="static: the gateway's one secret.")
     type: AuthType = Field(description="bearer | api_key_header | basic")
-    secret: str = Field(pattern=SECRET_NAME, description="Name of the secret (e.g. an env variable name).")
+    secret: SecretReference = Field(
+        description="The secret: its name (an env variable's), or env:NAME, store:NAME, file:/path."
+    )
     header: str | None = Field(default=None, description="Header name for api_key_header auth.")
 
 

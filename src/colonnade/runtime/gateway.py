@@ -38,7 +38,7 @@ from colonnade.adapters.mcp.tools import McpTools
 from colonnade.adapters.organ import OrganAdapter
 from colonnade.adapters.pathway import PathwayAdapter
 from colonnade.adapters.registry import AdapterRegistry
-from colonnade.adapters.secrets import EnvSecretResolver
+from colonnade.adapters.secrets import EnvSecretResolver, SecretResolver
 from colonnade.calls.approvals import ApprovalCoordinator
 from colonnade.calls.commit_tool import COMMIT_TOOL, DISCARD_TOOL, CommitHandler, DiscardHandler
 from colonnade.calls.default_pipeline import PipelineParts, build_pipeline
@@ -137,6 +137,7 @@ from colonnade.surfaces.rest.approval_routes import ApprovalRoutes
 from colonnade.surfaces.rest.governance_routes import GovernanceRoutes
 from colonnade.surfaces.rest.policy_routes import PolicyRoutes
 from colonnade.surfaces.rest.routes import RestSurface
+from colonnade.surfaces.rest.secret_routes import SecretRoutes
 from colonnade.surfaces.rest.servers import ServersApi
 from colonnade.surfaces.rest.tool_search import ToolSearch
 from colonnade.surfaces.rest.trace_event_routes import TraceEventRoutes
@@ -192,9 +193,9 @@ class Gateway:
             shared_available=lambda: self.shared.link is None or self.shared.link.available,
         )
         self.catalog = catalog if catalog is not None else Catalog(profile=settings.wire_profile)
-        self.http = http if http is not None else HttpAdapter()
-        self.health = health if health is not None else HealthMonitor(interval_s=settings.health_interval_s)
         self.governance = Governance(settings, self.catalog, engine, authorizer, changes=self.shared.fanout)
+        self.http = http if http is not None else HttpAdapter(secrets=self.governance.secrets)
+        self.health = health if health is not None else HealthMonitor(interval_s=settings.health_interval_s)
         # The platform's core tools by ADR-012's persona matrix, every other tool by governance's rules.
         self.platform_tools = settings.platform.served(settings.auth.configured)
         self.alert_rules: AlertRules | None = None
@@ -230,6 +231,7 @@ class Gateway:
         )
         self.servers = Servers(
             self.catalog,
+            secrets=self.governance.secrets,
             profile=settings.wire_profile,
             tracer=servers_tracer,
             changes=self.shared.fanout,
@@ -292,7 +294,7 @@ class Gateway:
             organ_sources.host, tenant=settings.organs.tenant, corpus=self.tool_index.corpus
         )
         self.executive.add_pathways(organ_sources.pathways)
-        self.upstream_credentials = upstream_credentials(settings, engine)
+        self.upstream_credentials = upstream_credentials(settings, engine, self.governance.secrets)
         self.upstream_accounts = upstream_accounts(self.upstream_credentials, self.governance, self.shared)
         self.adapters = AdapterRegistry(
             {
@@ -675,6 +677,7 @@ class Gateway:
             *rest.routes(),
             *ToolSearch(self.catalog, self.router, self.authorizer).routes(),
             *admin.routes(),
+            *(SecretRoutes(governance.secret_admin).routes() if governance.secret_admin is not None else ()),
             *(ApprovalRoutes(self.approvals).routes() if self.approvals is not None else ()),
             *PolicyRoutes(governance.policy, governance.reload_policy).routes(),
             *servers.routes(),
@@ -839,14 +842,16 @@ def _every_record(_: Principal) -> AuditReach:
     return AuditReach(None)
 
 
-def upstream_credentials(settings: Settings, engine: AsyncEngine | None = None) -> UpstreamCredentials:
+def upstream_credentials(
+    settings: Settings, engine: AsyncEngine | None = None, secrets: SecretResolver | None = None
+) -> UpstreamCredentials:
     """The per-caller upstream credentials (forward; exchange when `token_exchange` is set; user_oauth
     when `upstream_oauth` names providers)."""
     exchange = settings.token_exchange
-    secrets = EnvSecretResolver()
+    resolver = secrets if secrets is not None else EnvSecretResolver()
     return UpstreamCredentials(
-        TokenExchange(exchange, secrets) if exchange is not None else None,
-        user_oauth_service(settings, engine, secrets),
+        TokenExchange(exchange, resolver) if exchange is not None else None,
+        user_oauth_service(settings, engine, resolver),
     )
 
 

@@ -48,6 +48,14 @@ from colonnade.governance.identity.tokens import TokenVerifier, TrustedIssuer
 from colonnade.governance.key_admin import KeyAdmin
 from colonnade.governance.personas import Scope
 from colonnade.governance.policy.gate import PolicyGate
+from colonnade.governance.secrets import (
+    EnvProvider,
+    FileProvider,
+    SecretAdmin,
+    Secrets,
+    SecretsProvider,
+    SecretVault,
+)
 from colonnade.governance.subscriptions import SubscriptionAdmin, SubscriptionBook
 from colonnade.governance.tool_access import ToolAccess
 from colonnade.shared_state import Change, Fanout
@@ -55,6 +63,7 @@ from colonnade.shared_state.topics import (
     AGENT_CHANGED,
     KEY_CHANGED,
     POLICY_RELOADED,
+    SECRET_CHANGED,
     SUBSCRIPTION_CHANGED,
 )
 from colonnade.store.agents_repo import AgentStore
@@ -62,9 +71,11 @@ from colonnade.store.api_keys_repo import ApiKeyStore
 from colonnade.store.approvals_repo import ApprovalStore
 from colonnade.store.audit_repo import AuditStore
 from colonnade.store.dpop_replay_repo import DpopReplayStore
+from colonnade.store.sealing import Sealer, sealer_for
+from colonnade.store.secrets_repo import SecretVersionStore
 from colonnade.store.subscriptions_repo import SubscriptionStore
 
-__all__ = ["ROUTE_SCOPES", "Governance", "approval_signer", "audit_key"]
+__all__ = ["ROUTE_SCOPES", "Governance", "approval_signer", "audit_key", "dev_issuer_keys", "sealer"]
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +86,7 @@ ROUTE_SCOPES: RouteScopes = (
     ("/v1/tools", Scope.CATALOG_READ),
     ("/v1/keys", Scope.SECURITY_READ),
     ("/v1/agents", Scope.SECURITY_READ),
+    ("/v1/secrets", Scope.SECURITY_READ),
     ("/v1/subscriptions", Scope.SUBSCRIPTIONS_READ),
     ("/v1/approvals", Scope.CATALOG_READ),
     ("/v1/policy", Scope.SECURITY_READ),
@@ -90,9 +102,30 @@ def audit_key(settings: Settings) -> bytes:
     return _secret_file(path)
 
 
+def sealer(settings: Settings) -> Sealer:
+    """The key ring that seals what the gateway keeps at rest: `vault.key_ring_env`, `vault.key_ring_file`,
+    else data_dir/seal-keys.json (made on first use)."""
+    vault = settings.vault
+    return sealer_for(settings.data_dir, key_ring_file=vault.key_ring_file, key_ring_env=vault.key_ring_env)
+
+
 def approval_signer(settings: Settings) -> ApprovalSigner:
     """The approval tokens' signing key: the configured file, or data_dir/approval-signing.jwk."""
-    return ApprovalSigner.load_or_create(settings.approvals.key_file or settings.data_dir / APPROVAL_KEY_FILE)
+    return ApprovalSigner.load_or_create(
+        settings.approvals.key_file or settings.data_dir / APPROVAL_KEY_FILE,
+        overlap_s=settings.vault.signing_overlap_s,
+    )
+
+
+def dev_issuer_keys(dev: DevIssuer) -> IssuerKeys:
+    """The development issuer's public keys, read from its ring as it rotates (no network)."""
+
+    async def ring_jwks(_: str) -> dict[str, object]:
+        return {"keys": dev.public_jwks()}
+
+    # The ring file is the key source: a token with a kid not seen yet looks again at once (a stat;
+    # the file is parsed again only when it changed), so a made-up kid costs no more than that.
+    return IssuerKeys(jwks_url=f"file:{dev.keys.path}", fetch=ring_jwks, cache_s=5.0, refetch_min_s=0.0)
 
 
 class Governance:
@@ -122,7 +155,11 @@ class Governance:
         self.replay: DpopReplayStore | None = None
         self.approvals: ApprovalDesk | None = None
         self.standing: Standing | None = None
+        self.vault: SecretVault | None = None
+        self.secret_admin: SecretAdmin | None = None
         if engine is not None:
+            secret_store = SecretVersionStore(engine)
+            self.vault = SecretVault(secret_store, sealer(settings), cache_s=settings.vault.cache_s)
             self.audit = AuditLog(AuditStore(engine), audit_key(settings))
             keys = ApiKeyStore(engine)
             self.api_keys = ApiKeys(keys, cache_s=auth.api_key_cache_s) if auth.api_keys else None
@@ -144,6 +181,19 @@ class Governance:
             self.approvals = ApprovalDesk(
                 ApprovalStore(engine), approval_signer(settings), settings.approvals, self.audit
             )
+        if self.vault is not None:
+            self.secret_admin = SecretAdmin(
+                secret_store,
+                self.vault,
+                self.audit,
+                overlap_s=settings.vault.rotation_overlap_s,
+                on_change=self._secret_changed,
+            )
+        providers: dict[str, SecretsProvider] = {"env": EnvProvider(), "file": FileProvider()}
+        if self.vault is not None:
+            providers["store"] = self.vault
+        self.secrets = Secrets(providers)
+        """What adapters resolve secrets with (env, file, and the store when there is a database)."""
         if authorizer is not None:
             self.authorizer: Authorizer = authorizer
         elif auth.configured:
@@ -182,8 +232,10 @@ class Governance:
         assert self.resource is not None
         issuers = [self._issuer(issuer) for issuer in auth.issuers]
         if auth.dev_issuer:
-            dev = DevIssuer.load_or_create(self.settings.data_dir)
-            keys = IssuerKeys(keys=dev.public_jwks())
+            dev = DevIssuer.load_or_create(
+                self.settings.data_dir, overlap_s=self.settings.vault.signing_overlap_s
+            )
+            keys = dev_issuer_keys(dev)
             issuers.append(TrustedIssuer(DEV_ISSUER, keys, frozenset({DEV_ALGORITHM}), self.resource))
         delegated = self._delegated(issuers)
         return Authenticator(
@@ -242,6 +294,9 @@ class Governance:
         await self.refresh_agents()
         await self._tell(AGENT_CHANGED, {})
 
+    async def _secret_changed(self, name: str) -> None:
+        await self._tell(SECRET_CHANGED, {"name": name})
+
     async def _subscription_changed(self, subscription_id: str) -> None:
         await self._tell(SUBSCRIPTION_CHANGED, {"subscription_id": subscription_id})
 
@@ -264,6 +319,7 @@ class Governance:
         changes.subscribe(AGENT_CHANGED, self._on_agents_changed)
         changes.subscribe(SUBSCRIPTION_CHANGED, self._on_subscriptions_changed)
         changes.subscribe(POLICY_RELOADED, self._on_policy_reloaded)
+        changes.subscribe(SECRET_CHANGED, self._on_secret_changed)
 
     async def _on_key_changed(self, change: Change) -> None:
         if self.api_keys is None:
@@ -273,6 +329,10 @@ class Governance:
             self.api_keys.forget_all()
         else:
             self.api_keys.forget(key_id)
+
+    async def _on_secret_changed(self, change: Change) -> None:
+        if self.vault is not None:
+            self.vault.forget()
 
     async def _on_agents_changed(self, change: Change) -> None:
         await self.refresh_agents()

@@ -18,11 +18,11 @@ from colonnade.adapters.secrets import SecretResolver
 from colonnade.config import Settings
 from colonnade.governance.identity.exposure import AuthConfigError, resource_url
 from colonnade.governance.principal import Principal, PrincipalKind
+from colonnade.runtime.governance import sealer
 from colonnade.shared_state import Change, Fanout
 from colonnade.shared_state.topics import UPSTREAM_GRANTS_REMOVED
 from colonnade.store.agents_repo import AgentRecord
 from colonnade.store.api_keys_repo import ApiKeyRecord
-from colonnade.store.sealing import Sealer
 from colonnade.store.upstream_grants_repo import UpstreamGrantStore
 
 __all__ = ["CONNECTIONS_PATH", "UpstreamAccounts", "user_oauth_service"]
@@ -40,7 +40,7 @@ def user_oauth_service(
     return UserOAuth(
         settings.upstream_oauth,
         secrets,
-        Sealer.load_or_create(settings.data_dir),
+        sealer(settings),  # the vault's key ring (vault.key_ring_env / _file / the data dir's)
         store,
         connect_url=_origin(settings) + CONNECTIONS_PATH,
     )

@@ -15,6 +15,7 @@ __all__ = [
     "KEY_CHANGED",
     "POLICY_RELOADED",
     "ROUTING_LEARNED",
+    "SECRET_CHANGED",
     "SERVER_CHANGED",
     "SUBSCRIPTION_CHANGED",
     "TOPICS",
@@ -41,6 +42,9 @@ ROUTING_LEARNED = "routing.learned"
 """A replica saved learned tool co-occurrence: `{}`; receivers load the totals."""
 UPSTREAM_GRANTS_REMOVED = "upstream_grants.removed"
 """A person's upstream OAuth grants were deleted: `{"principal"}`; receivers drop its access tokens."""
+SECRET_CHANGED = "secret.changed"
+"""A stored secret was set, rotated or deleted, or all were re-sealed: `{"name"}` (never a value);
+receivers forget the stored secrets they read."""
 
 TOPICS = (
     KEY_CHANGED,
@@ -53,4 +57,5 @@ TOPICS = (
     HEALTH_CHANGED,
     ROUTING_LEARNED,
     UPSTREAM_GRANTS_REMOVED,
+    SECRET_CHANGED,
 )

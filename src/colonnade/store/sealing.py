@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from colonnade.errors import ColonnadeError
 
-__all__ = ["KEY_RING_FILE", "SealError", "Sealer"]
+__all__ = ["KEY_RING_FILE", "SealError", "Sealer", "sealer_for", "write_key_ring"]
 
 KEY_RING_FILE = "seal-keys.json"
 _VERSION = "v1"
@@ -89,6 +89,13 @@ class Sealer:
                 '{"current": "<kid>", "keys": {"<kid>": "<base64url 32 bytes>"}}'
             ) from exc
 
+    def rotated(self) -> Sealer:
+        """A ring with a new current key; the older keys stay, so everything sealed before still opens."""
+        kid = secrets.token_hex(4)
+        while kid in self.keys:
+            kid = secrets.token_hex(4)
+        return Sealer({**self.keys, kid: AESGCM.generate_key(bit_length=256)}, kid)
+
     def to_json(self) -> str:
         return json.dumps(
             {"current": self.current, "keys": {kid: _b64(key) for kid, key in self.keys.items()}}
@@ -121,3 +128,44 @@ class Sealer:
     def key_id(self, token: str) -> str:
         """Which key sealed `token` (to find what a rotation must re-seal)."""
         return token.split(".", 2)[1] if token.count(".") >= 2 else ""
+
+
+def write_key_ring(path: Path, sealer: Sealer) -> None:
+    """Replace the ring at `path` in one step (owner-only), so a reader sees the old ring or the new."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
+    descriptor = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as sink:
+        sink.write(sealer.to_json())
+    os.replace(staging, path)
+
+
+def sealer_for(
+    data_dir: Path,
+    *,
+    key_ring_file: Path | None = None,
+    key_ring_env: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Sealer:
+    """The gateway's key ring: from an environment variable (a KMS or secret manager fills it), a
+    file (one mounted for every replica), else the data directory's, made on first use."""
+    if key_ring_env:
+        text = (os.environ if environ is None else environ).get(key_ring_env, "").strip()
+        if not text:
+            raise SealError(
+                f"vault.key_ring_env names {key_ring_env}, which is not set; put the key ring there "
+                "(`colonnade secrets key-ring new` prints one) or drop the setting"
+            )
+        return Sealer.from_json(text, where=f"the environment variable {key_ring_env}")
+    if key_ring_file is not None:
+        try:
+            text = key_ring_file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise SealError(
+                f"vault.key_ring_file {key_ring_file} does not exist; create it with "
+                f"`colonnade secrets key-ring new > {key_ring_file}` (mode 600) or drop the setting"
+            ) from None
+        except OSError as exc:
+            raise SealError(f"vault.key_ring_file {key_ring_file} cannot be read: {exc.strerror}") from None
+        return Sealer.from_json(text, where=str(key_ring_file))
+    return Sealer.load_or_create(data_dir)

@@ -42,6 +42,7 @@ __all__ = [
     "IdempotencyRow",
     "MetricsRollupRow",
     "ParkedCallRow",
+    "SecretVersionRow",
     "SubscriptionRow",
     "ToolPairRow",
     "ToolUseRow",
@@ -412,3 +413,22 @@ class RoutingTurnRow(Base):
     calls: Mapped[list[dict[str, Any]]] = mapped_column(JSON_DOCUMENT)
     confidence: Mapped[float] = mapped_column(Float)
     fallback: Mapped[bool] = mapped_column(Boolean)
+
+
+class SecretVersionRow(Base):
+    """One version of a stored secret, sealed (`store/sealing.py`); never the value in clear.
+
+    `tenant` is the scope ("*": the gateway's own). The newest version is the one sent; an older one
+    keeps verifying until `valid_until` (the rotation's overlap), then a later change purges it.
+    """
+
+    __tablename__ = "secret_versions"
+
+    tenant: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(String(128), primary_key=True)
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    sealed: Mapped[str] = mapped_column(Text)
+    key_id: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_by: Mapped[str] = mapped_column(Text)
+    valid_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -148,7 +148,9 @@ class HttpAdapter:
                 parts = replace(parts, headers=parts.headers | grant.header())
             elif isinstance(binding.auth, BackendAuth):
                 parts = replace(
-                    parts, headers=parts.headers | await auth_headers(binding.auth, self._secrets)
+                    parts,
+                    headers=parts.headers
+                    | await auth_headers(binding.auth, self._secrets, tenant=binding.tenant),
                 )
         except RequestBuildError as exc:
             if exc.code == MISCONFIGURED:

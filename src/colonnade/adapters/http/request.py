@@ -143,13 +143,15 @@ def _bad_base(base_url: str, why: str) -> str:
     return f"the backend URL is not usable ({why}); fix the contract's backend.base_url (or backend_url)"
 
 
-async def auth_headers(auth: BackendAuth, secrets: SecretResolver) -> dict[str, str]:
-    """The header that authenticates the gateway to the backend; the secret's value stays in it."""
-    value = await secrets.resolve(auth.secret)
+async def auth_headers(
+    auth: BackendAuth, secrets: SecretResolver, *, tenant: str | None = None
+) -> dict[str, str]:
+    """The header that authenticates the gateway to `tenant`'s backend; the secret's value stays in it."""
+    value = await secrets.resolve(auth.secret, tenant=tenant)
     if value is None:
         raise RequestBuildError(
             MISCONFIGURED,
-            f"backend secret {auth.secret!r} is not set; {secrets.how_to_set(auth.secret)}",
+            f"backend secret {auth.secret!r} is not set; {secrets.how_to_set(auth.secret, tenant=tenant)}",
         )
     if auth.type is AuthType.BEARER:
         name, header_value = "authorization", f"Bearer {value}"

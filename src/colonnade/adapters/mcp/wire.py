@@ -197,7 +197,9 @@ async def open_transport(
             raise UpstreamMisconfigured(missing)
         env = dict(server.env)
         for variable, secret in server.secret_env.items():
-            env[variable] = await _secret(secrets, secret, f"{server.name}.secret_env.{variable}")
+            env[variable] = await _secret(
+                secrets, secret, f"{server.name}.secret_env.{variable}", server.tenant
+            )
         plain = StdioServerParameters(
             command=server.command, args=list(server.args), env=env or None, cwd=_cwd(server.cwd)
         )
@@ -217,7 +219,7 @@ async def open_transport(
     assert server.url is not None
     headers = dict(server.headers)
     if isinstance(server.auth, UpstreamAuth):  # the other modes send the caller's credential per call
-        value = await _secret(secrets, server.auth.secret, f"{server.name}.auth.secret")
+        value = await _secret(secrets, server.auth.secret, f"{server.name}.auth.secret", server.tenant)
         if server.auth.type == "bearer":
             headers["authorization"] = f"Bearer {value}"
         else:
@@ -242,11 +244,12 @@ async def open_transport(
         yield Connection(read, write, direct)
 
 
-async def _secret(secrets: SecretResolver, name: str, where: str) -> str:
-    value = await secrets.resolve(name)
+async def _secret(secrets: SecretResolver, name: str, where: str, tenant: str) -> str:
+    """The value of a secret the server's definition names, in the server's tenant's scope."""
+    value = await secrets.resolve(name, tenant=tenant)
     if value is None:
         raise UpstreamUnconfigured(
-            f"{where} names the secret {name!r}, which is not set: {secrets.how_to_set(name)}"
+            f"{where} names the secret {name!r}, which is not set: {secrets.how_to_set(name, tenant=tenant)}"
         )
     return value
 

@@ -2,15 +2,15 @@
 
 The claims name the approval (`jti`), the tool's canonical name and contract version, the SHA-256
 of the canonical JSON arguments, the tenant, the requester, the approver, the policy version and
-an expiry of at most 5 minutes. The signing key is a JWK file (default `data_dir/approval-
-signing.jwk`, made once, readable by its owner only); every replica must share it.
+an expiry of at most 5 minutes. The signing keys are a ring in one file (default `data_dir/
+approval-signing.jwk`, made once, readable by its owner only; every replica must share it): the
+current key signs, a rotated-out key still verifies for the overlap (`colonnade keys rotate-signing`).
 """
 
 from __future__ import annotations
 
-import json
-import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,8 @@ from typing import Any
 from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import ECKey
+
+from colonnade.governance.identity.signing_keys import SigningKeyFile, SigningKeyRing
 
 __all__ = ["ALGORITHM", "ISSUER", "KEY_FILE", "MAX_TTL_S", "ApprovalClaims", "ApprovalSigner", "BadToken"]
 
@@ -80,33 +82,47 @@ class ApprovalClaims:
 
 
 class ApprovalSigner:
-    def __init__(self, key: ECKey) -> None:
-        self.key = key
+    """Signs with the ring's current key; verifies with every key inside its overlap."""
+
+    def __init__(
+        self, keys: SigningKeyFile | SigningKeyRing, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._keys = keys
+        self.clock = clock
 
     @classmethod
-    def load_or_create(cls, path: Path) -> ApprovalSigner:
-        """The key in `path`, made (owner-readable only) when missing; a concurrent maker wins."""
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            key = ECKey.generate_key("P-256", auto_kid=True)
-            try:
-                descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            except FileExistsError:
-                pass
-            else:
-                with os.fdopen(descriptor, "w", encoding="utf-8") as sink:
-                    json.dump(key.as_dict(private=True), sink)
-                return cls(key)
-        return cls(ECKey.import_key(json.loads(path.read_text(encoding="utf-8"))))
+    def load_or_create(cls, path: Path, *, overlap_s: float = 86_400.0) -> ApprovalSigner:
+        """The ring in `path`, made (owner-readable only) when missing; a concurrent maker wins."""
+        return cls(SigningKeyFile(path, overlap_s=overlap_s))
+
+    @property
+    def ring(self) -> SigningKeyRing:
+        return self._keys.ring if isinstance(self._keys, SigningKeyFile) else self._keys
+
+    @property
+    def keys_file(self) -> SigningKeyFile:
+        """Where the ring is kept (to rotate it); a signer over a bare ring has none."""
+        if not isinstance(self._keys, SigningKeyFile):
+            raise TypeError("this approval signer holds a ring in memory, not a key file")
+        return self._keys
+
+    @property
+    def key(self) -> ECKey:
+        """The key that signs now."""
+        return self.ring.current
+
+    def public_jwks(self) -> dict[str, Any]:
+        return self.ring.public_jwks(self.clock())
 
     def sign(self, claims: ApprovalClaims) -> str:
-        header = {"alg": ALGORITHM, "kid": self.key.kid, "typ": _TYPE}
-        return jwt.encode(header, claims.as_payload(), self.key, algorithms=[ALGORITHM])
+        key = self.key
+        header = {"alg": ALGORITHM, "kid": key.kid, "typ": _TYPE}
+        return jwt.encode(header, claims.as_payload(), key, algorithms=[ALGORITHM])
 
     def verify(self, token: str) -> ApprovalClaims:
         """The claims of a token this gateway signed; expiry is the caller's check (it needs the claims)."""
         try:
-            decoded = jwt.decode(token, self.key, algorithms=[ALGORITHM])
+            decoded = jwt.decode(token, self.ring.key_set(self.clock()), algorithms=[ALGORITHM])
         except (JoseError, ValueError) as exc:
             raise BadToken(f"not an approval token of this gateway ({type(exc).__name__})") from None
         if decoded.header.get("typ") != _TYPE or decoded.claims.get("iss") != ISSUER:

@@ -53,6 +53,16 @@ class EventKind(StrEnum):
     """A delegated token issued by the token exchange (its whole new chain in `actor_chain`)."""
     DELEGATION_REFUSE = "delegation.refuse"
     """A token exchange refused: wider than its parent, too deep, an actor not fit to act."""
+    SECRET_SET = "secret.set"
+    """A stored secret was set (a first version, or one replacing the others at once): name, version."""
+    SECRET_ROTATE = "secret.rotate"
+    """A stored secret got a new version; the previous one verifies until the overlap ends."""
+    SECRET_DELETE = "secret.delete"
+    """A stored secret was deleted, every version of it."""
+    SECRET_RESEAL = "secret.reseal"
+    """The sealing key ring rotated: stored secrets re-sealed with the new key (key ids, counts)."""
+    SIGNING_KEY_ROTATE = "signing_key.rotate"
+    """A gateway signing key (approval tokens, development issuer) rotated: new and previous key ids."""
 
 
 def parse_kind(text: str) -> EventKind:

@@ -3,21 +3,23 @@
 `colonnade demo` turns it on and mints an admin token with it; `colonnade token mint` mints any
 other token. The gateway trusts it only when `auth.dev_issuer` is set: its public key is then
 an issuer like any other (`iss` = `colonnade-dev`), verified on the same road as real tokens.
-The private key file is created readable by its owner only.
+The private key file is created readable by its owner only and holds a ring
+(`signing_keys.py`): `colonnade keys rotate-signing --dev-issuer` adds a new key, the old one still
+verifies for the overlap, and the gateway reads the ring's public keys (JWKS) as they change.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from joserfc import jwt
 from joserfc.jwk import ECKey
+
+from colonnade.governance.identity.signing_keys import SigningKeyFile
 
 __all__ = ["DEV_ALGORITHM", "DEV_ISSUER", "KEY_FILE", "DevIssuer"]
 
@@ -27,23 +29,23 @@ KEY_FILE = "dev-issuer.jwk"
 
 
 class DevIssuer:
-    def __init__(self, key: ECKey) -> None:
-        self.key = key
+    def __init__(self, keys: SigningKeyFile, *, clock: Callable[[], float] = time.time) -> None:
+        self.keys = keys
+        self.clock = clock
 
     @classmethod
-    def load_or_create(cls, data_dir: Path) -> DevIssuer:
-        path = data_dir / KEY_FILE
-        if path.exists():
-            return cls(ECKey.import_key(json.loads(path.read_text(encoding="utf-8"))))
-        key = ECKey.generate_key("P-256", auto_kid=True)
-        data_dir.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as sink:
-            json.dump(key.as_dict(private=True), sink)
-        return cls(key)
+    def load_or_create(cls, data_dir: Path, *, overlap_s: float = 86_400.0) -> DevIssuer:
+        return cls(SigningKeyFile(data_dir / KEY_FILE, overlap_s=overlap_s))
+
+    @property
+    def key(self) -> ECKey:
+        """The key that signs now."""
+        return self.keys.ring.current
 
     def public_jwks(self) -> list[dict[str, Any]]:
-        return [dict(self.key.as_dict(private=False))]
+        """The public keys that verify now (the current one and those inside their overlap)."""
+        keys: list[dict[str, Any]] = self.keys.ring.public_jwks(self.clock())["keys"]
+        return keys
 
     def mint(self, claims: Mapping[str, Any], *, audience: str, ttl_s: int, now: float | None = None) -> str:
         """A signed access token for `audience` living `ttl_s` seconds (claims may override any field)."""
@@ -57,5 +59,6 @@ class DevIssuer:
             "jti": uuid.uuid4().hex,
             **claims,
         }
-        header = {"alg": DEV_ALGORITHM, "kid": self.key.kid, "typ": "at+jwt"}
-        return jwt.encode(header, payload, self.key, algorithms=[DEV_ALGORITHM])
+        key = self.key
+        header = {"alg": DEV_ALGORITHM, "kid": key.kid, "typ": "at+jwt"}
+        return jwt.encode(header, payload, key, algorithms=[DEV_ALGORITHM])
