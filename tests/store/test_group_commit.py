@@ -260,6 +260,84 @@ async def test_a_chain_tail_taken_by_another_writer_is_read_again(db: Database) 
     await other_engine.dispose()
 
 
+async def test_a_lone_keyed_call_commits_twice_its_outcome_with_its_record(db: Database) -> None:
+    """The claim, then one statement with the outcome and the audit record (the idempotency stage hands
+    its outcome to the audit stage): two commits, not three, and both durable before the answer."""
+    log = AuditLog(AuditStore(db.engine), KEY)
+    store = IdempotencyStore(db.engine)
+    pipeline = Pipeline([Audit(log), Idempotency(store), _Answer()])
+    group = GroupCommit.of(db.engine)
+    await pipeline.run(stage_call("create_payment", idempotency_key="warm", timeout_ms=20_000))
+    reader = await db.sibling()  # sees only what is committed
+    for n in range(3):
+        before = group.batches
+        call = stage_call("create_payment", idempotency_key=f"twice-{n}", timeout_ms=20_000)
+        assert (await pipeline.run(call)).status is CallStatus.SUCCESS
+        assert group.batches - before == 2
+        done = await _rows(reader, f"SELECT state FROM idempotency_records WHERE key = 'twice-{n}'")
+        audit = await _rows(
+            reader, f"SELECT outcome FROM audit_records WHERE call_id = '{call.request.call_id}'"
+        )
+        assert done == [("done",)] and audit == [("success",)]
+    report = await verify_chain(log.store)
+    assert report.ok and report.records == 4
+    await reader.dispose()
+    await store.aclose()
+    await log.store.aclose()
+
+
+class _LockingAnswer(_Answer):
+    """The tool, which also locks its key's idempotency record from another session (kept open)."""
+
+    def __init__(self, db: Database) -> None:
+        super().__init__()
+        self.db = db
+        self.lock: Any = None
+
+    async def __call__(self, call: Call, next: Next) -> CallResult:
+        self.lock = await self.db.admin.connect()
+        await self.lock.begin()
+        key = call.request.constraints.idempotency_key
+        await self.lock.execute(
+            text(f'SELECT 1 FROM "{self.db.schema}".idempotency_records WHERE key = :key FOR UPDATE'),
+            {"key": key},
+        )
+        return await super().__call__(call, next)
+
+
+async def test_an_outcome_held_past_the_deadline_is_answered_unrecorded_and_lands_later(db: Database) -> None:
+    """The outcome's row is locked elsewhere past the call's deadline: the answer is R-TIMEOUT-UNRECORDED
+    (never the success), the record lands apart from it, the outcome once the lock is gone, and a resend
+    replays it without running the tool again."""
+    log = AuditLog(AuditStore(db.engine), KEY)
+    store = IdempotencyStore(db.engine)
+    idempotency, tool = Idempotency(store), _LockingAnswer(db)
+    audit = Audit(log)
+    pipeline = Pipeline([audit, idempotency, tool])
+    first = await pipeline.run(stage_call("create_payment", idempotency_key="held", timeout_ms=1_500))
+    assert first.status is CallStatus.RETRYABLE_ERROR and first.error is not None
+    assert first.error.code == "R-TIMEOUT-UNRECORDED"
+    state = await _rows(db.admin, f"SELECT state FROM \"{db.schema}\".idempotency_records WHERE key = 'held'")
+    assert state == [("in_flight",)]  # the lock still holds it back
+    await tool.lock.rollback()
+    await tool.lock.close()
+    await idempotency.drain()
+    await audit.drain()
+    state = await _rows(db.admin, f"SELECT state FROM \"{db.schema}\".idempotency_records WHERE key = 'held'")
+    assert state == [("done",)]
+    records = await _rows(db.engine, f"SELECT outcome FROM audit_records WHERE call_id = '{first.call_id}'")
+    assert records == [("success",)]  # how the call ended, written apart from the held outcome
+    again = await Pipeline([audit, idempotency, _Answer()]).run(
+        stage_call("create_payment", idempotency_key="held", timeout_ms=20_000)
+    )
+    assert again.status is CallStatus.SUCCESS and any("replay of" in w for w in again.warnings)
+    assert tool.runs == 1
+    report = await verify_chain(log.store)
+    assert report.ok and report.records == 2
+    await store.aclose()
+    await log.store.aclose()
+
+
 async def _chain_lock_waiters(admin: AsyncEngine, *names: str) -> int:
     """How many sessions named one of `names` wait for the audit chain's advisory lock."""
     async with admin.connect() as conn:
