@@ -1,8 +1,9 @@
 """Durable per-call writes on PostgreSQL against SQLite, both stores in one run.
 
 Each keyed call makes three durable writes before it is answered: the idempotency claim (before
-it runs), its outcome, and its chained audit record. This runs the stages that make them, the
-audit and idempotency stages in front of a stage that answers at once, in this process, on a fresh
+it runs), its outcome, and its chained audit record (on PostgreSQL the last two share a commit).
+This runs the stages that make them, the audit and idempotency stages in front of a stage that
+answers at once, in this process, on a fresh
 SQLite file (the embedded default) and on a fresh PostgreSQL database (created on the server at
 `--postgres` and dropped afterwards), one caller at a time and 8 at once. It prints the gateway's
 CPU microseconds per call (this process, every thread, as `_stack.cost_rounds` measures: on SQLite

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -24,9 +24,9 @@ from colonnade.calls.stages.audit import Audit
 from colonnade.calls.stages.idempotency import Idempotency
 from colonnade.governance.audit import AuditEvent, AuditLog, EventKind, verify_chain
 from colonnade.governance.audit.chain import seal
-from colonnade.store import create_store_engine, migrate_engine
+from colonnade.store import create_store_engine, group_commit, migrate_engine
 from colonnade.store.audit_repo import AuditStore
-from colonnade.store.group_commit import GroupCommit
+from colonnade.store.group_commit import APPEND_LOCK_KEY, GroupCommit
 from colonnade.store.idempotency_repo import IdempotencyStore, new_holder
 from colonnade.store.store_errors import StoreUnavailable
 from tests.support.databases import schema_connect_args
@@ -46,9 +46,11 @@ class Database:
     application_name: str  # what this test's sessions are called (to cut them)
     schema: str
 
-    async def sibling(self) -> AsyncEngine:
-        """Another engine on the same schema, as another replica has."""
+    async def sibling(self, application_name: str | None = None) -> AsyncEngine:
+        """Another engine on the same schema, as another replica has (its sessions named so, if given)."""
         args = schema_connect_args(self.schema)
+        if application_name is not None:
+            args["server_settings"]["application_name"] = application_name
         return create_store_engine(self.engine.url.render_as_string(hide_password=False), connect_args=args)
 
 
@@ -256,3 +258,150 @@ async def test_a_chain_tail_taken_by_another_writer_is_read_again(db: Database) 
     await log.store.aclose()
     await other.store.aclose()
     await other_engine.dispose()
+
+
+async def test_a_lone_keyed_call_commits_twice_its_outcome_with_its_record(db: Database) -> None:
+    """The claim, then one statement with the outcome and the audit record (the idempotency stage hands
+    its outcome to the audit stage): two commits, not three, and both durable before the answer."""
+    log = AuditLog(AuditStore(db.engine), KEY)
+    store = IdempotencyStore(db.engine)
+    pipeline = Pipeline([Audit(log), Idempotency(store), _Answer()])
+    group = GroupCommit.of(db.engine)
+    await pipeline.run(stage_call("create_payment", idempotency_key="warm", timeout_ms=20_000))
+    reader = await db.sibling()  # sees only what is committed
+    for n in range(3):
+        before = group.batches
+        call = stage_call("create_payment", idempotency_key=f"twice-{n}", timeout_ms=20_000)
+        assert (await pipeline.run(call)).status is CallStatus.SUCCESS
+        assert group.batches - before == 2
+        done = await _rows(reader, f"SELECT state FROM idempotency_records WHERE key = 'twice-{n}'")
+        audit = await _rows(
+            reader, f"SELECT outcome FROM audit_records WHERE call_id = '{call.request.call_id}'"
+        )
+        assert done == [("done",)] and audit == [("success",)]
+    report = await verify_chain(log.store)
+    assert report.ok and report.records == 4
+    await reader.dispose()
+    await store.aclose()
+    await log.store.aclose()
+
+
+class _LockingAnswer(_Answer):
+    """The tool, which also locks its key's idempotency record from another session (kept open)."""
+
+    def __init__(self, db: Database) -> None:
+        super().__init__()
+        self.db = db
+        self.lock: Any = None
+
+    async def __call__(self, call: Call, next: Next) -> CallResult:
+        self.lock = await self.db.admin.connect()
+        await self.lock.begin()
+        key = call.request.constraints.idempotency_key
+        await self.lock.execute(
+            text(f'SELECT 1 FROM "{self.db.schema}".idempotency_records WHERE key = :key FOR UPDATE'),
+            {"key": key},
+        )
+        return await super().__call__(call, next)
+
+
+async def test_an_outcome_held_past_the_deadline_is_answered_unrecorded_and_lands_later(db: Database) -> None:
+    """The outcome's row is locked elsewhere past the call's deadline: the answer is R-TIMEOUT-UNRECORDED
+    (never the success), the record lands apart from it, the outcome once the lock is gone, and a resend
+    replays it without running the tool again."""
+    log = AuditLog(AuditStore(db.engine), KEY)
+    store = IdempotencyStore(db.engine)
+    idempotency, tool = Idempotency(store), _LockingAnswer(db)
+    audit = Audit(log)
+    pipeline = Pipeline([audit, idempotency, tool])
+    first = await pipeline.run(stage_call("create_payment", idempotency_key="held", timeout_ms=1_500))
+    assert first.status is CallStatus.RETRYABLE_ERROR and first.error is not None
+    assert first.error.code == "R-TIMEOUT-UNRECORDED"
+    state = await _rows(db.admin, f"SELECT state FROM \"{db.schema}\".idempotency_records WHERE key = 'held'")
+    assert state == [("in_flight",)]  # the lock still holds it back
+    await tool.lock.rollback()
+    await tool.lock.close()
+    await idempotency.drain()
+    await audit.drain()
+    state = await _rows(db.admin, f"SELECT state FROM \"{db.schema}\".idempotency_records WHERE key = 'held'")
+    assert state == [("done",)]
+    records = await _rows(db.engine, f"SELECT outcome FROM audit_records WHERE call_id = '{first.call_id}'")
+    assert records == [("success",)]  # how the call ended, written apart from the held outcome
+    again = await Pipeline([audit, idempotency, _Answer()]).run(
+        stage_call("create_payment", idempotency_key="held", timeout_ms=20_000)
+    )
+    assert again.status is CallStatus.SUCCESS and any("replay of" in w for w in again.warnings)
+    assert tool.runs == 1
+    report = await verify_chain(log.store)
+    assert report.ok and report.records == 2
+    await store.aclose()
+    await log.store.aclose()
+
+
+async def _chain_lock_waiters(admin: AsyncEngine, *names: str) -> int:
+    """How many sessions named one of `names` wait for the audit chain's advisory lock."""
+    async with admin.connect() as conn:
+        waiting = await conn.execute(
+            text(
+                "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+                " WHERE l.locktype = 'advisory' AND NOT l.granted AND a.application_name = ANY(:names)"
+                " AND l.classid = :high AND l.objid = :low"
+            ),
+            {"names": list(names), "high": APPEND_LOCK_KEY >> 32, "low": APPEND_LOCK_KEY & 0xFFFFFFFF},
+        )
+        return int(waiting.scalar_one())
+
+
+async def _until(condition: Callable[[], Awaitable[bool]], *, within_s: float = 30.0) -> None:
+    """Poll the server's state until `condition` holds (a condition, not a guessed sleep)."""
+    for _ in range(int(within_s / 0.01)):
+        if await condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"not within {within_s} s")
+
+
+async def test_a_writer_sealing_from_its_remembered_tail_cannot_overtake_a_locked_writer(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writer A has collided once, so it locks the chain and reads the tail under the lock; writer C
+    seals from the tail it read without the lock. A third session holds the lock while both try: C's
+    statement must wait for the lock too (before the fix it inserted at once and took the number A was
+    about to use, again and again, until A gave up). Released, both land, in one verified chain."""
+    monkeypatch.setattr(group_commit, "CONTENDED_S", 3600.0)  # A stays locked for the whole test
+    monkeypatch.setattr(group_commit, "LOCK_TIMEOUT_MS", 60_000)  # the held lock never times a writer out
+    log_a = AuditLog(AuditStore(db.engine), KEY)
+    collider_engine = await db.sibling()
+    collider = AuditLog(AuditStore(collider_engine), KEY)
+    await log_a.append(_event(1))  # A remembers tail 1
+    await collider.append(_event(2))  # the tail moves under A
+    await log_a.append(_event(3))  # A collides, reads the tail again, and locks from now on
+    await collider.store.aclose()
+    await collider_engine.dispose()
+    c_name = f"{db.application_name}-c"
+    c_engine = await db.sibling(c_name)
+    log_c = AuditLog(AuditStore(c_engine), KEY)
+    await log_c.append(_event(4))  # C remembers tail 4, which is current: it seals without the lock
+    names = (db.application_name, c_name)
+
+    async def waiting(count: int) -> bool:
+        return await _chain_lock_waiters(db.admin, *names) >= count
+
+    async with db.admin.connect() as holder:
+        await holder.execute(text("SELECT pg_advisory_lock(:key)"), {"key": APPEND_LOCK_KEY})
+        try:
+            a = asyncio.create_task(log_a.append(_event(5)))
+            await _until(lambda: waiting(1))  # A waits for the lock, to read the tail under it
+            c = asyncio.create_task(log_c.append(_event(6)))
+            both_wait = asyncio.create_task(_until(lambda: waiting(2)))
+            await asyncio.wait({c, both_wait}, return_when=asyncio.FIRST_COMPLETED)
+            assert not c.done(), "C appended while the chain's lock was held: it overtook A"
+            await both_wait
+        finally:
+            await holder.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": APPEND_LOCK_KEY})
+    await asyncio.wait_for(asyncio.gather(a, c), timeout=30)
+    report = await verify_chain(log_a.store)
+    assert report.ok and report.records == 6 and report.head_seq == 6
+    await log_a.store.aclose()
+    await log_c.store.aclose()
+    await c_engine.dispose()

@@ -11,11 +11,15 @@ What the audit and drain stages must know to answer a call whose record or run w
 noted too: the call's resolved deadline (the deadline check), whether it was handed to its backend
 and could run again without a second effect (the execute stage), and the "effect unknown" outcome
 the idempotency stage recorded for its key when the call was interrupted.
+
+Where the audit log joins a group commit (PostgreSQL), the note also carries the call's other
+durable writes that may wait for its record (`join_record`: the idempotency outcome), so the audit
+stage sends them to the database with the record, in one commit instead of one each.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -28,7 +32,9 @@ from colonnade.governance.authorization import Decision
 __all__ = [
     "DecisionNote",
     "Dispatch",
+    "JointWrite",
     "current_note",
+    "join_record",
     "note_attestation",
     "note_deadline",
     "note_decision",
@@ -54,6 +60,10 @@ class Dispatch:
     repeatable: bool
 
 
+JointWrite = Callable[[], Awaitable[CallResult | None]]
+"""Writes one durable write of the call; returns None once it is durable, else the answer instead."""
+
+
 @dataclass(slots=True)
 class DecisionNote:
     tool: Tool | None = None
@@ -69,6 +79,10 @@ class DecisionNote:
     """The mode and upstream subject the call's backend was sent (never a token)."""
     guardrails: dict[str, Any] | None = None
     """The guardrails' findings (kind, path, count: never a value) and the actions taken."""
+    joint: list[JointWrite] | None = None
+    """None, or (an audit stage whose records join a group commit) the writes sent with the record."""
+    joint_call: str | None = None
+    """The call_id whose record the joint writes go with (a nested call's writes do not join it)."""
 
 
 _NOTE: ContextVar[DecisionNote | None] = ContextVar("colonnade_decision_note", default=None)
@@ -126,6 +140,17 @@ def note_effect_unknown(result: CallResult) -> None:
     note = _NOTE.get()
     if note is not None:
         note.effect_unknown = result
+
+
+def join_record(call_id: str, write: JointWrite) -> bool:
+    """Hand `write` to the audit stage, to go with the call's record; False: write it yourself.
+
+    The audit stage starts it with the record and waits for both before answering."""
+    note = _NOTE.get()
+    if note is None or note.joint is None or note.joint_call != call_id:
+        return False
+    note.joint.append(write)
+    return True
 
 
 def current_note() -> DecisionNote | None:

@@ -27,6 +27,14 @@ lives. While the audit log cannot be written, new calls are refused before anyth
 closed), with the same retryable answer. A failed call also leaves a snapshot, when a sink is
 given: the envelope it was answered with and its arguments with secrets redacted, written off the
 call's path.
+
+Where the log joins a group commit (PostgreSQL), the call's idempotency outcome is not written by
+the idempotency stage on its own but handed here (`join_record`) and started with the record, so
+both go to the database in one statement and one commit: a keyed call commits twice (claim, then
+outcome and record) instead of three times. The answer waits for both. An outcome not recorded by
+the deadline makes the answer the idempotency stage's `R-TIMEOUT-UNRECORDED` (the call ran: resend
+with the same key) and its record is kept appending; when the two were written apart (a lock held
+elsewhere, a full batch) and only the record landed, the record says how the call ended.
 """
 
 from __future__ import annotations
@@ -34,12 +42,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
-from colonnade.calls.decision_note import DecisionNote, taking_note
+from colonnade.calls.decision_note import DecisionNote, JointWrite, taking_note
 from colonnade.calls.envelope import CallResult, CallStatus
 from colonnade.calls.pipeline import Next
 from colonnade.calls.stages.unkeyed_effects import EFFECT_UNKNOWN_NO_KEY
@@ -74,31 +83,62 @@ class Audit:
         # The embedded SQLite log writes in line and waits for a busy lock a bounded while (seconds):
         # with more time left than that, its append needs no watching task (about 50 µs a call less).
         self._inline = bool(getattr(log.store, "inline", False))
+        # A group commit writes the call's other durable writes with its record, in one commit.
+        self._joins = bool(getattr(log.store, "grouped", False))
 
     async def __call__(self, call: Call, next: Next) -> CallResult:
         if not self.log.writable:
             refusal = _not_run(call, "R-CAP-STORE-UNAVAILABLE", _UNWRITABLE)
             return await self._recorded(call, DecisionNote(), refusal)
         with taking_note() as note:
+            if self._joins:
+                note.joint, note.joint_call = [], call.request.call_id
             try:
                 result = await next(call)
             except BaseException as exc:  # a stray fault or a cancellation is still recorded
+                self._start_joint(note)  # nobody waits for them: they go on in the background
                 self.log.submit(self._event(call, note, None, type(exc).__name__))
                 raise
+        # Started first (nothing may keep them back) and before the record's append, in the same
+        # turn of the loop: they are queued in the same batch as the record.
+        joint = self._start_joint(note)
         if self.snapshots is not None and result.status in _ERRORS and result.error is not None:
             self.snapshots.submit(_snapshot(call, note, result))
-        return await self._recorded(call, note, result)
+        return await self._recorded(call, note, result, joint)
 
-    async def _recorded(self, call: Call, note: DecisionNote, result: CallResult) -> CallResult:
-        """`result` once its record is durable; else the answer that says what the caller may do."""
+    async def _recorded(
+        self,
+        call: Call,
+        note: DecisionNote,
+        result: CallResult,
+        joint: Sequence[asyncio.Future[CallResult | None]] = (),
+    ) -> CallResult:
+        """`result` once its record (and the `joint` writes) are durable; else the answer that says
+        what the caller may do."""
         event = self._event(call, note, result)
         deadline = note.deadline if note.deadline is not None else call.deadline
         error = result.status in _ERRORS
+        keep = note.dispatch is not None or error or bool(joint)  # a joint write: the call ran
         with io_span("colonnade.store audit.append"):
-            failed = await self._append_by(event, deadline, keep=note.dispatch is not None or error)
+            failed = await self._append_by(event, deadline, keep=keep)
+        instead = None
+        for write in joint:  # each bounded by the call's deadline
+            instead = (await asyncio.shield(write)) or instead
+        if instead is not None:  # the call ran, and its outcome is not recorded (yet)
+            return instead
         if failed is None or (error and not failed):
             return result
         return _withheld(call, note, result, failed)
+
+    def _start_joint(self, note: DecisionNote) -> list[asyncio.Future[CallResult | None]]:
+        """Start the writes handed to this call's record (kept until they end, as late records are)."""
+        writes: list[JointWrite] = note.joint or []
+        note.joint = None  # handed over: a write that joins from now on writes itself
+        tasks: list[asyncio.Future[CallResult | None]] = [asyncio.ensure_future(write()) for write in writes]
+        for task in tasks:
+            self._late.add(task)
+            task.add_done_callback(self._late.discard)
+        return tasks
 
     async def _append_by(self, event: AuditEvent, deadline: float, *, keep: bool) -> bool | None:
         """Append `event` before `deadline` (`perf_counter` clock): None once durable, else whether it

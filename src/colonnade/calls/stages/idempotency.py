@@ -12,6 +12,12 @@ every resend gets whether its record lands or not (a key whose attempt never rec
 is in doubt, and answers the same), so it is answered at once, and noted for the drain stage,
 whose answer to a call cut at shutdown then agrees with what its resend replays.
 
+Where an audit stage above sends the call's record through a group commit (PostgreSQL), an outcome
+that would be answered only once recorded is handed to it (`join_record`) instead of written here:
+it goes to the database with the call's audit record, in the same commit, and the answer waits for
+both (or is `R-TIMEOUT-UNRECORDED`, as here). A crash before that commit leaves the claim, as a
+crash before this stage's own write would.
+
 Duplicates that arrive in this process while the first call runs wait for its outcome (cheap and
 exact). A key held by an attempt elsewhere (another replica, an earlier process) is answered at
 once with `R-CAP-KEY-IN-PROGRESS` and `retry_after_ms` while its lease runs. After the lease, an
@@ -34,6 +40,7 @@ input is refused, never silently replayed.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import logging
@@ -44,7 +51,7 @@ from typing import Any
 from colonnade.adapters.outcome import INPUT_REQUIRED
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
-from colonnade.calls.decision_note import note_effect_unknown
+from colonnade.calls.decision_note import join_record, note_effect_unknown
 from colonnade.calls.envelope import CallResult, CallStatus
 from colonnade.calls.keys import scope_of
 from colonnade.calls.pipeline import Next
@@ -139,9 +146,20 @@ class Idempotency:
         outcome, write = self._settle(call, scope, key, attempt, result)
         assert outcome is not None
         answer_by = _answer_by(call)
+        if write is not None and _waits_for_record(outcome):
+            recorded = functools.partial(self._recorded_by, call, scope, key, attempt, write, answer_by)
+            if join_record(call.request.call_id, recorded):
+                return outcome  # the audit stage writes it with the call's record, and waits for both
         if write is not None:
             await self._write_now(scope, key, attempt, write, answer_by)
         return await self._answer(call, key, attempt, outcome, answer_by, replay=False)
+
+    async def _recorded_by(
+        self, call: Call, scope: str, key: str, attempt: _Attempt, write: Write, until: float
+    ) -> CallResult | None:
+        """Write `write` by `until`: None once it is recorded, else the answer in place of the outcome."""
+        await self._write_now(scope, key, attempt, write, until)
+        return None if attempt.recorded.is_set() else self._unrecorded(call, key)
 
     async def _claim(self, call: Call, scope: str, key: str, attempt: _Attempt) -> Claim | CallResult:
         """The claim if the key is ours to run; else the answer (replay, in progress, in doubt...)."""
@@ -333,15 +351,18 @@ class Idempotency:
         elif _is_effect_unknown(outcome):
             pass
         elif not await _wait(attempt.recorded, until):
-            status, err = error(
-                "R-TIMEOUT-UNRECORDED",
-                "the call ran, but the gateway's database did not take its outcome before the deadline; "
-                "the outcome is kept and recorded as soon as the database answers: resend with the same key",
-                key=key,
-                retry_after_ms=STORE_RETRY_MS,
-            )
-            return call.result(status, error=err)
+            return self._unrecorded(call, key)
         return _as_replay(call, outcome) if replay else outcome
+
+    def _unrecorded(self, call: Call, key: str) -> CallResult:
+        status, err = error(
+            "R-TIMEOUT-UNRECORDED",
+            "the call ran, but the gateway's database did not take its outcome before the deadline; "
+            "the outcome is kept and recorded as soon as the database answers: resend with the same key",
+            key=key,
+            retry_after_ms=STORE_RETRY_MS,
+        )
+        return call.result(status, error=err)
 
     async def _follow(self, call: Call, key: str, attempt: _Attempt) -> CallResult | None:
         """The outcome of the attempt running in this process; None when it ran nothing."""
@@ -450,6 +471,11 @@ def _loop_time() -> float:
 def _answer_by(call: Call) -> float:
     """When the caller is answered at the latest: its deadline (on the loop's clock)."""
     return _loop_time() + call.remaining_s
+
+
+def _waits_for_record(outcome: CallResult) -> bool:
+    """Whether `outcome` is answered only once recorded (not a retryable one, nor effect unknown)."""
+    return outcome.status is not CallStatus.RETRYABLE_ERROR and not _is_effect_unknown(outcome)
 
 
 def _is_effect_unknown(result: CallResult) -> bool:
