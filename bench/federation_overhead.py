@@ -118,7 +118,7 @@ def federation(baseline: Path | None, floor: bool = False, peer: Peer | None = N
                 )
             )
             url = f"http://127.0.0.1:{port}"
-            wait_http(f"{url}/readyz", processes[-1], timeout=60)
+            wait_http(f"{url}/readyz", processes[-1], timeout=180)
             while httpx2.get(f"{url}/v1/servers/echo", timeout=5).json().get("state") != "ready":
                 time.sleep(0.1)
             return Gateway(url, processes[-1].pid)

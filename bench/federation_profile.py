@@ -7,7 +7,9 @@ runs in the gateway only while those calls are made (switched on and off by sign
 is each library's exclusive CPU per call, summed over its functions: profiling inflates every
 figure several times (many small calls), so compare columns and shares, not absolute numbers.
 
-Run: .venv/bin/python bench/federation_profile.py [--calls 2000] [--src DIR]
+`--keep DIR` keeps the profiles there (`{path}-{mode}.prof`, for `python -m pstats`).
+
+Run: .venv/bin/python bench/federation_profile.py [--calls 2000] [--src DIR] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -132,12 +134,14 @@ def grouped(profile: Path, calls: int) -> dict[str, float]:
     return dict(per_group)
 
 
-def main(calls: int, src: Path | None) -> None:
+def main(calls: int, src: Path | None, keep: Path | None = None) -> None:
     columns: list[tuple[str, dict[str, float], float]] = []
     with (
         echo_upstream() as upstream,
-        tempfile.TemporaryDirectory(prefix="colonnade-profiles-") as folder,
+        tempfile.TemporaryDirectory(prefix="colonnade-profiles-") as scratch,
     ):
+        folder = Path(scratch) if keep is None else keep
+        folder.mkdir(parents=True, exist_ok=True)
         for path, mode in PATHS:
             out = Path(folder) / f"{path.strip('/').replace('/', '-')}-{mode}.prof"
             cpu = profile_path(upstream, path, mode, calls, src, out)
@@ -164,5 +168,6 @@ if __name__ == "__main__":
     parser.add_argument(
         "--src", type=Path, help="run the gateway from this source tree (e.g. a baseline's src/)"
     )
+    parser.add_argument("--keep", type=Path, help="keep the profiles in this folder")
     arguments = parser.parse_args()
-    main(arguments.calls, arguments.src)
+    main(arguments.calls, arguments.src, arguments.keep)

@@ -176,7 +176,7 @@ def main(
                     stderr=subprocess.STDOUT,
                 )
             )
-            wait_http(f"{backend_url}/healthz", procs[-1])
+            wait_http(f"{backend_url}/healthz", procs[-1], timeout=180)
             contracts = demo_contracts(tmp, backend_url)
             gateways: dict[str, Gateway] = {}
             for name, source in variants:
@@ -189,7 +189,7 @@ def main(
                     settings |= {"COLONNADE_AUTH__RESOURCE": BENCH_RESOURCE}
                     headers = {"authorization": f"Bearer {demo_admin_token(home / 'data')}"}
                 procs.append(gateway_process(home, port, contracts, logs, settings))
-                wait_http(f"http://127.0.0.1:{port}/readyz", procs[-1])
+                wait_http(f"http://127.0.0.1:{port}/readyz", procs[-1], timeout=180)
                 gateways[name] = (f"http://127.0.0.1:{port}", procs[-1].pid, headers)
             floors = {"floor": ""} if floor else {}
             if guarantee_floors:
@@ -201,7 +201,7 @@ def main(
                 token = demo_admin_token(home) if "auth" in guarantees else None
                 headers = {"authorization": f"Bearer {token}"} if token else {}
                 procs.append(subprocess.Popen(command, cwd=ROOT))
-                wait_http(f"http://127.0.0.1:{port}/readyz", procs[-1])
+                wait_http(f"http://127.0.0.1:{port}/readyz", procs[-1], timeout=180)
                 gateways[name] = (f"http://127.0.0.1:{port}", procs[-1].pid, headers)
             paths = PATHS if not session else (*PATHS, SESSION_PATH)
             if session:

@@ -41,7 +41,7 @@ CALLERS_OWN = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
 
 class HandshakeCaller(Relay):
-    """A handshake-era caller (its calls go to an HTTP server's handshake-era twin)."""
+    """A handshake-era caller (its calls go to an HTTP server's handshake-era twin unless quiet)."""
 
     @property
     def handshake_era(self) -> bool:
@@ -123,7 +123,8 @@ async def quiet(servers: Servers) -> AsyncIterator[Proxy]:
 def paths(servers: Servers) -> list[tuple[str, McpServerSettings, Relay]]:
     return [
         ("direct, 2026-07-28", servers.http, Relay()),
-        ("SDK, handshake-era twin", servers.http, HandshakeCaller()),
+        ("direct, a quiet handshake-era caller on the server's own session", servers.http, HandshakeCaller()),
+        ("SDK, handshake-era twin, log messages", servers.http, HandshakeCaller(log_level="debug")),
         ("SDK, a caller that hears progress", servers.http, Relay(wants_progress=True)),
         ("SDK, handshake-era twin with progress", servers.http, HandshakeCaller(wants_progress=True)),
         ("SDK, stdio", servers.stdio, Relay()),
@@ -155,3 +156,18 @@ async def test_without_recorded_spans_nothing_is_made_and_the_callers_own_passes
         assert "traceparent" not in seen, path
         relay.meta = {"traceparent": CALLERS_OWN}
         assert (await quiet.meta(settings, relay))["traceparent"] == CALLERS_OWN, path
+
+
+async def test_a_quiet_handshake_era_call_takes_the_servers_own_session(
+    quiet: Proxy, servers: Servers
+) -> None:
+    """Only the answer can pass on a quiet call: it goes on the server's 2026-07-28 session (sent
+    directly), not on the handshake-era twin that a call with progress or log messages needs."""
+    own = quiet.pool[servers.http.name]
+    seen = await quiet.meta(servers.http, HandshakeCaller())
+    assert seen[types.PROTOCOL_VERSION_META_KEY] == own.protocol_version  # a 2026-07-28 request
+    for relay in (HandshakeCaller(wants_progress=True), HandshakeCaller(log_level="debug")):
+        before = own.calls
+        seen = await quiet.meta(servers.http, relay)
+        assert types.PROTOCOL_VERSION_META_KEY not in seen, relay  # a handshake-era request
+        assert own.calls == before, relay  # counted on the twin, not on the server's own session

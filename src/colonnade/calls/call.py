@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
+from colonnade.calls.call_record import CallRecord
 from colonnade.calls.caller_channel import CallerChannel
 from colonnade.calls.envelope import (
     CallError,
@@ -41,9 +42,10 @@ class TraceContext:
 class Call:
     """A parsed request, who makes it, and (once the resolve stage ran) its tool and manifest.
 
-    A stage that changes the call makes a copy (`evolve`). `tool` and `manifest` may be read only
-    by stages after resolution; reading them earlier is a programming error and raises. `channel`
-    is the caller's protocol channel when its surface has one (`calls/caller_channel.py`).
+    A stage that changes the call makes a copy (`evolve`); the copies share one `record`. `tool`
+    and `manifest` may be read only by stages after resolution; reading them earlier is a
+    programming error and raises. `channel` is the caller's protocol channel when its surface has
+    one (`calls/caller_channel.py`).
     """
 
     request: CallRequest
@@ -59,6 +61,8 @@ class Call:
     """The caller's protocol session (MCP `Mcp-Session-Id`), when its surface has one."""
     policy_context: dict[str, Any] | None = None
     """What the call met before the policy (guardrail findings, its session's flow labels)."""
+    record: CallRecord = field(default_factory=CallRecord)
+    """What inner stages learn for the stages that wrap them; shared by every copy (`call_record.py`)."""
 
     @classmethod
     def start(

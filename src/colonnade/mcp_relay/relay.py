@@ -53,6 +53,28 @@ class Relay:
         return False
 
     @property
+    def quiet(self) -> bool:
+        """Whether nothing but the answer can pass between the server and the caller during the call:
+        no progress listened for, no log messages, no question the caller can be asked, no input
+        round answered."""
+        return not (
+            self.wants_progress
+            or self.log_level is not None
+            or self.input_responses is not None
+            or self.request_state is not None
+            or self.can_ask
+        )
+
+    @property
+    def needs_handshake_session(self) -> bool:
+        """Whether the call must reach the server on a session of the caller's handshake era.
+
+        A quiet call of a handshake-era caller does not: only its answer comes back, and the server's
+        own 2026-07-28 session carries that answer for less (`McpPool.for_caller`; the SDK's server
+        side serves it to the caller in the caller's era, as on `/mcp`)."""
+        return self.handshake_era and not self.quiet
+
+    @property
     def follows_stream_closes(self) -> bool:
         """Whether the caller's stream can be closed for a resumption, as the server closed its own."""
         return False

@@ -7,7 +7,9 @@ per call). `start()` brings up the servers added so far; servers added later sta
 A Streamable HTTP server that speaks 2026-07-28 gets a second, handshake-era session when a
 handshake-era client calls it through its own endpoint (`for_caller`), opened on demand and closed
 when idle: that client then sees the server's own handshake-era behaviour (its requests to the
-client, its stream closes), not a translation. A stdio server keeps one session: one process.
+client, its stream closes), not a translation. A quiet tool call of such a client (only its answer
+can pass: `Relay.needs_handshake_session`) takes the server's own session instead, as on `/mcp`,
+where it is POSTed directly. A stdio server keeps one session: one process.
 """
 
 from __future__ import annotations

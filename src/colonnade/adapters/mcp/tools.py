@@ -57,7 +57,7 @@ class McpTools:
         binding = invocation.tool.binding
         assert isinstance(binding, McpBinding), "the execute stage hands this adapter mcp bindings only"
         relay = relay_of(invocation.channel)
-        upstream = self.pool.for_caller(binding.server, handshake_era=relay.handshake_era)
+        upstream = self.pool.for_caller(binding.server, handshake_era=relay.needs_handshake_session)
         if upstream is None:
             return down(f"server {binding.server!r} is not configured in this gateway any more")
         span = self._span(invocation, binding)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from structlog.contextvars import bind_contextvars, reset_contextvars
 
 from colonnade.calls.call import Call
 from colonnade.calls.call_errors import error
+from colonnade.calls.call_record import Resolution
 from colonnade.calls.envelope import CallRequest, CallResult, CallStatus
 from colonnade.calls.pipeline import Next
 from colonnade.catalog.tool import Tool
@@ -59,11 +59,6 @@ _LEVEL = {
     CallStatus.RETRYABLE_ERROR: logging.WARNING,
     CallStatus.TERMINAL_ERROR: logging.WARNING,
 }
-_RESOLVED: ContextVar[tuple[Tool, float | None, float] | None] = ContextVar(
-    "colonnade_resolved_tool", default=None
-)
-"""The tool the current call resolved to, its p95 objective in seconds and the call's timeout in
-milliseconds; set by `InFlight`, read and reset by `Observe`."""
 _IDEMPOTENCY_PREFIX = 8  # characters of an idempotency key a span shows: enough to find it, not to replay it
 _EXECUTE_TOOL = "execute_tool"  # GenAI semantic conventions: the operation, and the span name's first word
 _MAX_ECHO = 128  # caller-chosen strings (ids, unknown tool names) are clipped in log lines
@@ -122,7 +117,6 @@ class Observe:
             )
             activation = otel_context.attach(call_context(span, self.tracer))
         bound = bind_contextvars(call_id=request.call_id, trace_id=trace_id)
-        resolved = _RESOLVED.set(None)
         result: CallResult | None = None
         failure: BaseException | None = None
         try:
@@ -135,8 +129,7 @@ class Observe:
             failure = exc
             raise
         finally:
-            self._finish(call, _RESOLVED.get(), span, result, failure)
-            _RESOLVED.reset(resolved)
+            self._finish(call, call.record.resolution, span, result, failure)
             reset_contextvars(**bound)
             if activation is not None:
                 otel_context.detach(activation)
@@ -149,14 +142,16 @@ class Observe:
     def _finish(
         self,
         call: Call,
-        resolution: tuple[Tool, float | None, float] | None,
+        resolution: Resolution | None,
         span: Span | None,
         result: CallResult | None,
         failure: BaseException | None,
     ) -> None:
         seconds = time.perf_counter() - call.started
         status, code = _outcome(result)
-        resolved, slo_p95_s, timeout_ms = resolution if resolution is not None else (None, None, None)
+        resolved = resolution.tool if resolution is not None else None
+        slo_p95_s = resolution.slo_p95_s if resolution is not None else None
+        timeout_ms = resolution.timeout_ms if resolution is not None else None
         tool = resolved.canonical_name if resolved is not None else None
         self.metrics.for_tool(tool or UNRESOLVED_TOOL).record(status, code, seconds, slo_p95_s=slo_p95_s)
         if self.history is not None and tool is not None:
@@ -222,9 +217,9 @@ class Observe:
 class InFlight:
     """Counts calls in flight per tool; it sits right after resolution, when the tool is known.
 
-    It also tells the observe stage which tool the call resolved to, through a context variable
-    of the call's task, so a call that ends in an exception or a cancellation is still counted
-    under its tool.
+    It also tells the observe stage which tool the call resolved to, on the call's record (shared
+    by every copy of the call: `calls/call_record.py`), so a call that ends in an exception or a
+    cancellation is still counted under its tool.
     """
 
     def __init__(self, metrics: GatewayMetrics) -> None:
@@ -233,7 +228,8 @@ class InFlight:
     async def __call__(self, call: Call, next: Next) -> CallResult:
         p95_ms = call.manifest.slo.p95_latency_ms_max
         timeout_ms = round((call.deadline - call.started) * 1000, 3)
-        _RESOLVED.set((call.tool, p95_ms / 1000 if p95_ms is not None else None, timeout_ms))
+        slo_p95_s = p95_ms / 1000 if p95_ms is not None else None
+        call.record.resolution = Resolution(call.tool, slo_p95_s, timeout_ms)
         gauge = self.metrics.for_tool(call.tool.canonical_name).in_flight
         gauge.inc()
         try:

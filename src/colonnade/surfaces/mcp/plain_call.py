@@ -16,7 +16,7 @@ then run by the SDK's own `ServerRunner` (its middleware, params validation, the
 `tools/call` handler, the result's validation and serialisation, as for every other request) and
 written as the SDK writes a single-exchange reply. It mirrors `handle_modern_request` in
 `mcp/server/_streamable_http_modern.py` of mcp 2.3.0 in JSON-response mode;
-`tests/surfaces/test_mcp_plain_call.py` compares the two answer by answer.
+`tests/surfaces/mcp/test_mcp_plain_call.py` compares the two answer by answer.
 """
 
 from __future__ import annotations

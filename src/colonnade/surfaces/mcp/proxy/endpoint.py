@@ -9,7 +9,9 @@ through an `EndpointRelay`: progress and log messages, and its questions (sampli
 roots) - passed back as input rounds to 2026-07-28 clients, asked on the request's stream of a
 handshake-era client. A handshake-era client of an HTTP server that speaks 2026-07-28 is served
 through a handshake-era session of its own (the pool's twin), so it meets the server's own
-handshake-era behaviour, stream closes included. A refusal by the gateway (not allowed, needs
+handshake-era behaviour, stream closes included; a tool call on which only the answer can pass
+(no progress, log messages or questions: `Relay.needs_handshake_session`) takes the server's own
+session, as on `/mcp`, which is cheaper by most of a millisecond. A refusal by the gateway (not allowed, needs
 approval, invalid arguments) is a typed result, as on `/mcp`.
 """
 
@@ -283,9 +285,10 @@ class UpstreamEndpoint:
         return self.upstream.name
 
     def _server_is_quiet(self) -> bool:
-        """Whether the session of handshake-era callers is up and will send them no log messages."""
+        """Whether the server will send handshake-era callers no log messages (its handshake-era
+        session's capabilities, or its own session's while that twin is not up)."""
         upstream = self.pool.for_caller(self.name, handshake_era=True) or self.upstream
-        caps = upstream.server_capabilities
+        caps = upstream.server_capabilities or self.upstream.server_capabilities  # the twin not up yet
         return caps is not None and caps.logging is None
 
     async def announce(self, event: ServerEvent) -> None:
@@ -617,8 +620,10 @@ class UpstreamEndpoint:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             level = meta.get(types.LOG_LEVEL_META_KEY)
             log_level = level if level in _LEVELS else None
-        else:
+        elif ctx.session.can_send_request:
             log_level = self._levels.get(connection_of(ctx.session), "debug")
+        else:  # a handshake-era request answered with one JSON body: it carries the answer only
+            log_level = None
         state: str | None = getattr(params, "request_state", None)
         continues: str | None = None
         if (approved := open_state(state)) is not None:  # answering an approved call's question
@@ -661,7 +666,7 @@ def _rendered(result: CallResult, *, legacy: bool) -> Any:
     code = result.error.code if result.error is not None else None
     raw = answer.result
     asks = raw is not None and is_input_required(raw)
-    if raw is not None and asks and code == INPUT_REQUIRED:
+    if raw is not None and asks and code == INPUT_REQUIRED and not legacy:
         continuation = result.handover.continuation
         if continuation is not None:  # an approved call's question: its answer continues the call
             raw = {**raw, "requestState": seal_state(continuation, raw.get("requestState"))}
