@@ -18,6 +18,7 @@ from typing import Any
 
 import aiohttp
 
+from colonnade.adapters.credentials.as_client import AuthorizationServerClient
 from colonnade.adapters.credentials.forward import live_token
 from colonnade.adapters.credentials.grant import CredentialRefused, UpstreamGrant
 from colonnade.adapters.secrets import SecretResolver
@@ -30,11 +31,10 @@ GRANT_TYPE = "urn:ietf:params:oauth:grant-type:token-exchange"
 TOKEN_TYPE_ACCESS = "urn:ietf:params:oauth:token-type:access_token"
 REFUSED = "A-AUTH-UPSTREAM-EXCHANGE"
 UNREACHABLE = "R-UPSTREAM-EXCHANGE"
-_MISCONFIGURED = "S-TOOL-CONFIG"
 _Key = tuple[str, str, tuple[str, ...], bool]
 
 
-class TokenExchange:
+class TokenExchange(AuthorizationServerClient):
     """One authorization server's exchanges for this gateway; `aclose()` it on shutdown."""
 
     def __init__(self, settings: TokenExchangeSettings, secrets: SecretResolver) -> None:
@@ -44,7 +44,6 @@ class TokenExchange:
         """Exchanges sent to the authorization server (a cached token sends none)."""
         self._cache: OrderedDict[_Key, tuple[UpstreamGrant, float]] = OrderedDict()
         self._in_flight: dict[_Key, asyncio.Future[tuple[UpstreamGrant, float]]] = {}
-        self._session: aiohttp.ClientSession | None = None
 
     async def grant(
         self, caller: CallerToken | None, spec: ExchangeCredential, *, agent: str | None = None
@@ -128,24 +127,9 @@ class TokenExchange:
         return grant, reuse_until
 
     async def _client_secret(self) -> str:
-        name = self.settings.client_secret
-        value = await self.secrets.resolve(name)
-        if value is None:
-            raise CredentialRefused(
-                _MISCONFIGURED,
-                f"token_exchange.client_secret {name!r} is not set; {self.secrets.how_to_set(name)}",
-            )
-        return value
-
-    def _pool(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            self._session = aiohttp.ClientSession()
-        return self._session
-
-    async def aclose(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            await session.close()
+        return await self.required_secret(
+            self.secrets, self.settings.client_secret, "token_exchange.client_secret"
+        )
 
 
 def _json(body: bytes) -> dict[str, Any]:

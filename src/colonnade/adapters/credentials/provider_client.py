@@ -18,6 +18,7 @@ from typing import Any
 
 import aiohttp
 
+from colonnade.adapters.credentials.as_client import AuthorizationServerClient
 from colonnade.adapters.credentials.grant import CredentialRefused
 from colonnade.adapters.secrets import SecretResolver
 from colonnade.config import UserOAuthProvider
@@ -25,7 +26,6 @@ from colonnade.config import UserOAuthProvider
 __all__ = ["UNREACHABLE", "ProviderClient", "ProviderRefused", "TokenAnswer", "pkce_pair"]
 
 UNREACHABLE = "R-UPSTREAM-OAUTH"
-_MISCONFIGURED = "S-TOOL-CONFIG"
 logger = logging.getLogger(__name__)
 
 
@@ -55,14 +55,13 @@ class ProviderRefused(Exception):
         self.status = status
 
 
-class ProviderClient:
+class ProviderClient(AuthorizationServerClient):
     """One provider's endpoints over a shared aiohttp session."""
 
     def __init__(self, name: str, settings: UserOAuthProvider, secrets: SecretResolver) -> None:
         self.name = name
         self.settings = settings
         self.secrets = secrets
-        self._session: aiohttp.ClientSession | None = None
 
     async def code(self, code: str, verifier: str, redirect_uri: str) -> TokenAnswer:
         form = {
@@ -105,25 +104,9 @@ class ProviderClient:
             ) from None
 
     async def _client_secret(self) -> str:
-        name = self.settings.client_secret
-        value = await self.secrets.resolve(name)
-        if value is None:
-            raise CredentialRefused(
-                _MISCONFIGURED,
-                f"upstream_oauth.{self.name}.client_secret {name!r} is not set; "
-                f"{self.secrets.how_to_set(name)}",
-            )
-        return value
-
-    def _pool(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            self._session = aiohttp.ClientSession()
-        return self._session
-
-    async def aclose(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            await session.close()
+        return await self.required_secret(
+            self.secrets, self.settings.client_secret, f"upstream_oauth.{self.name}.client_secret"
+        )
 
 
 def _token_answer(status: int, document: dict[str, Any]) -> TokenAnswer:
