@@ -61,3 +61,19 @@ async def test_an_absent_redis_is_a_typed_answer_not_a_hang(own_redis: OwnRedis,
             await shared.values.get("k")
     finally:
         await shared.aclose()
+
+
+async def test_a_closed_transport_s_runtime_error_reads_as_redis_away() -> None:
+    """uvloop raises RuntimeError for a write on a closed transport, and redis-py passes it on: the
+    link must answer SharedStateUnavailable (a caller falls back), never let it fail the call."""
+    from colonnade.shared_state.link import RedisLink, SharedStateUnavailable
+
+    link = RedisLink("redis://127.0.0.1:6379/0")
+
+    async def closed(_: object) -> None:
+        raise RuntimeError("unable to perform operation on <TCPTransport closed=True>")
+
+    with pytest.raises(SharedStateUnavailable):
+        await link.run(closed)
+    assert not link.available
+    await link.client.aclose()

@@ -26,6 +26,9 @@ __all__ = ["RedisLink", "SharedStateUnavailable"]
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+# What a Redis that is away raises: redis-py's errors, socket errors, the bound, and uvloop's
+# RuntimeError for a write on a transport already closed (redis-py lets it through unwrapped).
+_AWAY = (RedisError, OSError, TimeoutError, RuntimeError)
 
 
 class SharedStateUnavailable(ColonnadeError):
@@ -76,7 +79,7 @@ class RedisLink:
         try:
             async with asyncio.timeout(self.op_timeout_s):
                 return await operation(self.client)
-        except (RedisError, OSError, TimeoutError) as exc:
+        except _AWAY as exc:
             self.mark_down(exc)
             raise SharedStateUnavailable(
                 f"Redis at {self.safe_url} is unreachable: {self._last_error}"
@@ -113,7 +116,7 @@ class RedisLink:
                 await self.client.connection_pool.disconnect()
                 async with asyncio.timeout(self.op_timeout_s):
                     await self.client.ping()
-            except (RedisError, OSError, TimeoutError) as exc:
+            except _AWAY as exc:
                 self._last_error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 continue
             self._up = True
@@ -126,7 +129,7 @@ class RedisLink:
         try:
             async with asyncio.timeout(self.op_timeout_s):
                 await self.client.ping()
-        except (RedisError, OSError, TimeoutError) as exc:
+        except _AWAY as exc:
             self.mark_down(exc)
             return False
         if not self._up:
