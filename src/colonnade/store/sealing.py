@@ -72,7 +72,10 @@ class Sealer:
             return cls.from_json(path.read_text(encoding="utf-8"), where=str(path))
         sealer = cls.generate()
         data_dir.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:  # another process (or part of this one) made it first: use that ring
+            return cls.from_json(path.read_text(encoding="utf-8"), where=str(path))
         with os.fdopen(descriptor, "w", encoding="utf-8") as sink:
             sink.write(sealer.to_json())
         return sealer
