@@ -709,11 +709,6 @@ def _reference_from_mapping(value: object) -> object:
     """`{provider: store, name: crm-token}` or `{provider: file, path: /run/secrets/crm}` as one string."""
     if not isinstance(value, Mapping):
         return value
-    unknown = sorted(set(value) - {"provider", "name", "path"})
-    if unknown:
-        raise ValueError(
-            f"a secret reference has `provider` and `name` (or `path`), not {', '.join(unknown)}"
-        )
     provider = value.get("provider", "env")
     if provider not in SECRET_PROVIDERS:
         raise ValueError(f"secret provider {provider!r} is not one of {', '.join(SECRET_PROVIDERS)}")
@@ -721,6 +716,11 @@ def _reference_from_mapping(value: object) -> object:
     target = value.get(key)
     if not isinstance(target, str) or not target:
         raise ValueError(f"a secret of provider {provider} needs `{key}`")
+    unknown = sorted(str(field) for field in set(value) - {"provider", key})
+    if unknown:
+        raise ValueError(
+            f"a secret of provider {provider} has `provider` and `{key}`, not {', '.join(unknown)}"
+        )
     return f"{provider}:{target}"
 
 
@@ -737,6 +737,8 @@ def _checked_reference(reference: str) -> str:
     return reference
 
 
+_NAMED = _SECRET_NAME[1:]  # the name pattern without its anchor, to follow a provider's prefix
+_PATH = "[^\n\x00]+(?!\n)$"  # one line without NUL (`$` alone would let one final newline by)
 SecretReference = Annotated[
     str,
     BeforeValidator(_reference_from_mapping),
@@ -746,14 +748,24 @@ SecretReference = Annotated[
             "description": "A secret's name (the environment's: COLONNADE_SECRET_<NAME>), or env:NAME, "
             "store:NAME, file:/path, or {provider: env|store, name} / {provider: file, path}.",
             "oneOf": [
-                {"type": "string", "minLength": 1},
+                {"type": "string", "pattern": f"^(?:(?:env|store):)?{_NAMED}"},
+                {"type": "string", "pattern": f"^file:{_PATH}"},
                 {
                     "type": "object",
                     "properties": {
-                        "provider": {"enum": list(SECRET_PROVIDERS)},
-                        "name": {"type": "string", "minLength": 1},
-                        "path": {"type": "string", "minLength": 1},
+                        "provider": {"enum": ["env", "store"]},
+                        "name": {"type": "string", "pattern": _SECRET_NAME},
                     },
+                    "required": ["name"],
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "properties": {
+                        "provider": {"const": "file"},
+                        "path": {"type": "string", "pattern": f"^{_PATH}"},
+                    },
+                    "required": ["provider", "path"],
                     "additionalProperties": False,
                 },
             ],

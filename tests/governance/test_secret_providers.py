@@ -45,6 +45,7 @@ def test_a_reference_is_held_as_one_string_in_contracts_and_settings(written: ob
         ("store:bad name", "not a secret reference"),
         ({"provider": "vault", "name": "x"}, "not one of env, file, store"),
         ({"provider": "file", "name": "x"}, "needs `path`"),
+        ({"provider": "file", "path": "/run/secrets/crm", "name": "x"}, "`provider` and `path`, not name"),
         ({"provider": "store", "name": "x", "tenant": "acme"}, "not tenant"),
     ],
 )

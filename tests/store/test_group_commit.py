@@ -22,7 +22,7 @@ from colonnade.calls.envelope import CallResult, CallStatus
 from colonnade.calls.pipeline import Next, Pipeline
 from colonnade.calls.stages.audit import Audit
 from colonnade.calls.stages.idempotency import Idempotency
-from colonnade.governance.audit import AuditEvent, AuditLog, EventKind, verify_chain
+from colonnade.governance.audit import AuditEvent, AuditLog, AuditUnavailable, EventKind, verify_chain
 from colonnade.governance.audit.chain import seal
 from colonnade.store import create_store_engine, group_commit, migrate_engine
 from colonnade.store.audit_repo import AuditStore
@@ -405,3 +405,60 @@ async def test_a_writer_sealing_from_its_remembered_tail_cannot_overtake_a_locke
     await log_a.store.aclose()
     await log_c.store.aclose()
     await c_engine.dispose()
+
+
+def _waits_again(caplog: pytest.LogCaptureFixture) -> int:
+    return sum("waiting again" in record.getMessage() for record in caplog.records)
+
+
+async def test_audit_records_wait_again_for_a_chain_lock_held_past_the_lock_timeout(
+    db: Database, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Another replica's commit holds the chain's lock longer than the lock timeout (a busy disk): the
+    record waits again instead of failing, so the log stays writable and no call is refused for it."""
+    monkeypatch.setattr(group_commit, "LOCK_TIMEOUT_MS", 100)
+    monkeypatch.setattr(group_commit, "LOCK_WAITS", 10_000)  # bounded by the release below, not by tries
+    caplog.set_level("DEBUG", logger="colonnade.store.group_commit")
+    log = AuditLog(AuditStore(db.engine), KEY)
+    await log.append(_event(1))
+    async with db.admin.connect() as holder:
+        await holder.execute(text("SELECT pg_advisory_lock(:key)"), {"key": APPEND_LOCK_KEY})
+        try:
+            record = asyncio.create_task(log.append(_event(2)))
+
+            async def timed_out_twice() -> bool:
+                assert not record.done(), record  # it may not fail (nor land) while the lock is held
+                return _waits_again(caplog) >= 2
+
+            await _until(timed_out_twice)
+        finally:
+            await holder.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": APPEND_LOCK_KEY})
+    await asyncio.wait_for(record, timeout=30)
+    assert log.writable
+    report = await verify_chain(log.store)
+    assert report.ok and report.records == 2
+    await log.store.aclose()
+
+
+async def test_audit_records_give_up_after_their_lock_waits(
+    db: Database, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The waits are bounded: a lock that is never released fails the record, retryably, and the log
+    says it cannot be written (new calls are refused until a record lands)."""
+    monkeypatch.setattr(group_commit, "LOCK_TIMEOUT_MS", 100)
+    monkeypatch.setattr(group_commit, "LOCK_WAITS", 2)
+    caplog.set_level("DEBUG", logger="colonnade.store.group_commit")
+    log = AuditLog(AuditStore(db.engine), KEY)
+    await log.append(_event(1))
+    async with db.admin.connect() as holder:
+        await holder.execute(text("SELECT pg_advisory_lock(:key)"), {"key": APPEND_LOCK_KEY})
+        try:
+            with pytest.raises(AuditUnavailable):
+                await asyncio.wait_for(log.append(_event(2)), timeout=30)
+        finally:
+            await holder.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": APPEND_LOCK_KEY})
+    assert _waits_again(caplog) == 2
+    assert not log.writable
+    await log.append(_event(3))
+    assert log.writable
+    await log.store.aclose()

@@ -27,6 +27,9 @@ A statement that fails rolled back as a whole, so nothing in it is half written:
   number with its own hash landed the first time and is not written twice;
 - a lock held elsewhere for longer than `LOCK_TIMEOUT_MS` ends the wait, and the audit records
   and the idempotency writes are tried apart, so a lock on one table does not hold the other's;
+  audit records alone wait again (`LOCK_WAITS` times): the chain's lock is held by the other
+  replicas' commits, and a commit slowed past the timeout (a busy disk) is contention that passes,
+  not a database that fails (which would make the log refuse every call until a record lands);
 - a write the database refuses (bad data) is found by writing each of the batch alone: the others
   land, and only its caller gets the error.
 Failures that may pass reach callers as `StoreUnavailable`, the others as the driver raised them.
@@ -52,7 +55,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from colonnade.store.engine import driver_connect_args
 from colonnade.store.store_errors import StoreUnavailable
 
-__all__ = ["CONTENDED_S", "LOCK_TIMEOUT_MS", "MAX_BATCH", "GroupCommit", "Seal"]
+__all__ = ["CONTENDED_S", "LOCK_TIMEOUT_MS", "LOCK_WAITS", "MAX_BATCH", "GroupCommit", "Seal"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +64,8 @@ LOCK_TIMEOUT_MS = 1_000
 """How long a batch waits for a lock held elsewhere before its parts are tried apart."""
 CONTENDED_S = 2.0
 """After the chain's tail moved under this writer, how long batches lock the chain before writing."""
+LOCK_WAITS = 4
+"""How many more times a batch of audit records alone waits for a lock after a wait timed out."""
 _COLLISIONS = 8  # tails found moved under one batch before its callers are told to try again
 
 Seal = Callable[[int, str | None, Sequence[dict[str, Any]]], list[dict[str, Any]]]
@@ -365,7 +370,7 @@ class GroupCommit:
                     raise
                 logger.exception("a batch of durable writes failed unexpectedly")
 
-    async def _write(self, batch: list[_Write], *, again: bool = False) -> None:
+    async def _write(self, batch: list[_Write], *, again: bool = False, waits: int = 0) -> None:
         """Write `batch` and tell its callers; on failure, as the module says."""
         try:
             await self._attempt(batch, resend=again)
@@ -387,6 +392,11 @@ class GroupCommit:
             if audit and rest:
                 await self._write(audit, again=again)
                 await self._write(rest, again=again)
+                return
+            if audit and waits < LOCK_WAITS:
+                logger.debug("durable writes: audit records waited too long for a lock; waiting again")
+                self._contended_until = time.monotonic() + CONTENDED_S
+                await self._write(batch, again=again, waits=waits + 1)
                 return
         elif len(batch) > 1 and not isinstance(failure, StoreUnavailable):
             for write in batch:  # find the write the database refuses; the others land

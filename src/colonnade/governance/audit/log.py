@@ -187,7 +187,7 @@ class AuditLog:
             await self.store.append(rows, seal)
         except Exception as exc:
             self.writable = False
-            logger.error("the audit log cannot be written: %s", type(exc).__name__)
+            logger.error("the audit log cannot be written: %s: %s", type(exc).__name__, str(exc)[:300])
             raise AuditUnavailable(type(exc).__name__) from None
         self.writable = True
 
