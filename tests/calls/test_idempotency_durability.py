@@ -77,6 +77,16 @@ async def _until_definite(harness: Harness, tool: str, fault: str, **kwargs: Any
         await asyncio.sleep(result.error.details.get("retry_after_ms", 100) / 1000)
 
 
+async def _until_arrived(harness: Harness, attempt_key: str) -> None:
+    """Until the backend has received a request carrying `attempt_key` (a condition, not a guessed sleep)."""
+    async with httpx2.AsyncClient(base_url=harness.fault_url, timeout=10) as client:
+        for _ in range(3000):
+            if (await client.get(f"/attempts/{attempt_key}")).json()["attempts"] >= 1:
+                return
+            await asyncio.sleep(0.01)
+    raise AssertionError(f"no request with attempt key {attempt_key} reached the backend")
+
+
 async def test_a_key_held_by_another_gateway_is_answered_in_progress_at_once(harness: Harness) -> None:
     arguments = {"note": "held"}
     await _held_elsewhere(harness.engine, "create_payment", "pay-held", arguments, lease_s=30)
@@ -216,16 +226,15 @@ async def test_a_payment_refused_before_it_acted_frees_its_key(harness: Harness)
 
 
 async def test_an_interrupted_payment_is_not_run_again(harness: Harness) -> None:
-    arguments = {"note": "interrupted"}
+    arguments = {"note": "interrupted", "attempt_key": "pay-interrupted"}
     key = CallConstraints(idempotency_key="pay-interrupted", timeout_ms=5_000)
-    running = asyncio.create_task(
-        harness.call("create_payment", "slow:300", input=arguments, constraints=key)
-    )
-    await asyncio.sleep(0.1)  # the request is at the backend
+    fault = "flaky:1:slow:300"  # the backend counts the request's arrival, then takes 300 ms
+    running = asyncio.create_task(harness.call("create_payment", fault, input=arguments, constraints=key))
+    await _until_arrived(harness, "pay-interrupted")  # the request is at the backend
     running.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await running
     await asyncio.sleep(0.4)  # the backend finishes what it was asked
-    again = await _until_definite(harness, "create_payment", "slow:300", input=arguments, constraints=key)
+    again = await _until_definite(harness, "create_payment", fault, input=arguments, constraints=key)
     assert again.status is CallStatus.TERMINAL_ERROR and _code(again) == "S-TOOL-EFFECT-UNKNOWN", again
     assert len(_payments(harness, "interrupted")) <= 1
