@@ -20,6 +20,7 @@ CGROUPS = CgroupHost(
     1, {name: Path(f"/sys/fs/cgroup/{name}/colonnade") for name in ("memory", "pids", "cpu")}
 )
 ROOT_HOST = HostAbilities(root=True, cgroups=CGROUPS, user_namespaces=True)
+ROOT_HOST_V6 = HostAbilities(root=True, cgroups=CGROUPS, user_namespaces=True, ipv6_loopback=True)
 BARE_HOST = HostAbilities(root=False, cgroups=CgroupHost(None, {}), user_namespaces=True)
 
 
@@ -103,7 +104,7 @@ def test_network_allow_forwards_only_loopback_ports_and_refuses_the_rest() -> No
     allowed = plan(
         server(network="allow", net_allowlist=["127.0.0.1:8080", "localhost:5432"]), host=ROOT_HOST
     )
-    assert allowed.missing == [] and allowed.spec["allow"] == [5432, 8080]
+    assert allowed.missing == [] and allowed.spec["allow"] == [["127.0.0.1", 5432], ["127.0.0.1", 8080]]
     assert "network" in allowed.applied["namespaces"]
     assert (
         allowed.applied["network"]
@@ -112,13 +113,37 @@ def test_network_allow_forwards_only_loopback_ports_and_refuses_the_rest() -> No
     remote = plan(
         server(network="allow", net_allowlist=["api.example.com:443", "127.0.0.1:1"]), host=ROOT_HOST
     )
-    assert remote.spec["allow"] == [1]
+    assert remote.spec["allow"] == [["127.0.0.1", 1]]
     refusal = remote.refusal()
     assert refusal is not None and "'api.example.com:443' cannot be enforced" in refusal
-    assert "127.0.0.1:PORT or localhost:PORT" in refusal
+    assert "127.0.0.1:PORT, [::1]:PORT or localhost:PORT" in refusal
     assert plan(server(network="allow"), host=ROOT_HOST).refusal() is not None  # allows nothing: said
     elsewhere = plan(server(network="loopback", net_allowlist=["127.0.0.1:80"]), host=ROOT_HOST).refusal()
     assert elsewhere is not None and "applies only with `network: allow`" in elsewhere
+
+
+def test_ipv6_loopback_is_forwarded_where_the_host_has_it_and_refused_where_not() -> None:
+    entries = ["[::1]:8080", "::1:9090", "localhost:5432", "127.0.0.1:7070"]
+    both = plan(server(network="allow", net_allowlist=entries), host=ROOT_HOST_V6)
+    assert both.missing == []
+    assert both.spec["allow"] == [
+        ["127.0.0.1", 5432],
+        ["127.0.0.1", 7070],
+        ["::1", 5432],
+        ["::1", 8080],
+        ["::1", 9090],
+    ]
+    assert both.applied["network"] == (
+        "its own loopback; forwarded to the host: 127.0.0.1:5432, 127.0.0.1:7070, [::1]:5432, [::1]:8080,"
+        " [::1]:9090"
+    )
+    only_v4 = plan(server(network="allow", net_allowlist=entries), host=ROOT_HOST)
+    assert only_v4.spec["allow"] == [["127.0.0.1", 5432], ["127.0.0.1", 7070]]  # localhost: its IPv4 half
+    refusal = only_v4.refusal()
+    assert (
+        refusal is not None and "'[::1]:8080' cannot be enforced: this host has no IPv6 loopback" in refusal
+    )
+    assert "'::1:9090'" in refusal and "'localhost:5432'" not in refusal
 
 
 def test_servers_check_says_whether_each_command_would_start_and_its_pin(

@@ -5,7 +5,7 @@ the CPU, read the gateway's data directory and /etc/shadow, reach a loopback por
 environment: each is refused or killed, each call gets a typed outcome within its deadline, and
 `mcp-server-time`, confined as well, keeps answering in both protocol eras. With `network: allow` the
 same server reaches the one loopback port of the host it is allowed (through the gateway's forwarder)
-and no other.
+and no other, over IPv6 (`[::1]:PORT`) too where the host has an IPv6 loopback.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from colonnade.adapters.sandbox.confinement import host_abilities
+from colonnade.adapters.sandbox.confinement import host_abilities, ipv6_loopback
 from colonnade.surfaces.mcp.render import RESULT_META_KEY
 from tests.federation.conftest import Federation, run_gateway
 from tests.support.loopback import free_port
@@ -77,8 +77,9 @@ def data_dir() -> Iterator[Path]:
 class Shouter:
     """A TCP service on the host's loopback: answers each connection its bytes in capitals."""
 
-    def __init__(self) -> None:
-        self.listener = socket.create_server(("127.0.0.1", 0))
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.listener = socket.create_server((host, 0), family=family)
         self.port = self.listener.getsockname()[1]
         self.served = 0
         threading.Thread(target=self._serve, daemon=True).start()
@@ -105,8 +106,19 @@ def shouter() -> Iterator[Shouter]:
 
 
 @pytest.fixture(scope="module")
+def shouter6() -> Iterator[Shouter | None]:
+    """The same service on the host's IPv6 loopback; None where the host has none."""
+    if not ipv6_loopback():
+        yield None
+        return
+    service = Shouter("::1")
+    yield service
+    service.listener.close()
+
+
+@pytest.fixture(scope="module")
 def federation(
-    tmp_path_factory: pytest.TempPathFactory, data_dir: Path, shouter: Shouter
+    tmp_path_factory: pytest.TempPathFactory, data_dir: Path, shouter: Shouter, shouter6: Shouter | None
 ) -> Iterator[Federation]:
     reason = _confinable()
     if reason is not None:
@@ -115,6 +127,11 @@ def federation(
     servers = [
         hostile(network="loopback"),
         {**hostile(network="allow", net_allowlist=[f"127.0.0.1:{shouter.port}"]), "name": "allowed"},
+        *(
+            [{**hostile(network="allow", net_allowlist=[f"[::1]:{shouter6.port}"]), "name": "allowed6"}]
+            if shouter6 is not None
+            else []
+        ),
         venv_stdio("time", "mcp-server-time", sandbox=sandbox),
         venv_stdio("timelegacy", "mcp-server-time", protocol="legacy", sandbox=sandbox),
         venv_stdio(  # the organ sidecar, in the same sandbox as any stdio server (issue 33 item 4)
@@ -131,7 +148,7 @@ def federation(
     ]
     secrets_env = {"COLONNADE_SECRET_DECLARED": DECLARED, "PLANTED_API_KEY": PLANTED}
     tmp = tmp_path_factory.mktemp("sandbox")
-    ready = ["hostile", "allowed", "time", "timelegacy", "vault"]
+    ready = ["hostile", "allowed", "time", "timelegacy", "vault", *(["allowed6"] if shouter6 else [])]
     with run_gateway(
         tmp / "gateway", servers, env=secrets_env, data_dir=str(data_dir), ready=ready
     ) as gateway:
@@ -218,6 +235,31 @@ async def test_network_allow_reaches_the_allowed_host_port_and_no_other(
     )
     hostile = await call(federation, "default__hostile__connect", {"port": shouter.port})  # network loopback
     assert "ConnectionRefusedError" in dict(hostile.structured_content or {})["error"]
+
+
+async def test_network_allow_reaches_an_allowed_ipv6_loopback_port_and_no_other(
+    federation: Federation, shouter: Shouter, shouter6: Shouter | None
+) -> None:
+    if shouter6 is None:
+        pytest.skip("this host has no IPv6 loopback (::1 cannot be bound): nothing to forward over IPv6")
+
+    async def connect(host: str, port: int, **send: Any) -> dict[str, Any]:
+        arguments = {"host": host, "port": port, **send}
+        result = await call(federation, "default__allowed6__connect", arguments)
+        assert result.is_error is False, result
+        return dict(result.structured_content or {})
+
+    served = shouter6.served
+    assert await connect("::1", shouter6.port, send="over ipv6") == {"connected": True, "reply": "OVER IPV6"}
+    assert shouter6.served == served + 1  # the host's IPv6 service answered
+    for host, port in (("127.0.0.1", shouter6.port), ("::1", shouter.port), ("::1", free_port())):
+        assert "ConnectionRefusedError" in (await connect(host, port))["error"], (host, port)
+    status = federation.server_status("allowed6")
+    assert status["sandbox"]["applied"]["network"] == (
+        f"its own loopback; forwarded to the host: [::1]:{shouter6.port}"
+    )
+    ipv4_only = await call(federation, "default__allowed__connect", {"host": "::1", "port": shouter6.port})
+    assert "ConnectionRefusedError" in dict(ipv4_only.structured_content or {})["error"]
 
 
 async def test_a_fork_loop_is_stopped_at_the_process_limit(federation: Federation) -> None:

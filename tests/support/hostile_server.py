@@ -2,10 +2,10 @@
 
 `allocate` (touches `mb` megabytes), `fork_loop` (forks until refused, children sleep), `spin` (burns
 CPU for `seconds`), `read` (a file's first bytes, or the error), `listdir` (a directory's entries, or
-the error), `connect` (a TCP connection to 127.0.0.1:`port`, sending `send` and reading the reply when
-given, or the error), `environ` (its whole
-environment), `whoami` (uid, gid, no-new-privileges flag, cwd), `echo`. Errors come back as
-`{"error": "..."}` so a test sees what the sandbox refused.
+the error), `connect` (a TCP connection to `host` (127.0.0.1 unless given):`port`, sending `send`
+and reading the reply when given, or the error), `environ` (its whole environment), `whoami` (uid,
+gid, no-new-privileges flag, cwd), `echo`. Errors come back as `{"error": "..."}` so a test sees
+what the sandbox refused.
 """
 
 from __future__ import annotations
@@ -57,7 +57,9 @@ def _run(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     if name == "listdir":
         return {"entries": sorted(os.listdir(arguments["path"]))}
     if name == "connect":
-        with socket.create_connection(("127.0.0.1", int(arguments["port"])), timeout=2) as connection:
+        with socket.create_connection(
+            (str(arguments.get("host", "127.0.0.1")), int(arguments["port"])), timeout=2
+        ) as connection:
             if "send" not in arguments:
                 return {"connected": True}
             connection.settimeout(5)

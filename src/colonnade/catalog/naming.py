@@ -204,11 +204,7 @@ def _encode_segment(segment: str, spec: _Profile) -> list[str]:
     for position, char in enumerate(segment):
         previous = tokens[-1][-1] if tokens else ""
         at_edge = position == 0 or position == last
-        if (
-            char in _ALNUM
-            or char == "-"
-            or (char == "_" and _underscore_is_literal(previous, at_edge, spec))
-        ):
+        if char in _ALNUM or char == "-" or (char == "_" and _underscore_is_literal(previous, at_edge, spec)):
             tokens.append(char)
         elif char == "." and spec.dot_as_underscore and _underscore_is_literal(previous, at_edge, spec):
             tokens.append("_")

@@ -363,10 +363,8 @@ class Upstream:
         while True:
             if self.state is UpstreamState.READY and self._session is not None:
                 return self._session
-            if self.state in _HELD:
-                raise UpstreamHeld(_HELD[self.state], self._why_down())
-            if self.state is UpstreamState.STOPPED or self.state is UpstreamState.DOWN or self._crashed:
-                raise UpstreamDown(self._why_down())
+            if (refused := self.unavailable()) is not None:
+                raise refused
             if self.state is UpstreamState.IDLE:
                 self._demand.set()
                 self._wake.set()
@@ -376,6 +374,17 @@ class Upstream:
                 raise TimeoutError(f"server {self.name!r} did not become ready within {timeout_s:.1f}s")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), remaining)
+
+    def unavailable(self) -> UpstreamDown | None:
+        """Why a request would be refused now, without waiting (held, stopped, or down after a crash:
+        `UpstreamHeld` carries the typed code); None while it is ready or coming up."""
+        if self.state is UpstreamState.READY and self._session is not None:
+            return None
+        if self.state in _HELD:
+            return UpstreamHeld(_HELD[self.state], self._why_down())
+        if self.state is UpstreamState.STOPPED or self.state is UpstreamState.DOWN or self._crashed:
+            return UpstreamDown(self._why_down())
+        return None
 
     async def killed_by_sandbox(self, wait_s: float = 0.5) -> str | None:
         """Why its sandbox killed the process a call was on (memory, CPU time, processes), or None."""

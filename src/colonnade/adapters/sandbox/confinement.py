@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,8 @@ class HostAbilities:
     root: bool
     cgroups: CgroupHost
     user_namespaces: bool
+    ipv6_loopback: bool = False
+    """Whether the host's loopback has `::1` (a sandbox's own loopback then has it too)."""
 
     def describe(self) -> str:
         cgroups = f"cgroup v{self.cgroups.version} ({', '.join(sorted(self.cgroups.controllers))})"
@@ -41,12 +44,28 @@ class HostAbilities:
                 "root" if self.root else f"uid {os.getuid()}",
                 cgroups if self.cgroups.version else "no writable cgroups (rlimits instead)",
                 "user namespaces" if self.user_namespaces else "no user namespaces",
+                "IPv6 loopback" if self.ipv6_loopback else "no IPv6 loopback",
             ]
         )
 
 
 def host_abilities() -> HostAbilities:
-    return HostAbilities(root=os.geteuid() == 0, cgroups=probe(), user_namespaces=_user_namespaces())
+    return HostAbilities(
+        root=os.geteuid() == 0,
+        cgroups=probe(),
+        user_namespaces=_user_namespaces(),
+        ipv6_loopback=ipv6_loopback(),
+    )
+
+
+def ipv6_loopback() -> bool:
+    """Whether `::1` can be bound here (IPv6 on, and the loopback has its address)."""
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as probe_socket:
+            probe_socket.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
 
 
 def _user_namespaces() -> bool:
@@ -109,12 +128,12 @@ def plan(
     applied["hidden"] = hide
     applied["read"] = [os.fspath(path) for path in box.fs_read]
     applied["write"] = ["/tmp", *(os.fspath(path) for path in box.fs_write)]
-    allowed = _allowed_ports(box, missing)
+    allowed = _allowed_ports(box, host, missing)
     applied["network"] = {
         "none": "none",
         "loopback": "its own loopback only",
         "allow": "its own loopback; forwarded to the host: "
-        + (", ".join(f"127.0.0.1:{port}" for port in allowed) or "nothing"),
+        + (", ".join(_shown(address, port) for address, port in allowed) or "nothing"),
         "host": "the gateway's",
     }[box.network]
     rlimits: dict[str, int] = {"core": 0}
@@ -158,11 +177,19 @@ def _user(
     return None, None, False
 
 
-_LOOPBACK_NAMES = ("127.0.0.1", "localhost")
+_IPV4, _IPV6 = "127.0.0.1", "::1"
+_LOOPBACK_NAMES: dict[str, tuple[str, ...]] = {
+    _IPV4: (_IPV4,),
+    _IPV6: (_IPV6,),
+    f"[{_IPV6}]": (_IPV6,),
+    "localhost": (_IPV4, _IPV6),  # a client may try either: both are forwarded where the host has both
+}
+_ALLOWED_FORMS = "127.0.0.1:PORT, [::1]:PORT or localhost:PORT"
 
 
-def _allowed_ports(box: SandboxSettings, missing: list[str]) -> list[int]:
-    """The host's loopback ports `network: allow` forwards into the sandbox; what cannot be, in `missing`."""
+def _allowed_ports(box: SandboxSettings, host: HostAbilities, missing: list[str]) -> list[list[Any]]:
+    """The host's loopback (address, port) pairs `network: allow` forwards into the sandbox, sorted;
+    what cannot be forwarded, in `missing`."""
     if box.network != "allow":
         if box.net_allowlist:
             missing.append(
@@ -170,20 +197,31 @@ def _allowed_ports(box: SandboxSettings, missing: list[str]) -> list[int]:
                 f" network {box.network}): set network: allow, or remove net_allowlist"
             )
         return []
-    ports: list[int] = []
+    pairs: set[tuple[str, int]] = set()
     for entry in box.net_allowlist:
-        host, _, port = entry.rpartition(":")
-        if host in _LOOPBACK_NAMES and port.isdigit() and 0 < int(port) < 65536:
-            ports.append(int(port))
-        else:
+        name, _, port = entry.rpartition(":")
+        addresses = _LOOPBACK_NAMES.get(name.lower())
+        if addresses is None or not port.isdigit() or not 0 < int(port) < 65536:
             missing.append(
                 f"net_allowlist entry {entry!r} cannot be enforced: network allow forwards only the"
-                " gateway host's loopback ports (127.0.0.1:PORT or localhost:PORT) into the sandbox,"
+                f" gateway host's loopback ports ({_ALLOWED_FORMS}) into the sandbox,"
                 " which has no route or name resolution to other hosts"
             )
+            continue
+        if addresses == (_IPV6,) and not host.ipv6_loopback:
+            missing.append(
+                f"net_allowlist entry {entry!r} cannot be enforced: this host has no IPv6 loopback (::1);"
+                " allow 127.0.0.1:PORT instead, or enable IPv6 on the loopback"
+            )
+            continue
+        pairs.update((address, int(port)) for address in addresses if address != _IPV6 or host.ipv6_loopback)
     if not box.net_allowlist:
-        missing.append("network allow needs net_allowlist entries (127.0.0.1:PORT): it allows nothing")
-    return sorted(set(ports))
+        missing.append(f"network allow needs net_allowlist entries ({_ALLOWED_FORMS}): it allows nothing")
+    return [[address, port] for address, port in sorted(pairs, key=lambda pair: (pair[0] == _IPV6, pair))]
+
+
+def _shown(address: str, port: int) -> str:
+    return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
 
 
 def _hidden(box: SandboxSettings, hidden: tuple[Path, ...]) -> list[str]:

@@ -2,10 +2,11 @@
 
 The sandbox has a network namespace of its own with only a loopback, so nothing of the host is
 reachable from it. The launcher forks this forwarder before it enters that namespace: the forwarder
-stays in the host's network. Inside the namespace the launcher then listens on `127.0.0.1:PORT` for
-each allowed port and hands the listening sockets over (SCM_RIGHTS on a socket pair); the forwarder
-accepts on them and relays each connection to the same port on the host's loopback. A port not
-allowed has no listener in the namespace: connecting to it is refused, as on any closed port.
+stays in the host's network. Inside the namespace the launcher then listens on each allowed loopback
+address and port (`127.0.0.1:PORT`, `[::1]:PORT`) and hands the listening sockets over (SCM_RIGHTS
+on a socket pair); the forwarder accepts on them and relays each connection to the same address and
+port on the host's loopback. A port not allowed has no listener in the namespace: connecting to it
+is refused, as on any closed port.
 
 The forwarder drops to the sandbox's user with no new privileges once it holds the sockets, keeps
 none of the server's pipes, and dies with the launcher (parent-death signal, and the channel's end
@@ -54,16 +55,23 @@ def start(spec: dict[str, Any]) -> socket.socket:
     return ours
 
 
-def hand_over(channel: socket.socket, ports: list[int]) -> None:
-    """In the sandbox's network: listen on each allowed port, give the sockets to the forwarder."""
+def hand_over(channel: socket.socket, allowed: list[list[Any]]) -> None:
+    """In the sandbox's network: listen on each allowed [address, port], give the sockets to the forwarder."""
     listeners = []
-    for port in ports:
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    for address, port in allowed:
+        listener = socket.socket(_family(address), socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", port))
+        if ":" in address:
+            listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        try:
+            listener.bind((address, port))
+        except OSError as exc:
+            listener.close()
+            why = f"cannot listen on {address} port {port} in its network: {exc.strerror}"
+            raise OSError(exc.errno, why) from exc
         listener.listen(_BACKLOG)
         listeners.append(listener)
-    socket.send_fds(channel, [json.dumps(ports).encode()], [listener.fileno() for listener in listeners])
+    socket.send_fds(channel, [json.dumps(allowed).encode()], [listener.fileno() for listener in listeners])
     for listener in listeners:
         listener.close()
 
@@ -80,7 +88,7 @@ def _serve(spec: dict[str, Any], channel: socket.socket) -> None:
     message, fds, _, _ = socket.recv_fds(channel, 4096, 256)
     if not fds:
         return
-    ports = json.loads(message)
+    allowed = json.loads(message)
     if spec["uid"] is not None:
         os.setgroups([])
         os.setgid(spec["gid"])
@@ -88,25 +96,30 @@ def _serve(spec: dict[str, Any], channel: socket.socket) -> None:
     libc.prctl(_PR_SET_NO_NEW_PRIVS, ctypes.c_ulong(1), 0, 0, 0)
     threading.stack_size(_STACK_BYTES)
     slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
-    for fd, port in zip(fds, ports, strict=True):
+    for fd, (address, port) in zip(fds, allowed, strict=True):
         listener = socket.socket(fileno=fd)
-        threading.Thread(target=_accept, args=(listener, int(port), slots), daemon=True).start()
+        target = (str(address), int(port))
+        threading.Thread(target=_accept, args=(listener, target, slots), daemon=True).start()
     while channel.recv(1):  # the launcher's end closes when it exits
         pass
 
 
-def _accept(listener: socket.socket, port: int, slots: threading.BoundedSemaphore) -> None:
+def _family(address: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in address else socket.AF_INET
+
+
+def _accept(listener: socket.socket, target: tuple[str, int], slots: threading.BoundedSemaphore) -> None:
     while True:
         inner, _ = listener.accept()
         if not slots.acquire(blocking=False):
             _reset(inner)  # too many at once
             continue
-        threading.Thread(target=_relay_in_slot, args=(inner, port, slots), daemon=True).start()
+        threading.Thread(target=_relay_in_slot, args=(inner, target, slots), daemon=True).start()
 
 
-def _relay_in_slot(inner: socket.socket, port: int, slots: threading.BoundedSemaphore) -> None:
+def _relay_in_slot(inner: socket.socket, target: tuple[str, int], slots: threading.BoundedSemaphore) -> None:
     try:
-        _relay(inner, port)
+        _relay(inner, target)
     finally:
         slots.release()
 
@@ -117,11 +130,11 @@ def _reset(connection: socket.socket) -> None:
     connection.close()
 
 
-def _relay(inner: socket.socket, port: int) -> None:
-    outer = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+def _relay(inner: socket.socket, target: tuple[str, int]) -> None:
+    outer = socket.socket(_family(target[0]), socket.SOCK_STREAM)
     outer.settimeout(_CONNECT_TIMEOUT_S)
     try:
-        outer.connect(("127.0.0.1", port))
+        outer.connect(target)
     except OSError:  # nothing listens on the host's port: reset, as a refused connection would be
         outer.close()
         _reset(inner)

@@ -41,7 +41,6 @@ def upgrade() -> None:
     with op.batch_alter_table("platform_alerts", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_platform_alerts_tenant"), ["tenant"], unique=False)
 
-
     op.create_table(
         "error_snapshots",
         sa.Column("call_id", sa.String(length=128), nullable=False),

@@ -12,7 +12,9 @@ through a handshake-era session of its own (the pool's twin), so it meets the se
 handshake-era behaviour, stream closes included; a tool call on which only the answer can pass
 (no progress, log messages or questions: `Relay.needs_handshake_session`) takes the server's own
 session, as on `/mcp`, which is cheaper by most of a millisecond. A refusal by the gateway (not allowed, needs
-approval, invalid arguments) is a typed result, as on `/mcp`.
+approval, invalid arguments) is a typed result, as on `/mcp`; a server that cannot take requests
+(held misconfigured or unadmitted, stopped, restarting) is a JSON-RPC error with the same stable code
+and fix (`unavailable.py`).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ from colonnade.surfaces.mcp.event_store import MemoryEventStore
 from colonnade.surfaces.mcp.proxy.endpoint_sessions import EndpointSessions
 from colonnade.surfaces.mcp.proxy.resource_watch import ResourceWatch
 from colonnade.surfaces.mcp.proxy.served_upstream import Build, ServedUpstream
+from colonnade.surfaces.mcp.proxy.unavailable import held_call, held_error
 from colonnade.surfaces.mcp.render import as_served, proxied_replay, render_answer, render_result
 from colonnade.surfaces.mcp.round_state import open_state, seal_state
 from colonnade.surfaces.mcp.sdk_spans import drop_idle_sdk_spans
@@ -394,7 +397,11 @@ class UpstreamEndpoint:
             request, self._principal(ctx), channel=self._relay(ctx, params), session_id=session_id
         )
         if result.error is not None and result.error.code == _UNKNOWN_TOOL:
-            result = self._unknown_here(ctx, result, params.name)
+            refused = self.upstream.unavailable()
+            if refused is not None and not self.upstream.tools:  # held before its tools were listed
+                result = held_call(result, self.name, params.name, refused)
+            else:
+                result = self._unknown_here(ctx, result, params.name)
         return _rendered(result, legacy=legacy)
 
     def _unknown_here(self, ctx: Ctx, result: CallResult, name: str) -> CallResult:
@@ -597,8 +604,8 @@ class UpstreamEndpoint:
             answer = await upstream.exchange(
                 build, relay=relay, timeout_s=self.upstream.settings.call_timeout_s
             )
-        except UpstreamDown as exc:
-            raise MCPError(types.INTERNAL_ERROR, str(exc), data={"code": "S-TOOL-UNAVAILABLE"}) from None
+        except UpstreamDown as exc:  # held (misconfigured, unadmitted), stopped or restarting
+            raise held_error(self.name, exc) from None
         except TimeoutError as exc:
             raise MCPError(types.REQUEST_TIMEOUT, str(exc), data={"code": "R-TIMEOUT-001"}) from None
         except ValidationError:

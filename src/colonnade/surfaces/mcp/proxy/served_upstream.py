@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import mcp_types as types
 
 from colonnade.config import McpServerSettings
+from colonnade.mcp_relay.answer import UpstreamDown
 from colonnade.mcp_relay.relay import Relay
 
 __all__ = ["Build", "ServedUpstream"]
@@ -45,6 +46,10 @@ class ServedUpstream(Protocol):
 
     def accept_tools(self, tools: tuple[types.Tool, ...]) -> None:
         """A complete, current tool list of the server, as a caller's listing found it."""
+
+    def unavailable(self) -> UpstreamDown | None:
+        """Why a request would be refused now (held: `UpstreamHeld` with its typed code; stopped or
+        down), without waiting; None while it is ready or coming up."""
 
     async def exchange(self, build: Build, *, relay: Relay, timeout_s: float) -> dict[str, Any]:
         """Send one request and return its raw answer; raises `UpstreamDown`, `MCPError`, `TimeoutError`."""
