@@ -1,10 +1,14 @@
 """An MCP `tools/call` as a call envelope: the tool and arguments, plus what the client put in `_meta`.
 
 Shared by `/mcp` and the per-server endpoints, so a client's envelope fields mean the same on both.
+The caller's W3C trace context comes from the nearest place that names it: the envelope's own
+`context`, then `_meta`'s `traceparent`, then the HTTP request's `traceparent` header (what an
+instrumented HTTP client or a proxy in front adds to every request it sends).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from colonnade.calls.envelope import (
@@ -22,7 +26,10 @@ __all__ = ["call_request"]
 
 
 def call_request(
-    name: str, arguments: dict[str, Any], meta: dict[str, Any]
+    name: str,
+    arguments: dict[str, Any],
+    meta: dict[str, Any],
+    headers: Mapping[str, str] | None = None,
 ) -> CallRequest | EnvelopeRejection:
     """MCP's tool name and arguments, plus any envelope fields the client sent in `_meta`.
 
@@ -32,9 +39,10 @@ def call_request(
     and trace_id, the tool's timeout). `_meta["colonnade/approval_token"]` carries an approval's
     token on its own, `_meta["colonnade/envelope_version"]` the envelope version of the answer's
     `_meta` (1 or 2). A W3C `traceparent` (and `tracestate`) in `_meta` makes the call continue the
-    caller's trace, unless the envelope's `context` names a parent span itself.
+    caller's trace, unless the envelope's `context` names a parent span itself; without a valid one
+    there, the HTTP request's `traceparent`/`tracestate` `headers` (none over stdio) do.
     """
-    traced = caller_trace_fields(meta.get("traceparent"), meta.get("tracestate"))
+    traced = caller_trace(meta, headers)
     envelope = meta.get(REQUEST_META_KEY)
     token = meta.get(APPROVAL_TOKEN_META_KEY)
     version = meta.get(ENVELOPE_VERSION_META_KEY)
@@ -59,3 +67,13 @@ def call_request(
     if version is not None:
         fields["envelope_version"] = version
     return validate_envelope(fields, CallRequest, prefix="/_meta/colonnade~1request")
+
+
+def caller_trace(meta: Mapping[str, Any], headers: Mapping[str, str] | None) -> dict[str, Any]:
+    """The caller's trace fields: `_meta`'s W3C context wins over the HTTP headers' (it names this
+    call; a header may be a whole connection's). A `tracestate` travels only with its own
+    `traceparent`, never one source's state on the other's parent."""
+    traced = caller_trace_fields(meta.get("traceparent"), meta.get("tracestate"))
+    if traced or headers is None:
+        return traced
+    return caller_trace_fields(headers.get("traceparent"), headers.get("tracestate"))

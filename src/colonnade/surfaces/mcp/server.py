@@ -221,7 +221,8 @@ class McpSurface:
         meta = dict(params.meta or {})
         builtin = params.name in self.builtins
         routing = _routing_request(meta) if self.routing is not None and not builtin else None
-        request = call_request(params.name, dict(params.arguments or {}), meta)
+        headers = getattr(ctx.request, "headers", None)  # the HTTP request's; none over stdio
+        request = call_request(params.name, dict(params.arguments or {}), meta, headers)
         if isinstance(request, EnvelopeRejection):
             return result_body(request.result())
         principal = principal_of(ctx, self.principal)
@@ -233,7 +234,7 @@ class McpSurface:
         # The caller's channel, a relay built only if a downstream server is called (or an approval
         # gate asks which round this request answers).
         channel = None if builtin else Channel(functools.partial(self._caller_relay, ctx, params))
-        session_id = getattr(ctx.request, "headers", {}).get("mcp-session-id")
+        session_id = headers.get("mcp-session-id") if headers is not None else None
         spanned = mcp_call_attributes(
             request_id=ctx.request_id, session_id=session_id, protocol_version=ctx.protocol_version
         )

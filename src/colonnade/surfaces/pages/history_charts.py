@@ -2,8 +2,9 @@
 
 They show the rolled-up history from the store (`platform/usage.py`), so they cover every
 replica and survive a restart; the history is written every `telemetry.history_flush_s`, so the
-newest bucket may lag by that much. Below the charts, every API and tool with calls in the
-window, each a link that charts it alone.
+newest bucket may lag by that much. Below the charts, every API and the busiest tools with calls
+in the window (a page at a time, filtered by name: `table_paging.py`), each a link that charts it
+alone.
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ from colonnade.platform.usage import WINDOWS, HistoryFigures, SubjectTotal
 from colonnade.surfaces.pages.html import Child, Html, join, tag
 from colonnade.surfaces.pages.layout import METRICS_PATH
 from colonnade.surfaces.pages.svg_chart import ChartSeries, line_chart
+from colonnade.surfaces.pages.table_paging import paged, pager
 
 __all__ = ["format_ms", "format_percent", "format_rate", "history_charts", "window_switch"]
 
 _WINDOW_LABELS = {"hour": "Last hour (per minute)", "day": "Last day (per five minutes)"}
 
 
-def history_charts(figures: HistoryFigures | None) -> Html:
+def history_charts(figures: HistoryFigures | None, query: str | None = None, page: int = 1) -> Html:
+    """`query` and `page` pick the rows of the tools table (a part of the name, 1-based page)."""
     if figures is None:
         return tag(
             "p",
@@ -35,6 +38,8 @@ def history_charts(figures: HistoryFigures | None) -> Html:
     p50 = [_ms(point.p50_s) for point in figures.points]
     p95 = [_ms(point.p95_s) for point in figures.points]
     errors = [point.error_rate * 100 if point.calls else None for point in figures.points]
+    tools = paged(figures.tools, lambda total: total.subject, query, page)
+    keep = {"window": figures.window, **({"subject": figures.subject} if figures.subject else {})}
     return tag(
         "section",
         tag("h2", f"History: {what}"),
@@ -78,7 +83,8 @@ def history_charts(figures: HistoryFigures | None) -> Html:
         tag("h3", "APIs in the window"),
         _totals(figures.apis, figures.window, "history-apis"),
         tag("h3", "Tools in the window"),
-        _totals(figures.tools, figures.window, "history-tools"),
+        pager(tools, METRICS_PATH, keep, "history-tools-pager"),
+        _totals(tools.rows, figures.window, "history-tools"),
         id="history",
         data_window=figures.window,
     )

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from colonnade.calls.call_errors import REGISTRY
 from colonnade.observability.metrics import UNRESOLVED_TOOL
 from colonnade.platform.metric_values import CallStats, ErrorCount, Estimate, ToolCalls
 from colonnade.surfaces.pages.html import Html, separated, tag
-from colonnade.surfaces.pages.layout import Visitor, document
+from colonnade.surfaces.pages.layout import METRICS_PATH, Visitor, document
 from colonnade.surfaces.pages.links import tool_link
+from colonnade.surfaces.pages.table_paging import filter_form, paged, pager
 
 __all__ = ["format_estimate", "metrics_page", "metrics_problem_page"]
 
@@ -17,8 +20,21 @@ _LATENCY_NOTE = (
 )
 
 
-def metrics_page(stats: CallStats, visitor: Visitor | None = None, history: Html | None = None) -> Html:
-    """`history`: the charts of the store's history (`history_charts`), above this process' figures."""
+def metrics_page(
+    stats: CallStats,
+    visitor: Visitor | None = None,
+    history: Html | None = None,
+    *,
+    query: str | None = None,
+    page: int = 1,
+    keep: dict[str, str] | None = None,
+) -> Html:
+    """`history`: the charts of the store's history (`history_charts`), above this process' figures.
+
+    `query` and `page` pick the rows of the per-tool tables (the busiest first, `PAGE_ROWS` at a
+    time); `keep` are the other query fields their links and the filter form carry (the window)."""
+    keep = keep or {}
+    search = filter_form(METRICS_PATH, query, keep, "tool-filter")
     intro = tag(
         "p",
         f"Since this gateway process started. The catalog serves {stats.catalog_tools} tools. "
@@ -36,17 +52,20 @@ def metrics_page(stats: CallStats, visitor: Visitor | None = None, history: Html
             id="no-calls",
         )
         return document(
-            "Metrics", tag("h1", "Metrics"), history, intro, empty, section="Metrics", visitor=visitor
+            "Metrics", tag("h1", "Metrics"), search, history, intro, empty, section="Metrics", visitor=visitor
         )
+    tools = paged(stats.tools, lambda calls: calls.tool, query, page)
     return document(
         "Metrics",
         tag("h1", "Metrics"),
+        search,
         history,
         tag("h2", "This process"),
         intro,
         _overview(stats),
         tag("h2", "Calls per tool"),
-        _calls_table(stats),
+        pager(tools, METRICS_PATH, keep, "calls-pager"),
+        _calls_table(stats, tools.rows),
         tag("h2", "Top error codes"),
         _errors_table(stats.errors),
         tag("p", _LATENCY_NOTE, class_="muted"),
@@ -86,7 +105,7 @@ def _overview(stats: CallStats) -> Html:
     )
 
 
-def _calls_table(stats: CallStats) -> Html:
+def _calls_table(stats: CallStats, shown: Sequence[ToolCalls]) -> Html:
     head = tag(
         "tr",
         tag("th", "Tool"),
@@ -96,7 +115,7 @@ def _calls_table(stats: CallStats) -> Html:
         tag("th", "p50 (est.)", class_="num"),
         tag("th", "p95 (est.)", class_="num"),
     )
-    rows = (_tool_row(tool, stats.statuses) for tool in stats.tools)
+    rows = (_tool_row(tool, stats.statuses) for tool in shown)
     return tag("table", tag("thead", head), tag("tbody", *rows), id="calls")
 
 

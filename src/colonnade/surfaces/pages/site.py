@@ -51,6 +51,7 @@ from colonnade.surfaces.pages.metrics_page import metrics_page, metrics_problem_
 from colonnade.surfaces.pages.policies_view import PoliciesView
 from colonnade.surfaces.pages.routing_page import routing_page, routing_problem_page
 from colonnade.surfaces.pages.servers_view import ServersView
+from colonnade.surfaces.pages.table_paging import parse_page
 from colonnade.surfaces.pages.tool_page import tool_page, unknown_tool_page
 from colonnade.surfaces.pages.try_tool import TryTool, try_part
 from colonnade.surfaces.pages.usage_page import usage_page, usage_problem_page
@@ -163,12 +164,22 @@ class Pages:
             message = f"Unknown window {window!r}: one of {', '.join(WINDOWS)} (for example ?window=day)."
             return page_response(metrics_problem_page(message, visitor), 400)
         subject = request.query_params.get("subject", "").strip() or None
+        query = request.query_params.get("q", "").strip() or None
+        number = parse_page(request.query_params.get("page"))
+        if number is None:
+            message = "The page number must be a whole number from 1 (for example ?page=2)."
+            return page_response(metrics_problem_page(message, visitor), 400)
         history: Html | None = None
         if self.figures is not None:
             principal = principal_of_scope(request.scope)
             figures = await self.figures.history_figures(principal, window, subject)
-            history = await run_in_threadpool(history_charts, figures)
-        page: Html = await run_in_threadpool(lambda: metrics_page(read_stats(self.metrics), visitor, history))
+            history = await run_in_threadpool(history_charts, figures, query, number)
+        keep = {"window": window, **({"subject": subject} if subject else {})}
+        page: Html = await run_in_threadpool(
+            lambda: metrics_page(
+                read_stats(self.metrics), visitor, history, query=query, page=number, keep=keep
+            )
+        )
         return page_response(page)
 
     async def usage_view(self, request: Request) -> Response:

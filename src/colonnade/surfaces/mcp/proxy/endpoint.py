@@ -389,10 +389,11 @@ class UpstreamEndpoint:
             canonical = join_canonical(settings.tenant, settings.name, params.name)
         except InvalidCanonicalName:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name!r}") from None
-        request = call_request(canonical, dict(params.arguments or {}), dict(params.meta or {}))
+        headers = getattr(ctx.request, "headers", None)  # the HTTP request's
+        request = call_request(canonical, dict(params.arguments or {}), dict(params.meta or {}), headers)
         if isinstance(request, EnvelopeRejection):
             return render_result(request.result(), legacy=legacy)
-        session_id = getattr(ctx.request, "headers", {}).get("mcp-session-id")
+        session_id = headers.get("mcp-session-id") if headers is not None else None
         result = await self.calls.call(
             request, self._principal(ctx), channel=self._relay(ctx, params), session_id=session_id
         )
