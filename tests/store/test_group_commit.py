@@ -6,6 +6,7 @@ nor doubles anyone else's write. Real PostgreSQL throughout (a private schema pe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -411,28 +412,43 @@ def _waits_again(caplog: pytest.LogCaptureFixture) -> int:
     return sum("waiting again" in record.getMessage() for record in caplog.records)
 
 
+async def _one_record_log(
+    db: Database, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, *, waits: int
+) -> AuditLog:
+    """A log with one record, a 100 ms lock timeout, `waits` waits again, and the waits logged."""
+    monkeypatch.setattr(group_commit, "LOCK_TIMEOUT_MS", 100)
+    monkeypatch.setattr(group_commit, "LOCK_WAITS", waits)
+    caplog.set_level("DEBUG", logger="colonnade.store.group_commit")
+    log = AuditLog(AuditStore(db.engine), KEY)
+    await log.append(_event(1))
+    return log
+
+
+@contextlib.asynccontextmanager
+async def _chain_lock_held(db: Database) -> AsyncIterator[None]:
+    """Another session holds the audit chain's advisory lock for the block."""
+    async with db.admin.connect() as holder:
+        await holder.execute(text("SELECT pg_advisory_lock(:key)"), {"key": APPEND_LOCK_KEY})
+        try:
+            yield
+        finally:
+            await holder.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": APPEND_LOCK_KEY})
+
+
 async def test_audit_records_wait_again_for_a_chain_lock_held_past_the_lock_timeout(
     db: Database, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Another replica's commit holds the chain's lock longer than the lock timeout (a busy disk): the
     record waits again instead of failing, so the log stays writable and no call is refused for it."""
-    monkeypatch.setattr(group_commit, "LOCK_TIMEOUT_MS", 100)
-    monkeypatch.setattr(group_commit, "LOCK_WAITS", 10_000)  # bounded by the release below, not by tries
-    caplog.set_level("DEBUG", logger="colonnade.store.group_commit")
-    log = AuditLog(AuditStore(db.engine), KEY)
-    await log.append(_event(1))
-    async with db.admin.connect() as holder:
-        await holder.execute(text("SELECT pg_advisory_lock(:key)"), {"key": APPEND_LOCK_KEY})
-        try:
-            record = asyncio.create_task(log.append(_event(2)))
+    log = await _one_record_log(db, monkeypatch, caplog, waits=10_000)  # bounded by the release below
+    async with _chain_lock_held(db):
+        record = asyncio.create_task(log.append(_event(2)))
 
-            async def timed_out_twice() -> bool:
-                assert not record.done(), record  # it may not fail (nor land) while the lock is held
-                return _waits_again(caplog) >= 2
+        async def timed_out_twice() -> bool:
+            assert not record.done(), record  # it may not fail (nor land) while the lock is held
+            return _waits_again(caplog) >= 2
 
-            await _until(timed_out_twice)
-        finally:
-            await holder.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": APPEND_LOCK_KEY})
+        await _until(timed_out_twice)
     await asyncio.wait_for(record, timeout=30)
     assert log.writable
     report = await verify_chain(log.store)
@@ -445,18 +461,10 @@ async def test_audit_records_give_up_after_their_lock_waits(
 ) -> None:
     """The waits are bounded: a lock that is never released fails the record, retryably, and the log
     says it cannot be written (new calls are refused until a record lands)."""
-    monkeypatch.setattr(group_commit, "LOCK_TIMEOUT_MS", 100)
-    monkeypatch.setattr(group_commit, "LOCK_WAITS", 2)
-    caplog.set_level("DEBUG", logger="colonnade.store.group_commit")
-    log = AuditLog(AuditStore(db.engine), KEY)
-    await log.append(_event(1))
-    async with db.admin.connect() as holder:
-        await holder.execute(text("SELECT pg_advisory_lock(:key)"), {"key": APPEND_LOCK_KEY})
-        try:
-            with pytest.raises(AuditUnavailable):
-                await asyncio.wait_for(log.append(_event(2)), timeout=30)
-        finally:
-            await holder.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": APPEND_LOCK_KEY})
+    log = await _one_record_log(db, monkeypatch, caplog, waits=2)
+    async with _chain_lock_held(db):
+        with pytest.raises(AuditUnavailable):
+            await asyncio.wait_for(log.append(_event(2)), timeout=30)
     assert _waits_again(caplog) == 2
     assert not log.writable
     await log.append(_event(3))
