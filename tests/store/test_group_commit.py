@@ -420,6 +420,7 @@ async def _one_record_log(
     monkeypatch.setattr(group_commit, "LOCK_WAITS", waits)
     caplog.set_level("DEBUG", logger="colonnade.store.group_commit")
     log = AuditLog(AuditStore(db.engine), KEY)
+    await GroupCommit.of(db.engine).connect()  # the lock timeout is the group connection's, not the pool's
     await log.append(_event(1))
     return log
 

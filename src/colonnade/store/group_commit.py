@@ -292,6 +292,11 @@ class GroupCommit:
             asyncio.get_running_loop()
             self._connecting_task()
 
+    async def connect(self) -> None:
+        """Wait until the group's own connection is open: until then batches borrow a pool connection,
+        which has no `lock_timeout` (a lock held elsewhere holds them as long as it is held)."""
+        await self._connection()
+
     # -- what callers write ------------------------------------------------------------------------
 
     async def claim(self, values: dict[str, Any]) -> bool:
